@@ -1,0 +1,215 @@
+"""Configuration: environment variables over a TOML settings file over defaults (pydantic-settings).
+
+Where things come from, highest priority first:
+
+1. environment variables: ``NEO4J_URI``, ``NEO4J_USER``, ``NEO4J_PASSWORD``, ``NEO4J_DATABASE``
+   (the keys docker-compose.yml uses too) and ``FINKG_<SECTION>_<KEY>`` for the rest, e.g.
+   ``FINKG_SERVER_HOME``, ``FINKG_WRITER_BATCH_SIZE``;
+2. the settings file: ``$FINKG_CONFIG`` if set, else ``$XDG_CONFIG_HOME/finkg/config.toml``
+   (``~/.config/finkg/config.toml``). ``finkg init`` writes a commented one, with a freshly
+   generated Neo4j password. Sections map to prefixes: ``[server] home`` is ``server_home``;
+3. the defaults below.
+
+No password or key lives in code: with none configured, commands that need one say how to set it.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import AliasChoices, Field, SecretStr, ValidationError
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+NEO4J_VERSION = "5.26.30"
+
+
+class ConfigError(ValueError):
+    """The settings file or an environment variable is invalid; the message names which."""
+
+
+def config_path() -> Path:
+    """Path of the settings file: ``$FINKG_CONFIG`` or ``$XDG_CONFIG_HOME/finkg/config.toml``."""
+    if env := os.environ.get("FINKG_CONFIG"):
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config"
+    return Path(base) / "finkg" / "config.toml"
+
+
+def _data_home() -> Path:
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "finkg"
+
+
+def _cache_home() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "finkg"
+
+
+class TomlSectionsSource(PydanticBaseSettingsSource):
+    """Reads the settings file, flattening ``[section] key`` to the field ``section_key``.
+
+    Raises:
+        ConfigError: the file is not valid TOML, or names a key finkg does not know.
+    """
+
+    def __init__(self, settings_cls: type[BaseSettings], path: Path) -> None:
+        super().__init__(settings_cls)
+        self.path = path
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # unused: __call__ returns the whole mapping
+
+    def __call__(self) -> dict[str, Any]:
+        if not self.path.is_file():
+            return {}
+        try:
+            data = tomllib.loads(self.path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{self.path}: not valid TOML: {exc}") from exc
+        flat: dict[str, Any] = {}
+        for section, body in data.items():
+            if not isinstance(body, dict):
+                raise ConfigError(f"{self.path}: '{section}' must be a [section] of keys")
+            for key, value in body.items():
+                name = f"{section}_{key}"
+                if name not in self.settings_cls.model_fields:
+                    raise ConfigError(f"{self.path}: unknown setting [{section}] {key}")
+                flat[name] = value
+        return flat
+
+
+class Settings(BaseSettings):
+    """All of finkg's settings. See the module docstring for sources and their order."""
+
+    model_config = SettingsConfigDict(env_prefix="FINKG_", extra="ignore", populate_by_name=True)
+
+    # [neo4j]: the database finkg talks to
+    neo4j_uri: str | None = Field(
+        None, validation_alias=AliasChoices("NEO4J_URI", "neo4j_uri"),
+        description="Bolt URI; default bolt://127.0.0.1:<server.bolt_port>",
+    )
+    neo4j_user: str = Field("neo4j", validation_alias=AliasChoices("NEO4J_USER", "neo4j_user"))
+    neo4j_password: SecretStr | None = Field(
+        None, validation_alias=AliasChoices("NEO4J_PASSWORD", "neo4j_password")
+    )
+    neo4j_database: str = Field(
+        "neo4j", validation_alias=AliasChoices("NEO4J_DATABASE", "neo4j_database")
+    )
+
+    # [server]: the local Neo4j that `finkg neo4j start` assembles and runs
+    server_home: Path = Field(default_factory=lambda: _data_home() / "neo4j")
+    server_dist_dir: Path = Field(default_factory=lambda: _cache_home() / "neo4j-dist")
+    server_bolt_port: int = Field(7687, ge=1, le=65535)
+    server_http_port: int = Field(7474, ge=1, le=65535)
+    server_heap: str = "2g"
+    server_pagecache: str = "4g"
+    server_java: str = "java"
+    server_mvn: str = "mvn"
+    server_start_timeout: float = Field(180.0, gt=0)
+
+    # [writer]: batched writes
+    writer_batch_size: int = Field(5_000, ge=1)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, TomlSectionsSource(settings_cls, config_path()))
+
+    @property
+    def uri(self) -> str:
+        """The Bolt URI in use (``neo4j_uri`` or the local server's loopback address)."""
+        return self.neo4j_uri or f"bolt://127.0.0.1:{self.server_bolt_port}"
+
+    def password(self) -> str:
+        """The Neo4j password.
+
+        Raises:
+            ConfigError: none is configured; the message says how to set one.
+        """
+        if self.neo4j_password is None or not self.neo4j_password.get_secret_value():
+            raise ConfigError(
+                "no Neo4j password configured: set NEO4J_PASSWORD, or run `finkg init` to write "
+                f"a settings file with a generated one ({config_path()})"
+            )
+        return self.neo4j_password.get_secret_value()
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Load :class:`Settings`; ``overrides`` (field names) win over every source.
+
+    Raises:
+        ConfigError: invalid file or values; the message names the setting.
+    """
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
+        )
+        raise ConfigError(f"invalid settings ({config_path()}): {problems}") from exc
+
+
+SETTINGS_TEMPLATE = """\
+# finkg settings. Environment variables override every value here:
+#   NEO4J_URI, NEO4J_USER, NEO4J_PASSWORD, NEO4J_DATABASE, and FINKG_<SECTION>_<KEY>
+#   (e.g. FINKG_SERVER_HOME, FINKG_WRITER_BATCH_SIZE). Point FINKG_CONFIG at another file to use it.
+
+[neo4j]
+# The database finkg reads and writes. Unset uri means the local server below (bolt://127.0.0.1:<bolt_port>).
+# uri = "bolt://127.0.0.1:7687"
+user = "neo4j"
+# Generated by `finkg init`. A local server keeps the password it was first started with.
+password = "{password}"
+database = "neo4j"
+
+[server]
+# The local Neo4j {neo4j_version} that `finkg neo4j start` assembles from Maven Central (no Docker needed).
+# Database files, logs and neo4j.conf live here (outside the repository); default shown:
+# home = "{home}"
+# Assembled jars (Neo4j + Browser), shared by every home and reused once present; default shown:
+# dist_dir = "{dist_dir}"
+bolt_port = 7687
+http_port = 7474
+# Memory for a 2-core / 24 GiB machine that also runs embedding models and a local LLM:
+heap = "2g"
+pagecache = "4g"
+java = "java"
+mvn = "mvn"
+# Seconds to wait for Bolt to answer after start:
+start_timeout = 180
+
+[writer]
+# Rows per transaction for batched writes (UNWIND ... MERGE).
+batch_size = 5000
+"""
+
+
+def write_settings_file(path: Path | None = None, force: bool = False) -> tuple[Path, bool]:
+    """Write the commented settings file with a freshly generated Neo4j password.
+
+    Returns:
+        ``(path, written)``; ``written`` is False when the file existed and ``force`` is False.
+    """
+    path = path or config_path()
+    if path.exists() and not force:
+        return path, False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = SETTINGS_TEMPLATE.format(
+        password=secrets.token_urlsafe(18),
+        neo4j_version=NEO4J_VERSION,
+        home=_data_home() / "neo4j",
+        dist_dir=_cache_home() / "neo4j-dist",
+    )
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    return path, True

@@ -1,0 +1,235 @@
+"""Every Cypher statement finkg runs, built by small functions (habit borrowed from
+neo4j-graphrag-python's ``neo4j_queries.py``).
+
+Labels, relationship types and property keys cannot be query parameters in Cypher, so the
+builders here take them as names, validate them against :data:`IDENTIFIER` and quote them with
+backticks. Values always travel as parameters (``$rows``), never inside the text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def quote(name: str) -> str:
+    """Return ``name`` backtick-quoted after checking it is a plain identifier.
+
+    Raises:
+        ValueError: ``name`` is empty or holds anything but letters, digits and underscores
+            (which rules out Cypher injection through a label, type or property key).
+    """
+    if not isinstance(name, str) or not IDENTIFIER.match(name):
+        raise ValueError(
+            f"invalid Cypher identifier {name!r}: use letters, digits and underscores, "
+            "starting with a letter or underscore"
+        )
+    return f"`{name}`"
+
+
+def _key_map(keys: Sequence[str], source: str) -> str:
+    return "{" + ", ".join(f"{quote(k)}: {source}.{quote(k)}" for k in keys) + "}"
+
+
+# --------------------------------------------------------------------------- batched writes
+
+
+def merge_nodes(label: str, keys: Sequence[str]) -> str:
+    """``UNWIND $rows`` and MERGE one ``label`` node per row on its key properties.
+
+    Each row is ``{"key": {k: v, ...}, "props": {...}}``. The statement returns one record with
+    ``created`` (nodes that did not exist) and ``updated`` (existing nodes whose properties
+    changed); rows must be unique on their key within one call (the writer ensures it).
+    """
+    lab = quote(label)
+    key = _key_map(keys, "row.key")
+    changed = (
+        "existing IS NOT NULL AND any(p IN keys(row.props) "
+        "WHERE existing[p] IS NULL OR existing[p] <> row.props[p])"
+    )
+    return (
+        "UNWIND $rows AS row\n"
+        f"OPTIONAL MATCH (existing:{lab} {key})\n"
+        f"WITH row, existing IS NULL AS is_new, {changed} AS is_changed\n"
+        f"MERGE (n:{lab} {key})\n"
+        "SET n += row.props\n"
+        "RETURN sum(toInteger(is_new)) AS created, sum(toInteger(is_changed)) AS updated, "
+        "count(*) AS written"
+    )
+
+
+def merge_relationships(
+    rel_type: str,
+    start_label: str,
+    start_keys: Sequence[str],
+    end_label: str,
+    end_keys: Sequence[str],
+    rel_keys: Sequence[str] = (),
+) -> str:
+    """``UNWIND $rows`` and MERGE one ``rel_type`` relationship per row between existing nodes.
+
+    Each row is ``{"start": {...}, "end": {...}, "key": {...}, "props": {...}}``; ``key`` holds
+    ``rel_keys`` (empty: at most one relationship of this type per node pair). Endpoints are
+    MATCHed with their label on their key, so rows whose endpoints are missing write nothing and
+    are counted as ``written`` minus the input size by the caller.
+    """
+    typ = quote(rel_type)
+    rkey = " " + _key_map(rel_keys, "row.key") if rel_keys else ""
+    changed = (
+        "existing IS NOT NULL AND any(p IN keys(row.props) "
+        "WHERE existing[p] IS NULL OR existing[p] <> row.props[p])"
+    )
+    return (
+        "UNWIND $rows AS row\n"
+        f"MATCH (a:{quote(start_label)} {_key_map(start_keys, 'row.start')})\n"
+        f"MATCH (b:{quote(end_label)} {_key_map(end_keys, 'row.end')})\n"
+        f"OPTIONAL MATCH (a)-[existing:{typ}{rkey}]->(b)\n"
+        f"WITH a, b, row, existing IS NULL AS is_new, {changed} AS is_changed\n"
+        f"MERGE (a)-[r:{typ}{rkey}]->(b)\n"
+        "SET r += row.props\n"
+        "RETURN sum(toInteger(is_new)) AS created, sum(toInteger(is_changed)) AS updated, "
+        "count(*) AS written"
+    )
+
+
+def matched_relationship_rows(
+    start_label: str, start_keys: Sequence[str], end_label: str, end_keys: Sequence[str]
+) -> str:
+    """Indexes ``i`` of the ``$rows`` whose two endpoints exist (read-only; used to report the
+    rows :func:`merge_relationships` could not write)."""
+    return (
+        "UNWIND range(0, size($rows) - 1) AS i\n"
+        "WITH i, $rows[i] AS row\n"
+        f"MATCH (a:{quote(start_label)} {_key_map(start_keys, 'row.start')})\n"
+        f"MATCH (b:{quote(end_label)} {_key_map(end_keys, 'row.end')})\n"
+        "RETURN DISTINCT i"
+    )
+
+
+def delete_nodes_in_transactions(label: str, rows_per_transaction: int = 10_000) -> str:
+    """DETACH DELETE every ``label`` node, committing every ``rows_per_transaction`` rows.
+
+    Must run in an auto-commit transaction (``Graph.run_autocommit``).
+    """
+    if rows_per_transaction < 1:
+        raise ValueError("rows_per_transaction must be >= 1")
+    return (
+        f"MATCH (n:{quote(label)}) "
+        f"CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF {int(rows_per_transaction)} ROWS"
+    )
+
+
+def count_nodes(label: str) -> str:
+    """Count the ``label`` nodes; returns one record with ``n``."""
+    return f"MATCH (n:{quote(label)}) RETURN count(n) AS n"
+
+
+def count_relationships(rel_type: str) -> str:
+    """Count the ``rel_type`` relationships; returns one record with ``n``."""
+    return f"MATCH ()-[r:{quote(rel_type)}]->() RETURN count(r) AS n"
+
+
+# --------------------------------------------------------------------------- schema
+
+SHOW_CONSTRAINTS = (
+    "SHOW CONSTRAINTS YIELD name, type, entityType, labelsOrTypes, properties "
+    "RETURN name, type, entityType, labelsOrTypes, properties ORDER BY name"
+)
+SHOW_INDEXES = (
+    "SHOW INDEXES YIELD name, type, entityType, labelsOrTypes, properties, owningConstraint, "
+    "options RETURN name, type, entityType, labelsOrTypes, properties, owningConstraint, options "
+    "ORDER BY name"
+)
+
+
+def create_constraint(name: str, kind: str, label: str, properties: Sequence[str]) -> str:
+    """``CREATE CONSTRAINT name IF NOT EXISTS`` of ``kind`` ``"unique"`` or ``"node_key"``.
+
+    Raises:
+        ValueError: unknown ``kind`` or invalid identifiers.
+    """
+    props = ", ".join(f"n.{quote(p)}" for p in properties)
+    props = f"({props})" if len(properties) > 1 else props
+    if kind == "unique":
+        requirement = "IS UNIQUE"
+    elif kind == "node_key":
+        requirement = "IS NODE KEY"
+    else:
+        raise ValueError(f"unknown constraint kind {kind!r} (expected 'unique' or 'node_key')")
+    return (
+        f"CREATE CONSTRAINT {quote(name)} IF NOT EXISTS "
+        f"FOR (n:{quote(label)}) REQUIRE {props} {requirement}"
+    )
+
+
+def create_index(
+    name: str,
+    kind: str,
+    label: str,
+    properties: Sequence[str],
+    dimensions: int | None = None,
+    similarity: str = "cosine",
+) -> str:
+    """``CREATE ... INDEX name IF NOT EXISTS`` of ``kind`` ``range``, ``text``, ``fulltext`` or ``vector``.
+
+    Vector indexes need ``dimensions`` (an int) and ``similarity`` (``cosine`` or ``euclidean``).
+
+    Raises:
+        ValueError: unknown ``kind``, a vector index without dimensions, or invalid identifiers.
+    """
+    n, lab = quote(name), quote(label)
+    if kind == "range":
+        props = ", ".join(f"n.{quote(p)}" for p in properties)
+        return f"CREATE INDEX {n} IF NOT EXISTS FOR (n:{lab}) ON ({props})"
+    if kind == "text":
+        (prop,) = properties
+        return f"CREATE TEXT INDEX {n} IF NOT EXISTS FOR (n:{lab}) ON (n.{quote(prop)})"
+    if kind == "fulltext":
+        props = ", ".join(f"n.{quote(p)}" for p in properties)
+        return f"CREATE FULLTEXT INDEX {n} IF NOT EXISTS FOR (n:{lab}) ON EACH [{props}]"
+    if kind == "vector":
+        if not isinstance(dimensions, int) or dimensions < 1:
+            raise ValueError(f"vector index {name!r} needs a positive integer 'dimensions'")
+        if similarity not in ("cosine", "euclidean"):
+            raise ValueError(f"vector index {name!r}: similarity must be 'cosine' or 'euclidean'")
+        (prop,) = properties
+        return (
+            f"CREATE VECTOR INDEX {n} IF NOT EXISTS FOR (n:{lab}) ON (n.{quote(prop)}) "
+            f"OPTIONS {{indexConfig: {{`vector.dimensions`: {dimensions}, "
+            f"`vector.similarity_function`: '{similarity}'}}}}"
+        )
+    raise ValueError(f"unknown index kind {kind!r} (expected range, text, fulltext or vector)")
+
+
+def drop_constraint(name: str) -> str:
+    """``DROP CONSTRAINT name IF EXISTS``."""
+    return f"DROP CONSTRAINT {quote(name)} IF EXISTS"
+
+
+def drop_index(name: str) -> str:
+    """``DROP INDEX name IF EXISTS``."""
+    return f"DROP INDEX {quote(name)} IF EXISTS"
+
+
+AWAIT_INDEXES = "CALL db.awaitIndexes($timeout_s)"
+
+READ_SCHEMA_VERSION = (
+    "OPTIONAL MATCH (s:FinkgSchema {name: $name}) "
+    "RETURN s.version AS version, s.applied_at AS applied_at"
+)
+RECORD_SCHEMA_VERSION = (
+    "MERGE (s:FinkgSchema {name: $name}) "
+    "SET s.version = $version, s.applied_at = datetime(), s.definitions = $definitions"
+)
+
+# --------------------------------------------------------------------------- server
+
+
+def explain(query: str) -> str:
+    """Prefix a user's query with ``EXPLAIN`` (plans it, runs nothing)."""
+    return "EXPLAIN " + query
+
+
+SERVER_COMPONENTS = "CALL dbms.components() YIELD name, versions, edition RETURN name, versions, edition"

@@ -1,0 +1,54 @@
+"""Fixtures for tests against the real Neo4j server the project starts (`finkg neo4j start`).
+
+No mock, fake or in-memory stand-in: when Neo4j does not answer, the tests fail with the
+message that says how to start it. Each test writes under labels of its own (``T<hex>``) and
+removes them afterwards, so the suite can run against a database that holds real data.
+"""
+
+from __future__ import annotations
+
+import socket
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from finkg.config import Settings, load_settings
+from kg import Graph, cypher
+
+
+@pytest.fixture(scope="session")
+def settings() -> Settings:
+    return load_settings()
+
+
+@pytest.fixture(scope="session")
+def graph(settings: Settings) -> Iterator[Graph]:
+    g = Graph(settings.uri, settings.neo4j_user, settings.password(), settings.neo4j_database)
+    g.verify()  # raises GraphUnavailable naming the URI and `finkg neo4j start`
+    yield g
+    g.close()
+
+
+@pytest.fixture
+def label(graph: Graph) -> Iterator[str]:
+    """A label no other test uses; its nodes are deleted afterwards."""
+    name = f"T{uuid.uuid4().hex[:12]}"
+    yield name
+    graph.run_autocommit(cypher.delete_nodes_in_transactions(name))
+
+
+@pytest.fixture
+def keyed_label(graph: Graph, label: str) -> Iterator[str]:
+    """A test label with a uniqueness constraint on ``key`` (as production labels have)."""
+    name = f"{label.lower()}_key"
+    graph.run_autocommit(cypher.create_constraint(name, "unique", label, ["key"]))
+    yield label
+    graph.run_autocommit(cypher.drop_constraint(name))
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
