@@ -112,6 +112,7 @@ class Settings(BaseSettings):
 
     # [writer]: batched writes
     writer_batch_size: int = Field(5_000, ge=1)
+    writer_workers: int = Field(2, ge=1, le=16)
 
     @classmethod
     def settings_customise_sources(
@@ -188,8 +189,9 @@ mvn = "mvn"
 start_timeout = 180
 
 [writer]
-# Rows per transaction for batched writes (UNWIND ... MERGE).
+# Rows per transaction for batched writes (UNWIND ... MERGE), and transactions in flight at once.
 batch_size = 5000
+workers = 2
 """
 
 

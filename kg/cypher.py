@@ -40,8 +40,9 @@ def merge_nodes(label: str, keys: Sequence[str]) -> str:
     """``UNWIND $rows`` and MERGE one ``label`` node per row on its key properties.
 
     Each row is ``{"key": {k: v, ...}, "props": {...}}``. The statement returns one record with
-    ``created`` (nodes that did not exist) and ``updated`` (existing nodes whose properties
-    changed); rows must be unique on their key within one call (the writer ensures it).
+    ``updated`` (existing nodes whose properties changed) and ``written`` (rows merged); the
+    created count comes from the server's counters. Rows must be unique on their key within one
+    call (the writer ensures it).
     """
     lab = quote(label)
     key = _key_map(keys, "row.key")
@@ -52,11 +53,10 @@ def merge_nodes(label: str, keys: Sequence[str]) -> str:
     return (
         "UNWIND $rows AS row\n"
         f"OPTIONAL MATCH (existing:{lab} {key})\n"
-        f"WITH row, existing IS NULL AS is_new, {changed} AS is_changed\n"
+        f"WITH row, {changed} AS is_changed\n"
         f"MERGE (n:{lab} {key})\n"
         "SET n += row.props\n"
-        "RETURN sum(toInteger(is_new)) AS created, sum(toInteger(is_changed)) AS updated, "
-        "count(*) AS written"
+        "RETURN sum(toInteger(is_changed)) AS updated, count(*) AS written"
     )
 
 
@@ -86,11 +86,10 @@ def merge_relationships(
         f"MATCH (a:{quote(start_label)} {_key_map(start_keys, 'row.start')})\n"
         f"MATCH (b:{quote(end_label)} {_key_map(end_keys, 'row.end')})\n"
         f"OPTIONAL MATCH (a)-[existing:{typ}{rkey}]->(b)\n"
-        f"WITH a, b, row, existing IS NULL AS is_new, {changed} AS is_changed\n"
+        f"WITH a, b, row, {changed} AS is_changed\n"
         f"MERGE (a)-[r:{typ}{rkey}]->(b)\n"
         "SET r += row.props\n"
-        "RETURN sum(toInteger(is_new)) AS created, sum(toInteger(is_changed)) AS updated, "
-        "count(*) AS written"
+        "RETURN sum(toInteger(is_changed)) AS updated, count(*) AS written"
     )
 
 

@@ -103,3 +103,17 @@ def test_progress_is_reported_per_batch(graph, keyed_label):
     seen: list[int] = []
     BatchWriter(graph, batch_size=4).merge_nodes(keyed_label, rows(10), key="key", progress=seen.append)
     assert seen == [4, 4, 2]
+
+
+def test_concurrent_batches_count_exactly(graph, keyed_label):
+    """Two transactions in flight: every row written once, counts exact, reruns create nothing."""
+    writer = BatchWriter(graph, batch_size=100, workers=2)
+    data = rows(1_000)
+    first = writer.merge_nodes(keyed_label, data, key="key")
+    assert (first.rows, first.written, first.created, first.batches) == (1_000, 1_000, 1_000, 10)
+    ends = (keyed_label, "key")
+    rels = [{"start": f"k{i}", "end": f"k{(i * 7) % 1_000}", "id": str(i)} for i in range(1_000)]
+    assert writer.merge_relationships("LINK", rels, start=ends, end=ends, key="id").created == 1_000
+    again = writer.merge_nodes(keyed_label, data, key="key")
+    assert (again.created, again.updated, again.unchanged) == (0, 0, 1_000)
+    assert count(graph, keyed_label) == 1_000

@@ -1,0 +1,66 @@
+"""The `finkg` console command as a user runs it (a real subprocess against the real Neo4j)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+
+from conftest import free_port
+
+
+def finkg(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "finkg", *args],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
+    )
+
+
+def test_cypher_refuses_a_write_with_exit_code_2(label):
+    out = finkg("cypher", f"CREATE (:{label})")
+    assert out.returncode == 2
+    assert "refused" in out.stderr and "--write" in out.stderr
+
+
+def test_cypher_write_flag_and_formats(graph, label):
+    assert finkg("cypher", f"CREATE (:{label} {{k: 1, name: 'a,b'}})", "--write").returncode == 0
+    js = finkg("cypher", f"MATCH (n:{label}) RETURN n.k AS k, n.name AS name", "--format", "json")
+    assert js.returncode == 0, js.stderr
+    assert json.loads(js.stdout) == [{"k": 1, "name": "a,b"}]
+    c = finkg("cypher", f"MATCH (n:{label}) WHERE n.k = $k RETURN n.k AS k, n.name AS name",
+              "-p", "k=1", "--format", "csv")
+    assert list(csv.reader(io.StringIO(c.stdout))) == [["k", "name"], ["1", "a,b"]]
+
+
+def test_show_constraints_lists_the_schema_after_db_init():
+    assert finkg("db", "init").returncode == 0
+    out = finkg("cypher", "SHOW CONSTRAINTS YIELD name RETURN name", "--format", "json")
+    names = {r["name"] for r in json.loads(out.stdout)}
+    assert {"fact_key_unique", "filing_adsh_unique", "company_cik_unique"} <= names
+
+
+def test_syntax_error_is_one_clear_line():
+    out = finkg("cypher", "MATCH (n RETURN n")
+    assert out.returncode == 1
+    assert "Neo.ClientError.Statement.SyntaxError" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_unreachable_server_names_uri_and_command():
+    uri = f"bolt://127.0.0.1:{free_port()}"
+    out = finkg("cypher", "RETURN 1", env={"NEO4J_URI": uri})
+    assert out.returncode == 1
+    assert uri in out.stderr and "finkg neo4j start" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_init_then_no_password_error(tmp_path):
+    env = {"FINKG_CONFIG": str(tmp_path / "c.toml"), "NEO4J_PASSWORD": ""}
+    out = finkg("cypher", "RETURN 1", env=env)
+    assert out.returncode == 1 and "finkg init" in out.stderr
+    assert finkg("init", env=env).returncode == 0
+    assert "password = " in (tmp_path / "c.toml").read_text()
