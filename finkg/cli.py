@@ -66,6 +66,22 @@ def init(force: Annotated[bool, typer.Option(help="Overwrite an existing setting
         console.print(f"{path} exists; kept it (--force overwrites)")
 
 
+@app.command("config")
+def show_config(
+    fmt: Annotated[Format, typer.Option("--format", help="table, json or csv")] = Format.table,
+) -> None:
+    """Show where the settings file is and every setting in effect (the password masked)."""
+    s = settings()
+    rows = [{"setting": "settings file", "value": str(config_path())},
+            {"setting": "neo4j uri (in use)", "value": s.uri}]
+    for name, value in s.model_dump().items():
+        if name == "neo4j_password":
+            value = "(set)" if value else "(not set: run `finkg init` or set NEO4J_PASSWORD)"
+        rows.append({"setting": name, "value": "" if value is None else str(value)})
+    rows.append({"setting": "neo4j browser", "value": LocalNeo4j(s).browser_url})
+    render(rows, fmt, console)
+
+
 @neo4j_app.command("start")
 def neo4j_start() -> None:
     """Assemble Neo4j from Maven Central on first use, start it, wait until Bolt answers."""

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Makes sure this checkout has its virtual environment, then prints the environment's path.
+#
+# The environment lives outside the clone, in $FINKG_CACHE (default ~/.cache/finkg), under a
+# name keyed by the hash of requirements.lock, the uv version and the Python version: a second
+# clone or a CI run with the same lock reuses it, a changed lock builds a new one. An
+# interrupted build is detected (no .complete stamp) and redone. The checkout itself is
+# installed into it in editable mode (no dependencies), which takes a second.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${FINKG_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/finkg}
+UV_VERSION=0.13.9
+
+PY=${FINKG_PYTHON:-}
+if [ -z "$PY" ]; then
+  for cand in python3.11 python3 python; do
+    if command -v "$cand" >/dev/null 2>&1; then PY=$(command -v "$cand"); break; fi
+  done
+fi
+if [ -z "$PY" ] || ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+  echo "finkg needs Python >= 3.11 (found: ${PY:-none}); install it or set FINKG_PYTHON" >&2
+  exit 1
+fi
+PYVER=$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+
+mkdir -p "$CACHE"
+UV_HOME="$CACHE/uv-$UV_VERSION"
+if [ ! -x "$UV_HOME/bin/uv" ]; then
+  echo "bootstrap: installing uv $UV_VERSION into $UV_HOME" >&2
+  rm -rf "$UV_HOME"
+  "$PY" -m venv "$UV_HOME" >&2
+  "$UV_HOME/bin/pip" install -q "uv==$UV_VERSION" >&2
+fi
+UV="$UV_HOME/bin/uv"
+
+KEY=$( (cat "$ROOT/requirements.lock"; echo "uv=$UV_VERSION python=$PYVER") | sha256sum | cut -c1-16)
+VENV="$CACHE/venv-py$PYVER-$KEY"
+if [ ! -f "$VENV/.complete" ]; then
+  echo "bootstrap: building the virtual environment $VENV from requirements.lock (first run: a few minutes)" >&2
+  rm -rf "$VENV"
+  "$UV" venv -q --python "$PY" "$VENV" >&2
+  VIRTUAL_ENV="$VENV" "$UV" pip sync -q --require-hashes "$ROOT/requirements.lock" >&2
+  touch "$VENV/.complete"
+fi
+VIRTUAL_ENV="$VENV" "$UV" pip install -q --no-deps -e "$ROOT" >&2
+echo "$VENV"
