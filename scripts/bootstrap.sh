@@ -11,6 +11,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${FINKG_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/finkg}
 UV_VERSION=0.13.9
+# Trust the platform certificate store (corporate proxies, custom CAs), as pip does via certifi + SSL_CERT_FILE.
+export UV_SYSTEM_CERTS=${UV_SYSTEM_CERTS:-1}
 
 PY=${FINKG_PYTHON:-}
 if [ -z "$PY" ]; then
