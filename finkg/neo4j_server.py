@@ -203,6 +203,7 @@ class LocalNeo4j:
             "server.https.enabled=false",
             "dbms.security.auth_enabled=true",
             "dbms.usage_report.enabled=false",
+            "client.allow_telemetry=false",
             f"server.memory.pagecache.size={s.server_pagecache}",
             "db.tx_log.rotation.retention_policy=1G size",
         ]
