@@ -14,6 +14,7 @@ Users with Docker run ``docker compose up -d neo4j`` instead (docker-compose.yml
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
@@ -25,6 +26,7 @@ import subprocess
 import tempfile
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -281,7 +283,7 @@ class LocalNeo4j:
                         "FINKG_SERVER_BOLT_PORT / FINKG_SERVER_HTTP_PORT."
                     ) from None
 
-    def start(self, progress: callable | None = None) -> tuple[ServerStatus, bool]:
+    def start(self, progress: Callable[[str], None] | None = None) -> tuple[ServerStatus, bool]:
         """Start the server in the background and wait until Bolt answers with the configured password.
 
         Returns:
@@ -290,7 +292,7 @@ class LocalNeo4j:
         Raises:
             JavaMissing, PortInUse, ServerError: with what to do; ConfigError: no password set.
         """
-        if (pid := self.pid()) is not None:
+        if self.pid() is not None:
             return self.status(), False
         password = self.settings.password()
         java = self._java()
@@ -357,14 +359,19 @@ class LocalNeo4j:
         pid = self.pid()
         if pid is None:
             return False
-        os.kill(pid, signal.SIGTERM)
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            self.pid_file.unlink(missing_ok=True)
+            return False
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not Path(f"/proc/{pid}").exists() or _is_zombie(pid):
                 break
             time.sleep(0.3)
         else:
-            os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         self.pid_file.unlink(missing_ok=True)
         return True
 
