@@ -11,7 +11,17 @@ from enum import Enum
 from typing import Any
 
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
+from rich.text import Text
 
 
 class Format(str, Enum):
@@ -65,3 +75,17 @@ def render(records: Sequence[dict[str, Any]], fmt: Format, console: Console, tit
         table.add_row(*(_cell(r.get(c)) for c in columns))
     console.print(table)
     console.print(f"[dim]{len(records)} row{'s' if len(records) != 1 else ''}[/dim]")
+
+
+class RateColumn(ProgressColumn):
+    """Rows per second of a task: rows done over its elapsed time."""
+
+    def render(self, task: Task) -> Text:
+        speed = task.completed / task.elapsed if task.elapsed else None
+        return Text(f"{speed:>9,.0f} rows/s" if speed else "        - rows/s", style="progress.data.speed")
+
+
+def progress_bar(console: Console) -> Progress:
+    """A progress display for long work: description, bar, done/total, rows/s, elapsed."""
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), RateColumn(),
+                    TimeElapsedColumn(), console=console)
