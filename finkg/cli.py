@@ -16,10 +16,10 @@ import typer
 from neo4j.exceptions import ClientError
 from rich.console import Console
 
-from ingest import runs, sec_fsds
-from kg import BatchWriter, Graph, GraphError, ReadOnlyViolation, schema
+from ingest.sec_fsds import FsdsFormatError
+from kg import Graph, GraphError, ReadOnlyViolation, schema
 from kg.guard import run_user_query
-from finkg import __version__
+from finkg import __version__, pipelines
 from finkg.config import ConfigError, Settings, config_path, load_settings, write_settings_file
 from finkg.neo4j_server import LocalNeo4j, ServerError
 from finkg.output import Format, progress_bar, render
@@ -151,35 +151,13 @@ def ingest_sec(
 ) -> None:
     """SEC Financial Statement Data Sets: Company, Filing, Concept and Fact nodes (USD, whole entity)."""
     s = settings()
-    with graph(s) as g:
-        writer = BatchWriter(g, batch_size=s.writer_batch_size, workers=s.writer_workers)
-        summary = []
-        for path in paths:
-            data = sec_fsds.read_fsds(path)
-            rid = runs.run_id("sec-fsds", data.sha256)
-            started = runs.now()
-            runs.record_run(writer, {"id": rid, "kind": "sec-fsds", "source": str(path.resolve()),
-                                     "sha256": data.sha256, "started_at": started, "status": "running"})
-            try:
-                with progress_bar(console) as bar:
-                    def stage(name: str, total: int):
-                        task = bar.add_task(f"{path.name} {name}", total=total)
-                        return lambda n: bar.advance(task, n)
-                    stats = sec_fsds.write_fsds(writer, data, progress=stage)
-                runs.link_run(writer, rid, "Filing", "adsh", (f["adsh"] for f in data.filings))
-            except Exception as exc:
-                runs.record_run(writer, {"id": rid, "status": "failed", "error": str(exc)[:2000],
-                                         "finished_at": runs.now()})
-                raise
-            counts = {**data.counts, **{f"{k}_created": v.created for k, v in stats.items()}}
-            runs.record_run(writer, {"id": rid, "status": "done", "finished_at": runs.now()}, counts)
-            c = data.counts
-            summary.append({
-                "source": path.name, "filings": c["filings"], "num rows": c["rows"], "kept": c["kept"],
-                "not USD": c["skipped_not_usd"], "co-reg.": c["skipped_coregistrant"],
-                "dimensional": c["skipped_dimensional"], "facts new": stats["facts"].created,
-                "s": round(sum(v.seconds for v in stats.values()), 1), "run": rid,
-            })
+    with graph(s) as g, progress_bar(console) as bar:
+
+        def stage(name: str, total: int):
+            task = bar.add_task(name, total=total)
+            return lambda n: bar.advance(task, n)
+
+        summary = pipelines.ingest_sec(g, s, paths, progress=stage)
     render(summary, Format.table, console, title="SEC FSDS ingest")
 
 
@@ -212,7 +190,7 @@ def main() -> None:
     except ReadOnlyViolation as exc:
         err.print(f"[red]error:[/red] {exc}")
         sys.exit(2)
-    except (ConfigError, GraphError, ServerError, sec_fsds.FsdsFormatError) as exc:
+    except (ConfigError, GraphError, ServerError, FsdsFormatError) as exc:
         err.print(f"[red]error:[/red] {exc}")
         sys.exit(1)
     except ClientError as exc:  # Cypher syntax, unknown procedure, constraint violation ...

@@ -225,7 +225,7 @@ def period_role(form: str, period: str, ddate: str, qtrs: int | None) -> str:
     return "current" if own is None or qtrs == own else "current_ytd"
 
 
-StageProgress = Callable[[str, int], Callable[[int], None]]
+StageProgress = Callable[[str, int], Callable[[int], None]]  # (stage, total) -> advance(rows)
 
 
 def write_fsds(
