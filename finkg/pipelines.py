@@ -35,14 +35,14 @@ def ingest_sec(
     """
     writer = BatchWriter(graph, batch_size=settings.writer_batch_size, workers=settings.writer_workers)
     summary = []
-    for path in paths:
+    for path in map(Path, paths):
         data = sec_fsds.read_fsds(path)
         rid = runs.run_id("sec-fsds", data.sha256)
-        runs.record_run(writer, {"id": rid, "kind": "sec-fsds", "source": str(Path(path).resolve()),
+        runs.record_run(writer, {"id": rid, "kind": "sec-fsds", "source": str(path.resolve()),
                                  "sha256": data.sha256, "started_at": runs.now(), "status": "running",
                                  "error": ""})
         try:
-            labelled = (lambda stage, total: progress(f"{Path(path).name} {stage}", total)) if progress else None
+            labelled = (lambda stage, total: progress(f"{path.name} {stage}", total)) if progress else None
             stats = sec_fsds.write_fsds(writer, data, progress=labelled)
             runs.link_run(writer, rid, "Filing", "adsh", (f["adsh"] for f in data.filings))
         except Exception as exc:
@@ -53,7 +53,7 @@ def ingest_sec(
         runs.record_run(writer, {"id": rid, "status": "done", "finished_at": runs.now()},
                         {**c, **{f"{k}_created": v.created for k, v in stats.items()}})
         summary.append({
-            "source": Path(path).name, "filings": c["filings"], "num rows": c["rows"], "kept": c["kept"],
+            "source": path.name, "filings": c["filings"], "num rows": c["rows"], "kept": c["kept"],
             "not USD": c["skipped_not_usd"], "co-reg.": c["skipped_coregistrant"],
             "dimensional": c["skipped_dimensional"], "facts new": stats["facts"].created,
             "s": round(sum(v.seconds for v in stats.values()), 1), "run": rid,

@@ -40,7 +40,6 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "pre.txt": ("adsh", "tag", "version", "report", "line", "stmt", "plabel"),
     "tag.txt": ("tag", "version", "tlabel", "datatype"),
 }
-OPTIONAL_MEMBERS = ("pre.txt", "tag.txt")
 FORM_QUARTERS = {"10-K": 4, "10-K/A": 4, "20-F": 4, "40-F": 4, "10-KT": 4, "10-Q": 1, "10-Q/A": 1}
 
 
@@ -48,14 +47,12 @@ class FsdsFormatError(ValueError):
     """The archive does not have the FSDS layout; the message names the file, member, line, column."""
 
 
-def _int_or_none(value: str) -> int | None:
-    value = value.strip()
-    return int(value) if value else None
-
-
-def _rows(zf: zipfile.ZipFile, path: Path, member: str) -> Iterator[tuple[int, dict[str, str]]]:
-    """``(line number, row)`` of a tab-separated member, validated against its required columns."""
-    with zf.open(member) as raw:
+def _rows(
+    zf: zipfile.ZipFile, path: Path, members: dict[str, str], member: str
+) -> Iterator[tuple[int, dict[str, str]]]:
+    """``(line number, row)`` of the tab-separated ``member`` (e.g. ``num.txt``, found by file name
+    in ``members`` wherever the archive keeps it), validated against its required columns."""
+    with zf.open(members[member]) as raw:
         text = io.TextIOWrapper(raw, encoding="utf-8", errors="strict", newline=None)
         reader = csv.reader(text, delimiter="\t", quoting=csv.QUOTE_NONE)
         try:
@@ -99,8 +96,10 @@ class FsdsData:
 
 
 def _field(row: dict[str, str], name: str, path: Path, member: str, line: int, kind=int) -> Any:
+    """``row[name]`` as ``kind`` (int or float); None when empty or absent (optional columns)."""
+    raw = row.get(name, "")
     try:
-        return kind(row[name]) if row[name].strip() else None
+        return kind(raw) if raw.strip() else None
     except ValueError:
         raise FsdsFormatError(
             f"{path}: {member} line {line}: column {name!r} is not a number: {row[name]!r}"
@@ -132,14 +131,14 @@ def read_fsds(path: Path) -> FsdsData:
                 raise FsdsFormatError(f"{path}: member {m} is missing (found {sorted(members)})")
         companies: dict[int, dict[str, Any]] = {}
         subs: dict[str, dict[str, Any]] = {}
-        for line, r in _rows(zf, path, members["sub.txt"]):
+        for line, r in _rows(zf, path, members, "sub.txt"):
             cik = _field(r, "cik", path, "sub.txt", line)
             if cik is None:
                 raise FsdsFormatError(f"{path}: sub.txt line {line}: empty cik")
-            companies[cik] = {"cik": cik, "name": r["name"].strip(), "sic": _int_or_none(r.get("sic", ""))}
+            companies[cik] = {"cik": cik, "name": r["name"].strip(), "sic": _field(r, "sic", path, "sub.txt", line)}
             subs[r["adsh"]] = {
                 "adsh": r["adsh"], "cik": cik, "form": r["form"], "period": r["period"],
-                "fy": _int_or_none(r.get("fy", "")), "fp": r.get("fp") or None,
+                "fy": _field(r, "fy", path, "sub.txt", line), "fp": r.get("fp") or None,
                 "filed": r["filed"], "accepted": r.get("accepted") or None,
                 "fye": r.get("fye") or None, "source": path.name,
             }
@@ -148,7 +147,7 @@ def read_fsds(path: Path) -> FsdsData:
 
         labels: dict[tuple[str, str], dict[str, Any]] = {}
         if "tag.txt" in members:
-            for _, r in _rows(zf, path, members["tag.txt"]):
+            for _, r in _rows(zf, path, members, "tag.txt"):
                 labels[(r["tag"], r["version"])] = {
                     "label": r["tlabel"] or None, "datatype": r["datatype"] or None,
                     "crdr": r.get("crdr") or None, "iord": r.get("iord") or None,
@@ -156,7 +155,7 @@ def read_fsds(path: Path) -> FsdsData:
                 }
         presentation: dict[tuple[str, str, str], dict[str, Any]] = {}
         if "pre.txt" in members:
-            for line, r in _rows(zf, path, members["pre.txt"]):
+            for line, r in _rows(zf, path, members, "pre.txt"):
                 k = (r["adsh"], r["tag"], r["version"])
                 order = (_field(r, "report", path, "pre.txt", line), _field(r, "line", path, "pre.txt", line))
                 if k not in presentation or order < presentation[k]["_order"]:
@@ -165,7 +164,7 @@ def read_fsds(path: Path) -> FsdsData:
                                        "negating": r.get("negating") == "1"}
 
         concepts: dict[str, dict[str, Any]] = {}
-        for line, r in _rows(zf, path, members["num.txt"]):
+        for line, r in _rows(zf, path, members, "num.txt"):
             data.counts["rows"] += 1
             sub = subs.get(r["adsh"])
             if sub is None:

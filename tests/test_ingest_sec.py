@@ -125,3 +125,24 @@ def test_cli_records_the_run(graph):
                      "count(f) AS filings", {"s": DAILY.name})
     assert run[0]["status"] == "done" and run[0]["filings"] == 12
     assert json.loads(run[0]["counts"])["kept"] == 1884
+
+
+def test_members_inside_a_folder_are_found(tmp_path):
+    nested = tmp_path / "nested.zip"
+    with zipfile.ZipFile(DAILY) as src, zipfile.ZipFile(nested, "w") as dst:
+        for name in src.namelist():
+            dst.writestr(f"20250404/{name}", src.read(name))
+    assert read_fsds(nested).counts == read_fsds(DAILY).counts
+
+
+def test_non_numeric_sic_is_named(tmp_path):
+    def corrupt(body: bytes) -> bytes:
+        lines = body.split(b"\n")
+        header = lines[0].split(b"\t")
+        f = lines[1].split(b"\t")
+        f[header.index(b"sic")] = b"n/a"
+        lines[1] = b"\t".join(f)
+        return b"\n".join(lines)
+
+    with pytest.raises(FsdsFormatError, match=r"sub.txt line 2: column 'sic' is not a number: 'n/a'"):
+        read_fsds(_rewrite(tmp_path, "sub.txt", corrupt))
