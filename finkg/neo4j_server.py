@@ -229,7 +229,8 @@ class LocalNeo4j:
         fd, argfile = tempfile.mkstemp(prefix="pw.", dir=self.home / "run")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(f'"{escaped}"\n')
+                # "--" ends the options, so a password that starts with "-" stays the password.
+                fh.write(f'--\n"{escaped}"\n')
             proc = subprocess.run(
                 [self._java(), "-cp", self.classpath, ADMIN_ENTRY_POINT, "dbms",
                  "set-initial-password", f"@{argfile}"],

@@ -16,7 +16,10 @@ from conftest import free_port
 
 @pytest.fixture
 def second(tmp_path, settings):
-    """Settings for a second local server in a fresh home on free ports, small memory."""
+    """Settings for a second local server in a fresh home on free ports, small memory.
+
+    The password starts with "-" (token_urlsafe generates such passwords): it must still be
+    taken as the password by neo4j-admin, not as an option."""
     return load_settings(
         server_home=tmp_path / "neo4j",
         server_dist_dir=settings.server_dist_dir,
@@ -25,7 +28,7 @@ def second(tmp_path, settings):
         server_heap="512m",
         server_pagecache="128m",
         neo4j_uri=None,
-        neo4j_password="second-server-pw",
+        neo4j_password="-second-server-pw",
     )
 
 
@@ -36,12 +39,12 @@ def test_start_twice_is_a_no_op_then_stop(second):
         assert started and status.running and status.pid
         again, started_again = server.start()
         assert not started_again and again.pid == status.pid
-        with Graph(second.uri, "neo4j", "second-server-pw") as g:
+        with Graph(second.uri, "neo4j", "-second-server-pw") as g:
             assert g.read("RETURN 1 AS one") == [{"one": 1}]
         conf = (second.server_home / "conf" / "neo4j.conf").read_text()
         assert "server.default_listen_address=127.0.0.1" in conf
         assert "dbms.security.auth_enabled=true" in conf
-        assert "second-server-pw" not in conf
+        assert "-second-server-pw" not in conf
         with urllib.request.urlopen(status.browser_url, timeout=10) as resp:
             assert b"<title>Neo4j Browser</title>" in resp.read()
     finally:
