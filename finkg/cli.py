@@ -16,10 +16,13 @@ import typer
 from neo4j.exceptions import ClientError
 from rich.console import Console
 
+from ingest.sec_companyfacts import CompanyFactsFormatError
 from ingest.sec_fsds import FsdsFormatError
+from ingest.xbrl_instance import XbrlInstanceFormatError
 from kg import Graph, GraphError, ReadOnlyViolation, schema
 from kg.guard import run_user_query
-from finkg import __version__, pipelines
+from finkg import __version__, evaluation, memos, pipelines
+from generation.memo import SYSTEMS
 from finkg.config import ConfigError, Settings, config_path, load_settings, write_settings_file
 from finkg.neo4j_server import LocalNeo4j, ServerError
 from finkg.output import Format, progress_bar, render
@@ -29,9 +32,11 @@ app = typer.Typer(help="finkg: a knowledge-graph-centric financial analysis engi
 neo4j_app = typer.Typer(help="The local Neo4j server (no Docker needed).", no_args_is_help=True)
 db_app = typer.Typer(help="The graph schema.", no_args_is_help=True)
 ingest_app = typer.Typer(help="Load real sources into the graph (idempotent).", no_args_is_help=True)
+eval_app = typer.Typer(help="Evaluations on the data in the graph.", no_args_is_help=True)
 app.add_typer(neo4j_app, name="neo4j")
 app.add_typer(db_app, name="db")
 app.add_typer(ingest_app, name="ingest")
+app.add_typer(eval_app, name="eval")
 
 console = Console()
 err = Console(stderr=True)
@@ -161,6 +166,101 @@ def ingest_sec(
     render(summary, Format.table, console, title="SEC FSDS ingest")
 
 
+@ingest_app.command("companyfacts")
+def ingest_companyfacts(
+    paths: Annotated[list[Path], typer.Argument(help="SEC companyfacts JSON files (CIK##########.json)", exists=True, dir_okay=False)],
+) -> None:
+    """SEC companyfacts JSON: Company, Filing, Concept and Fact nodes (USD, whole entity)."""
+    s = settings()
+    with graph(s) as g, progress_bar(console) as bar:
+
+        def stage(name: str, total: int):
+            task = bar.add_task(name, total=total)
+            return lambda n: bar.advance(task, n)
+
+        summary = pipelines.ingest_companyfacts(g, s, paths, progress=stage)
+    render(summary, Format.table, console, title="SEC companyfacts ingest")
+
+
+@ingest_app.command("xbrl")
+def ingest_xbrl(
+    paths: Annotated[list[Path], typer.Argument(help="XBRL instance documents (.xml)", exists=True, dir_okay=False)],
+    accession: Annotated[str | None, typer.Option("--accession", help="The filing's accession number (one file only); default: dei:AccessionNumber or a pseudo accession from file name and hash.")] = None,
+) -> None:
+    """XBRL instance documents: Company, Filing, Concept and Fact nodes (USD, whole entity)."""
+    if accession and len(paths) > 1:
+        raise typer.BadParameter("--accession names one filing: give one file with it")
+    s = settings()
+    with graph(s) as g, progress_bar(console) as bar:
+
+        def stage(name: str, total: int):
+            task = bar.add_task(name, total=total)
+            return lambda n: bar.advance(task, n)
+
+        summary = pipelines.ingest_xbrl(g, s, paths, accession=accession, progress=stage)
+    render(summary, Format.table, console, title="XBRL instance ingest")
+
+
+@app.command()
+def memo(
+    accession: Annotated[list[str], typer.Option("--accession", "-a", help="Accession number (repeatable).")] = [],
+    all_filings: Annotated[bool, typer.Option("--all", help="Every filing in the graph.")] = False,
+    system: Annotated[list[str], typer.Option("--system", "-s", help="structured (default), verifier-rag, text-rag, no-rag; repeatable")] = ["structured"],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the Markdown memos and claim records.")] = Path("memos"),
+    resume: Annotated[bool, typer.Option("--resume/--redo", help="Skip memos already done (default) or redo them.")] = True,
+    source: Annotated[str | None, typer.Option(help="Only filings loaded from this file, e.g. 2009q3.zip.")] = None,
+) -> None:
+    """Desk-risk memos whose every number is verified against the filing's XBRL facts.
+
+    Writes OUT/<system>/<adsh>.md, OUT/<system>/claims.jsonl and claims.csv, and the audit trail
+    (:Memo)-[:HAS_CLAIM]->(:Claim)-[:CITES]->(:Fact) in the graph.
+    """
+    if bool(accession) == all_filings:
+        raise typer.BadParameter("give --accession ADSH (one or more) or --all")
+    s = settings()
+    with graph(s) as g, progress_bar(console) as bar:
+        summaries = memos.run_memos(g, s, out, system, accession or None, source, resume=resume,
+                                              progress=_stage(bar))
+    rows = [{"system": x.system, "filings": x.requested, "written": x.written, "already done": x.skipped_done,
+             "numbers exact": x.exact, "repaired": x.repaired, "unsupported": x.unsupported,
+             "labels": ", ".join(f"{k} {v}" for k, v in sorted(x.labels.items())), "claims in run": x.claims}
+            for x in summaries]
+    render(rows, Format.table, console, title=f"memos in {out}")
+
+
+@eval_app.command("memos")
+def eval_memos(
+    system: Annotated[list[str], typer.Option("--system", "-s", help="Systems to compare (default: all four).")] = list(SYSTEMS),
+    limit: Annotated[int | None, typer.Option(help="Only the first N memo tasks.")] = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the CSV tables and summary.json.")] = Path("eval/memos"),
+    source: Annotated[str | None, typer.Option(help="Only filings loaded from this file, e.g. 2009q3.zip.")] = None,
+) -> None:
+    """The four-system evaluation of seed 003 on the filings in the graph (Tables 5-10, 12)."""
+    s = settings()
+    with graph(s) as g, progress_bar(console) as bar:
+        result = evaluation.evaluate(g, s, system, limit, source, progress=_stage(bar))
+    console.print(f"memo tasks: {result.tasks} filings with all eight required facts; excluded: "
+                  + (", ".join(f"{k} ({v})" for k, v in sorted(result.excluded.items())) or "none"))
+    render(evaluation.system_table(result.summary), Format.table, console, title="Memo reliability by system (Table 6)")
+    render(evaluation.retrieval_table(result.scores), Format.table, console, title="Text retrieval of the required facts (Table 5)")
+    render(evaluation.ratio_table(result.scores), Format.table, console, title="Ratio accuracy (Table 7)")
+    render(evaluation.taxonomy_table(result.summary), Format.table, console, title="Error taxonomy and risk labels (Tables 8, 12)")
+    render(evaluation.sic_table(result.scores), Format.table, console, title="Structured+Verifier by SIC (Table 10)")
+    render(result.mutation, Format.table, console, title="Mutation test: wrong numbers injected into verified memos")
+    paths = evaluation.save(result, out)
+    console.print(f"saved {len(paths)} files in {out}")
+
+
+def _stage(bar):
+    """A ``progress(stage, total)`` callback that adds a task to ``bar``."""
+
+    def stage(name: str, total: int):
+        task = bar.add_task(name, total=total or None)
+        return lambda n: bar.advance(task, n)
+
+    return stage
+
+
 @app.command()
 def cypher(
     query: Annotated[str, typer.Argument(help="A Cypher query, e.g. \"MATCH (c:Company) RETURN c.name LIMIT 5\"")],
@@ -190,7 +290,7 @@ def main() -> None:
     except ReadOnlyViolation as exc:
         err.print(f"[red]error:[/red] {exc}")
         sys.exit(2)
-    except (ConfigError, GraphError, ServerError, FsdsFormatError) as exc:
+    except (ConfigError, GraphError, ServerError, FsdsFormatError, CompanyFactsFormatError, XbrlInstanceFormatError, memos.MemoError) as exc:
         err.print(f"[red]error:[/red] {exc}")
         sys.exit(1)
     except ClientError as exc:  # Cypher syntax, unknown procedure, constraint violation ...

@@ -114,6 +114,14 @@ class Settings(BaseSettings):
     writer_batch_size: int = Field(5_000, ge=1)
     writer_workers: int = Field(2, ge=1, le=16)
 
+    # [memo]: the desk-risk label's four tests (seed 003, "risk label"); a test is active when
+    # the ratio is below its floor (current ratio, margins) or above its ceiling (leverage)
+    memo_current_ratio_floor: float = 1.0
+    memo_leverage_ceiling: float = Field(0.7, gt=0)
+    memo_ocf_margin_floor: float = 0.0
+    memo_net_margin_floor: float = 0.0
+    memo_batch_size: int = Field(200, ge=1, description="filings per Neo4j read and per graph write")
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -192,6 +200,17 @@ start_timeout = 180
 # Rows per transaction for batched writes (UNWIND ... MERGE), and transactions in flight at once.
 batch_size = 5000
 workers = 2
+
+[memo]
+# The desk-risk label (High: >= 3 of the 4 tests active, Medium: 1-2, Low: 0). A test is active when
+# current ratio < current_ratio_floor, liabilities/assets > leverage_ceiling,
+# operating cash flow / revenue < ocf_margin_floor, net income / revenue < net_margin_floor.
+current_ratio_floor = 1.0
+leverage_ceiling = 0.7
+ocf_margin_floor = 0.0
+net_margin_floor = 0.0
+# Filings per Neo4j read and per graph write in `finkg memo --all`.
+batch_size = 200
 """
 
 

@@ -32,7 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ingest.evidence import evidence_rows
 from kg import BatchWriter, WriteStats
+from retrieval.concepts import FORM_QUARTERS
 
 REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "sub.txt": ("adsh", "cik", "name", "form", "period", "filed"),
@@ -40,7 +42,6 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "pre.txt": ("adsh", "tag", "version", "report", "line", "stmt", "plabel"),
     "tag.txt": ("tag", "version", "tlabel", "datatype"),
 }
-FORM_QUARTERS = {"10-K": 4, "10-K/A": 4, "20-F": 4, "40-F": 4, "10-KT": 4, "10-Q": 1, "10-Q/A": 1}
 
 
 class FsdsFormatError(ValueError):
@@ -231,7 +232,8 @@ def write_fsds(
     writer: BatchWriter, data: FsdsData, progress: StageProgress | None = None
 ) -> dict[str, WriteStats]:
     """Write one normalized archive: nodes, then ``(:Company)-[:FILED]->(:Filing)-[:REPORTS]->
-    (:Fact)-[:OF_CONCEPT]->(:Concept)``, each stage batched (UNWIND + labelled MERGE on its key).
+    (:Fact)-[:OF_CONCEPT]->(:Concept)`` and one evidence ``(:Chunk)-[:EVIDENCE_FOR]->(:Fact)`` per
+    fact (:mod:`ingest.evidence`), each stage batched (UNWIND + labelled MERGE on its key).
 
     Idempotent: re-writing the same archive creates nothing. Relationship rows whose endpoint is
     missing are counted (``missing_endpoints``), never dropped silently.
@@ -249,8 +251,10 @@ def write_fsds(
         return progress(stage, total) if progress else None
 
     stats: dict[str, WriteStats] = {}
+    chunks = evidence_rows(data.facts, data.filings, data.companies, data.concepts)
     nodes = (("companies", "Company", "cik", data.companies), ("filings", "Filing", "adsh", data.filings),
-             ("concepts", "Concept", "key", data.concepts), ("facts", "Fact", "key", data.facts))
+             ("concepts", "Concept", "key", data.concepts), ("facts", "Fact", "key", data.facts),
+             ("evidence", "Chunk", "id", chunks))
     for stage, label, key, rows in nodes:
         stats[stage] = writer.merge_nodes(label, rows, key=key, progress=tick(stage, len(rows)))
     rels = (
@@ -260,6 +264,8 @@ def write_fsds(
          [{"start": f["adsh"], "end": f["key"]} for f in data.facts]),
         ("of_concept", "OF_CONCEPT", ("Fact", "key"), ("Concept", "key"),
          [{"start": f["key"], "end": f["concept"]} for f in data.facts]),
+        ("evidence_for", "EVIDENCE_FOR", ("Chunk", "id"), ("Fact", "key"),
+         [{"start": c["id"], "end": c["fact_key"]} for c in chunks]),
     )
     for stage, rel_type, start, end, rows in rels:
         stats[stage] = writer.merge_relationships(rel_type, rows, start=start, end=end,

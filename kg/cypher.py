@@ -232,3 +232,36 @@ def explain(query: str) -> str:
 
 
 SERVER_COMPONENTS = "CALL dbms.components() YIELD name, versions, edition RETURN name, versions, edition"
+
+
+# --------------------------------------------------------------------------- memo reads
+
+LIST_FILINGS = (
+    "MATCH (c:Company)-[:FILED]->(f:Filing)\n"
+    "WHERE ($adshs IS NULL OR f.adsh IN $adshs) AND ($source IS NULL OR f.source = $source)\n"
+    "RETURN f.adsh AS adsh, f.form AS form, f.period AS period, c.cik AS cik, c.name AS name,\n"
+    "       c.sic AS sic\n"
+    "ORDER BY adsh"
+)
+
+FILING_FACT_CANDIDATES = (
+    "UNWIND $adshs AS adsh\n"
+    "MATCH (c:Company)-[:FILED]->(f:Filing {adsh: adsh})\n"
+    "RETURN f {.adsh, .form, .period, .fy, .fp, .filed, .source} AS filing,\n"
+    "       c {.cik, .name, .sic} AS company,\n"
+    "       [(f)-[:REPORTS]->(x:Fact) WHERE x.tag IN $tags\n"
+    "          AND x.period_role IN ['current', 'current_ytd'] AND x.uom = 'USD'\n"
+    "        | x {.key, .citation, .tag, .value, .ddate, .qtrs, .period_role, .decimals}] AS facts"
+)
+
+EVIDENCE_CHUNKS_PAGE = (
+    "MATCH (c:Chunk) WHERE c.kind = 'evidence' AND c.id > $after\n"
+    "RETURN c.id AS id, c.adsh AS adsh, c.fact_key AS fact_key, c.text AS text\n"
+    "ORDER BY c.id LIMIT $limit"
+)
+
+MEMOS_DONE = (
+    "UNWIND $ids AS id\n"
+    "MATCH (m:Memo {id: id}) WHERE m.status = 'done'\n"
+    "RETURN m.id AS id"
+)
