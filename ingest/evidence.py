@@ -45,7 +45,7 @@ def evidence_sentence(fact: dict[str, Any], filing: dict[str, Any], company: dic
     fiscal = " ".join(str(x) for x in (filing.get("fy"), filing.get("fp")) if x)
     return (
         f"Evidence {fact['citation']}. {company.get('name', '')} (CIK {fact['cik']}) {filing.get('form', '')} "
-        f"accession {fact['adsh']}, fiscal {fiscal or 'n/a'}, filed {iso(filing.get('filed'))}: "
+        f"accession {fact['adsh']}, fiscal {fiscal or 'n/a'}, filed {iso(filing.get('filed')) or 'n/a'}: "
         f"{label or fact['tag']} ({fact['tag']}) = {shown} {fact['uom']} "
         f"{period_phrase(fact['ddate'], fact.get('qtrs'))}{where}."
     )
