@@ -6,6 +6,8 @@ callback and returns rows for a summary table.
 
 from __future__ import annotations
 
+import hashlib
+
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -40,15 +42,23 @@ def _ingest_files(
     graph: Graph, settings: Settings, paths: Sequence[Path], read: Callable[[Path], FsdsData], kind: str,
     progress: StageProgress | None,
 ) -> list[dict[str, Any]]:
-    """The loop every XBRL source shares: ``read(path)`` (nothing is written when it raises), then
+    """The loop every XBRL source shares: ``read(path)`` (when it raises, only a ``failed`` run
+    naming the error is written), then
     one ``(:IngestRun {kind})`` per file around :func:`sec_fsds.write_fsds`; a summary row per file.
     The ``other`` column counts the skip reasons without a column of their own (duplicates,
     non-numeric facts ...), so that rows = kept + not USD + co-reg. + dimensional + other."""
     writer = BatchWriter(graph, batch_size=settings.writer_batch_size, workers=settings.writer_workers)
     summary = []
     for path in map(Path, paths):
-        data = read(path)
-        rid = runs.run_id(kind, data.sha256)
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        rid = runs.run_id(kind, digest)
+        try:
+            data = read(path)
+        except ValueError as exc:  # every reader's format error: recorded, nothing else written
+            runs.record_run(writer, {"id": rid, "kind": kind, "source": str(path.resolve()), "sha256": digest,
+                                     "started_at": runs.now(), "finished_at": runs.now(), "status": "failed",
+                                     "error": str(exc)[:2000]})
+            raise
         runs.record_run(writer, {"id": rid, "kind": kind, "source": str(path.resolve()),
                                  "sha256": data.sha256, "started_at": runs.now(), "status": "running",
                                  "error": ""})

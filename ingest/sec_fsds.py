@@ -26,6 +26,8 @@ import csv
 import hashlib
 import io
 import zipfile
+import zlib
+from datetime import datetime
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -56,14 +58,15 @@ def _rows(
     with zf.open(members[member]) as raw:
         text = io.TextIOWrapper(raw, encoding="utf-8", errors="strict", newline=None)
         reader = csv.reader(text, delimiter="\t", quoting=csv.QUOTE_NONE)
+        line = 0
         try:
-            header = next(reader)
-        except StopIteration:
-            raise FsdsFormatError(f"{path}: {member} is empty") from None
-        missing = [c for c in REQUIRED_COLUMNS[member] if c not in header]
-        if missing:
-            raise FsdsFormatError(f"{path}: {member} line 1: missing column(s) {missing}")
-        try:
+            header = next(reader, None)
+            if header is None:
+                raise FsdsFormatError(f"{path}: {member} is empty")
+            missing = [c for c in REQUIRED_COLUMNS[member] if c not in header]
+            if missing:
+                raise FsdsFormatError(f"{path}: {member} line 1: missing column(s) {missing}")
+            line = 1
             for line, fields in enumerate(reader, start=2):
                 if not fields:
                     continue
@@ -74,7 +77,9 @@ def _rows(
                     )
                 yield line, dict(zip(header, fields))
         except UnicodeDecodeError as exc:
-            raise FsdsFormatError(f"{path}: {member}: not UTF-8 ({exc})") from exc
+            raise FsdsFormatError(f"{path}: {member} near line {line + 1}: not UTF-8 ({exc})") from exc
+        except (zipfile.BadZipFile, EOFError, zlib.error) as exc:
+            raise FsdsFormatError(f"{path}: {member}: archive member is damaged or truncated ({exc})") from exc
 
 
 @dataclass
@@ -107,6 +112,20 @@ def _field(row: dict[str, str], name: str, path: Path, member: str, line: int, k
         ) from None
 
 
+def _date(row: dict[str, str], name: str, path: Path, member: str, line: int, required: bool = True) -> str | None:
+    """``row[name]`` checked as a calendar date ``YYYYMMDD`` (returned unchanged)."""
+    raw = row.get(name, "").strip()
+    if not raw and not required:
+        return None
+    try:
+        datetime.strptime(raw, "%Y%m%d")
+    except ValueError:
+        raise FsdsFormatError(
+            f"{path}: {member} line {line}: column {name!r} is not a date YYYYMMDD: {raw!r}"
+        ) from None
+    return raw
+
+
 def read_fsds(path: Path) -> FsdsData:
     """Read and normalize one FSDS ZIP (quarterly or daily layout).
 
@@ -115,8 +134,9 @@ def read_fsds(path: Path) -> FsdsData:
 
     Raises:
         FileNotFoundError: ``path`` does not exist.
-        FsdsFormatError: not a ZIP, a required member or column missing, a malformed line, a
-            non-numeric value, or a fact whose filing is not in sub.txt.
+        FsdsFormatError: not a ZIP (or a truncated one), a required member or column missing, a
+            malformed line, a non-numeric value, a date that is not YYYYMMDD, text that is not
+            UTF-8, or a fact whose filing is not in sub.txt.
     """
     path = Path(path)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -138,9 +158,10 @@ def read_fsds(path: Path) -> FsdsData:
                 raise FsdsFormatError(f"{path}: sub.txt line {line}: empty cik")
             companies[cik] = {"cik": cik, "name": r["name"].strip(), "sic": _field(r, "sic", path, "sub.txt", line)}
             subs[r["adsh"]] = {
-                "adsh": r["adsh"], "cik": cik, "form": r["form"], "period": r["period"],
+                "adsh": r["adsh"], "cik": cik, "form": r["form"],
+                "period": _date(r, "period", path, "sub.txt", line, required=False),
                 "fy": _field(r, "fy", path, "sub.txt", line), "fp": r.get("fp") or None,
-                "filed": r["filed"], "accepted": r.get("accepted") or None,
+                "filed": _date(r, "filed", path, "sub.txt", line), "accepted": r.get("accepted") or None,
                 "fye": r.get("fye") or None, "source": path.name,
             }
         data.companies = list(companies.values())
@@ -173,6 +194,7 @@ def read_fsds(path: Path) -> FsdsData:
             coreg, segments = r.get("coreg", "").strip(), r.get("segments", "").strip()
             qtrs = _field(r, "qtrs", path, "num.txt", line)
             value = _field(r, "value", path, "num.txt", line, float)
+            ddate = _date(r, "ddate", path, "num.txt", line)
             if r["uom"] != "USD":
                 data.counts["skipped_not_usd"] += 1
                 continue
@@ -184,7 +206,7 @@ def read_fsds(path: Path) -> FsdsData:
                 continue
             if value is None:
                 data.counts["nil_value"] += 1
-            tag, version, ddate = r["tag"], r["version"], r["ddate"]
+            tag, version = r["tag"], r["version"]
             concept_key = f"{version}:{tag}"
             if concept_key not in concepts:
                 concepts[concept_key] = {"key": concept_key, "tag": tag, "version": version,

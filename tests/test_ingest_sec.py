@@ -146,3 +146,50 @@ def test_non_numeric_sic_is_named(tmp_path):
 
     with pytest.raises(FsdsFormatError, match=r"sub.txt line 2: column 'sic' is not a number: 'n/a'"):
         read_fsds(_rewrite(tmp_path, "sub.txt", corrupt))
+
+
+def _edit_line(member_line: int, column: str, value: bytes):
+    def edit(body: bytes) -> bytes:
+        lines = body.split(b"\n")
+        header = lines[0].rstrip(b"\r").split(b"\t")
+        f = lines[member_line - 1].split(b"\t")
+        f[header.index(column.encode())] = value
+        lines[member_line - 1] = b"\t".join(f)
+        return b"\n".join(lines)
+
+    return edit
+
+
+def test_bad_date_is_named(tmp_path):
+    bad = _rewrite(tmp_path, "num.txt", _edit_line(4, "ddate", b"20251340"))
+    with pytest.raises(FsdsFormatError, match=r"num.txt line 4: column 'ddate' is not a date YYYYMMDD: '20251340'"):
+        read_fsds(bad)
+
+
+def test_wrong_encoding_is_named(tmp_path):
+    bad = _rewrite(tmp_path, "sub.txt", lambda b: b.replace(b"FACTSET", "FACTSÉT".encode("latin-1"), 1))
+    with pytest.raises(FsdsFormatError, match=r"sub.txt near line \d+: not UTF-8"):
+        read_fsds(bad)
+
+
+def test_truncated_zip_is_named(tmp_path):
+    cut = tmp_path / "truncated.zip"
+    cut.write_bytes(DAILY.read_bytes()[: DAILY.stat().st_size // 2])
+    with pytest.raises(FsdsFormatError, match="truncated.zip: not a ZIP archive"):
+        read_fsds(cut)
+
+
+def test_failed_ingest_is_recorded_then_a_fixed_rerun_completes(graph, tmp_path):
+    bad = _rewrite(tmp_path, "num.txt", _edit_line(3, "value", b"n/a"))
+    out = finkg("ingest", "sec", str(bad))
+    assert out.returncode == 1 and "broken.zip: num.txt line 3: column 'value'" in out.stderr
+    assert "Traceback" not in out.stderr
+    run = graph.read("MATCH (r:IngestRun) WHERE r.source = $s RETURN r.status AS status, r.error AS error, "
+                     "count{(r)-[:LOADED]->()} AS loaded", {"s": str(bad.resolve())})
+    assert run[0]["status"] == "failed" and "line 3" in run[0]["error"] and run[0]["loaded"] == 0
+    good = tmp_path / "broken.zip"
+    good.write_bytes(DAILY.read_bytes())  # the fixed file, same name
+    assert finkg("ingest", "sec", str(good)).returncode == 0
+    runs = graph.read("MATCH (r:IngestRun) WHERE r.source = $s RETURN r.status AS status ORDER BY status",
+                      {"s": str(good.resolve())})
+    assert [r["status"] for r in runs] == ["done", "failed"]  # the failed attempt stays on record
