@@ -265,3 +265,10 @@ MEMOS_DONE = (
     "MATCH (m:Memo {id: id}) WHERE m.status = 'done'\n"
     "RETURN m.id AS id"
 )
+
+DELETE_FACTS_OF_FILINGS = (
+    "UNWIND $adshs AS a\n"
+    "MATCH (:Filing {adsh: a})-[:REPORTS]->(x:Fact)\n"
+    "CALL (x) { OPTIONAL MATCH (c:Chunk)-[:EVIDENCE_FOR]->(x) DETACH DELETE c, x }\n"
+    "IN TRANSACTIONS OF 5000 ROWS"
+)
