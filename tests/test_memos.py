@@ -22,6 +22,7 @@ from retrieval.fact_map import list_filings, read_fact_maps
 from retrieval.text_index import EvidenceIndex, memo_query
 
 QUARTER = Path(__file__).resolve().parents[1] / "data" / "sec-fsds" / "2009q3.zip"
+DAILY = QUARTER.with_name("20250404.zip")
 WALMART = "0001193125-09-189177"  # 10-Q, period 2009-07-31; reports Revenues and SalesRevenueNet
 ILLINOIS_TOOL = "0000049826-09-000066"  # no Liabilities tag: derived with minority interest
 BBT = "0000092230-09-000076"  # BB&T, SIC 6021: unclassified balance sheet
@@ -153,6 +154,7 @@ def test_text_retrieval_finds_the_filing_and_its_comparatives(loaded, maps):
 
 
 def test_four_systems_on_the_daily_file(loaded, settings):
+    pipelines.ingest_sec(loaded, settings, [DAILY])  # idempotent; makes it the daily filings' source
     result = evaluate(loaded, settings, source="20250404.zip")
     s = result.summary
     assert result.tasks >= 5
