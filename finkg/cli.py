@@ -58,6 +58,16 @@ def graph(s: Settings | None = None) -> Iterator[Graph]:
         g.close()
 
 
+def _stage(bar):
+    """A ``progress(stage, total)`` callback that adds a task to ``bar``."""
+
+    def stage(name: str, total: int):
+        task = bar.add_task(name, total=total or None)
+        return lambda n: bar.advance(task, n)
+
+    return stage
+
+
 @app.callback()
 def _main(version: Annotated[bool, typer.Option("--version", help="Print the version.")] = False) -> None:
     if version:
@@ -157,12 +167,7 @@ def ingest_sec(
     """SEC Financial Statement Data Sets: Company, Filing, Concept and Fact nodes (USD, whole entity)."""
     s = settings()
     with graph(s) as g, progress_bar(console) as bar:
-
-        def stage(name: str, total: int):
-            task = bar.add_task(name, total=total)
-            return lambda n: bar.advance(task, n)
-
-        summary = pipelines.ingest_sec(g, s, paths, progress=stage)
+        summary = pipelines.ingest_sec(g, s, paths, progress=_stage(bar))
     render(summary, Format.table, console, title="SEC FSDS ingest")
 
 
@@ -173,12 +178,7 @@ def ingest_companyfacts(
     """SEC companyfacts JSON: Company, Filing, Concept and Fact nodes (USD, whole entity)."""
     s = settings()
     with graph(s) as g, progress_bar(console) as bar:
-
-        def stage(name: str, total: int):
-            task = bar.add_task(name, total=total)
-            return lambda n: bar.advance(task, n)
-
-        summary = pipelines.ingest_companyfacts(g, s, paths, progress=stage)
+        summary = pipelines.ingest_companyfacts(g, s, paths, progress=_stage(bar))
     render(summary, Format.table, console, title="SEC companyfacts ingest")
 
 
@@ -192,12 +192,7 @@ def ingest_xbrl(
         raise typer.BadParameter("--accession names one filing: give one file with it")
     s = settings()
     with graph(s) as g, progress_bar(console) as bar:
-
-        def stage(name: str, total: int):
-            task = bar.add_task(name, total=total)
-            return lambda n: bar.advance(task, n)
-
-        summary = pipelines.ingest_xbrl(g, s, paths, accession=accession, progress=stage)
+        summary = pipelines.ingest_xbrl(g, s, paths, accession=accession, progress=_stage(bar))
     render(summary, Format.table, console, title="XBRL instance ingest")
 
 
@@ -249,16 +244,6 @@ def eval_memos(
     render(result.mutation, Format.table, console, title="Mutation test: wrong numbers injected into verified memos")
     paths = evaluation.save(result, out)
     console.print(f"saved {len(paths)} files in {out}")
-
-
-def _stage(bar):
-    """A ``progress(stage, total)`` callback that adds a task to ``bar``."""
-
-    def stage(name: str, total: int):
-        task = bar.add_task(name, total=total or None)
-        return lambda n: bar.advance(task, n)
-
-    return stage
 
 
 @app.command()
