@@ -196,3 +196,21 @@ def test_memo_cli_names_an_unknown_accession(loaded, tmp_path):
     assert out.returncode == 1
     assert "0000000000-00-000000" in out.stderr and "not in the graph" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_xbrl_decimals_widen_the_tolerance_and_reach_the_memo(loaded, settings, ctx):
+    from generation.verify import fact_tolerance
+
+    assert fact_tolerance(3_000_000, None) == 300.0  # the paper's 0.01%
+    assert fact_tolerance(3_000_000, -6) == 500_000.0  # the source itself is rounded to millions
+    tsla = Path(__file__).resolve().parents[1] / "data" / "sec-xbrl-instances" / "tsla-20240630-10q.xml"
+    pipelines.ingest_xbrl(loaded, settings, [tsla])
+    adsh = next(f["adsh"] for f in list_filings(loaded, source=tsla.name))
+    fm = next(read_fact_maps(loaded, [adsh]))
+    revenue = fm.facts["Revenues"]
+    assert (revenue.value, revenue.qtrs, revenue.decimals) == (25_500_000_000, 1, -6)
+    memo = generate_memo("structured", fm, ctx)
+    claim = next(c for c in memo.claims if c.name == "Revenues")
+    assert claim.decimals == -6 and claim.status == "exact"
+    assert "Revenue was $25,500 million for the three months ended 2024-06-30 [1]." in memo.body
+    assert fact_tolerance(revenue.value, revenue.decimals) == 2_550_000.0  # here 0.01% is the wider one
