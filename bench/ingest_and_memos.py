@@ -82,6 +82,7 @@ def main() -> None:
               f"{data.counts['kept'] / write_s:,.0f}")
     t.add_row("finkg end to end", f"{total:.2f}", f"{data.counts['kept']:,} facts", f"{data.counts['kept'] / total:,.0f}")
     console.print(t)
+    console.print("write seconds per stage: " + ", ".join(f"{k} {v.seconds:.1f}" for k, v in stats.items()))
     console.print(f"graph objects created: {created:,}; end to end / pandas parse = {total / pandas_s:.1f}x; "
                   f"target <= 30 s: {'met' if total <= 30 else 'NOT met'}")
 
