@@ -122,6 +122,20 @@ class Settings(BaseSettings):
     memo_net_margin_floor: float = 0.0
     memo_batch_size: int = Field(200, ge=1, description="filings per Neo4j read and per graph write")
 
+    # [llm]: the LLM that may write a memo's body (generation/llm.py, seed 003 "Compared systems");
+    # unset backend means no LLM (the deterministic renderer writes every memo)
+    llm_backend: str | None = Field(None, pattern=r"^(llama-cpp|openai)$",
+                                    description="llama-cpp (a local GGUF file) or openai (an OpenAI-compatible server)")
+    llm_model_path: Path | None = Field(None, description="GGUF file for backend llama-cpp")
+    llm_base_url: str | None = Field(None, description="e.g. http://127.0.0.1:8000/v1 for backend openai")
+    llm_model: str | None = Field(None, description="model name sent to the openai backend")
+    llm_api_key: SecretStr | None = Field(None, description="bearer token for the openai backend (FINKG_LLM_API_KEY)")
+    llm_n_ctx: int = Field(4096, ge=256)
+    llm_threads: int = Field(2, ge=1)
+    llm_max_tokens: int = Field(600, ge=1)
+    llm_temperature: float = Field(0.0, ge=0.0)
+    llm_timeout: float = Field(120.0, gt=0, description="seconds per request to the openai backend")
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -211,6 +225,25 @@ ocf_margin_floor = 0.0
 net_margin_floor = 0.0
 # Filings per Neo4j read and per graph write in `finkg memo --all`.
 batch_size = 200
+
+[llm]
+# An LLM that writes memo bodies as prose from the claims; the verifier then checks every number.
+# Unset (the default): no LLM, the deterministic renderer writes every memo.
+# A local GGUF file through llama-cpp-python (`pip install 'finkg[llm]'`); `bash scripts/models.sh`
+# fetches a small one (SmolLM2-135M) and prints its path:
+# backend = "llama-cpp"
+# model_path = "/path/to/model.gguf"
+# n_ctx = 4096
+# threads = 2
+# Or any OpenAI-compatible server (vLLM, Ollama, llama.cpp server, a hosted API):
+# backend = "openai"
+# base_url = "http://127.0.0.1:8000/v1"
+# model = "name-the-server-knows"
+# api_key = "..."            # better: the environment variable FINKG_LLM_API_KEY
+# timeout = 120
+# Generation, both backends:
+# max_tokens = 600
+# temperature = 0.0
 """
 
 

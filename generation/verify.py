@@ -53,7 +53,9 @@ from retrieval.fact_map import FactMap
 
 SPAN_WORDS = {1: "three months", 2: "six months", 3: "nine months", 4: "twelve months"}
 SPAN_PATTERN = re.compile(r"\b(three|six|nine|twelve) months\b", re.IGNORECASE)
-LABEL_PATTERN = re.compile(r"\b(High|Medium|Low)\b")
+LABEL_PATTERN = re.compile(r"\b(High|Medium|Low)\b", re.IGNORECASE)
+LABEL_AFTER = re.compile(r"\blabel\W+(?:is\W+|of\W+)?(High|Medium|Low)\b", re.IGNORECASE)
+LABEL_CONTEXT = re.compile(r"\b(label|risk rating|risk level)\b", re.IGNORECASE)
 MARKER = re.compile(r"\[(\d+)\]")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\-*#])|\n+")
 REMOVED = "[unsupported number removed]"
@@ -203,6 +205,8 @@ def verify_body(body: str, claims: Sequence[Claim], fm: FactMap, thresholds: Ris
     golds = gold_for_claims(claims, fm, thresholds)
     facts_of_filing = [Gold(float(r["value"]), [r["key"]], [r["citation"]], r["ddate"], r["qtrs"], r.get("decimals"))
                        for r in fm.raw.values()]
+    ratio_golds = [golds[c.n] for c in claims if c.name in RATIO_BY_NAME and golds[c.n].value is not None]
+    label_claim = next((c for c in claims if c.kind == "label"), None)
     checks: list[NumberCheck] = []
     repairs: list[dict[str, Any]] = []
     touched: dict[int, list[str]] = {}
@@ -212,7 +216,7 @@ def verify_body(body: str, claims: Sequence[Claim], fm: FactMap, thresholds: Ris
         cited = [by_n[int(x)] for x in MARKER.findall(sentence) if int(x) in by_n]
         edits: list[tuple[NumberMention, str]] = []
         for m in find_numbers(sentence):
-            check = _check(si, m, cited, golds, facts_of_filing)
+            check = _check(si, m, cited, golds, facts_of_filing, ratio_golds)
             checks.append(check)
             if check.status == "exact":
                 continue
@@ -226,7 +230,7 @@ def verify_body(body: str, claims: Sequence[Claim], fm: FactMap, thresholds: Ris
                                 "keys": check.keys, "reason": check.reason})
         for m, new in sorted(edits, key=lambda e: e[0].start, reverse=True):
             sentence = replace_span(sentence, m, new)
-        sentence = _check_words(si, sentence, cited, golds, checks, repairs, touched, repair)
+        sentence = _check_words(si, sentence, cited, golds, checks, repairs, touched, repair, label_claim)
         out_pieces.append(sentence + sep)
     _settle_claims(claims, golds, touched, repair, available_keys, repairs)
     return Verification("".join(out_pieces), checks, repairs, list(claims))
@@ -243,13 +247,17 @@ def _split(body: str) -> list[tuple[str, str]]:
 
 
 def _check(si: int, m: NumberMention, cited: list[Claim], golds: dict[int, Gold],
-           facts_of_filing: list[Gold]) -> NumberCheck:
+           facts_of_filing: list[Gold], ratio_golds: list[Gold]) -> NumberCheck:
     if m.kind in ("date", "year"):
         dates = {iso_date(golds[c.n].ddate) for c in cited if golds[c.n].ddate}
         shown = m.iso_date if m.kind == "date" else m.text
         ok = any((d == shown) if m.kind == "date" else d.startswith(shown) for d in dates)
         if ok:
             return NumberCheck(si, m.text, m.kind, shown, "exact")
+        if not cited and any(((iso_date(g.ddate) == shown) if m.kind == "date" else str(g.ddate).startswith(shown))
+                             for g in facts_of_filing):
+            return NumberCheck(si, m.text, m.kind, shown, "exact",
+                               reason="a period end of the filing's facts; the sentence cites none")
         if len(dates) == 1 and m.kind == "date":
             c = next(c for c in cited if golds[c.n].ddate)
             return NumberCheck(si, m.text, m.kind, shown, "repaired", c.n, dates.pop(),
@@ -268,6 +276,11 @@ def _check(si: int, m: NumberMention, cited: list[Claim], golds: dict[int, Gold]
         return NumberCheck(si, m.text, m.kind, m.value, "repaired", c.n, g.value, _format_like(m, g), g.labels,
                            "differs from the recomputed ratio" if ratio_kind else "differs from the cited fact")
     claim_n = candidates[0].n if candidates else None
+    if ratio_kind and not candidates:
+        for g in ratio_golds:
+            if _ratio_match(m, g):
+                return NumberCheck(si, m.text, m.kind, m.value, "exact", None, g.value, keys=g.labels,
+                                   reason="equals a recomputed ratio that the sentence does not cite")
     if not ratio_kind:
         for g in facts_of_filing:
             if _fact_match(m.value, g):
@@ -279,8 +292,10 @@ def _check(si: int, m: NumberMention, cited: list[Claim], golds: dict[int, Gold]
 
 
 def _check_words(si: int, sentence: str, cited: list[Claim], golds: dict[int, Gold], checks: list[NumberCheck],
-                 repairs: list[dict[str, Any]], touched: dict[int, list[str]], repair: bool) -> str:
-    """Span words ("six months") and the risk label word, checked against the cited claims."""
+                 repairs: list[dict[str, Any]], touched: dict[int, list[str]], repair: bool,
+                 label_claim: Claim | None = None) -> str:
+    """Span words ("six months") against the cited claims, and the risk label word (any case) in
+    every sentence that cites the label claim or speaks of a label or risk rating."""
     flows = [c for c in cited if golds[c.n].qtrs]
     for m in list(SPAN_PATTERN.finditer(sentence))[::-1]:
         if not flows:
@@ -299,14 +314,13 @@ def _check_words(si: int, sentence: str, cited: list[Claim], golds: dict[int, Go
                             "original_value": m.group(0), "gold": new, "replacement": new,
                             "keys": golds[c.n].labels, "reason": "span differs from the cited fact"})
             sentence = sentence[:m.start()] + new + sentence[m.end():]
-    for c in cited:
-        if c.kind != "label":
-            continue
-        m = LABEL_PATTERN.search(sentence)
+    speaks = [label_claim] if label_claim is not None and LABEL_CONTEXT.search(sentence) else []
+    for c in [x for x in cited if x.kind == "label"] or speaks:
+        m = LABEL_AFTER.search(sentence) or LABEL_PATTERN.search(sentence)
         if m is None:
             continue
         gold = str(golds[c.n].value)
-        if m.group(1) == gold:
+        if m.group(1).lower() == gold.lower():
             checks.append(NumberCheck(si, m.group(1), "label", m.group(1), "exact", c.n, gold))
             continue
         checks.append(NumberCheck(si, m.group(1), "label", m.group(1), "repaired", c.n, gold, gold,
@@ -316,7 +330,7 @@ def _check_words(si: int, sentence: str, cited: list[Claim], golds: dict[int, Go
             repairs.append({"claim": c.n, "concept": "risk_label", "field": "label", "original": m.group(1),
                             "original_value": m.group(1), "gold": gold, "replacement": gold, "keys": [],
                             "reason": "label differs from the one the verified ratios imply"})
-            sentence = sentence[:m.start()] + gold + sentence[m.end():]
+            sentence = sentence[:m.start(1)] + gold + sentence[m.end(1):]
     return sentence
 
 

@@ -214,3 +214,15 @@ def test_xbrl_decimals_widen_the_tolerance_and_reach_the_memo(loaded, settings, 
     assert claim.decimals == -6 and claim.status == "exact"
     assert "Revenue was $25,500 million for the three months ended 2024-06-30 [1]." in memo.body
     assert fact_tolerance(revenue.value, revenue.decimals) == 2_550_000.0  # here 0.01% is the wider one
+
+
+def test_prose_without_markers_keeps_true_numbers_and_fixes_a_wrong_label(maps, ctx):
+    fm = maps[WALMART]
+    memo = generate_memo("structured", fm, ctx)
+    prose = ("Walmart's current ratio as of 2009-07-31 was 0.86x. Revenue was $100,910 million for the "
+             "quarter. Given high leverage concerns the desk-risk label is low. Inventory rose by $7.5 million.")
+    v = verify_body(prose, [type(c)(**c.__dict__) for c in memo.claims], fm, RiskThresholds())
+    assert "as of 2009-07-31 was 0.86x" in v.body and "$100,910 million" in v.body
+    assert "the desk-risk label is Medium" in v.body and "high leverage" in v.body
+    assert f"Inventory rose by {REMOVED}." in v.body
+    assert sorted(r["field"] for r in v.repairs) == ["currency", "label"]
