@@ -15,6 +15,7 @@ from typing import Annotated, Iterator
 import typer
 from neo4j.exceptions import ClientError
 from rich.console import Console
+from rich.markup import escape
 
 from ingest.sec_companyfacts import CompanyFactsFormatError
 from ingest.sec_fsds import FsdsFormatError
@@ -22,6 +23,7 @@ from ingest.xbrl_instance import XbrlInstanceFormatError
 from kg import Graph, GraphError, ReadOnlyViolation, schema
 from kg.guard import run_user_query
 from finkg import __version__, evaluation, memos, pipelines
+from generation.llm import LLMAnswerError, LLMUnavailable
 from generation.memo import SYSTEMS
 from finkg.config import ConfigError, Settings, config_path, load_settings, write_settings_file
 from finkg.neo4j_server import LocalNeo4j, ServerError
@@ -200,7 +202,7 @@ def ingest_xbrl(
 def memo(
     accession: Annotated[list[str], typer.Option("--accession", "-a", help="Accession number (repeatable).")] = [],
     all_filings: Annotated[bool, typer.Option("--all", help="Every filing in the graph.")] = False,
-    system: Annotated[list[str], typer.Option("--system", "-s", help="structured (default), verifier-rag, text-rag, no-rag; repeatable")] = ["structured"],
+    system: Annotated[list[str], typer.Option("--system", "-s", help="structured (default), structured-llm (the [llm] backend writes the prose), verifier-rag, text-rag, no-rag; repeatable")] = ["structured"],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the Markdown memos and claim records.")] = Path("memos"),
     resume: Annotated[bool, typer.Option("--resume/--redo", help="Skip memos already done (default) or redo them.")] = True,
     source: Annotated[str | None, typer.Option(help="Only filings loaded from this file, e.g. 2009q3.zip.")] = None,
@@ -273,11 +275,12 @@ def main() -> None:
     try:
         app()
     except ReadOnlyViolation as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
         sys.exit(2)
-    except (ConfigError, GraphError, ServerError, FsdsFormatError, CompanyFactsFormatError, XbrlInstanceFormatError, memos.MemoError) as exc:
-        err.print(f"[red]error:[/red] {exc}")
+    except (ConfigError, GraphError, ServerError, FsdsFormatError, CompanyFactsFormatError, XbrlInstanceFormatError,
+            memos.MemoError, LLMUnavailable, LLMAnswerError) as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
         sys.exit(1)
     except ClientError as exc:  # Cypher syntax, unknown procedure, constraint violation ...
-        err.print(f"[red]Neo4j refused the query:[/red] {exc.code}: {exc.message}")
+        err.print(f"[red]Neo4j refused the query:[/red] {exc.code}: {escape(str(exc.message))}")
         sys.exit(1)

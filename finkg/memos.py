@@ -7,6 +7,8 @@ filings (one Neo4j read of their fact maps, one set of batched writes):
   ``(:Memo)-[:HAS_CLAIM]->(:Claim)-[:CITES]->(:Fact)``; each claim carries its status
   (exact / repaired / unsupported / not_applicable), gold and original values, citation status
   and its repair records as JSON, so a reviewer walks from a number to its filing in Neo4j Browser;
+- system ``structured-llm``: the configured LLM (``[llm]`` settings) writes the body from the
+  structured claims; the verifier then checks and repairs its numbers like any other body;
 - ``OUT/<system>/<adsh>.md`` (the memo) and ``OUT/<system>/claims/<adsh>.jsonl`` (its claims);
   at the end ``OUT/<system>/claims.jsonl`` and ``claims.csv`` gather all claims of the run.
 
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from generation.claims import RiskThresholds
+from generation import llm, llm_render
 from generation.drafting import Prior
 from generation.memo import SYSTEMS, MemoContext, MemoResult, generate_memo
 from generation.render import claim_sentence
@@ -154,10 +157,13 @@ def run_memos(graph: Graph, settings: Settings, out: Path, systems: Sequence[str
 
     Raises:
         MemoError: an unknown system, or an accession that is not in the graph.
+        generation.llm.LLMUnavailable: ``structured-llm`` without a configured ``[llm]`` backend.
+        generation.llm.LLMAnswerError: the LLM returned an empty or malformed body.
     """
     for s in systems:
-        if s not in SYSTEMS:
-            raise MemoError(f"unknown system {s!r}; choose from {', '.join(SYSTEMS)}")
+        if s not in SYSTEMS and s != llm_render.SYSTEM:
+            raise MemoError(f"unknown system {s!r}; choose from {', '.join(SYSTEMS + (llm_render.SYSTEM,))}")
+    backend = llm.backend_from_settings(settings) if llm_render.SYSTEM in systems else None
     filings = list_filings(graph, adshs, source)
     found = {f["adsh"] for f in filings}
     if adshs:
@@ -177,7 +183,11 @@ def run_memos(graph: Graph, settings: Settings, out: Path, systems: Sequence[str
         s = MemoRunSummary(system, len(order), 0, len(order) - len(todo), 0, 0, 0, 0, 0, {})
         batch: list[MemoResult] = []
         for fm in read_fact_maps(graph, todo, settings.memo_batch_size):
-            memo = generate_memo(system, fm, ctx)
+            if system == llm_render.SYSTEM:
+                memo = llm_render.generate_llm_memo(fm, ctx, backend, settings.llm_max_tokens,
+                                                    settings.llm_temperature)
+            else:
+                memo = generate_memo(system, fm, ctx)
             batch.append(memo)
             _tally(s, memo)
             if len(batch) >= settings.memo_batch_size:

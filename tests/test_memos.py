@@ -7,6 +7,9 @@ Figures asserted here were read by hand from the archive's num.txt / sub.txt.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -226,3 +229,11 @@ def test_prose_without_markers_keeps_true_numbers_and_fixes_a_wrong_label(maps, 
     assert "the desk-risk label is Medium" in v.body and "high leverage" in v.body
     assert f"Inventory rose by {REMOVED}." in v.body
     assert sorted(r["field"] for r in v.repairs) == ["currency", "label"]
+
+
+def test_llm_system_without_a_configured_backend_says_which_settings(loaded, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FINKG_LLM_")}
+    out = subprocess.run([sys.executable, "-m", "finkg", "memo", "-a", WALMART, "-s", "structured-llm", "--out",
+                          str(tmp_path)], capture_output=True, text=True, timeout=120, env={**env, "COLUMNS": "200"})
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert "[llm] backend" in out.stderr and "FINKG_LLM_MODEL_PATH" in out.stderr
