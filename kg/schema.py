@@ -111,6 +111,19 @@ STEPS: tuple[SchemaStep, ...] = (
             SchemaObject("document_published_at", "range", "Document", ("published_at",)),
         ),
     ),
+    SchemaStep(
+        2,
+        "Knowledge-graph construction (seed 004, section 3.1): the stored extraction schema, one "
+        "extraction record per chunk, entity merges, and lookups by availability time, type and cluster",
+        (
+            _u("KGSchema", "version"),
+            _u("Extraction", "id"),
+            _u("EntityMerge", "id"),
+            SchemaObject("chunk_available_at", "range", "Chunk", ("available_at",)),
+            SchemaObject("entity_type", "range", "Entity", ("type",)),
+            SchemaObject("entity_cluster", "range", "Entity", ("cluster",)),
+        ),
+    ),
 )
 
 

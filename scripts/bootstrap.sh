@@ -13,6 +13,9 @@ CACHE=${FINKG_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/finkg}
 UV_VERSION=0.13.9
 # Trust the platform certificate store (corporate proxies, custom CAs), as pip does via certifi + SSL_CERT_FILE.
 export UV_SYSTEM_CERTS=${UV_SYSTEM_CERTS:-1}
+# llama-cpp-python (the local LLM backend) is built from source on first install (a few minutes on 2
+# cores; uv caches the built wheel): tuned for this CPU unless CMAKE_ARGS says otherwise.
+export CMAKE_ARGS=${CMAKE_ARGS:--DGGML_NATIVE=ON}
 
 PY=${FINKG_PYTHON:-}
 if [ -z "$PY" ]; then
