@@ -22,8 +22,8 @@ from ingest.sec_fsds import FsdsFormatError
 from ingest.xbrl_instance import XbrlInstanceFormatError
 from kg import Graph, GraphError, ReadOnlyViolation, schema
 from kg.guard import run_user_query
-from finkg import __version__, evaluation, memos, pipelines
-from generation.llm import LLMAnswerError, LLMUnavailable
+from finkg import __version__, evaluation, extraction, kg_eval, memos, pipelines
+from generation.llm import BudgetExceeded, LLMAnswerError, LLMUnavailable, client_from_settings
 from generation.memo import SYSTEMS
 from finkg.config import ConfigError, Settings, config_path, load_settings, write_settings_file
 from finkg.neo4j_server import LocalNeo4j, ServerError
@@ -249,6 +249,49 @@ def eval_memos(
 
 
 @app.command()
+def extract(
+    family: Annotated[list[str], typer.Option("--family", "-f", help="Only documents of this source family (repeatable), e.g. fomc.")] = [],
+    document: Annotated[list[str], typer.Option("--document", "-d", help="Only this Document id (repeatable).")] = [],
+    limit: Annotated[int | None, typer.Option(help="At most N pending chunks.")] = None,
+    verify: Annotated[bool, typer.Option("--verify/--no-verify", help="Run the LLM verification pass (default).")] = True,
+    redo: Annotated[bool, typer.Option("--redo", help="Re-extract chunks already done (cached LLM answers are reused).")] = False,
+) -> None:
+    """Extract and verify knowledge-graph triples from the text chunks with the [llm] model (seed 004, 3.1).
+
+    Resumable: chunks already extracted with the same schema and model are skipped.
+    """
+    s = settings()
+    client = client_from_settings(s)
+    with graph(s) as g, progress_bar(console) as bar:
+        summary = extraction.extract(g, s, client, families=family or None, documents=document or None,
+                                     limit=limit, verify=verify, redo=redo, progress=_stage(bar))
+    render(summary.rows(), Format.table, console, title=f"extraction with {client.model_id[:40]}")
+    if summary.drop_reasons:
+        render([{"dropped by the verification pass because": k, "triples": v}
+                for k, v in sorted(summary.drop_reasons.items(), key=lambda kv: -kv[1])], Format.table, console)
+
+
+@eval_app.command("extraction")
+def eval_extraction(
+    gold: Annotated[Path, typer.Option(help="Gold triples (JSONL).", exists=True, dir_okay=False)] = Path("tests/data/kg_gold.jsonl"),
+    threshold: Annotated[float, typer.Option(help="Head/tail similarity (rapidfuzz token_set_ratio, 0-100) for a match.")] = 70.0,
+    verify: Annotated[bool, typer.Option("--verify/--no-verify", help="Score the records of a run with (default) or without verification.")] = True,
+) -> None:
+    """Precision / recall of the stored extraction (before and after verification) against the gold set."""
+    s = settings()
+    client = client_from_settings(s)
+    gold_rows = kg_eval.load_gold(gold)
+    with graph(s) as g:
+        stages = extraction.stored_stages(g, client.model_id, verify, sorted({x.statement for x in gold_rows}))
+    missing = sorted({x.statement for x in gold_rows} - set(stages))
+    if missing:
+        err.print(f"[yellow]no extraction stored for statement(s) {', '.join(missing)}: ingest and extract them first "
+                  "(`finkg ingest text` then `finkg extract`)[/yellow]")
+    render(kg_eval.score(stages, gold_rows, threshold), Format.table, console,
+           title=f"extraction vs {gold} ({client.model_id[:40]})")
+
+
+@app.command()
 def cypher(
     query: Annotated[str, typer.Argument(help="A Cypher query, e.g. \"MATCH (c:Company) RETURN c.name LIMIT 5\"")],
     param: Annotated[list[str], typer.Option("--param", "-p", help="name=value (value parsed as JSON if it can be)")] = [],
@@ -278,7 +321,7 @@ def main() -> None:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         sys.exit(2)
     except (ConfigError, GraphError, ServerError, FsdsFormatError, CompanyFactsFormatError, XbrlInstanceFormatError,
-            memos.MemoError, LLMUnavailable, LLMAnswerError) as exc:
+            memos.MemoError, LLMUnavailable, LLMAnswerError, BudgetExceeded) as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         sys.exit(1)
     except ClientError as exc:  # Cypher syntax, unknown procedure, constraint violation ...

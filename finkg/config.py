@@ -136,6 +136,11 @@ class Settings(BaseSettings):
     llm_temperature: float = Field(0.0, ge=0.0)
     llm_timeout: float = Field(120.0, gt=0, description="seconds per request to the openai backend")
 
+    # [extract]: LLM triple extraction (generation/extraction.py, seed 004 section 3.1)
+    extract_sentences_per_call: int = Field(4, ge=1, description="sentences numbered in one extraction call")
+    extract_max_tokens: int = Field(384, ge=16, description="completion cap per extraction call")
+    extract_batch_chunks: int = Field(8, ge=1, description="chunks per committed batch (resume granularity)")
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -244,6 +249,13 @@ batch_size = 200
 # Generation, both backends:
 # max_tokens = 600
 # temperature = 0.0
+
+[extract]
+# LLM triple extraction (`finkg extract`, seed 004 section 3.1): sentences numbered in one call (more:
+# fewer calls, longer answers), the completion cap per call, and chunks per committed batch.
+sentences_per_call = 4
+max_tokens = 384
+batch_chunks = 8
 """
 
 

@@ -272,3 +272,41 @@ DELETE_FACTS_OF_FILINGS = (
     "CALL (x) { OPTIONAL MATCH (c:Chunk)-[:EVIDENCE_FOR]->(x) DETACH DELETE c, x }\n"
     "IN TRANSACTIONS OF 5000 ROWS"
 )
+
+# --------------------------------------------------------------------------- knowledge-graph extraction
+
+MERGE_KG_SCHEMA = (
+    "MERGE (s:KGSchema {version: $version})\n"
+    "ON CREATE SET s.created_at = datetime()\n"
+    "SET s.document = $document, s.entity_types = $entity_types, s.relations = $relations"
+)
+
+TEXT_CHUNKS_FOR_EXTRACTION = (
+    "MATCH (d:Document)-[:HAS_CHUNK]->(c:Chunk)\n"
+    "WHERE c.kind = 'text' AND ($families IS NULL OR d.source_family IN $families)\n"
+    "  AND ($documents IS NULL OR d.id IN $documents)\n"
+    "OPTIONAL MATCH (x:Extraction {id: c.id + ':' + $suffix})\n"
+    "WITH c, d, x WHERE x IS NULL OR x.status <> 'done' OR $redo\n"
+    "RETURN c.id AS id, c.sentences AS sentences, c.text AS text, d.id AS document,\n"
+    "       x.status AS status, x {.*} AS record\n"
+    "ORDER BY d.id, c.seq, c.id\n"
+    "LIMIT coalesce($limit, 10000000)"
+)
+
+EXTRACTIONS_OF_DOCUMENTS = (
+    "MATCH (d:Document)-[:HAS_CHUNK]->(c:Chunk)\n"
+    "WHERE d.id IN $documents\n"
+    "MATCH (x:Extraction {id: c.id + ':' + $suffix})\n"
+    "RETURN d.id AS document, c.id AS chunk, c.sentences AS sentences, x {.*} AS record\n"
+    "ORDER BY d.id, c.seq"
+)
+
+KG_COUNTS = (
+    "CALL () { MATCH (x:Extraction) WHERE x.suffix = $suffix RETURN count(x) AS extractions,\n"
+    "  sum(x.n_proposed) AS proposed, sum(x.n_kept) + sum(x.n_fixed) AS verified, sum(x.n_dropped) AS dropped,\n"
+    "  sum(x.n_rejected) AS rejected, sum(x.n_failures) AS failures }\n"
+    "CALL () { MATCH (e:Entity) RETURN count(e) AS entities }\n"
+    "CALL () { MATCH (:Entity)-[r:AFFECT|INDICATE|BELONG_TO|EQUAL_TO|MAY_LEAD_TO]->(:Entity)\n"
+    "  RETURN count(r) AS relationships }\n"
+    "RETURN extractions, proposed, verified, dropped, rejected, failures, entities, relationships"
+)

@@ -1,0 +1,140 @@
+"""The deterministic parts of triple extraction (seed 004, section 3.1): the schema and its few-shot
+examples, sentence selection, candidate checks and the application of verification verdicts, on
+real FOMC sentences. The LLM passes themselves run against a real model in test_extraction.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from generation import kg_schema
+from generation.extraction import (EXTRACTION_JSON_SCHEMA, Triple, apply_verdicts, check_candidate,
+                                   extraction_messages, is_boilerplate, parse_triples, sentence_groups,
+                                   verification_messages)
+from finkg.kg_eval import load_gold, match, prf, score
+
+GOLD = Path(__file__).parent / "data" / "kg_gold.jsonl"
+# 2008-12-16 FOMC statement (public domain), sentences as the chunker keeps them
+S = ["The Federal Open Market Committee decided today to establish a target range for the federal funds rate "
+     "of 0 to 1/4 percent.",
+     "Financial markets remain quite strained and credit conditions tight.",
+     "In light of the declines in the prices of energy and other commodities and the weaker prospects for "
+     "economic activity, the Committee expects inflation to moderate further in coming quarters.",
+     "Voting for the FOMC monetary policy action were: Ben S. Bernanke, Chairman; Christine M. Cumming; "
+     "Elizabeth A. Duke; Richard W. Fisher.",
+     "In a related action, the Board of Governors unanimously approved a 75-basis-point decrease in the "
+     "discount rate to 1/2 percent.",
+     "In taking this action, the Board approved the requests submitted by the Boards of Directors of the "
+     "Federal Reserve Banks of New York, Cleveland, Richmond, Atlanta, Minneapolis, and San Francisco."]
+
+
+def item(s=1, h="declines in the prices of energy", ht="indicator_change", r="affect", t="inflation", tt="indicator"):
+    return {"s": s, "h": h, "ht": ht, "r": r, "t": t, "tt": tt}
+
+
+def test_schema_has_the_papers_seven_types_and_five_relations_with_examples_for_each():
+    assert len(kg_schema.ENTITY_CODES) == 7 and len(kg_schema.RELATION_CODES) == 5
+    assert set(kg_schema.RELATIONSHIP_TYPES.values()) == {"AFFECT", "INDICATE", "BELONG_TO", "EQUAL_TO", "MAY_LEAD_TO"}
+    used = {t for ex in kg_schema.EXAMPLES for tr in ex.triples for t in (tr[2], tr[3], tr[5])}
+    assert set(kg_schema.ENTITY_CODES) | set(kg_schema.RELATION_CODES) <= used
+    v = kg_schema.schema_version()
+    assert v == kg_schema.schema_version() and v.startswith("kgs-") and len(v) == 16
+    # the stored document round-trips through JSON (it is what (:KGSchema) keeps)
+    assert json.loads(json.dumps(kg_schema.schema_document()))["prompt_revision"] == kg_schema.PROMPT_REVISION
+
+
+def test_prompt_prefix_is_identical_across_calls_so_the_kv_cache_is_reused():
+    a, b = extraction_messages(S[:2]), extraction_messages(S[2:3])
+    assert a[:-1] == b[:-1] and a[-1] != b[-1]
+    assert a[-1]["content"].startswith("Sentences:\n1. The Federal Open Market Committee")
+    assert EXTRACTION_JSON_SCHEMA["properties"]["triples"]["items"]["properties"]["ht"]["enum"] == list(kg_schema.ENTITY_CODES)
+
+
+def test_boilerplate_sentences_are_not_sent():
+    assert [is_boilerplate(s) for s in S] == [False, False, False, True, False, True]
+    assert sentence_groups(S, 2) == [[0, 1], [2, 4]]
+    with pytest.raises(ValueError):
+        sentence_groups(S, 0)
+
+
+@pytest.mark.parametrize("bad, reason", [
+    ("not a dict", "invalid_item"),
+    (item(s=9), "bad_sentence_number"),
+    (item(s="x"), "bad_sentence_number"),
+    (item(ht="company"), "unknown_type"),
+    (item(r="causes"), "unknown_relation"),
+    (item(h="  "), "empty_entity"),
+    (item(t="Inflation"), None),
+    (item(t="declines in the prices of energy"), "self_loop"),
+    (item(t="strained"), "not_a_noun_phrase"),
+    (item(t="unemployment rate"), "not_in_text"),
+    (item(h=" ".join(["energy"] * 20)), "long_entity"),
+])
+def test_candidate_checks_name_the_reason(bad, reason):
+    triple, why = check_candidate(bad, [2], S)
+    if reason is None:
+        assert triple == Triple(2, "declines in the prices of energy", "indicator_change", "affect", "Inflation", "indicator")
+    else:
+        assert triple is None and why == reason
+
+
+def test_parse_keeps_every_rejected_item_with_its_reason():
+    data = {"triples": [item(), item(), item(r="causes"), item(s=2, h="financial markets", ht="market_status",
+                                                             r="affect", t="credit conditions", tt="market_status")]}
+    triples, rejected = parse_triples(data, [2, 1], S)
+    assert [t.sentence for t in triples] == [2, 1]
+    assert [r["reason"] for r in rejected] == ["duplicate", "unknown_relation"]
+    with pytest.raises(ValueError):
+        parse_triples({"answer": []}, [2], S)
+
+
+def test_verdicts_keep_fix_drop_and_missing():
+    cands = [Triple(2, "declines in the prices of energy", "indicator_change", "affect", "inflation", "indicator"),
+             Triple(1, "financial markets", "market_status", "indicate", "credit conditions", "market_status"),
+             Triple(1, "financial markets", "market_status", "affect", "credit conditions", "market_status"),
+             Triple(0, "target range for the federal funds rate", "indicator", "equal_to", "0 to 1/4 percent",
+                    "threshold_comparison")]
+    data = {"verdicts": [{"i": 1, "v": "keep"}, {"i": 2, "v": "fix", "why": "wrong_relation", "r": "affect"},
+                         {"i": 3, "v": "drop", "why": "duplicate"}, {"i": 3, "v": "keep"}]}
+    v = apply_verdicts(data, cands, S)
+    assert [(x.decision, x.reason) for x in v] == [("keep", ""), ("fix", "wrong_relation"), ("drop", "duplicate"),
+                                                  ("drop", "no_verdict")]
+    assert v[1].triple.relation == "affect" and v[2].triple is None
+    bad_fix = apply_verdicts({"verdicts": [{"i": 1, "v": "fix", "t": "unemployment rate"}]}, cands[:1], S)
+    assert (bad_fix[0].decision, bad_fix[0].reason) == ("drop", "bad_fix:not_in_text")
+    assert "1. declines in the prices of energy [indicator_change] -affect-> inflation" in \
+        verification_messages(S[2], cands[:1])[-1]["content"]
+
+
+def test_gold_set_is_hand_checked_real_text(tmp_path):
+    gold = load_gold(GOLD)
+    assert len(gold) >= 50 and len({g.statement for g in gold}) == 10
+    assert {g.head_type for g in gold} | {g.tail_type for g in gold} <= set(kg_schema.ENTITY_CODES)
+    assert {g.relation for g in gold} == set(kg_schema.RELATION_CODES)
+    for g in gold:  # every gold entity is grounded in its statement (the extractor's own rule, min share 0.5)
+        text = (Path(__file__).parent / "data" / "fomc-statements" / f"{g.statement}.txt")
+        if text.exists():
+            from generation.extraction import grounded
+            body = " ".join(text.read_text(encoding="utf-8").split())
+            assert grounded(g.head, body) and grounded(g.tail, body), g
+    bad = tmp_path / "g.jsonl"
+    bad.write_text('{"statement": "1"}\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"g.jsonl:1"):
+        load_gold(bad)
+
+
+def test_matching_is_one_to_one_and_scores_add_up():
+    gold = [g for g in load_gold(GOLD) if g.statement == "20081216"]
+    exact = [Triple(0, g.head, g.head_type, g.relation, g.tail, g.tail_type) for g in gold]
+    assert len(match(exact, gold)) == len(gold)
+    assert len(match(exact + exact, gold)) == len(gold)  # duplicates do not match twice
+    wrong_rel = [Triple(0, g.head, g.head_type, "belong_to" if g.relation != "belong_to" else "affect", g.tail,
+                        g.tail_type) for g in gold]
+    assert match(wrong_rel, gold) == [] and len(match(wrong_rel, gold, use_relation=False)) == len(gold)
+    assert prf(10, 20, 5) == {"precision": 0.5, "recall": 0.25, "f1": pytest.approx(1 / 3)}
+    rows = score({"20081216": {"proposed": exact + wrong_rel, "verified": exact}}, gold)
+    by = {(r["stage"], r["matching"]): r for r in rows}
+    assert by[("proposed", "head+relation+tail")]["precision"] == 0.5
+    assert by[("verified", "head+relation+tail")]["f1"] == 1.0
