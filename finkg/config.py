@@ -136,6 +136,15 @@ class Settings(BaseSettings):
     llm_temperature: float = Field(0.0, ge=0.0)
     llm_timeout: float = Field(120.0, gt=0, description="seconds per request to the openai backend")
 
+    # [text]: text ingest (`finkg ingest text`): token-aware chunking of FOMC statements, filing text
+    # and tweets (ingest/chunking.py); 240 tokens fit all-MiniLM-L6-v2's 256-token window with its
+    # two special tokens and a margin for the approximate counter
+    text_chunk_tokens: int = Field(240, ge=8, description="token budget per chunk (whole sentences)")
+    text_chunk_overlap: int = Field(48, ge=0, description="at most this many tokens of whole trailing "
+                                    "sentences repeat at the start of the next chunk; below chunk_tokens / 2")
+    text_tokenizer: Path | None = Field(None, description="tokenizer.json file or model directory that counts "
+                                        "tokens; unset: words and punctuation marks (no model needed)")
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -244,6 +253,15 @@ batch_size = 200
 # Generation, both backends:
 # max_tokens = 600
 # temperature = 0.0
+
+[text]
+# Text ingest (`finkg ingest text`): sentences are packed into chunks of at most chunk_tokens tokens;
+# the next chunk repeats whole trailing sentences of at most chunk_overlap tokens (< chunk_tokens / 2).
+chunk_tokens = 240
+chunk_overlap = 48
+# Tokens are counted with this tokenizer.json (or a model directory holding one), e.g. the embedding
+# model's; unset: words and punctuation marks are counted (about 0.96 x MiniLM's WordPiece tokens).
+# tokenizer = "/path/to/all-MiniLM-L6-v2"
 """
 
 

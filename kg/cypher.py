@@ -272,3 +272,25 @@ DELETE_FACTS_OF_FILINGS = (
     "CALL (x) { OPTIONAL MATCH (c:Chunk)-[:EVIDENCE_FOR]->(x) DETACH DELETE c, x }\n"
     "IN TRANSACTIONS OF 5000 ROWS"
 )
+
+
+# --------------------------------------------------------------------------- text ingest
+
+DELETE_STALE_TEXT_CHUNKS = (
+    "UNWIND $docs AS d\n"
+    "MATCH (:Document {id: d.id})-[:HAS_CHUNK]->(c:Chunk)\n"
+    "WHERE c.kind = 'text' AND NOT c.id IN d.keep\n"
+    "DETACH DELETE c\n"
+    "RETURN count(*) AS removed"
+)
+"""Remove each document's text chunks whose id is not in ``keep`` (its text or the chunk settings
+changed); ``$docs`` is ``[{id, keep: [chunk ids]}]``. Returns ``removed``."""
+
+TEXT_DOCUMENT_SUMMARY = (
+    "MATCH (d:Document) WHERE d.source_family IN $families\n"
+    "OPTIONAL MATCH (d)-[:HAS_CHUNK]->(c:Chunk {kind: 'text'})\n"
+    "RETURN d.source_family AS source_family, count(DISTINCT d) AS documents, count(c) AS chunks,\n"
+    "       sum(c.n_tokens) AS tokens, sum(c.n_sentences) AS sentences\n"
+    "ORDER BY source_family"
+)
+"""Documents, text chunks, tokens and sentences per source family (``$families``: a list)."""
