@@ -164,14 +164,22 @@ class ChunkingStats:
 
 
 def _pieces(sentence: str, counter: TokenCounter, budget: int) -> list[_Sentence]:
-    """``sentence`` cut at token boundaries into pieces of at most ``budget`` tokens."""
+    """``sentence`` cut into pieces of at most ``budget`` tokens, between words where it can."""
     spans = counter.spans(sentence)
     out = []
-    for i in range(0, len(spans), budget):
-        window = spans[i:i + budget]
-        piece = sentence[window[0][0]:window[-1][1]].strip()
+    i = 0
+    while i < len(spans):
+        end = min(i + budget, len(spans))
+        # cut between words: back off while the next token continues the same word (no space between)
+        cut = end
+        while cut < len(spans) and cut - 1 > i and spans[cut][0] == spans[cut - 1][1]:
+            cut -= 1
+        if cut < len(spans) and spans[cut][0] == spans[cut - 1][1]:
+            cut = end  # one word longer than the budget (a URL): cut inside it
+        piece = sentence[spans[i][0]:spans[cut - 1][1]].strip()
         if piece:
             out.append(_Sentence(piece, counter.count(piece)))
+        i = cut
     return out
 
 

@@ -128,7 +128,7 @@ def read_tweet_file(path: Path, ticker: str | None, result: ReadResult, seen: di
             obj = json.loads(line)
             tid, created, body, user = _tweet(obj)
         except json.JSONDecodeError as exc:
-            result.bad_lines.append(BadLine(str(path), n, f"not JSON ({exc.msg} at column {exc.colno})"))
+            result.bad_lines.append(BadLine(str(path), n, f"not JSON: {exc.msg} (column {exc.colno})"))
             continue
         except ValueError as exc:
             result.bad_lines.append(BadLine(str(path), n, str(exc)))
