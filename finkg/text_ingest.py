@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from ingest import runs
-from ingest.chunking import ChunkingStats, chunk_sections, load_token_counter
+from ingest.chunking import ChunkingStats, TokenCounter, chunk_sections, load_token_counter
 from ingest.sec_fsds import StageProgress
-from ingest.text import TextFormatError, chunk_rows, detect_kind, document_row, expand, parse_iso_utc
+from ingest.text import ReadResult, TextFormatError, chunk_rows, detect_kind, document_row, expand, parse_iso_utc
 from ingest.text_sources import read_source
 from kg import BatchWriter, Graph, cypher
 
@@ -135,8 +135,8 @@ def ingest_text(
     return summary, warnings
 
 
-def _write(writer: BatchWriter, graph: Graph, settings: Settings, counter: Any, path: Path, read: Any, rid: str,
-           progress: StageProgress | None) -> dict[str, Any]:
+def _write(writer: BatchWriter, graph: Graph, settings: Settings, counter: TokenCounter, path: Path,
+           read: ReadResult, rid: str, progress: StageProgress | None) -> dict[str, Any]:
     """Chunk and write one source's documents; the summary row with its ``counts`` for the run."""
     docs = read.documents
     stats = ChunkingStats()

@@ -60,8 +60,6 @@ DEADLINE_DAYS: dict[str, dict[str | None, int]] = {
 }
 """Days after the period end by form and filer category (SEC Release 33-8644, in force since 2006)."""
 
-Block = tuple[str, str]  # (kind: heading|para|row, text)
-
 PART = re.compile(r"^part\s+(?:i{1,3}|iv)\b", re.I)
 ITEM = re.compile(r"^item\s+\d{1,2}[a-c]?\s*[.:]", re.I)
 PAGE_FOOTER = re.compile(r"^[^|]{1,100}\|[^|]{1,100}\|\s*\d{1,4}$")

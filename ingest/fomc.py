@@ -23,8 +23,8 @@ from datetime import date, datetime, time
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from ingest.text import FOMC_NAME, ReadResult, TextDocument, TextFormatError, decode, iso_utc, read_bytes, \
-    sha256_hex, unwrap
+from ingest.text import (FOMC_NAME, ReadResult, TextDocument, TextFormatError, decode, iso_utc, read_bytes,
+                         sha256_hex, unwrap)
 
 NEW_YORK = ZoneInfo("America/New_York")
 RELEASE_TIME = time(14, 15)

@@ -285,12 +285,3 @@ DELETE_STALE_TEXT_CHUNKS = (
 )
 """Remove each document's text chunks whose id is not in ``keep`` (its text or the chunk settings
 changed); ``$docs`` is ``[{id, keep: [chunk ids]}]``. Returns ``removed``."""
-
-TEXT_DOCUMENT_SUMMARY = (
-    "MATCH (d:Document) WHERE d.source_family IN $families\n"
-    "OPTIONAL MATCH (d)-[:HAS_CHUNK]->(c:Chunk {kind: 'text'})\n"
-    "RETURN d.source_family AS source_family, count(DISTINCT d) AS documents, count(c) AS chunks,\n"
-    "       sum(c.n_tokens) AS tokens, sum(c.n_sentences) AS sentences\n"
-    "ORDER BY source_family"
-)
-"""Documents, text chunks, tokens and sentences per source family (``$families``: a list)."""
