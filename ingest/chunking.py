@@ -116,8 +116,8 @@ def split_sentences(text: str) -> list[str]:
     The readers give one paragraph, list item or table row per line, so a line break always ends
     a sentence. Empty sentences are dropped.
 
-    >>> split_sentences("The Committee decided today. Inflation has moderated.\nVoting for the action were: A. B. Smith.")
-    ['The Committee decided today.', 'Inflation has moderated.', 'Voting for the action were: A. B. Smith.']
+    >>> split_sentences("The Committee decided today. Inflation has moderated.\nVoting: A. B. Smith.")
+    ['The Committee decided today.', 'Inflation has moderated.', 'Voting: A. B. Smith.']
     """
     out: list[str] = []
     for para in PARAGRAPH_BREAK.split(text):

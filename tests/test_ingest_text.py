@@ -45,7 +45,10 @@ def _settings(**overrides):
 
 @pytest.fixture
 def fresh(graph):
-    """Remove the given documents (and their chunks) before the test and again after it."""
+    """Remove the given documents (and their chunks) before the test and again after it.
+
+    The documents of the shipped samples belong to these tests: after a test run, load them
+    again with ``finkg ingest text data/fomc-statements`` (the demo does) if you need them."""
     ids: list[str] = []
 
     def use(doc_ids):
@@ -209,7 +212,8 @@ def test_markdown_sections_tables_and_deadline_estimate():
     assert "Other income/(expense), net | 142 | (265) | 250 | (594)" in item1
     assert not any("Q3 2024 Form 10-Q |" in line for line in item1)  # running page footer dropped
     assert "<div" not in " ".join(text.values())
-    assert (doc.id, doc.source_family, doc.doc_type) == ("sec_filing:aapl-10q-2024-06-29-excerpt.md", "sec_filing", "10-Q")
+    assert (doc.id, doc.source_family, doc.doc_type) == (
+        "sec_filing:aapl-10q-2024-06-29-excerpt.md", "sec_filing", "10-Q")
     assert doc.props.items() >= {"ticker": "AAPL", "period_end": "2024-06-29",
                                  "filer_category": "Large accelerated filer"}.items()
     # no acceptance time: the 40-day deadline of a large accelerated filer, 17:30 New York, flagged
@@ -341,7 +345,7 @@ def test_failed_source_is_recorded_then_a_fixed_rerun_completes(graph, fresh, tm
     assert status == [{"s": "done"}] and row["documents"] == 1
 
 
-def test_cli_ingests_and_reports_bad_input_in_one_line(tmp_runs):
+def test_cli_ingests_and_reports_bad_input_in_one_line(graph, tmp_runs, fresh):
     tmp_path = tmp_runs
     out = finkg("ingest", "text", str(APPLE_MD), "--accepted", "2024-08-02T18:04:57-04:00")
     assert out.returncode == 0, out.stderr
@@ -353,3 +357,28 @@ def test_cli_ingests_and_reports_bad_input_in_one_line(tmp_runs):
     assert f"{bad}:2: not valid UTF-8" in out.stderr.replace("\n", "") and "Traceback" not in out.stderr
     out = finkg("ingest", "text", str(APPLE_MD), str(NVDA_HTML), "--accepted", "2024-08-02T18:04:57-04:00")
     assert out.returncode == 2 and "--accepted" in out.stderr
+    # a bad tweet line is skipped, named on stderr, and counted; the good line is loaded
+    day = tmp_path / "GE" / "2014-04-17"
+    day.parent.mkdir()
+    good = (TWEETS / "GE" / "2014-04-17").read_text(encoding="utf-8").splitlines()[0]
+    fresh([f"tweet:{json.loads(good)['id_str']}"])
+    day.write_text(good + "\n{not json\n", encoding="utf-8")
+    out = finkg("ingest", "text", str(day.parent))
+    assert out.returncode == 0, out.stderr
+    assert f"skipped: {day}:2: not JSON" in out.stderr.replace("\n", "")
+    run = graph.read("MATCH (r:IngestRun {source: $s}) RETURN r.status AS status, r.counts AS counts",
+                     {"s": str(day.parent.resolve())})
+    counts = json.loads(run[0]["counts"])
+    assert run[0]["status"] == "done" and (counts["documents"], counts["bad_lines"]) == (1, 1)
+    assert counts["bad_line_examples"] == [
+        f"{day}:2: not JSON: Expecting property name enclosed in double quotes (column 2)"]
+
+
+def test_docstring_examples_hold():
+    import doctest
+
+    from ingest import chunking, filing_text, fomc, text
+
+    for module in (chunking, filing_text, fomc, text):
+        failed, tried = doctest.testmod(module)
+        assert tried > 0 and failed == 0, module.__name__
