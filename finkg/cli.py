@@ -20,9 +20,10 @@ from rich.markup import escape
 from ingest.sec_companyfacts import CompanyFactsFormatError
 from ingest.sec_fsds import FsdsFormatError
 from ingest.xbrl_instance import XbrlInstanceFormatError
+from ingest.text import KINDS as text_kinds, TextFormatError
 from kg import Graph, GraphError, ReadOnlyViolation, schema
 from kg.guard import run_user_query
-from finkg import __version__, evaluation, extraction, kg_eval, memos, pipelines
+from finkg import __version__, evaluation, extraction, kg_eval, memos, pipelines, text_ingest
 from generation.llm import BudgetExceeded, LLMAnswerError, LLMUnavailable, client_from_settings
 from generation.memo import SYSTEMS
 from finkg.config import ConfigError, Settings, config_path, load_settings, write_settings_file
@@ -313,6 +314,32 @@ def cypher(
     render(records, fmt, console)
 
 
+# --------------------------------------------------------------------------- text ingest
+
+
+@ingest_app.command("text")
+def ingest_text(
+    paths: Annotated[list[Path], typer.Argument(help="Files or folders: FOMC statements (YYYYMMDD.txt), filings (.md, .html), tweet files (one JSON per line)")],
+    kind: Annotated[str, typer.Option("--kind", help="auto (by file name), fomc, markdown, html or tweets")] = "auto",
+    ticker: Annotated[str | None, typer.Option("--ticker", help="Ticker of a filing, or of a tweet folder (default: the cover page's / the folder's name)")] = None,
+    accepted: Annotated[str | None, typer.Option("--accepted", help="A filing's EDGAR acceptance time, ISO 8601 with zone, e.g. 2024-08-02T18:04:57-04:00 (one filing); without it the latest filing deadline is used, flagged approximate")] = None,
+) -> None:
+    """Text: Document and Chunk nodes (sentence-aware, token-budgeted chunks; point-in-time availability)."""
+    if kind not in ("auto", *text_kinds):
+        raise typer.BadParameter(f"--kind {kind!r}: use auto, {', '.join(text_kinds)}")
+    if accepted and len(paths) > 1:
+        raise typer.BadParameter("--accepted names one filing's acceptance time: give one file with it")
+    s = settings()
+    options = text_ingest.TextIngestOptions(kind=kind, ticker=ticker, accepted=accepted)
+    with graph(s) as g, progress_bar(console) as bar:
+        summary, warnings = text_ingest.ingest_text(g, s, paths, options, progress=_stage(bar))
+    for line in warnings[:20]:
+        err.print(f"[yellow]skipped:[/yellow] {escape(line)}")
+    if len(warnings) > 20:
+        err.print(f"[yellow]skipped {len(warnings) - 20} more lines (the ingest run records the count)[/yellow]")
+    render(summary, Format.table, console, title="Text ingest")
+
+
 def main() -> None:
     """Console entry point: runs the app and turns finkg's own errors into one clear line."""
     try:
@@ -321,7 +348,7 @@ def main() -> None:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         sys.exit(2)
     except (ConfigError, GraphError, ServerError, FsdsFormatError, CompanyFactsFormatError, XbrlInstanceFormatError,
-            memos.MemoError, LLMUnavailable, LLMAnswerError, BudgetExceeded) as exc:
+            memos.MemoError, LLMUnavailable, LLMAnswerError, BudgetExceeded, TextFormatError) as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         sys.exit(1)
     except ClientError as exc:  # Cypher syntax, unknown procedure, constraint violation ...

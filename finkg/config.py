@@ -141,6 +141,15 @@ class Settings(BaseSettings):
     extract_max_tokens: int = Field(384, ge=16, description="completion cap per extraction call")
     extract_batch_chunks: int = Field(8, ge=1, description="chunks per committed batch (resume granularity)")
 
+    # [text]: text ingest (`finkg ingest text`): token-aware chunking of FOMC statements, filing text
+    # and tweets (ingest/chunking.py); 240 tokens fit all-MiniLM-L6-v2's 256-token window with its
+    # two special tokens and a margin for the approximate counter
+    text_chunk_tokens: int = Field(240, ge=8, description="token budget per chunk (whole sentences)")
+    text_chunk_overlap: int = Field(48, ge=0, description="at most this many tokens of whole trailing "
+                                    "sentences repeat at the start of the next chunk; below chunk_tokens / 2")
+    text_tokenizer: Path | None = Field(None, description="tokenizer.json file or model directory that counts "
+                                        "tokens; unset: words and punctuation marks (no model needed)")
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -256,6 +265,15 @@ batch_size = 200
 sentences_per_call = 4
 max_tokens = 384
 batch_chunks = 8
+
+[text]
+# Text ingest (`finkg ingest text`): sentences are packed into chunks of at most chunk_tokens tokens;
+# the next chunk repeats whole trailing sentences of at most chunk_overlap tokens (< chunk_tokens / 2).
+chunk_tokens = 240
+chunk_overlap = 48
+# Tokens are counted with this tokenizer.json (or a model directory holding one), e.g. the embedding
+# model's; unset: words and punctuation marks are counted (about 0.96 x MiniLM's WordPiece tokens).
+# tokenizer = "/path/to/all-MiniLM-L6-v2"
 """
 
 

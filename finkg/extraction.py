@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from generation import kg_schema
-from generation.extraction import ChunkExtraction, Triple, TripleExtractor
+from generation.extraction import ChunkExtraction, Triple, TripleExtractor, overlap
 from generation.resolution import entity_id
 from kg import BatchWriter, Graph, cypher
 
@@ -86,7 +86,7 @@ class ExtractSummary:
         """One row for the summary table."""
         rate = self.completion_tokens / self.seconds if self.seconds else 0.0
         return [{"chunks": self.chunks, "already done": self.chunks_skipped_done,
-                 "sentences sent": self.sentences_sent, "boilerplate skipped": self.sentences_skipped,
+                 "sentences sent": self.sentences_sent, "skipped (boilerplate, overlap)": self.sentences_skipped,
                  "triples proposed": self.proposed, "rejected (checks)": self.rejected,
                  "verified": self.verified, "of which fixed": self.fixed, "dropped": self.dropped,
                  "failed calls": self.failures, "repaired answers": self.repaired, "entities": self.entities_written,
@@ -189,7 +189,8 @@ def extract(
         r["id"]: ChunkExtraction.from_record(r["id"], r["record"]) for r in rows if r["status"] == "proposed" and not redo}
     advance = progress("extract (LLM)", len(todo)) if progress else noop
     for part in _batches(todo, batch):
-        done = [(c, extractor.propose(c["id"], c["sentences"])) for c in part]
+        done = [(c, extractor.propose(c["id"], c["sentences"], overlap(c["previous_sentences"], c["sentences"])))
+                for c in part]
         writer.merge_nodes("Extraction", _record_rows(done, suffix, "proposed", schema_version, model_id), key="id")
         writer.merge_relationships("FROM_CHUNK", [{"start": f"{c['id']}:{suffix}", "end": c["id"]} for c, _ in done],
                                    start=("Extraction", "id"), end=("Chunk", "id"))

@@ -166,16 +166,28 @@ def is_boilerplate(sentence: str) -> bool:
     return bool(_BOILERPLATE.search(sentence))
 
 
-def sentence_groups(sentences: Sequence[str], per_call: int) -> list[list[int]]:
-    """Indexes (0-based, into ``sentences``) of the non-boilerplate sentences, in groups of at most
-    ``per_call`` consecutive ones; one LLM call per group.
+def overlap(previous: Sequence[str] | None, sentences: Sequence[str]) -> int:
+    """How many leading ``sentences`` repeat the trailing sentences of the previous chunk (chunks
+    overlap by whole sentences, ingest/chunking.py); those were extracted with the previous chunk."""
+    if not previous:
+        return 0
+    for k in range(min(len(previous), len(sentences)), 0, -1):
+        if list(previous[-k:]) == list(sentences[:k]):
+            return k
+    return 0
+
+
+def sentence_groups(sentences: Sequence[str], per_call: int, skip_first: int = 0) -> list[list[int]]:
+    """Indexes (0-based, into ``sentences``) of the non-boilerplate sentences from ``skip_first`` on,
+    in groups of at most ``per_call`` consecutive ones; one LLM call per group.
 
     Raises:
         ValueError: ``per_call`` < 1.
     """
     if per_call < 1:
         raise ValueError("sentences_per_call must be >= 1")
-    keep = [i for i, s in enumerate(sentences) if s.strip() and not is_boilerplate(s)]
+    keep = [i for i, s in enumerate(sentences)
+            if i >= skip_first and s.strip() and not is_boilerplate(s)]
     return [keep[k:k + per_call] for k in range(0, len(keep), per_call)]
 
 
@@ -355,6 +367,7 @@ def apply_verdicts(data: Any, candidates: Sequence[Triple], sentences: Sequence[
 class ChunkExtraction:
     """Everything extraction and verification did for one chunk (stored as its ``(:Extraction)``).
 
+    ``sentences_skipped`` counts boilerplate and overlap sentences not sent.
     ``proposed``: triples the extraction calls proposed that passed the deterministic checks;
     ``rejected``: items that failed them (``{"item", "reason"}``); ``verdicts``: the verification pass
     (empty until it ran); ``failures``: calls whose answer could not be used (``{"stage", "error",
@@ -450,10 +463,11 @@ class TripleExtractor:
         self.max_tokens = max_tokens
         self.verify_tokens_per_triple = verify_tokens_per_triple
 
-    def propose(self, chunk_id: str, sentences: Sequence[str]) -> ChunkExtraction:
-        """Phase 2 of seed 004 §3.1: few-shot extraction over ``sentences`` (one chunk)."""
+    def propose(self, chunk_id: str, sentences: Sequence[str], skip_first: int = 0) -> ChunkExtraction:
+        """Phase 2 of seed 004 §3.1: few-shot extraction over ``sentences`` (one chunk); the first
+        ``skip_first`` sentences (the overlap with the previous chunk, :func:`overlap`) are not sent."""
         out = ChunkExtraction(chunk_id)
-        groups = sentence_groups(sentences, self.sentences_per_call)
+        groups = sentence_groups(sentences, self.sentences_per_call, skip_first)
         out.sentences_sent = sum(len(g) for g in groups)
         out.sentences_skipped = sum(1 for s in sentences if s.strip()) - out.sentences_sent
         seen: set[tuple[str, str, str]] = set()

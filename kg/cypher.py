@@ -287,8 +287,9 @@ TEXT_CHUNKS_FOR_EXTRACTION = (
     "  AND ($documents IS NULL OR d.id IN $documents)\n"
     "OPTIONAL MATCH (x:Extraction {id: c.id + ':' + $suffix})\n"
     "WITH c, d, x WHERE x IS NULL OR x.status <> 'done' OR $redo\n"
+    "OPTIONAL MATCH (d)-[:HAS_CHUNK]->(p:Chunk) WHERE p.kind = 'text' AND p.seq = c.seq - 1\n"
     "RETURN c.id AS id, c.sentences AS sentences, c.text AS text, d.id AS document,\n"
-    "       x.status AS status, x {.*} AS record\n"
+    "       p.sentences AS previous_sentences, x.status AS status, x {.*} AS record\n"
     "ORDER BY d.id, c.seq, c.id\n"
     "LIMIT coalesce($limit, 10000000)"
 )
@@ -301,12 +302,15 @@ EXTRACTIONS_OF_DOCUMENTS = (
     "ORDER BY d.id, c.seq"
 )
 
-KG_COUNTS = (
-    "CALL () { MATCH (x:Extraction) WHERE x.suffix = $suffix RETURN count(x) AS extractions,\n"
-    "  sum(x.n_proposed) AS proposed, sum(x.n_kept) + sum(x.n_fixed) AS verified, sum(x.n_dropped) AS dropped,\n"
-    "  sum(x.n_rejected) AS rejected, sum(x.n_failures) AS failures }\n"
-    "CALL () { MATCH (e:Entity) RETURN count(e) AS entities }\n"
-    "CALL () { MATCH (:Entity)-[r:AFFECT|INDICATE|BELONG_TO|EQUAL_TO|MAY_LEAD_TO]->(:Entity)\n"
-    "  RETURN count(r) AS relationships }\n"
-    "RETURN extractions, proposed, verified, dropped, rejected, failures, entities, relationships"
+
+# --------------------------------------------------------------------------- text ingest
+
+DELETE_STALE_TEXT_CHUNKS = (
+    "UNWIND $docs AS d\n"
+    "MATCH (:Document {id: d.id})-[:HAS_CHUNK]->(c:Chunk)\n"
+    "WHERE c.kind = 'text' AND NOT c.id IN d.keep\n"
+    "DETACH DELETE c\n"
+    "RETURN count(*) AS removed"
 )
+"""Remove each document's text chunks whose id is not in ``keep`` (its text or the chunk settings
+changed); ``$docs`` is ``[{id, keep: [chunk ids]}]``. Returns ``removed``."""
