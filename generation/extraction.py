@@ -372,7 +372,7 @@ class ChunkExtraction:
     ``rejected``: items that failed them (``{"item", "reason"}``); ``verdicts``: the verification pass
     (empty until it ran); ``failures``: calls whose answer could not be used (``{"stage", "error",
     "raw"}``); ``repairs``: answers json-repair mended (``{"stage", "raw"}``); token and time totals
-    over the chunk's calls.
+    over the chunk's backend calls (``calls``; answers from the disk cache are ``cached_calls``).
     """
 
     chunk_id: str
@@ -400,8 +400,10 @@ class ChunkExtraction:
         in :attr:`repairs` (a truncated answer repaired to fewer triples is visible, not silent)."""
         if result.repaired:
             self.repairs.append({"stage": stage, "raw": result.text[:2000]})
+        if result.cached:  # answered from the disk cache: no backend call, no tokens spent
+            self.cached_calls += 1
+            return
         self.calls += 1
-        self.cached_calls += int(bool(result.cached))
         self.prompt_tokens += int(result.prompt_tokens or 0)
         self.completion_tokens += int(result.completion_tokens or 0)
         self.seconds += float(result.seconds or 0.0)
