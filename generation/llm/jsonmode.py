@@ -31,10 +31,28 @@ class AnswerNotJSON(ValueError):
     """The answer is not JSON even after repair, or does not fit the schema; the message says why."""
 
 
+def describe_schema(schema: dict, depth: int = 0) -> str:
+    """A short English description of a JSON schema's shape, e.g. ``a JSON object with the keys
+    "company" (string), "revenue" (number); required: company, revenue``. Small local models copy
+    a raw schema dump instead of answering; a description of the keys they follow."""
+    kind = _kind(schema)
+    if "enum" in schema:
+        return "one of " + ", ".join(json.dumps(v) for v in schema["enum"])
+    if kind == "object" and schema.get("properties") and depth < 3:
+        keys = ", ".join(f'"{k}" ({describe_schema(v, depth + 1) if isinstance(v, dict) else "any"})'
+                         for k, v in schema["properties"].items())
+        required = schema.get("required") or []
+        return f"a JSON object with the keys {keys}" + (f"; required: {', '.join(required)}" if required else "")
+    if kind == "array" and isinstance(schema.get("items"), dict) and depth < 3:
+        return f"an array of {describe_schema(schema['items'], depth + 1)}"
+    if isinstance(kind, list):
+        return " or ".join(kind)
+    return kind or "any JSON value"
+
+
 def schema_instruction(schema: dict) -> str:
     """The sentence added to the prompt of a backend that cannot constrain decoding."""
-    return ("Answer with a single JSON value and nothing else (no prose, no code fence). It must match "
-            "this JSON schema:\n" + json.dumps(schema, ensure_ascii=False, sort_keys=True))
+    return f"Answer with JSON only: {describe_schema(schema)}."
 
 
 def with_schema_in_prompt(messages: list[dict], schema: dict) -> list[dict]:

@@ -8,8 +8,10 @@ accepts (remembered for the backend's later calls):
    (OpenAI, vLLM, Ollama, llama.cpp's own server);
 2. ``{"type": "json_object", "schema": ...}`` (llama-cpp-python's server, Anyscale-style);
 
-and when the server rejects both with a 4xx, once more plain, with the schema stated in the
-prompt (``constrained=False``: the client then repairs the answer if needed).
+and when the server rejects both (HTTP 4xx, or any error status whose message names
+``response_format``: llama-cpp-python's server answers an unknown style with HTTP 500), once
+more plain, with the schema described in the prompt (``constrained=False``: the client then
+repairs the answer if needed).
 """
 
 from __future__ import annotations
@@ -92,10 +94,12 @@ class OpenAICompatibleBackend:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                 return resp.read()
         except urllib.error.HTTPError as exc:
-            detail = exc.read()[:300].decode("utf-8", "replace")
+            detail = exc.read()[:2000].decode("utf-8", "replace")
+            if "response_format" in payload and "response_format" in detail:
+                raise _Rejected(exc.code, detail[:300]) from exc  # llama-cpp-python's server says 500
             if exc.code >= 500 or exc.code == 429:
-                raise _ServerError(f"HTTP {exc.code} from {self.url}: {detail}") from exc
-            raise _Rejected(exc.code, detail) from exc
+                raise _ServerError(f"HTTP {exc.code} from {self.url}: {detail[:300]}") from exc
+            raise _Rejected(exc.code, detail[:300]) from exc
         except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
             raise _ServerError(f"cannot reach {self.url}: {getattr(exc, 'reason', exc)}") from exc
 
