@@ -137,6 +137,6 @@ def name_guard(key: str) -> tuple[tuple[str, ...], frozenset[str]]:
     """
     tokens = key.split()
     numbers = tuple(sorted(t for t in tokens if _NUMBER.search(t)))
-    words = set(tokens)
+    words = set(tokens) | {t[:-1] for t in tokens if t.endswith("s")}  # plurals: "incomes", "cuts"
     directions = frozenset(({"up"} if words & _UP else set()) | ({"down"} if words & _DOWN else set()))
     return numbers, directions
