@@ -24,9 +24,10 @@ from ingest.xbrl_instance import XbrlInstanceFormatError
 from ingest.text import KINDS as text_kinds, TextFormatError
 from kg import Graph, GraphError, ReadOnlyViolation, schema
 from kg.guard import run_user_query
-from finkg import __version__, evaluation, extraction, kg_eval, memos, models, pipelines, text_ingest
+from finkg import __version__, evaluation, extraction, kg_eval, knowledge, memos, models, pipelines, text_ingest
 from generation.llm import BudgetExceeded, LLMAnswerError, LLMUnavailable, client_from_settings
 from generation.memo import SYSTEMS
+from retrieval.embeddings import EmbeddingModelError
 from finkg.config import ConfigError, Settings, config_path, load_settings, write_settings_file
 from finkg.neo4j_server import LocalNeo4j, ServerError
 from finkg.output import Format, progress_bar, render
@@ -389,6 +390,28 @@ def models_list(
         rows = [{k: escape(str(v)) for k, v in r.items()} for r in rows]
     render(rows, fmt, console, title=escape(f"models ([models] dir = {models.models_dir(s)})"))
 
+# --------------------------------------------------------------------------- knowledge graph: cluster
+
+
+@app.command("cluster")
+def cluster(
+    ids_file: Annotated[Path | None, typer.Option("--ids", help="Only the entity ids listed in this file (one per line); default: every entity.", exists=True, dir_okay=False)] = None,
+) -> None:
+    """Embed, resolve and cluster the extracted entities (seed 004, section 3.2).
+
+    Embeds entities whose embedding is missing or from another model ([embedding]), keeps the
+    vector index entity_embedding, merges duplicates (exact, identifier, fuzzy, embedding; each
+    merge recorded as an EntityMerge), clusters the entities by agglomerative clustering on cosine
+    distance ([cluster]) and writes Entity.cluster and each triple's cluster (head|tail).
+    """
+    ids = None
+    if ids_file is not None:
+        ids = [line.strip() for line in ids_file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    s = settings()
+    with graph(s) as g, progress_bar(console) as bar:
+        summary = knowledge.run_cluster(g, s, ids=ids, progress=_stage(bar))
+    render(summary.rows(), Format.table, console, title="finkg cluster")
+
 
 def main() -> None:
     """Console entry point: runs the app and turns finkg's own errors into one clear line."""
@@ -399,7 +422,7 @@ def main() -> None:
         sys.exit(2)
     except (ConfigError, GraphError, ServerError, FsdsFormatError, CompanyFactsFormatError, XbrlInstanceFormatError,
             memos.MemoError, LLMUnavailable, LLMAnswerError, BudgetExceeded, TextFormatError,
-            models.ModelInstallError) as exc:
+            models.ModelInstallError, EmbeddingModelError) as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         sys.exit(1)
     except ClientError as exc:  # Cypher syntax, unknown procedure, constraint violation ...

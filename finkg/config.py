@@ -165,6 +165,21 @@ class Settings(BaseSettings):
     text_tokenizer: Path | None = Field(None, description="tokenizer.json file or model directory that counts "
                                         "tokens; unset: words and punctuation marks (no model needed)")
 
+    # [embedding]: node embeddings (retrieval/embeddings.py); seed 004 section 3.2 encodes nodes with
+    # bge-base-zh: a bge directory here uses FlagEmbedding, any sentence-transformers directory works
+    embedding_backend: str = Field("auto", pattern=r"^(auto|sentence-transformers|flag)$",
+                                   description="auto (flag when the directory name has 'bge'), sentence-transformers or flag")
+    embedding_model_path: Path | None = Field(None, description="local model directory (nothing is downloaded)")
+    embedding_batch_size: int = Field(64, ge=1, description="texts per forward pass")
+    embedding_device: str | None = Field(None, description="torch device (cpu, cuda, cuda:0); unset: the library's choice")
+
+    # [cluster]: entity resolution and agglomerative clustering (`finkg cluster`, finkg/knowledge.py)
+    cluster_distance_threshold: float = Field(0.35, gt=0, le=2, description="cosine distance at or above which clusters do not merge")
+    cluster_n_neighbors: int = Field(15, ge=1, le=200, description="k of the kNN connectivity graph and of merge candidates")
+    cluster_linkage: str = Field("average", pattern=r"^(average|complete|single)$")
+    cluster_fuzzy_threshold: float = Field(92.0, gt=0, le=100, description="token-sort ratio (0-100) for a fuzzy merge")
+    cluster_embedding_merge_threshold: float = Field(0.95, gt=0, le=1, description="cosine similarity for an embedding merge")
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -305,6 +320,26 @@ chunk_overlap = 48
 [models]
 # Where `finkg models install` puts the offline weights (one folder per model); default shown:
 # dir = "{models_dir}"
+
+
+[embedding]
+# Node embeddings for entity resolution and clustering (`finkg cluster`). A local directory: any
+# sentence-transformers model (e.g. all-MiniLM-L6-v2), or a bge model (FlagEmbedding), as in seed 004.
+# backend = "auto"          # auto (flag when the directory name contains "bge"), sentence-transformers, flag
+# model_path = "/path/to/all-MiniLM-L6-v2"
+# batch_size = 64
+# device = "cpu"
+
+[cluster]
+# Agglomerative clustering of entity embeddings on cosine distance (seed 004, section 3.2), constrained
+# to a k-nearest-neighbour graph so 50,000 entities fit in memory. distance_threshold: clusters at or
+# above this cosine distance stay apart (0.35: measured on XBRL line-item labels, see bench/clustering.py).
+distance_threshold = 0.35
+n_neighbors = 15
+linkage = "average"
+# Entity resolution within a type: rapidfuzz token-sort ratio (0-100) and embedding cosine similarity.
+fuzzy_threshold = 92
+embedding_merge_threshold = 0.95
 """
 
 

@@ -34,8 +34,9 @@ from typing import Any
 
 from generation import kg_schema
 from generation.extraction import ChunkExtraction, Triple, TripleExtractor, overlap
-from generation.resolution import entity_id
 from kg import BatchWriter, Graph, cypher
+from retrieval.names import entity_id
+from retrieval.resolution import write_entities, write_relations
 
 from finkg.config import Settings
 
@@ -109,31 +110,29 @@ def _record_rows(done: Sequence[tuple[dict[str, Any], ChunkExtraction]], suffix:
 
 
 def _graph_rows(chunk: dict[str, Any], ex: ChunkExtraction, verify: bool, suffix: str, schema_version: str,
-                model_id: str) -> tuple[dict[str, dict], dict[str, list[dict]], list[dict]]:
-    """Entity rows by id, relationship rows by type, and MENTIONS rows for one chunk's accepted triples."""
-    entities: dict[str, dict] = {}
-    rels: dict[str, list[dict]] = {}
-    mentions: list[dict] = []
+                model_id: str) -> tuple[list[dict], list[dict]]:
+    """Entity rows (``type``, ``name``) and relationship rows (``type``, ``head``, ``tail``, ``id``,
+    ``props``) for one chunk's accepted triples, in the shapes of :mod:`retrieval.resolution`."""
+    entities: list[dict] = []
+    rels: list[dict] = []
     decisions = {v.triple: v for v in ex.verdicts if v.triple is not None}
+    sentences = chunk["sentences"]
     for t in ex.accepted(verify):
-        head = entity_id(t.head_type, t.head)
-        tail = entity_id(t.tail_type, t.tail)
-        for eid, name, typ in ((head, t.head, t.head_type), (tail, t.tail, t.tail_type)):
-            entities.setdefault(eid, {"id": eid, "name": eid.split(":", 1)[1], "type": typ})
-            mentions.append({"start": chunk["id"], "end": eid})
+        head, tail = entity_id(t.head_type, t.head), entity_id(t.tail_type, t.tail)
+        entities += [{"type": t.head_type, "name": t.head}, {"type": t.tail_type, "name": t.tail}]
         rel_type = kg_schema.RELATIONSHIP_TYPES[t.relation]
-        rid = hashlib.sha256(f"{chunk['id']}|{head}|{rel_type}|{tail}".encode()).hexdigest()[:20]
         verdict = decisions.get(t)
-        rels.setdefault(rel_type, []).append({
-            "start": head, "end": tail, "id": rid,
+        rels.append({
+            "type": rel_type, "head": head, "tail": tail,
+            "id": hashlib.sha256(f"{chunk['id']}|{head}|{rel_type}|{tail}".encode()).hexdigest()[:20],
             "props": {"chunk_id": chunk["id"], "sentence_index": t.sentence,
-                      "sentence": (chunk["sentences"] or [""])[t.sentence] if t.sentence < len(chunk["sentences"] or []) else None,
+                      "sentence": sentences[t.sentence] if t.sentence < len(sentences) else None,
                       "head_text": t.head, "tail_text": t.tail, "verified": bool(verify and verdict),
                       "verification": verdict.decision if verdict else "unverified",
-                      "verification_reason": verdict.reason if verdict else None,
+                      "verification_reason": (verdict.reason or None) if verdict else None,
                       "schema_version": schema_version, "model_id": model_id,
                       "extraction_id": f"{chunk['id']}:{suffix}"}})
-    return entities, rels, mentions
+    return entities, rels
 
 
 def extract(
@@ -201,27 +200,27 @@ def extract(
     advance = progress("verify (LLM) + write" if verify else "write", len(rows)) if progress else noop
     for part in _batches(rows, batch):
         finished = []
-        entities: dict[str, dict] = {}
-        rels: dict[str, list[dict]] = {}
-        mentions: list[dict] = []
+        entities: list[dict] = []
+        rels: list[dict] = []
+        mentioned: list[tuple[str, str]] = []
         for c in part:
             ex = proposals[c["id"]]
             if verify:
                 extractor.verify(ex, c["sentences"])
-            e, r, m = _graph_rows(c, ex, verify, suffix, schema_version, model_id)
-            entities.update(e)
-            for k, v in r.items():
-                rels.setdefault(k, []).extend(v)
-            mentions.extend(m)
+            e, r = _graph_rows(c, ex, verify, suffix, schema_version, model_id)
+            entities += e
+            rels += r
+            mentioned += [(c["id"], entity_id(x["type"], x["name"])) for x in e]
             finished.append((c, ex))
-        writer.merge_nodes("Entity", list(entities.values()), key="id")
-        for rel_type, rel_rows in sorted(rels.items()):
-            st = writer.merge_relationships(rel_type, rel_rows, start=("Entity", "id"), end=("Entity", "id"), key="id")
+        # entity resolution on write: a name merged earlier lands on its surviving entity
+        where = write_entities(graph, entities, batch_size=settings.writer_batch_size)
+        for st in write_relations(graph, writer, rels).values():
             summary.relationships_written += st.created
-        writer.merge_relationships("MENTIONS", mentions, start=("Chunk", "id"), end=("Entity", "id"))
+        writer.merge_relationships("MENTIONS", [{"start": c, "end": where[e]} for c, e in dict.fromkeys(mentioned)],
+                                   start=("Chunk", "id"), end=("Entity", "id"))
+        summary.entities_written += len(set(where.values()))
         # the record is marked done last: a crash before this line redoes the chunk (idempotently)
         writer.merge_nodes("Extraction", _record_rows(finished, suffix, "done", schema_version, model_id), key="id")
-        summary.entities_written += len(entities)
         for _c, ex in finished:
             _add(summary, ex)
         advance(len(part))

@@ -18,6 +18,9 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass
 
+from kg.cypher import ENTITY_RELATION_TYPES
+from retrieval.names import ENTITY_TYPES as STORED_ENTITY_TYPES
+
 # Bump when the prompt wording in generation/extraction.py changes (it changes what is extracted).
 PROMPT_REVISION = 1
 
@@ -136,6 +139,10 @@ EXAMPLES: tuple[Example, ...] = (
 
 
 def _check() -> None:
+    # the codes the graph stores (retrieval.names, kg.cypher) are these categories, in this order
+    if ENTITY_CODES != tuple(STORED_ENTITY_TYPES) or \
+            tuple(RELATIONSHIP_TYPES[c] for c in RELATION_CODES) != tuple(ENTITY_RELATION_TYPES):
+        raise ValueError("the schema's categories differ from the stored entity / relationship types")
     for ex in EXAMPLES:
         for n, _h, ht, rel, _t, tt in ex.triples:
             if not 1 <= n <= len(ex.sentences) or ht not in ENTITY_CODES or tt not in ENTITY_CODES \
