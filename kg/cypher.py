@@ -488,3 +488,18 @@ QUERY_VECTOR_INDEX = (
     "CALL db.index.vector.queryNodes($index, $k, $vector) YIELD node, score\n"
     "RETURN node.id AS id, score"
 )
+
+EXTRACTION_RECORDS_OF_DOCUMENTS = (
+    "MATCH (d:Document)-[:HAS_CHUNK]->(c:Chunk) WHERE d.id IN $documents AND c.kind = 'text'\n"
+    "OPTIONAL MATCH (x:Extraction {id: c.id + ':' + $suffix})\n"
+    "RETURN c.id AS chunk, x {.*} AS record ORDER BY c.id"
+)
+
+DELETE_EXTRACTIONS_OF_MODEL = (
+    "CALL () { MATCH (:Entity)-[r]->(:Entity) WHERE r.model_id = $model_id DELETE r }\n"
+    "CALL () { MATCH (x:Extraction {model_id: $model_id}) DETACH DELETE x }\n"
+    "CALL () { MATCH (e:Entity) WHERE NOT (e)-[:AFFECT|INDICATE|BELONG_TO|EQUAL_TO|MAY_LEAD_TO]-()\n"
+    "  AND NOT (e)<-[:MERGED_INTO]-() DETACH DELETE e }"
+)
+"""Forget what one model extracted: its relationships and extraction records, and the entities left
+with no relationship (and no merge record pointing at them)."""
