@@ -147,7 +147,6 @@ class Settings(BaseSettings):
     # [cluster]: entity resolution and agglomerative clustering (`finkg cluster`, finkg/knowledge.py)
     cluster_distance_threshold: float = Field(0.35, gt=0, le=2, description="cosine distance at or above which clusters do not merge")
     cluster_n_neighbors: int = Field(15, ge=1, le=200, description="k of the kNN connectivity graph and of merge candidates")
-    cluster_linkage: str = Field("average", pattern=r"^(average|complete|single)$")
     cluster_fuzzy_threshold: float = Field(92.0, gt=0, le=100, description="token-sort ratio (0-100) for a fuzzy merge")
     cluster_embedding_merge_threshold: float = Field(0.95, gt=0, le=1, description="cosine similarity for an embedding merge")
 
@@ -274,7 +273,6 @@ batch_size = 200
 # above this cosine distance stay apart (0.35: measured on XBRL line-item labels, see bench/clustering.py).
 distance_threshold = 0.35
 n_neighbors = 15
-linkage = "average"
 # Entity resolution within a type: rapidfuzz token-sort ratio (0-100) and embedding cosine similarity.
 fuzzy_threshold = 92
 embedding_merge_threshold = 0.95
