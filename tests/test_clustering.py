@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import io
-import uuid
 import zipfile
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import adjusted_rand_score
 from test_cli import finkg
-from test_resolution import embedder, ids_with, tok  # noqa: F401  (fixtures)
+from test_resolution import embedder, tok  # noqa: F401  (fixtures)
 
 from finkg import knowledge
 from kg import BatchWriter
