@@ -25,11 +25,14 @@ edge joins them. Because an average is never below the minimum, any two clusters
 distance is below the threshold ``t`` hold a pair of members closer than ``t``; so when every pair
 closer than ``t`` is a kNN edge, the result *is* exact average linkage. Where a node has more than
 ``k`` neighbours closer than ``t`` (dense regions), a merge can be missed and a group split.
-``bench/clustering.py`` measures the agreement with exact full-matrix clustering on real labels
-(adjusted Rand index, cluster counts) and the time and peak memory at 10k and 50k nodes. (scikit-
-learn's own ``AgglomerativeClustering(connectivity=...)`` was measured first: its average linkage
-averages only the graph's edges, which chains clusters together; ARI 0.44 against exact on 600
-real line-item labels, versus 1.0 here.)
+``bench/clustering.py`` measures it on real financial labels embedded with MiniLM (threshold
+0.30, k = 15, 2 shared CPU cores): against exact full-matrix clustering, adjusted Rand index 1.0000
+at 5,000 nodes and 0.9992 at 10,000 (2,272 clusters each but one); 8.4 s and 453 MB peak RSS at
+10,000 (exact: 18.7 s, 978 MB), 108 s and 1.46 GB peak RSS at 50,000, where the exact method would
+need 9.3 GiB for its condensed distance matrix alone. (scikit-learn's own
+``AgglomerativeClustering(connectivity=...)`` was tried first: its average linkage averages only
+the graph's edges, which chains clusters together: ARI 0.44 against exact on 600 real line-item
+labels, versus 1.0 here.)
 
 Labels are deterministic: the same vectors in the same order give the same labels (ties merge
 the smaller indices first); labels are numbered by their smallest member index.
