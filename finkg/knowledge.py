@@ -166,7 +166,7 @@ def ensure_vector_index(graph: Graph, dimensions: int, name: str = VECTOR_INDEX)
 def cluster_run_id(model: str, settings: Settings, ids: Sequence[str]) -> str:
     """``"cl-<12 hex>"``: a hash of the model identity, the clustering parameters and the ids."""
     h = hashlib.sha256(f"{model}|{settings.cluster_distance_threshold}|{settings.cluster_n_neighbors}|"
-                       f"{settings.cluster_linkage}".encode())
+                       "average".encode())
     for i in ids:
         h.update(i.encode() + b"\0")
     return "cl-" + h.hexdigest()[:12]
@@ -231,7 +231,6 @@ def run_cluster(graph: Graph, settings: Settings, ids: Sequence[str] | None = No
     summary.run = run = cluster_run_id(embedder.identity, settings, ids_after)
     if entities:
         labels = agglomerative_clusters(x, settings.cluster_distance_threshold, settings.cluster_n_neighbors,
-                                        settings.cluster_linkage,
                                         progress=_tick(progress, "clustering", 2 * len(entities)))
         reps = representatives(x, labels)
         sizes = np.bincount(labels)

@@ -8,41 +8,46 @@ pair (head cluster, tail cluster). Pure functions on numpy arrays; the graph sid
 **Why not the textbook algorithm.** Exact average-linkage clustering needs every pairwise
 distance: for 50,000 nodes that is 1.25e9 distances, 10 GB as scipy's condensed float64 matrix
 (20 GB as a square one), over an 8 GB budget. :func:`agglomerative_clusters` is
-**connectivity-constrained** average linkage instead:
+**connectivity-constrained average linkage with exact linkage distances**:
 
-1. an exact k-nearest-neighbour graph by cosine (:func:`knn`, blocked matrix products: memory
-   ``block_rows x n`` floats at a time, O(n * k) kept), made symmetric;
-2. its connected components are clustered separately (no cluster can span two components);
-3. within each component, scikit-learn's ``AgglomerativeClustering(metric="cosine",
-   linkage="average", distance_threshold=t, connectivity=<the kNN graph>)``: two clusters may
-   merge only when an edge of the graph joins them, and the distance between clusters is
-   scikit-learn's size-weighted average of the *edge* distances between them (not of all
-   member pairs).
+1. an exact k-nearest-neighbour graph by cosine (:func:`knn`: blocked matrix products, memory
+   ``block_rows x n`` floats at a time, O(n * k) kept), made symmetric; it says which clusters
+   may merge (two clusters are adjacent when an edge joins a member of each);
+2. the linkage distance between two adjacent clusters is their **exact** average cosine distance,
+   computed from the clusters' vector sums: for unit vectors, the mean of ``1 - u.v`` over all
+   pairs of A x B is ``1 - (sum_A . sum_B) / (|A| |B|)``, so no pairwise matrix is needed;
+3. the closest adjacent pair below the threshold merges (a heap with lazy deletion, as in the
+   generic algorithm of Müllner 2011), until no adjacent pair is closer than the threshold.
 
-Memory is O(n * k) instead of O(n^2). **What it changes against exact clustering:** (a) two
-clusters whose members are never among each other's k nearest neighbours are never merged, even
-when their exact average distance is below the threshold (this splits loose, elongated groups);
-(b) the linkage distance is the average over neighbour edges, which are the closest pairs, so it
-is smaller than the exact average and a constrained merge can happen where the exact one would
-stop (this joins chains of close neighbours). ``bench/clustering.py`` measures the net effect
-against exact full-matrix clustering on the same real labels (adjusted Rand index, number of
-clusters) and the time and peak memory at 10k and 50k nodes.
+Memory is O(n * (k + d)); time O(n * k * d) for the graph plus the merges. **What it changes
+against exact clustering:** only which pairs are *considered*: two clusters merge only when a kNN
+edge joins them. Because an average is never below the minimum, any two clusters whose average
+distance is below the threshold ``t`` hold a pair of members closer than ``t``; so when every pair
+closer than ``t`` is a kNN edge, the result *is* exact average linkage. Where a node has more than
+``k`` neighbours closer than ``t`` (dense regions), a merge can be missed and a group split.
+``bench/clustering.py`` measures it on real financial labels embedded with MiniLM (threshold
+0.30, k = 15, 2 shared CPU cores): against exact full-matrix clustering, adjusted Rand index 1.0000
+at 5,000 nodes and 0.9992 at 10,000 (2,272 clusters each but one); 8.4 s and 453 MB peak RSS at
+10,000 (exact: 18.7 s, 978 MB), 108 s and 1.46 GB peak RSS at 50,000, where the exact method would
+need 9.3 GiB for its condensed distance matrix alone. (scikit-learn's own
+``AgglomerativeClustering(connectivity=...)`` was tried first: its average linkage averages only
+the graph's edges, which chains clusters together: ARI 0.44 against exact on 600 real line-item
+labels, versus 1.0 here.)
 
-Labels are deterministic: the same vectors in the same order give the same labels; labels are
-numbered by their smallest member index (the cluster of row 0 is 0).
+Labels are deterministic: the same vectors in the same order give the same labels (ties merge
+the smaller indices first); labels are numbered by their smallest member index.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+import heapq
+
 import numpy as np
-from scipy import sparse
-from scipy.sparse.csgraph import connected_components
 from sklearn.cluster import AgglomerativeClustering
 
 Progress = Callable[[int], None]
-LINKAGES = ("average", "complete", "single")
 
 
 def _check_vectors(x: np.ndarray) -> np.ndarray:
@@ -97,15 +102,6 @@ def knn(x: np.ndarray, k: int, block_rows: int = 1024,
     return indices, sims
 
 
-def connectivity_graph(indices: np.ndarray) -> sparse.csr_matrix:
-    """The symmetric kNN graph as a sparse boolean ``(n, n)`` matrix: ``i ~ j`` when either is
-    among the other's neighbours (``indices`` as returned by :func:`knn`)."""
-    n, k = indices.shape
-    rows = np.repeat(np.arange(n), k)
-    graph = sparse.csr_matrix((np.ones(n * k, dtype=bool), (rows, indices.ravel())), shape=(n, n))
-    return (graph + graph.T).tocsr()
-
-
 def canonical_labels(labels: np.ndarray) -> np.ndarray:
     """Renumber cluster labels ``0..c-1`` in the order of each cluster's smallest member index."""
     labels = np.asarray(labels)
@@ -121,64 +117,90 @@ def agglomerative_clusters(
     x: np.ndarray,
     distance_threshold: float,
     n_neighbors: int = 15,
-    linkage: str = "average",
     block_rows: int = 1024,
     progress: Progress | None = None,
 ) -> np.ndarray:
-    """Connectivity-constrained agglomerative clustering on cosine distance (see the module
-    docstring for the method, its memory and what it changes against exact clustering).
+    """Average-linkage agglomerative clustering on cosine distance, constrained to a kNN graph, with
+    exact linkage distances (see the module docstring for the method, its memory and what it
+    changes against exact clustering). Clusters merge while their distance is below the threshold
+    (scikit-learn's ``distance_threshold`` meaning).
 
     Args:
         x: float array ``(n, d)`` of L2-normalized embeddings.
-        distance_threshold: cosine distance (``1 - cosine similarity``, in [0, 2]) at or above
-            which clusters are not merged (scikit-learn's meaning).
-        n_neighbors: k of the kNN connectivity graph (>= 1); more neighbours approach exact
-            clustering at more memory and time.
-        linkage: ``average`` (seed 004 / the default), ``complete`` or ``single``.
+        distance_threshold: cosine distance (``1 - cosine similarity``, in (0, 2]).
+        n_neighbors: k of the kNN graph (>= 1); more neighbours approach exact clustering at more
+            memory and time.
         block_rows: rows per block of the kNN search.
-        progress: called with a count of rows done (kNN rows, then clustered rows; total ``2n``).
+        progress: called with counts of work done (kNN rows, then merges; total ``2n``).
 
     Returns:
         int64 labels of shape ``(n,)``, numbered by smallest member index (:func:`canonical_labels`).
 
     Raises:
-        ValueError: a threshold outside (0, 2], ``n_neighbors < 1``, an unknown linkage, or
-            vectors that are not a finite 2-d array.
+        ValueError: a threshold outside (0, 2], ``n_neighbors < 1``, or vectors that are not a
+            finite 2-d array.
     """
     x = _check_vectors(x)
     if not 0 < distance_threshold <= 2:
         raise ValueError(f"distance_threshold {distance_threshold}: a cosine distance in (0, 2]")
     if n_neighbors < 1:
         raise ValueError("n_neighbors must be >= 1")
-    if linkage not in LINKAGES:
-        raise ValueError(f"linkage {linkage!r}: expected one of {LINKAGES}")
     n = len(x)
+    tick = progress or (lambda k: None)
     if n <= 1:
-        if progress is not None:
-            progress(2 * n)
+        tick(2 * n)
         return np.zeros(n, dtype=np.int64)
-    indices, _ = knn(x, n_neighbors, block_rows, progress)
-    graph = connectivity_graph(indices)
-    n_comp, comp = connected_components(graph, directed=False)
-    labels = np.empty(n, dtype=np.int64)
-    order = np.argsort(comp, kind="stable")
-    bounds = np.searchsorted(comp[order], np.arange(n_comp + 1))
-    next_label = 0
-    for c in range(n_comp):
-        members = order[bounds[c]:bounds[c + 1]]
-        if len(members) == 1:
-            labels[members] = next_label
-            next_label += 1
-        else:
-            model = AgglomerativeClustering(n_clusters=None, distance_threshold=distance_threshold,
-                                            metric="cosine", linkage=linkage,
-                                            connectivity=graph[members][:, members])
-            sub = model.fit_predict(x[members])
-            labels[members] = next_label + sub
-            next_label += int(sub.max()) + 1
-        if progress is not None:
-            progress(len(members))
-    return canonical_labels(labels)
+    indices, sims = knn(x, n_neighbors, block_rows, progress)
+    t = float(distance_threshold)
+    adjacent: list[set[int]] = [set() for _ in range(n)]
+    close: dict[tuple[int, int], float] = {}
+    for i in range(n):
+        for j, s in zip(indices[i].tolist(), sims[i].tolist()):
+            adjacent[i].add(j)
+            adjacent[j].add(i)
+            if 1.0 - s < t:
+                close.setdefault((min(i, j), max(i, j)), 1.0 - s)
+    heap = [(d, a, b, 0, 0) for (a, b), d in close.items()]
+    heapq.heapify(heap)
+    sums = x.astype(np.float64)
+    sizes = np.ones(n, dtype=np.float64)
+    version = [0] * n
+    parent = np.arange(n)
+    done = 0
+    while heap:
+        _, a, b, va, vb = heapq.heappop(heap)
+        if version[a] != va or version[b] != vb or parent[a] != a or parent[b] != b:
+            continue  # a stale entry: one side merged since it was pushed
+        # merge b into a (a < b keeps ids deterministic)
+        parent[b] = a
+        sums[a] += sums[b]
+        sizes[a] += sizes[b]
+        version[a] += 1
+        for c in adjacent[b]:
+            adjacent[c].discard(b)
+            if c != a:
+                adjacent[c].add(a)
+        merged = adjacent[a] | adjacent[b]
+        merged.discard(a)
+        merged.discard(b)
+        adjacent[a], adjacent[b] = merged, set()
+        if merged:
+            nb = np.fromiter(merged, dtype=np.int64, count=len(merged))
+            dist = 1.0 - (sums[nb] @ sums[a]) / (sizes[nb] * sizes[a])
+            for c, d in zip(nb[dist < t].tolist(), dist[dist < t].tolist()):
+                lo, hi = (a, c) if a < c else (c, a)
+                heapq.heappush(heap, (d, lo, hi, version[lo], version[hi]))
+        done += 1
+        if done % 1000 == 0:
+            tick(1000)
+    tick(n - (done - done % 1000))
+    roots = parent.copy()
+    while True:
+        nxt = roots[roots]
+        if np.array_equal(nxt, roots):
+            break
+        roots = nxt
+    return canonical_labels(roots)
 
 
 def exact_agglomerative_clusters(x: np.ndarray, distance_threshold: float,

@@ -16,6 +16,12 @@ only among entities of the **same type** (the type is part of an entity's identi
 3. ``fuzzy``: rapidfuzz ``token_sort_ratio`` of the keys >= ``fuzzy_threshold`` (0-100).
 4. ``embedding``: cosine similarity of the name embeddings >= ``embedding_merge_threshold``.
 
+Default thresholds (92, 0.95) were read off ``bench/clustering.py --sweep``: among 26,624 guarded
+kNN pairs of 5,000 real line-item labels, 987 pass fuzzy >= 92 and 1,170 pass embedding >= 0.95,
+and 62% / 66% of them carry the same XBRL tag. That share is a floor: most of the others are one
+line item under two tags ("other expense" / "other expenses", "total revenues net" / "total net
+revenues"); a real miss seen is "dividends paid on common shares" / "... in common shares".
+
 Fuzzy and embedding candidates are the pairs of the exact cosine k-nearest-neighbour graph
 (``retrieval.clustering.knn``: blocking, O(n * k) comparisons instead of O(n^2)); a pair merges only
 when :func:`~retrieval.names.name_guard` agrees (same numbers, same direction words: "CPI above 3%"
