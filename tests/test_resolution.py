@@ -3,7 +3,7 @@ MiniLM model: normalization, exact duplicates across writes, fuzzy/embedding/ide
 within a type, merge records, relationships moved with their properties, redirects of merged names.
 
 The embedding model comes from ``[embedding] model_path`` / ``FINKG_EMBEDDING_MODEL_PATH``, else
-``~/.cache/finkg/models/all-MiniLM-L6-v2``. Every entity name carries a token unique to the test
+all-MiniLM-L6-v2 from ``finkg models install`` (installed if missing). Every entity name carries a token unique to the test
 (``zq<hex>``); the test's entities, merge records and companies are deleted afterwards.
 """
 
@@ -17,18 +17,18 @@ import numpy as np
 import pytest
 
 from finkg import knowledge
+from conftest import minilm_dir
 from kg import BatchWriter
 from retrieval import resolution
 from retrieval.embeddings import make_embedder
 from retrieval.names import company_key, entity_id, name_guard, normalize_name
 
-DEFAULT_MINILM = Path.home() / ".cache" / "finkg" / "models" / "all-MiniLM-L6-v2"
 
 
 @pytest.fixture(scope="session")
 def embedder(settings):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    path = settings.embedding_model_path or DEFAULT_MINILM
+    path = settings.embedding_model_path or minilm_dir()
     assert Path(path).is_dir(), (
         f"no embedding model at {path}: set [embedding] model_path or FINKG_EMBEDDING_MODEL_PATH to a "
         "sentence-transformers directory (all-MiniLM-L6-v2)")
