@@ -9,9 +9,10 @@ FOMC statement from ../shared/data/fomc-statements) are completed
    cache disabled (JSON parsing, schema check, usage accounting included),
 
 on the same ``Llama`` object, prompt by prompt in ABBA order (who goes first alternates) so
-machine load swings and the KV prefix left by the previous call fall on both paths alike. It prints completion tokens/s of each, the client's overhead
-(target: <= 20 %) and the time spent in the client outside the backend call (ms per call). Then it runs the prompts twice through a client with a fresh disk cache and
-prints the backend calls of the second pass (must be 0).
+machine load swings and the KV prefix left by the previous call fall on both paths alike. It
+prints completion tokens/s of each, the client's overhead (target: <= 20 %) and the time spent
+in the client outside the backend call (ms per call). Then it runs the prompts twice through a
+client with a fresh disk cache and prints the backend calls of the second pass (must be 0).
 
     python bench/llm_throughput.py                 # Qwen2.5-Coder-1.5B Q4_K_M (`finkg models install --all`)
     python bench/llm_throughput.py --model PATH.gguf --n 10
