@@ -8,10 +8,11 @@ FOMC statement from ../shared/data/fomc-statements) are completed
 2. by :class:`generation.llm.LLMClient` over :class:`generation.llm.LlamaCppBackend` with the
    cache disabled (JSON parsing, schema check, usage accounting included),
 
-on the same ``Llama`` object, in alternating blocks (raw, client, client, raw) so warm-up and
-machine load fall on both. It prints completion tokens/s of each and the client's overhead
-(target: <= 20 %). Then it runs the prompts twice through a client with a fresh disk cache and
-prints the backend calls of the second pass (must be 0).
+on the same ``Llama`` object, prompt by prompt in ABBA order (who goes first alternates) so
+machine load swings and the KV prefix left by the previous call fall on both paths alike. It
+prints completion tokens/s of each, the client's overhead (target: <= 20 %) and the time spent
+in the client outside the backend call (ms per call). Then it runs the prompts twice through a
+client with a fresh disk cache and prints the backend calls of the second pass (must be 0).
 
     python bench/llm_throughput.py                 # Qwen2.5-Coder-1.5B Q4_K_M (`finkg models install --all`)
     python bench/llm_throughput.py --model PATH.gguf --n 10
@@ -21,7 +22,6 @@ prints the backend calls of the second pass (must be 0).
 from __future__ import annotations
 
 import argparse
-import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -110,27 +110,30 @@ def main() -> None:
         return res.completion_tokens, res.text
 
     raw_call(prompts[0])  # warm-up (not counted)
-    totals = {"raw llama.cpp": [0, 0.0], "finkg LLMClient": [0, 0.0]}
-    texts: dict[str, list[str]] = {k: [] for k in totals}
-    per_block: dict[str, list[float]] = {k: [] for k in totals}
-    order = ["raw llama.cpp", "finkg LLMClient", "finkg LLMClient", "raw llama.cpp"]
+    names = ("raw llama.cpp", "finkg LLMClient")
     calls = {"raw llama.cpp": raw_call, "finkg LLMClient": client_call}
+    totals = {k: [0, 0.0] for k in names}
+    texts: dict[str, list[str]] = {k: [] for k in names}
+    backend_s = 0.0
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console) as bar:
-        for block, name in enumerate(order):
-            task = bar.add_task(f"block {block + 1}/4: {name}", total=len(prompts))
-            tokens, seconds = 0, 0.0
-            for m in prompts:
-                t = time.perf_counter()
-                n, text = calls[name](m)
-                seconds += time.perf_counter() - t
-                tokens += n
-                if block < 2:
-                    texts[name].append(text)
-                bar.advance(task)
-            totals[name][0] += tokens
-            totals[name][1] += seconds
-            per_block[name].append(tokens / seconds)
+        task = bar.add_task("raw and client, prompt by prompt", total=2 * 2 * len(prompts))
+        for rnd in range(2):
+            for i, m in enumerate(prompts):
+                # ABBA: who goes first alternates, so load swings and the KV prefix left by the
+                # previous call fall on both paths alike
+                for name in (names if (i + rnd) % 2 == 0 else names[::-1]):
+                    if name == names[1]:
+                        before = client.usage.seconds
+                    t = time.perf_counter()
+                    n, text = calls[name](m)
+                    totals[name][1] += time.perf_counter() - t
+                    totals[name][0] += n
+                    if name == names[1]:
+                        backend_s += client.usage.seconds - before
+                    if rnd == 0:
+                        texts[name].append(text)
+                    bar.advance(task)
 
     # the cache: two passes through a client with a fresh disk cache
     with tempfile.TemporaryDirectory() as tmp:
@@ -144,22 +147,21 @@ def main() -> None:
             d = cached.usage - before
             passes.append((d.calls, d.cache_hits, time.perf_counter() - t))
 
-    table = Table(title=f"{model.name}: {args.n} prompts x 2 blocks each, max_tokens {args.max_tokens}, "
+    table = Table(title=f"{model.name}: {args.n} prompts x 2 rounds, max_tokens {args.max_tokens}, "
                         f"{args.threads} threads")
-    for c in ("path", "completion tokens", "seconds", "tokens/s", "tokens/s per block"):
+    for c in ("path", "calls", "completion tokens", "seconds", "tokens/s"):
         table.add_column(c)
     tps = {}
     for name, (tok, sec) in totals.items():
         tps[name] = tok / sec
-        table.add_row(name, f"{tok:,}", f"{sec:.1f}", f"{tps[name]:.2f}",
-                      ", ".join(f"{x:.2f}" for x in per_block[name]))
+        table.add_row(name, str(2 * len(prompts)), f"{tok:,}", f"{sec:.1f}", f"{tps[name]:.2f}")
     console.print(table)
     overhead = (tps["raw llama.cpp"] - tps["finkg LLMClient"]) / tps["raw llama.cpp"] * 100
     same = sum(a == b.strip() for a, b in zip(texts["finkg LLMClient"], texts["raw llama.cpp"]))
+    in_client_ms = (totals["finkg LLMClient"][1] - backend_s) / (2 * len(prompts)) * 1000
     console.print(f"client overhead: {overhead:+.1f} % of raw tokens/s (target <= 20 %); identical answers: "
-                  f"{same}/{len(prompts)}; median block tokens/s raw "
-                  f"{statistics.median(per_block['raw llama.cpp']):.2f}, client "
-                  f"{statistics.median(per_block['finkg LLMClient']):.2f}")
+                  f"{same}/{len(prompts)}; time spent in the client outside the backend call: "
+                  f"{in_client_ms:.2f} ms per call")
     console.print(f"model load {load_s:.1f} s; model identity ({model_id[:21]}...) {hash_s:.2f} s, once per process")
     for i, (n_calls, hits, sec) in enumerate(passes, 1):
         console.print(f"cache pass {i}: {n_calls} backend calls, {hits} cache hits, {sec:.2f} s")
