@@ -378,6 +378,16 @@ def models_install(
                          "FINKG_EMBEDDING_MODEL_PATH) to a path above"))
 
 
+@models_app.command("path")
+def models_path(name: Annotated[str, typer.Argument(help="A registry name, e.g. qwen2.5-coder-1.5b-instruct-q4_k_m.")]) -> None:
+    """Print an installed model's path (for scripts: FINKG_LLM_MODEL_PATH=$(finkg models path NAME)); exit 1 if absent."""
+    models.spec(name)  # an unknown name is an error naming the known ones
+    path = models.installed_path(name, models.models_dir(settings()))
+    if path is None:
+        raise models.ModelInstallError(f"{name} is not installed: run `finkg models install --only {name}`")
+    print(path)
+
+
 @models_app.command("list")
 def models_list(
     check: Annotated[bool, typer.Option("--check/--no-check", help="Hash installed files against their install record (about 1 s per GB).")] = True,

@@ -64,7 +64,6 @@ class ExtractSummary:
     """Totals of one ``finkg extract`` run (the closing table)."""
 
     chunks: int = 0
-    chunks_skipped_done: int = 0
     sentences_sent: int = 0
     sentences_skipped: int = 0
     proposed: int = 0
@@ -86,7 +85,7 @@ class ExtractSummary:
     def rows(self) -> list[dict[str, Any]]:
         """One row for the summary table."""
         rate = self.completion_tokens / self.seconds if self.seconds else 0.0
-        return [{"chunks": self.chunks, "already done": self.chunks_skipped_done,
+        return [{"chunks to do": self.chunks,
                  "sentences sent": self.sentences_sent, "skipped (boilerplate, overlap)": self.sentences_skipped,
                  "triples proposed": self.proposed, "rejected (checks)": self.rejected,
                  "verified": self.verified, "of which fixed": self.fixed, "dropped": self.dropped,
@@ -152,7 +151,7 @@ def extract(
     Args:
         graph: the connection. settings: ``[extract]`` keys (sentences per call, max tokens, batch).
         client: a :class:`generation.llm.LLMClient`; its model identity is part of the record ids.
-        families: only chunks of documents of these source families (e.g. ``["fomc"]``).
+        families: only chunks of documents of these source families (e.g. ``["central_bank"]``).
         documents: only these Document ids. limit: at most this many pending chunks.
         verify: run the verification pass (seed 004 §3.1 phase 3); ``False`` writes the proposals
             unverified (``verified: false``) under a separate record id.

