@@ -1,7 +1,7 @@
 """Seed 004 §3.1 benchmark: LLM triple extraction on FOMC statements, through finkg vs raw llama.cpp.
 
-1. Ingests the FOMC statements (default: the 10 gold-set statements shipped in data/; ``--all``:
-   the 160 statements of ../shared/data/fomc-statements) and runs ``finkg extract`` (extraction and
+1. Ingests the FOMC statements (default: the 18 ``*.txt`` statements shipped in data/, the 10 of the
+   gold set among them; ``--all``: the 160 statements of ../shared/data/fomc-statements) and runs ``finkg extract`` (extraction and
    verification) with a fresh LLM cache: chunks, sentences sent, LLM calls, tokens in/out, seconds,
    completion tokens/s, seconds per statement and the projected time for all 160 statements.
 2. Baseline in the same run: the very same extraction prompts (the chunks' sentence groups) sent
