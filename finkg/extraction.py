@@ -259,7 +259,9 @@ def stored_stages(graph: Graph, model_id: str, verify: bool, statements: Sequenc
     documents = [FOMC_STATEMENT_PREFIX + s for s in statements]
     out: dict[str, dict[str, list[Triple]]] = {}
     offsets: dict[str, int] = {}
-    for r in graph.read(cypher.EXTRACTIONS_OF_DOCUMENTS, {"documents": documents, "suffix": suffix}):
+    for r in graph.read(cypher.EXTRACTION_RECORDS_OF_DOCUMENTS, {"documents": documents, "suffix": suffix}):
+        if r["record"] is None:
+            continue
         statement = r["document"].removeprefix(FOMC_STATEMENT_PREFIX)
         rec, offset = r["record"], offsets.get(statement, 0)
         offsets[statement] = offset + len(r["sentences"] or [])

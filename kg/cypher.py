@@ -294,14 +294,6 @@ TEXT_CHUNKS_FOR_EXTRACTION = (
     "LIMIT coalesce($limit, 10000000)"
 )
 
-EXTRACTIONS_OF_DOCUMENTS = (
-    "MATCH (d:Document)-[:HAS_CHUNK]->(c:Chunk)\n"
-    "WHERE d.id IN $documents\n"
-    "MATCH (x:Extraction {id: c.id + ':' + $suffix})\n"
-    "RETURN d.id AS document, c.id AS chunk, c.sentences AS sentences, x {.*} AS record\n"
-    "ORDER BY d.id, c.seq"
-)
-
 
 # --------------------------------------------------------------------------- text ingest
 
@@ -492,8 +484,10 @@ QUERY_VECTOR_INDEX = (
 EXTRACTION_RECORDS_OF_DOCUMENTS = (
     "MATCH (d:Document)-[:HAS_CHUNK]->(c:Chunk) WHERE d.id IN $documents AND c.kind = 'text'\n"
     "OPTIONAL MATCH (x:Extraction {id: c.id + ':' + $suffix})\n"
-    "RETURN c.id AS chunk, x {.*} AS record ORDER BY c.id"
+    "RETURN d.id AS document, c.id AS chunk, c.sentences AS sentences, x {.*} AS record\n"
+    "ORDER BY d.id, c.seq, c.id"
 )
+"""Each text chunk of the documents with its (:Extraction) record for ``suffix`` (null when none)."""
 
 DELETE_EXTRACTIONS_OF_MODEL = (
     "CALL () { MATCH (:Entity)-[r]->(:Entity) WHERE r.model_id = $model_id DELETE r }\n"
