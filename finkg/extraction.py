@@ -83,16 +83,18 @@ class ExtractSummary:
     drop_reasons: dict[str, int] = field(default_factory=dict)
 
     def rows(self) -> list[dict[str, Any]]:
-        """One row for the summary table."""
+        """The closing table, one ``{"measure", "value"}`` row per total (reads well in a narrow terminal)."""
         rate = self.completion_tokens / self.seconds if self.seconds else 0.0
-        return [{"chunks to do": self.chunks,
-                 "sentences sent": self.sentences_sent, "skipped (boilerplate, overlap)": self.sentences_skipped,
-                 "triples proposed": self.proposed, "rejected (checks)": self.rejected,
-                 "verified": self.verified, "of which fixed": self.fixed, "dropped": self.dropped,
-                 "failed calls": self.failures, "repaired answers": self.repaired, "entities": self.entities_written,
-                 "relationships": self.relationships_written, "LLM calls": self.calls,
-                 "cached": self.cached_calls, "tokens in/out": f"{self.prompt_tokens}/{self.completion_tokens}",
-                 "out tok/s": f"{rate:.1f}", "seconds": f"{self.seconds:.1f}"}]
+        values = {"chunks to do": self.chunks, "sentences sent": self.sentences_sent,
+                  "sentences skipped (boilerplate, overlap)": self.sentences_skipped,
+                  "triples proposed": self.proposed, "rejected by the checks": self.rejected,
+                  "verified (kept or fixed)": self.verified, "of which fixed": self.fixed, "dropped": self.dropped,
+                  "failed calls (raw answer recorded)": self.failures, "repaired answers": self.repaired,
+                  "entities written": self.entities_written, "relationships created": self.relationships_written,
+                  "LLM calls": self.calls, "answered from the cache": self.cached_calls,
+                  "tokens in / out": f"{self.prompt_tokens} / {self.completion_tokens}",
+                  "completion tokens/s": f"{rate:.1f}", "seconds": f"{self.seconds:.1f}"}
+        return [{"measure": k, "value": v} for k, v in values.items()]
 
 
 def _batches(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
