@@ -114,7 +114,8 @@ STEPS: tuple[SchemaStep, ...] = (
     SchemaStep(
         2,
         "Knowledge-graph construction (seed 004, section 3.1): the stored extraction schema, one "
-        "extraction record per chunk, entity merges, and lookups by availability time, type and cluster",
+        "extraction record per chunk, entity merges, and lookups by availability time, chunk kind, "
+        "source family, entity type and cluster",
         (
             _u("KGSchema", "version"),
             _u("Extraction", "id"),
@@ -122,6 +123,9 @@ STEPS: tuple[SchemaStep, ...] = (
             SchemaObject("chunk_available_at", "range", "Chunk", ("available_at",)),
             SchemaObject("entity_type", "range", "Entity", ("type",)),
             SchemaObject("entity_cluster", "range", "Entity", ("cluster",)),
+            SchemaObject("chunk_kind", "range", "Chunk", ("kind",)),
+            SchemaObject("chunk_source_family", "range", "Chunk", ("source_family",)),
+            SchemaObject("document_source_family", "range", "Document", ("source_family",)),
         ),
     ),
 )
