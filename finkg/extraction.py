@@ -211,7 +211,7 @@ def extract(
             e, r = _graph_rows(c, ex, verify, suffix, schema_version, model_id)
             entities += e
             rels += r
-            mentioned += [(c["id"], entity_id(x["type"], x["name"])) for x in e]
+            mentioned += [(c["id"], x) for rel in r for x in (rel["head"], rel["tail"])]
             finished.append((c, ex))
         # entity resolution on write: a name merged earlier lands on its surviving entity
         where = write_entities(graph, entities, batch_size=settings.writer_batch_size)

@@ -287,9 +287,12 @@ def check_candidate(item: Any, sentence_numbers: Sequence[int], sentences: Seque
     return Triple(idx, head, ht, rel, tail, tt), ""
 
 
-def parse_triples(data: Any, sentence_numbers: Sequence[int], sentences: Sequence[str]
-                  ) -> tuple[list[Triple], list[dict[str, Any]]]:
+def parse_triples(data: Any, sentence_numbers: Sequence[int], sentences: Sequence[str],
+                  seen: set[tuple[str, str, str]] | None = None) -> tuple[list[Triple], list[dict[str, Any]]]:
     """The valid, de-duplicated triples of one extraction answer, and the rejected items with reasons.
+
+    ``seen`` holds the :meth:`Triple.key` of triples accepted before (earlier answers for the same
+    chunk); it is updated, so a triple repeated across answers is rejected as ``duplicate`` too.
 
     Raises:
         ValueError: ``data`` is not ``{"triples": [...]}`` (the caller records the raw answer).
@@ -298,7 +301,7 @@ def parse_triples(data: Any, sentence_numbers: Sequence[int], sentences: Sequenc
         raise ValueError('the answer is not {"triples": [...]}')
     accepted: list[Triple] = []
     rejected: list[dict[str, Any]] = []
-    seen: set[tuple[str, str, str]] = set()
+    seen = set() if seen is None else seen
     for item in data["triples"]:
         triple, reason = check_candidate(item, sentence_numbers, sentences)
         if triple is not None and triple.key() in seen:
@@ -484,16 +487,11 @@ class TripleExtractor:
                 continue
             out.count(res, "extract")
             try:
-                triples, rejected = parse_triples(res.data, group, sentences)
+                triples, rejected = parse_triples(res.data, group, sentences, seen)
             except ValueError as exc:
                 out.failures.append({"stage": "extract", "sentences": group, "error": str(exc), "raw": res.text[:2000]})
                 continue
-            for t in triples:
-                if t.key() in seen:
-                    rejected.append({"item": asdict(t), "reason": "duplicate"})
-                else:
-                    seen.add(t.key())
-                    out.proposed.append(t)
+            out.proposed.extend(triples)
             out.rejected.extend(rejected)
         return out
 

@@ -86,6 +86,10 @@ def test_parse_keeps_every_rejected_item_with_its_reason():
     triples, rejected = parse_triples(data, [2, 1], S)
     assert [t.sentence for t in triples] == [2, 1]
     assert [r["reason"] for r in rejected] == ["duplicate", "unknown_relation"]
+    seen: set = set()
+    parse_triples({"triples": [item()]}, [2], S, seen)  # an earlier answer for the same chunk
+    again, why = parse_triples({"triples": [item()]}, [2], S, seen)
+    assert again == [] and [r["reason"] for r in why] == ["duplicate"]
     with pytest.raises(ValueError):
         parse_triples({"answer": []}, [2], S)
 
