@@ -68,7 +68,17 @@ def _stage(bar):
 
     def stage(name: str, total: int):
         task = bar.add_task(name, total=total or None)
-        return lambda n: bar.advance(task, n)
+        spent = 0
+
+        def advance(n: int, tokens: int | None = None) -> None:
+            nonlocal spent
+            if tokens is None:
+                bar.advance(task, n)
+            else:  # an LLM stage: the bar shows tokens/s too
+                spent += tokens
+                bar.update(task, advance=n, tokens=spent)
+
+        return advance
 
     return stage
 

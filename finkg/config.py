@@ -155,6 +155,8 @@ class Settings(BaseSettings):
     extract_sentences_per_call: int = Field(4, ge=1, description="sentences numbered in one extraction call")
     extract_max_tokens: int = Field(384, ge=16, description="completion cap per extraction call")
     extract_batch_chunks: int = Field(8, ge=1, description="chunks per committed batch (resume granularity)")
+    extract_reuse_sentences: bool = Field(True, description="answer a sentence identical to one extracted before "
+                                          "(same schema and model) from that answer instead of a new LLM call")
 
     # [text]: text ingest (`finkg ingest text`): token-aware chunking of FOMC statements, filing text
     # and tweets (ingest/chunking.py); 240 tokens fit all-MiniLM-L6-v2's 256-token window with its
@@ -304,10 +306,13 @@ batch_size = 200
 
 [extract]
 # LLM triple extraction (`finkg extract`, seed 004 section 3.1): sentences numbered in one call (more:
-# fewer calls, longer answers), the completion cap per call, and chunks per committed batch.
+# fewer calls, longer answers), the completion cap per call, and chunks per committed batch;
+# reuse_sentences: a sentence identical to one already extracted (FOMC statements repeat many) takes
+# over that sentence's triples and verdicts instead of a new call.
 sentences_per_call = 4
 max_tokens = 384
 batch_chunks = 8
+reuse_sentences = true
 
 [text]
 # Text ingest (`finkg ingest text`): sentences are packed into chunks of at most chunk_tokens tokens;

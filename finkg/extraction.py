@@ -33,14 +33,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from generation import kg_schema
-from generation.extraction import ChunkExtraction, Triple, TripleExtractor, overlap
+from generation.extraction import ChunkExtraction, SentenceMemo, Triple, TripleExtractor, overlap
 from kg import BatchWriter, Graph, cypher
 from retrieval.names import entity_id
 from retrieval.resolution import write_entities, write_relations
 
 from finkg.config import Settings
 
-StageProgress = Callable[[str, int], Callable[[int], None]]
+StageProgress = Callable[[str, int], Callable[..., None]]  # advance(n, tokens=completion tokens spent)
 
 
 def extraction_suffix(schema_version: str, model_id: str, verify: bool) -> str:
@@ -66,6 +66,8 @@ class ExtractSummary:
     chunks: int = 0
     sentences_sent: int = 0
     sentences_skipped: int = 0
+    sentences_reused: int = 0
+    verdicts_reused: int = 0
     proposed: int = 0
     rejected: int = 0
     verified: int = 0
@@ -87,8 +89,10 @@ class ExtractSummary:
         rate = self.completion_tokens / self.seconds if self.seconds else 0.0
         values = {"chunks to do": self.chunks, "sentences sent": self.sentences_sent,
                   "sentences skipped (boilerplate, overlap)": self.sentences_skipped,
+                  "sentences reused (identical sentence extracted before)": self.sentences_reused,
                   "triples proposed": self.proposed, "rejected by the checks": self.rejected,
                   "verified (kept or fixed)": self.verified, "of which fixed": self.fixed, "dropped": self.dropped,
+                  "verdicts reused": self.verdicts_reused,
                   "failed calls (raw answer recorded)": self.failures, "repaired answers": self.repaired,
                   "entities written": self.entities_written, "relationships created": self.relationships_written,
                   "LLM calls": self.calls, "answered from the cache": self.cached_calls,
@@ -158,7 +162,8 @@ def extract(
         verify: run the verification pass (seed 004 §3.1 phase 3); ``False`` writes the proposals
             unverified (``verified: false``) under a separate record id.
         redo: re-extract chunks already done (the LLM cache still answers repeated calls).
-        progress: ``progress(stage, total)`` returning an ``advance(n)`` callback.
+        progress: ``progress(stage, total)`` returning an ``advance(n, tokens=...)`` callback (chunks
+            done, completion tokens they cost: the bar shows chunks/s and tokens/s).
 
     Returns:
         :class:`ExtractSummary` of this run.
@@ -172,8 +177,12 @@ def extract(
     model_id = client.model_id
     suffix = extraction_suffix(schema_version, model_id, verify)
     writer = BatchWriter(graph, batch_size=settings.writer_batch_size)
+    memo = SentenceMemo() if settings.extract_reuse_sentences else None
+    if memo is not None and not redo:  # what earlier runs extracted answers identical sentences now
+        for r in graph.read(cypher.EXTRACTION_RECORDS_OF_SUFFIX, {"suffix": suffix}):
+            memo.add(list(r["sentences"] or []), ChunkExtraction.from_record(r["chunk"], r["record"]))
     extractor = TripleExtractor(client, sentences_per_call=settings.extract_sentences_per_call,
-                                max_tokens=settings.extract_max_tokens)
+                                max_tokens=settings.extract_max_tokens, memo=memo)
     rows = graph.read(cypher.TEXT_CHUNKS_FOR_EXTRACTION, {
         "families": list(families) if families else None, "documents": list(documents) if documents else None,
         "suffix": suffix, "redo": redo, "limit": limit})
@@ -181,7 +190,7 @@ def extract(
     for r in rows:
         r["sentences"] = list(r["sentences"] or [])
     batch = settings.extract_batch_chunks
-    noop = (lambda _n: None)
+    noop = (lambda _n, **_fields: None)
 
     # Phase 2 of seed 004 §3.1: few-shot extraction of every chunk not yet proposed.
     todo = [r for r in rows if r["status"] != "proposed" or redo]
@@ -189,13 +198,15 @@ def extract(
         r["id"]: ChunkExtraction.from_record(r["id"], r["record"]) for r in rows if r["status"] == "proposed" and not redo}
     advance = progress("extract (LLM)", len(todo)) if progress else noop
     for part in _batches(todo, batch):
-        done = [(c, extractor.propose(c["id"], c["sentences"], overlap(c["previous_sentences"], c["sentences"])))
-                for c in part]
+        done = []
+        for c in part:
+            ex = extractor.propose(c["id"], c["sentences"], overlap(c["previous_sentences"], c["sentences"]))
+            done.append((c, ex))
+            advance(1, tokens=ex.completion_tokens)
         writer.merge_nodes("Extraction", _record_rows(done, suffix, "proposed", schema_version, model_id), key="id")
         writer.merge_relationships("FROM_CHUNK", [{"start": f"{c['id']}:{suffix}", "end": c["id"]} for c, _ in done],
                                    start=("Extraction", "id"), end=("Chunk", "id"))
         proposals.update({c["id"]: ex for c, ex in done})
-        advance(len(part))
 
     # Phase 3: verification of each chunk's proposals, then entities and relationships.
     advance = progress("verify (LLM) + write" if verify else "write", len(rows)) if progress else noop
@@ -207,7 +218,11 @@ def extract(
         for c in part:
             ex = proposals[c["id"]]
             if verify:
+                before = ex.completion_tokens
                 extractor.verify(ex, c["sentences"])
+                advance(1, tokens=ex.completion_tokens - before)
+            else:
+                advance(1)
             e, r = _graph_rows(c, ex, verify, suffix, schema_version, model_id)
             entities += e
             rels += r
@@ -224,7 +239,6 @@ def extract(
         writer.merge_nodes("Extraction", _record_rows(finished, suffix, "done", schema_version, model_id), key="id")
         for _c, ex in finished:
             _add(summary, ex)
-        advance(len(part))
     summary.seconds = time.perf_counter() - t0
     return summary
 
@@ -232,6 +246,8 @@ def extract(
 def _add(summary: ExtractSummary, ex: ChunkExtraction) -> None:
     summary.sentences_sent += ex.sentences_sent
     summary.sentences_skipped += ex.sentences_skipped
+    summary.sentences_reused += ex.sentences_reused
+    summary.verdicts_reused += ex.verdicts_reused
     summary.proposed += len(ex.proposed)
     summary.rejected += len(ex.rejected)
     summary.failures += len(ex.failures)

@@ -85,7 +85,19 @@ class RateColumn(ProgressColumn):
         return Text(f"{speed:>9,.0f} rows/s" if speed else "        - rows/s", style="progress.data.speed")
 
 
+class TokenRateColumn(ProgressColumn):
+    """LLM completion tokens per second of a task whose ``tokens`` field counts them (blank otherwise)."""
+
+    def render(self, task: Task) -> Text:
+        tokens = task.fields.get("tokens")
+        if tokens is None:
+            return Text("")
+        speed = tokens / task.elapsed if task.elapsed else 0.0
+        return Text(f"{tokens:,} tok {speed:5.1f} tok/s", style="progress.data.speed")
+
+
 def progress_bar(console: Console) -> Progress:
-    """A progress display for long work: description, bar, done/total, rows/s, elapsed."""
+    """A progress display for long work: description, bar, done/total, rows/s, LLM tokens/s (tasks
+    that count tokens), elapsed."""
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), RateColumn(),
-                    TimeElapsedColumn(), console=console)
+                    TokenRateColumn(), TimeElapsedColumn(), console=console)

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -47,56 +47,79 @@ EXTRACTION_SYSTEM = (
     "Rules: extract only what a sentence states; head and tail are short noun phrases copied from the "
     "sentence (at most 12 words), never a bare verb or adjective; the Committee, the Federal Reserve, "
     "the Board and the like are not entities; no triple whose head equals its tail. Answer with JSON "
-    '{"triples": [{"s": sentence number, "h": head, "ht": head type, "r": relation, "t": tail, '
-    '"tt": tail type}]}; {"triples": []} when a sentence states no such relation.'
+    '{"triples": [[sentence number, head, head type, relation, tail, tail type], ...]}; '
+    '{"triples": []} when no sentence states such a relation.'
 )
 
 VERIFY_SYSTEM = (
     "You check triples extracted from a text. For each numbered triple decide, using only the text: "
     '"keep" when the text states it and the types fit; "fix" when the text states a relation between '
-    "these things but a field is wrong (give the corrected h, ht, r, t, tt); \"drop\" when the text does "
-    "not state it, or an entity is vague or not a financial entity. Give a reason code for fix and drop: "
-    "not_stated, wrong_relation, wrong_direction, wrong_type, vague_entity, duplicate.\n"
+    "these things but a field is wrong (give the corrected head, head type, relation, tail, tail type); "
+    '"drop" when the text does not state it, or an entity is vague or not a financial entity. Give a '
+    "reason for fix and drop: not_stated, wrong_relation, wrong_direction, wrong_type, vague_entity, "
+    "duplicate.\n"
     "Entity types: " + ", ".join(ENTITY_CODES) + ".\nRelations: " + ", ".join(RELATION_CODES) + ".\n"
-    'Answer with JSON {"verdicts": [{"i": triple number, "v": "keep" | "fix" | "drop", "why": reason, '
-    '"h": ..., "ht": ..., "r": ..., "t": ..., "tt": ...}]}, one verdict per triple.'
+    'Answer with JSON {"verdicts": [...]}, one verdict per triple: [number, "keep"], or [number, "drop", '
+    'reason], or [number, "fix", reason, head, head type, relation, tail, tail type].'
 )
 
 REASONS = ("not_stated", "wrong_relation", "wrong_direction", "wrong_type", "vague_entity", "duplicate")
 
-_TRIPLE_ITEM = {
-    "type": "object",
-    "properties": {
-        "s": {"type": "integer"},
-        "h": {"type": "string"},
-        "ht": {"type": "string", "enum": list(ENTITY_CODES)},
-        "r": {"type": "string", "enum": list(RELATION_CODES)},
-        "t": {"type": "string"},
-        "tt": {"type": "string", "enum": list(ENTITY_CODES)},
-    },
-    "required": ["s", "h", "ht", "r", "t", "tt"],
-}
+# Answers are JSON arrays, not objects: a triple as [s, h, ht, r, t, tt] costs about 20 completion
+# tokens where {"s":..,"h":..,"ht":..,"r":..,"t":..,"tt":..} cost about 40 (generation is the
+# bottleneck on CPU: about 12 tokens/s for a 1.5B model on 2 cores).
+_STR: dict[str, Any] = {"type": "string"}
+_TYPE: dict[str, Any] = {"type": "string", "enum": list(ENTITY_CODES)}
+_REL: dict[str, Any] = {"type": "string", "enum": list(RELATION_CODES)}
+_REASON: dict[str, Any] = {"type": "string", "enum": list(REASONS)}
+_INT: dict[str, Any] = {"type": "integer"}
+
+
+def _tuple(*items: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "array", "prefixItems": list(items), "items": False,
+            "minItems": len(items), "maxItems": len(items)}
+
+
+TRIPLE_FIELDS = ("s", "h", "ht", "r", "t", "tt")  # the positions of a triple array in an answer
 EXTRACTION_JSON_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"triples": {"type": "array", "items": _TRIPLE_ITEM}},
+    "properties": {"triples": {"type": "array", "items": _tuple(_INT, _STR, _TYPE, _REL, _STR, _TYPE)}},
     "required": ["triples"],
 }
 VERIFY_JSON_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"verdicts": {"type": "array", "items": {
-        "type": "object",
-        "properties": {
-            "i": {"type": "integer"},
-            "v": {"type": "string", "enum": ["keep", "fix", "drop"]},
-            "why": {"type": "string", "enum": list(REASONS)},
-            "h": {"type": "string"}, "ht": {"type": "string", "enum": list(ENTITY_CODES)},
-            "r": {"type": "string", "enum": list(RELATION_CODES)},
-            "t": {"type": "string"}, "tt": {"type": "string", "enum": list(ENTITY_CODES)},
-        },
-        "required": ["i", "v"],
-    }}},
+    "properties": {"verdicts": {"type": "array", "items": {"anyOf": [
+        _tuple(_INT, {"type": "string", "enum": ["keep"]}),
+        _tuple(_INT, {"type": "string", "enum": ["drop"]}, _REASON),
+        _tuple(_INT, {"type": "string", "enum": ["fix"]}, _REASON, _STR, _TYPE, _REL, _STR, _TYPE),
+    ]}}},
     "required": ["verdicts"],
 }
+
+
+def triple_item(item: Any) -> Any:
+    """An answer's triple as a ``{"s","h","ht","r","t","tt"}`` dict: an array ``[s, h, ht, r, t, tt]``
+    (the format asked for) is mapped by position; a dict (a backend without constrained decoding may
+    answer with keys) is returned as it is; anything else unchanged (rejected as ``invalid_item``)."""
+    if isinstance(item, list) and len(item) == len(TRIPLE_FIELDS):
+        return dict(zip(TRIPLE_FIELDS, item))
+    return item
+
+
+def verdict_item(item: Any) -> dict[str, Any] | None:
+    """An answer's verdict as ``{"i","v","why","h","ht","r","t","tt"}``: ``[i, "keep"]``,
+    ``[i, "drop", reason]`` or ``[i, "fix", reason, h, ht, r, t, tt]``; a dict is returned as it is;
+    anything else is None."""
+    if isinstance(item, dict):
+        return item
+    if not isinstance(item, list) or len(item) < 2:
+        return None
+    out: dict[str, Any] = {"i": item[0], "v": item[1]}
+    if len(item) > 2:
+        out["why"] = item[2]
+    if len(item) >= 8:
+        out.update(zip(TRIPLE_FIELDS[1:], item[3:8]))
+    return out
 
 
 def _numbered(sentences: Sequence[str]) -> str:
@@ -111,8 +134,7 @@ def _few_shot_turns() -> list[dict[str, str]]:
     turns: list[dict[str, str]] = []
     for ex in EXAMPLES:
         turns.append({"role": "user", "content": "Sentences:\n" + _numbered(ex.sentences)})
-        triples = [{"s": s, "h": h, "ht": ht, "r": r, "t": t, "tt": tt} for s, h, ht, r, t, tt in ex.triples]
-        turns.append({"role": "assistant", "content": _compact({"triples": triples})})
+        turns.append({"role": "assistant", "content": _compact({"triples": [list(t) for t in ex.triples]})})
     return turns
 
 
@@ -135,10 +157,12 @@ _VERIFY_EXAMPLE = [
     {"role": "user", "content": "Text:\n" + _VERIFY_EXAMPLE_TEXT + "\nTriples:\n"
      "1. stress in financial markets [market_status] -affect-> credit for businesses and households [indicator]\n"
      "2. credit [indicator] -belong_to-> tightened [indicator]\n"
-     "3. businesses [indicator] -equal_to-> households [indicator]"},
-    {"role": "assistant", "content": _compact({"verdicts": [
-        {"i": 1, "v": "keep"}, {"i": 2, "v": "drop", "why": "vague_entity"},
-        {"i": 3, "v": "drop", "why": "not_stated"}]})},
+     "3. businesses [indicator] -equal_to-> households [indicator]\n"
+     "4. credit for businesses and households [indicator] -affect-> stress in financial markets [market_status]"},
+    {"role": "assistant", "content": _compact({"verdicts": [[1, "keep"], [2, "drop", "vague_entity"],
+                                                           [3, "drop", "not_stated"],
+        [4, "fix", "wrong_direction", "stress in financial markets", "market_status", "affect",
+         "credit for businesses and households", "indicator"]]})},
 ]
 
 
@@ -177,18 +201,24 @@ def overlap(previous: Sequence[str] | None, sentences: Sequence[str]) -> int:
     return 0
 
 
-def sentence_groups(sentences: Sequence[str], per_call: int, skip_first: int = 0) -> list[list[int]]:
-    """Indexes (0-based, into ``sentences``) of the non-boilerplate sentences from ``skip_first`` on,
-    in groups of at most ``per_call`` consecutive ones; one LLM call per group.
+def sentence_groups(sentences: Sequence[str], per_call: int, skip_first: int = 0,
+                    answered: Callable[[str], bool] | None = None) -> list[list[int]]:
+    """Indexes (0-based, into ``sentences``) of the non-boilerplate sentences from ``skip_first`` on
+    that ``answered`` (if given) does not already answer, in groups of at most ``per_call``
+    consecutive ones; one LLM call per group.
 
     Raises:
         ValueError: ``per_call`` < 1.
     """
     if per_call < 1:
         raise ValueError("sentences_per_call must be >= 1")
-    keep = [i for i, s in enumerate(sentences)
-            if i >= skip_first and s.strip() and not is_boilerplate(s)]
+    keep = [i for i in eligible_sentences(sentences, skip_first) if not (answered and answered(sentences[i]))]
     return [keep[k:k + per_call] for k in range(0, len(keep), per_call)]
+
+
+def eligible_sentences(sentences: Sequence[str], skip_first: int = 0) -> list[int]:
+    """Indexes of the sentences extraction answers for: non-empty, not boilerplate, not in the overlap."""
+    return [i for i, s in enumerate(sentences) if i >= skip_first and s.strip() and not is_boilerplate(s)]
 
 
 # -------------------------------------------------------------------------------------- triples
@@ -248,7 +278,8 @@ def is_noun_phrase(entity: str) -> bool:
 
 
 def check_candidate(item: Any, sentence_numbers: Sequence[int], sentences: Sequence[str]) -> tuple[Triple | None, str]:
-    """Turn one ``{"s","h","ht","r","t","tt"}`` item of an LLM answer into a :class:`Triple`.
+    """Turn one item of an LLM answer, ``[s, h, ht, r, t, tt]`` or ``{"s","h","ht","r","t","tt"}``
+    (:func:`triple_item`), into a :class:`Triple`.
 
     Args:
         item: the parsed JSON item.
@@ -260,6 +291,7 @@ def check_candidate(item: Any, sentence_numbers: Sequence[int], sentences: Seque
         ``bad_sentence_number``, ``unknown_type``, ``unknown_relation``, ``empty_entity``,
         ``long_entity``, ``self_loop``, ``not_a_noun_phrase``, ``not_in_text``.
     """
+    item = triple_item(item)
     if not isinstance(item, dict):
         return None, "invalid_item"
     s = item.get("s")
@@ -326,7 +358,8 @@ class Verdict:
 
 
 def apply_verdicts(data: Any, candidates: Sequence[Triple], sentences: Sequence[str]) -> list[Verdict]:
-    """Apply a verification answer ``{"verdicts": [{"i", "v", "why", ...}]}`` to ``candidates``.
+    """Apply a verification answer ``{"verdicts": [[i, "keep"], [i, "drop", why], [i, "fix", why, h, ht,
+    r, t, tt], ...]}`` (or the same as ``{"i", "v", "why", ...}`` objects, :func:`verdict_item`) to ``candidates``.
 
     A ``fix`` whose corrected triple fails :func:`check_candidate` is recorded as a drop with reason
     ``bad_fix:<reason>``; a candidate the answer does not mention is dropped as ``no_verdict``; the first
@@ -338,8 +371,8 @@ def apply_verdicts(data: Any, candidates: Sequence[Triple], sentences: Sequence[
     if not isinstance(data, dict) or not isinstance(data.get("verdicts"), list):
         raise ValueError('the answer is not {"verdicts": [...]}')
     by_number: dict[int, dict[str, Any]] = {}
-    for v in data["verdicts"]:
-        if isinstance(v, dict) and isinstance(v.get("i"), int) and v["i"] not in by_number:
+    for v in map(verdict_item, data["verdicts"]):
+        if v is not None and isinstance(v.get("i"), int) and v["i"] not in by_number:
             by_number[v["i"]] = v
     out: list[Verdict] = []
     for n, cand in enumerate(candidates, 1):
@@ -370,7 +403,10 @@ def apply_verdicts(data: Any, candidates: Sequence[Triple], sentences: Sequence[
 class ChunkExtraction:
     """Everything extraction and verification did for one chunk (stored as its ``(:Extraction)``).
 
-    ``sentences_skipped`` counts boilerplate and overlap sentences not sent.
+    ``sentences_skipped`` counts boilerplate and overlap sentences not sent; ``sentences_reused`` the
+    sentences answered from an identical sentence extracted before (:class:`SentenceMemo`), and
+    ``verdicts_reused`` the verdicts taken over the same way; ``answered``: the indexes of the
+    sentences that have an extraction answer (sent and answered, or reused).
     ``proposed``: triples the extraction calls proposed that passed the deterministic checks;
     ``rejected``: items that failed them (``{"item", "reason"}``); ``verdicts``: the verification pass
     (empty until it ran); ``failures``: calls whose answer could not be used (``{"stage", "error",
@@ -381,6 +417,9 @@ class ChunkExtraction:
     chunk_id: str
     sentences_sent: int = 0
     sentences_skipped: int = 0
+    sentences_reused: int = 0
+    verdicts_reused: int = 0
+    answered: list[int] = field(default_factory=list)
     proposed: list[Triple] = field(default_factory=list)
     rejected: list[dict[str, Any]] = field(default_factory=list)
     verdicts: list[Verdict] = field(default_factory=list)
@@ -415,7 +454,8 @@ class ChunkExtraction:
         """JSON-serializable fields for the ``(:Extraction)`` node (lists as JSON strings)."""
         return {
             "sentences_sent": self.sentences_sent, "sentences_skipped": self.sentences_skipped,
-            "n_proposed": len(self.proposed), "n_rejected": len(self.rejected),
+            "sentences_reused": self.sentences_reused, "verdicts_reused": self.verdicts_reused,
+            "answered": _compact(self.answered), "n_proposed": len(self.proposed), "n_rejected": len(self.rejected),
             "n_kept": sum(v.decision == "keep" for v in self.verdicts),
             "n_fixed": sum(v.decision == "fix" for v in self.verdicts),
             "n_dropped": sum(v.decision == "drop" for v in self.verdicts),
@@ -431,10 +471,13 @@ class ChunkExtraction:
 
     @classmethod
     def from_record(cls, chunk_id: str, rec: dict[str, Any]) -> "ChunkExtraction":
-        """Rebuild the proposal stage from a stored record (to resume at the verification stage)."""
+        """Rebuild the proposal stage from a stored record (to resume at the verification stage);
+        the verdicts too when the record has them (to seed a :class:`SentenceMemo`)."""
         out = cls(chunk_id)
         out.sentences_sent = int(rec.get("sentences_sent") or 0)
         out.sentences_skipped = int(rec.get("sentences_skipped") or 0)
+        out.sentences_reused = int(rec.get("sentences_reused") or 0)
+        out.answered = json.loads(rec.get("answered") or "[]")
         out.proposed = [Triple(**t) for t in json.loads(rec.get("proposed") or "[]")]
         out.rejected = json.loads(rec.get("rejected") or "[]")
         out.failures = json.loads(rec.get("failures") or "[]")
@@ -442,7 +485,75 @@ class ChunkExtraction:
         for k in ("calls", "cached_calls", "prompt_tokens", "completion_tokens"):
             setattr(out, k, int(rec.get(k) or 0))
         out.seconds = float(rec.get("llm_seconds") or 0.0)
+        for v in json.loads(rec.get("verdicts") or "[]"):
+            out.verdicts.append(Verdict(Triple(**v["candidate"]), v["decision"], v.get("reason") or "",
+                                        Triple(**v["triple"]) if v.get("triple") else None))
         return out
+
+
+def sentence_key(sentence: str) -> str:
+    """A sentence with whitespace collapsed: identical sentences (FOMC statements repeat many word for
+    word from one meeting to the next) share it."""
+    return " ".join(sentence.split())
+
+
+_Fields = tuple[str, str, str, str, str]  # head, head type, relation, tail, tail type
+
+
+def _fields(t: Triple) -> _Fields:
+    return t.head, t.head_type, t.relation, t.tail, t.tail_type
+
+
+class SentenceMemo:
+    """The answers already obtained for a sentence, so an identical sentence is not sent again.
+
+    FOMC statements repeat sentences word for word from one meeting to the next (of the 1,890
+    non-boilerplate sentences of the 159 statements in ../shared/data/fomc-statements, 1,168 are
+    distinct); extracting such a sentence again would cost the same tokens for the same triples.
+    The memo maps a sentence (:func:`sentence_key`) to the triples extracted from it (possibly none),
+    and (sentence, triple) to the verification verdict. It is filled as calls are answered, and from
+    stored records (:meth:`add`), so a resumed run reuses what the interrupted one extracted. A call
+    whose answer failed is not remembered (the sentence is sent again next time).
+    """
+
+    def __init__(self) -> None:
+        self.triples: dict[str, list[_Fields]] = {}
+        self.verdicts: dict[tuple[str, _Fields], tuple[str, str, _Fields | None]] = {}
+
+    def knows(self, sentence: str) -> bool:
+        """True when an identical sentence has an extraction answer."""
+        return sentence_key(sentence) in self.triples
+
+    def proposals(self, sentence: str, index: int) -> list[Triple]:
+        """The remembered triples of ``sentence``, as triples of sentence ``index`` of the current chunk."""
+        return [Triple(index, *f) for f in self.triples.get(sentence_key(sentence), [])]
+
+    def remember_proposals(self, sentence: str, triples: Sequence[Triple]) -> None:
+        """Record the triples extracted from ``sentence`` (an empty list: it states none)."""
+        self.triples[sentence_key(sentence)] = [_fields(t) for t in triples]
+
+    def verdict(self, sentence: str, candidate: Triple) -> Verdict | None:
+        """The remembered verdict on ``candidate`` for an identical sentence, re-pointed at ``candidate``."""
+        got = self.verdicts.get((sentence_key(sentence), _fields(candidate)))
+        if got is None:
+            return None
+        decision, reason, fixed = got
+        return Verdict(candidate, decision, reason, Triple(candidate.sentence, *fixed) if fixed else None)
+
+    def remember_verdict(self, sentence: str, verdict: Verdict) -> None:
+        """Record a verdict (``no_verdict`` drops, the mark of a failed call, are not remembered)."""
+        if verdict.reason != "no_verdict":
+            self.verdicts[(sentence_key(sentence), _fields(verdict.candidate))] = (
+                verdict.decision, verdict.reason, _fields(verdict.triple) if verdict.triple else None)
+
+    def add(self, sentences: Sequence[str], extraction: ChunkExtraction) -> None:
+        """Remember a stored chunk's answers: the triples of each answered sentence and the verdicts."""
+        for i in extraction.answered:
+            if i < len(sentences):
+                self.remember_proposals(sentences[i], [t for t in extraction.proposed if t.sentence == i])
+        for v in extraction.verdicts:
+            if v.candidate.sentence < len(sentences):
+                self.remember_verdict(sentences[v.candidate.sentence], v)
 
 
 # ------------------------------------------------------------------------------------ the passes
@@ -455,6 +566,8 @@ class TripleExtractor:
         sentences_per_call: sentences per extraction call (>= 1).
         max_tokens: completion cap per extraction call; the verification call gets
             ``verify_tokens_per_triple`` per candidate plus 24.
+        memo: a :class:`SentenceMemo` shared by the chunks of a run (identical sentences are answered
+            from it); ``None`` sends every sentence.
 
     Errors: an answer that is not usable JSON (after json-repair) is recorded in
     :attr:`ChunkExtraction.failures` with the raw answer; the other sentences of the chunk go on.
@@ -462,20 +575,33 @@ class TripleExtractor:
     """
 
     def __init__(self, client: Any, sentences_per_call: int = 4, max_tokens: int = 384,
-                 verify_tokens_per_triple: int = 40) -> None:
+                 verify_tokens_per_triple: int = 40, memo: SentenceMemo | None = None) -> None:
         self.client = client
         self.sentences_per_call = sentences_per_call
         self.max_tokens = max_tokens
         self.verify_tokens_per_triple = verify_tokens_per_triple
+        self.memo = memo
 
     def propose(self, chunk_id: str, sentences: Sequence[str], skip_first: int = 0) -> ChunkExtraction:
         """Phase 2 of seed 004 §3.1: few-shot extraction over ``sentences`` (one chunk); the first
-        ``skip_first`` sentences (the overlap with the previous chunk, :func:`overlap`) are not sent."""
+        ``skip_first`` sentences (the overlap with the previous chunk, :func:`overlap`) are not sent,
+        nor the sentences the memo already answers (their remembered triples are taken over)."""
         out = ChunkExtraction(chunk_id)
-        groups = sentence_groups(sentences, self.sentences_per_call, skip_first)
+        memo = self.memo
+        eligible = eligible_sentences(sentences, skip_first)
+        groups = sentence_groups(sentences, self.sentences_per_call, skip_first, memo.knows if memo else None)
         out.sentences_sent = sum(len(g) for g in groups)
-        out.sentences_skipped = sum(1 for s in sentences if s.strip()) - out.sentences_sent
+        out.sentences_skipped = sum(1 for s in sentences if s.strip()) - len(eligible)
         seen: set[tuple[str, str, str]] = set()
+        sent = {i for g in groups for i in g}
+        for i in eligible:
+            if i not in sent and memo is not None:  # an identical sentence was answered before
+                out.sentences_reused += 1
+                out.answered.append(i)
+                for t in memo.proposals(sentences[i], i):
+                    if t.key() not in seen:
+                        seen.add(t.key())
+                        out.proposed.append(t)
         for group in groups:
             shown = [sentences[i] for i in group]
             try:
@@ -493,19 +619,36 @@ class TripleExtractor:
                 continue
             out.proposed.extend(triples)
             out.rejected.extend(rejected)
+            out.answered.extend(group)
+            if memo is not None:
+                for i in group:
+                    memo.remember_proposals(sentences[i], [t for t in triples if t.sentence == i])
+        out.proposed.sort(key=lambda t: t.sentence)  # stable: in sentence order, as extracted within one
+        out.answered.sort()
         return out
 
     def verify(self, extraction: ChunkExtraction, sentences: Sequence[str]) -> ChunkExtraction:
         """Phase 3 of seed 004 §3.1: keep / fix / drop each proposed triple against the chunk's text.
 
         The text shown is the sentences the candidates come from (in order), so the prompt stays short.
-        A failed verification answer drops nothing silently: the candidates get the verdict
-        ``no_verdict`` and the failure is recorded.
+        Candidates the memo has a verdict for (same triple from an identical sentence) take it over and
+        are not sent. A failed verification answer drops nothing silently: the candidates get the
+        verdict ``no_verdict`` and the failure is recorded.
         """
-        extraction.verdicts = []
         cands = extraction.proposed
-        if not cands:
-            return extraction
+        memo = self.memo
+        known = [memo.verdict(sentences[c.sentence], c) if memo else None for c in cands]
+        extraction.verdicts_reused = sum(v is not None for v in known)
+        todo = [c for c, v in zip(cands, known) if v is None]
+        fresh = iter(self._ask(extraction, todo, sentences) if todo else [])
+        extraction.verdicts = [v if v is not None else next(fresh) for v in known]
+        if memo is not None:
+            for v in extraction.verdicts:
+                memo.remember_verdict(sentences[v.candidate.sentence], v)
+        return extraction
+
+    def _ask(self, extraction: ChunkExtraction, cands: Sequence[Triple], sentences: Sequence[str]) -> list[Verdict]:
+        """One verification call for ``cands``; a failure is recorded and gives ``no_verdict`` drops."""
         text = " ".join(sentences[i] for i in sorted({t.sentence for t in cands}))
         try:
             res = self.client.chat(verification_messages(text, cands),
@@ -513,12 +656,10 @@ class TripleExtractor:
                                    temperature=0.0, json_schema=VERIFY_JSON_SCHEMA)
         except LLMAnswerError as exc:
             extraction.failures.append({"stage": "verify", "error": str(exc)[:300], "raw": str(exc.raw)[:2000]})
-            extraction.verdicts = [Verdict(c, "drop", "no_verdict") for c in cands]
-            return extraction
+            return [Verdict(c, "drop", "no_verdict") for c in cands]
         extraction.count(res, "verify")
         try:
-            extraction.verdicts = apply_verdicts(res.data, cands, sentences)
+            return apply_verdicts(res.data, cands, sentences)
         except ValueError as exc:
             extraction.failures.append({"stage": "verify", "error": str(exc), "raw": res.text[:2000]})
-            extraction.verdicts = [Verdict(c, "drop", "no_verdict") for c in cands]
-        return extraction
+            return [Verdict(c, "drop", "no_verdict") for c in cands]

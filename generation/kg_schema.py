@@ -22,7 +22,7 @@ from kg.cypher import ENTITY_RELATION_TYPES
 from retrieval.names import ENTITY_TYPES as STORED_ENTITY_TYPES
 
 # Bump when the prompt wording in generation/extraction.py changes (it changes what is extracted).
-PROMPT_REVISION = 1
+PROMPT_REVISION = 2
 
 
 @dataclass(frozen=True)

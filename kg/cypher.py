@@ -489,6 +489,14 @@ EXTRACTION_RECORDS_OF_DOCUMENTS = (
 )
 """Each text chunk of the documents with its (:Extraction) record for ``suffix`` (null when none)."""
 
+EXTRACTION_RECORDS_OF_SUFFIX = (
+    "MATCH (x:Extraction {suffix: $suffix})-[:FROM_CHUNK]->(c:Chunk)\n"
+    "RETURN c.id AS chunk, c.sentences AS sentences, x {.*} AS record\n"
+    "ORDER BY c.id"
+)
+"""Every stored (:Extraction) record of one schema, model and mode, with its chunk's sentences (to seed
+the sentence memo of a resumed run)."""
+
 DELETE_EXTRACTIONS_OF_MODEL = (
     "CALL () { MATCH (:Entity)-[r]->(:Entity) WHERE r.model_id = $model_id DELETE r }\n"
     "CALL () { MATCH (x:Extraction {model_id: $model_id}) DETACH DELETE x }\n"

@@ -5,12 +5,14 @@ real FOMC sentences. The LLM passes themselves run against a real model in test_
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from generation import kg_schema
-from generation.extraction import (EXTRACTION_JSON_SCHEMA, Triple, apply_verdicts, check_candidate,
+from generation.extraction import (EXTRACTION_JSON_SCHEMA, VERIFY_JSON_SCHEMA, ChunkExtraction, SentenceMemo,
+                                   Triple, TripleExtractor, Verdict, apply_verdicts, check_candidate,
                                    extraction_messages, is_boilerplate, parse_triples, sentence_groups,
                                    verification_messages)
 from finkg.kg_eval import load_gold, match, prf, score
@@ -49,12 +51,26 @@ def test_prompt_prefix_is_identical_across_calls_so_the_kv_cache_is_reused():
     a, b = extraction_messages(S[:2]), extraction_messages(S[2:3])
     assert a[:-1] == b[:-1] and a[-1] != b[-1]
     assert a[-1]["content"].startswith("Sentences:\n1. The Federal Open Market Committee")
-    assert EXTRACTION_JSON_SCHEMA["properties"]["triples"]["items"]["properties"]["ht"]["enum"] == list(kg_schema.ENTITY_CODES)
+    positions = EXTRACTION_JSON_SCHEMA["properties"]["triples"]["items"]["prefixItems"]
+    assert positions[2]["enum"] == positions[5]["enum"] == list(kg_schema.ENTITY_CODES)
+    assert positions[3]["enum"] == list(kg_schema.RELATION_CODES)
+    # the few-shot answers are in the compact array format the schema asks for
+    first_answer = json.loads(a[2]["content"])
+    assert first_answer["triples"][0] == list(kg_schema.EXAMPLES[0].triples[0])
+
+
+def test_array_answers_are_what_llama_cpp_grammar_enforces():
+    from llama_cpp.llama_grammar import LlamaGrammar
+    # both schemas compile to llama.cpp grammars (prefixItems tuples, anyOf verdict shapes)
+    for schema in (EXTRACTION_JSON_SCHEMA, VERIFY_JSON_SCHEMA):
+        assert LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False) is not None
 
 
 def test_boilerplate_sentences_are_not_sent():
     assert [is_boilerplate(s) for s in S] == [False, False, False, True, False, True]
     assert sentence_groups(S, 2) == [[0, 1], [2, 4]]
+    assert sentence_groups(S, 2, skip_first=1) == [[1, 2], [4]]
+    assert sentence_groups(S, 2, answered=lambda s: s.startswith("Financial")) == [[0, 2], [4]]
     with pytest.raises(ValueError):
         sentence_groups(S, 0)
 
@@ -67,6 +83,8 @@ def test_boilerplate_sentences_are_not_sent():
     (item(r="causes"), "unknown_relation"),
     (item(h="  "), "empty_entity"),
     (item(t="Inflation"), None),
+    (["1", "declines in the prices of energy", "indicator_change", "affect", "Inflation", "indicator"], None),
+    ([1, "declines in the prices of energy", "affect", "inflation"], "invalid_item"),
     (item(t="declines in the prices of energy"), "self_loop"),
     (item(t="strained"), "not_a_noun_phrase"),
     (item(t="unemployment rate"), "not_in_text"),
@@ -100,8 +118,9 @@ def test_verdicts_keep_fix_drop_and_missing():
              Triple(1, "financial markets", "market_status", "affect", "credit conditions", "market_status"),
              Triple(0, "target range for the federal funds rate", "indicator", "equal_to", "0 to 1/4 percent",
                     "threshold_comparison")]
-    data = {"verdicts": [{"i": 1, "v": "keep"}, {"i": 2, "v": "fix", "why": "wrong_relation", "r": "affect"},
-                         {"i": 3, "v": "drop", "why": "duplicate"}, {"i": 3, "v": "keep"}]}
+    data = {"verdicts": [[1, "keep"], [2, "fix", "wrong_relation", "financial markets", "market_status", "affect",
+                                       "credit conditions", "market_status"],
+                         [3, "drop", "duplicate"], {"i": 3, "v": "keep"}]}
     v = apply_verdicts(data, cands, S)
     assert [(x.decision, x.reason) for x in v] == [("keep", ""), ("fix", "wrong_relation"), ("drop", "duplicate"),
                                                   ("drop", "no_verdict")]
@@ -142,3 +161,70 @@ def test_matching_is_one_to_one_and_scores_add_up():
     by = {(r["stage"], r["matching"]): r for r in rows}
     assert by[("proposed", "head+relation+tail")]["precision"] == 0.5
     assert by[("verified", "head+relation+tail")]["f1"] == 1.0
+
+
+class _Spy:
+    """The real LLM client (SmolLM2 through llama.cpp), recording the last user turn of every call."""
+
+    def __init__(self, client):
+        self.client, self.prompts = client, []
+
+    @property
+    def model_id(self):
+        return self.client.model_id
+
+    def chat(self, messages, **kw):
+        self.prompts.append(messages[-1]["content"])
+        return self.client.chat(messages, **kw)
+
+
+@pytest.fixture(scope="module")
+def smol(tmp_path_factory):
+    from test_llm import smol_gguf
+    from finkg.config import load_settings
+    from generation.llm import client_from_settings
+    return client_from_settings(load_settings(llm_backend="llama-cpp", llm_model_path=smol_gguf(), llm_n_ctx=4096,
+                                              llm_cache_dir=tmp_path_factory.mktemp("llm-cache")))
+
+
+MARKETS = Triple(1, "financial markets", "market_status", "affect", "credit conditions", "market_status")
+
+
+def test_identical_sentences_are_answered_from_the_memo_not_sent_again(smol):
+    memo = SentenceMemo()
+    # an earlier chunk answered S[1] (its triple, kept by verification)
+    earlier = replace(MARKETS, sentence=0)
+    memo.remember_proposals(S[1], [earlier])
+    memo.remember_verdict(S[1], Verdict(earlier, "keep", triple=earlier))
+    # a later chunk repeats S[1] (other whitespace) after a new sentence: only the new one is sent
+    chunk = [S[0], S[1].replace(" ", "  ", 1)]
+    spy = _Spy(smol)
+    ex = TripleExtractor(spy, sentences_per_call=4, memo=memo)
+    out = ex.propose("c2", chunk)
+    assert spy.prompts == ["Sentences:\n1. " + S[0]]
+    assert (out.sentences_sent, out.sentences_reused) == (1, 1) and 1 in out.answered
+    assert MARKETS in out.proposed and all(t.sentence == 0 for t in out.proposed if t != MARKETS)
+    assert memo.knows(S[0])  # the new sentence's answer is remembered (even an empty one)
+    spy.prompts.clear()
+    out.proposed = [MARKETS]
+    ex.verify(out, chunk)
+    assert spy.prompts == [] and out.verdicts_reused == 1 and out.verdicts[0].decision == "keep"
+    # a stored record seeds a fresh memo (a resumed run): the same chunk costs no call
+    rebuilt = ChunkExtraction.from_record("c2", out.record())
+    assert rebuilt.verdicts == out.verdicts and rebuilt.answered == out.answered
+    fresh = SentenceMemo()
+    fresh.add(chunk, rebuilt)
+    again = TripleExtractor(_Spy(smol), memo=fresh)
+    redo = again.propose("c3", chunk)
+    assert again.client.prompts == [] and MARKETS in redo.proposed
+
+
+def test_failed_answers_are_recorded_and_not_remembered(smol):
+    memo = SentenceMemo()
+    ex = TripleExtractor(_Spy(smol), max_tokens=2, verify_tokens_per_triple=0, memo=memo)
+    out = ex.propose("c1", S[1:2])  # two tokens cannot hold the answer: a failure with the raw text
+    assert [f["stage"] for f in out.failures] == ["extract"] and "raw" in out.failures[0]
+    assert not memo.knows(S[1]) and out.answered == [] and out.proposed == []
+    # a failed verification call gives "no_verdict" drops: the memo keeps none of them
+    memo.remember_verdict(S[1], Verdict(MARKETS, "drop", "no_verdict"))
+    assert memo.verdict(S[1], MARKETS) is None
