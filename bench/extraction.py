@@ -27,7 +27,7 @@ from rich.table import Table
 
 from finkg import extraction, models, text_ingest
 from finkg.config import load_settings
-from generation.extraction import EXTRACTION_JSON_SCHEMA, extraction_messages, overlap, sentence_groups
+from generation.extraction import extraction_json_schema, extraction_messages, overlap, sentence_groups
 from generation.llm import client_from_settings
 from kg import Graph, cypher
 
@@ -85,7 +85,7 @@ def main() -> None:
         for p in prompts:
             out = llm.create_chat_completion(messages=extraction_messages(p), max_tokens=s.extract_max_tokens,
                                              temperature=0.0, seed=0,
-                                             response_format={"type": "json_object", "schema": EXTRACTION_JSON_SCHEMA})
+                                             response_format={"type": "json_object", "schema": extraction_json_schema(len(p))})
             raw_tokens += out["usage"]["completion_tokens"]
         raw_s = time.perf_counter() - t1
         del llm

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from generation import kg_schema
-from generation.extraction import (EXTRACTION_JSON_SCHEMA, VERIFY_JSON_SCHEMA, ChunkExtraction, SentenceMemo,
+from generation.extraction import (ChunkExtraction, SentenceMemo, extraction_json_schema, verify_json_schema,
                                    Triple, TripleExtractor, Verdict, apply_verdicts, check_candidate,
                                    extraction_messages, is_boilerplate, parse_triples, sentence_groups,
                                    verification_messages)
@@ -51,7 +51,8 @@ def test_prompt_prefix_is_identical_across_calls_so_the_kv_cache_is_reused():
     a, b = extraction_messages(S[:2]), extraction_messages(S[2:3])
     assert a[:-1] == b[:-1] and a[-1] != b[-1]
     assert a[-1]["content"].startswith("Sentences:\n1. The Federal Open Market Committee")
-    positions = EXTRACTION_JSON_SCHEMA["properties"]["triples"]["items"]["prefixItems"]
+    positions = extraction_json_schema(2)["properties"]["triples"]["items"]["prefixItems"]
+    assert positions[0]["enum"] == [1, 2]
     assert positions[2]["enum"] == positions[5]["enum"] == list(kg_schema.ENTITY_CODES)
     assert positions[3]["enum"] == list(kg_schema.RELATION_CODES)
     # the few-shot answers are in the compact array format the schema asks for
@@ -62,8 +63,13 @@ def test_prompt_prefix_is_identical_across_calls_so_the_kv_cache_is_reused():
 def test_array_answers_are_what_llama_cpp_grammar_enforces():
     from llama_cpp.llama_grammar import LlamaGrammar
     # both schemas compile to llama.cpp grammars (prefixItems tuples, anyOf verdict shapes)
-    for schema in (EXTRACTION_JSON_SCHEMA, VERIFY_JSON_SCHEMA):
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+    for schema in (extraction_json_schema(4), verify_json_schema(3)):
         assert LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False) is not None
+    # the sentence numbers and the answer's length are bounded (a small model otherwise loops to the cap)
+    gbnf = json_schema_to_gbnf(json.dumps(extraction_json_schema(2)))
+    assert 'triples-item-tuple-0 ::= "1" | "2"' in gbnf
+    assert extraction_json_schema(2)["properties"]["triples"]["maxItems"] == 6
 
 
 def test_boilerplate_sentences_are_not_sent():
@@ -86,6 +92,8 @@ def test_boilerplate_sentences_are_not_sent():
     (["1", "declines in the prices of energy", "indicator_change", "affect", "Inflation", "indicator"], None),
     ([1, "declines in the prices of energy", "affect", "inflation"], "invalid_item"),
     (item(t="declines in the prices of energy"), "self_loop"),
+    (item(h="Federal Open Market Committee", ht="policy"), "institution"),
+    (item(t="the Committee"), "institution"),
     (item(t="strained"), "not_a_noun_phrase"),
     (item(t="unemployment rate"), "not_in_text"),
     (item(h=" ".join(["energy"] * 20)), "long_entity"),
