@@ -24,10 +24,10 @@ from ingest.xbrl_instance import XbrlInstanceFormatError
 from ingest.text import KINDS as text_kinds, TextFormatError
 from kg import Graph, GraphError, ReadOnlyViolation, schema
 from kg.guard import run_user_query
-from finkg import __version__, evaluation, extraction, kg_eval, knowledge, memos, models, pipelines, text_ingest
+from finkg import __version__, evaluation, extraction, kg_eval, knowledge, memos, models, pipelines, reports, text_ingest
 from generation.llm import BudgetExceeded, LLMAnswerError, LLMUnavailable, client_from_settings
 from generation.memo import SYSTEMS
-from retrieval.embeddings import EmbeddingModelError
+from retrieval.embeddings import EmbeddingModelError, make_embedder
 from finkg.config import ConfigError, Settings, config_path, load_settings, write_settings_file
 from finkg.neo4j_server import LocalNeo4j, ServerError
 from finkg.output import Format, progress_bar, render
@@ -432,6 +432,45 @@ def cluster(
         summary = knowledge.run_cluster(g, s, ids=ids, progress=_stage(bar))
     render(summary.rows(), Format.table, console, title="finkg cluster")
 
+
+
+@app.command("report")
+def report(
+    batch: Annotated[Path, typer.Option("--batch", "-b", help="Questions, one JSON object per line: id, question, as_of, companies, facts.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the Markdown reports and JSON records.")] = Path("reports"),
+    system: Annotated[str | None, typer.Option("--system", "-s", help="Retrieval: tfr (default), dense-triples, bm25-docs, dense-docs, none.")] = None,
+    mode: Annotated[str, typer.Option("--mode", help="two-stage (default) or single-stage (no fact selection).")] = "two-stage",
+    workers: Annotated[int | None, typer.Option(help="Questions in flight at once (default [report] workers).")] = None,
+    redo: Annotated[bool, typer.Option("--redo", help="Redo questions already done (cached LLM answers are reused).")] = False,
+) -> None:
+    """Write an analysis report per question with two-stage KG-guided generation (seed 004, 3.2-3.3).
+
+    Facts: AKShare indicators on the question's as-of date, XBRL facts of the companies it names, and its
+    own facts. Every number of a report is checked against the facts; unsupported ones are marked.
+    Resumable: questions already done with the same system and mode are skipped.
+    """
+    s = settings()
+    try:
+        questions = reports.load_questions(batch)
+    except reports.BatchFileError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(1) from exc
+    client = client_from_settings(s)
+    embedder = make_embedder(s.embedding_model_path, s.embedding_backend, s.embedding_batch_size, s.embedding_device)
+    with graph(s) as g, progress_bar(console) as bar:
+        try:
+            ctx = reports.ReportContext(g, s, client, embedder, system or s.report_system, mode, progress=_stage(bar))
+        except ValueError as exc:
+            err.print(f"[red]error:[/red] {escape(str(exc))}")
+            raise typer.Exit(1) from exc
+        summary = reports.run_batch(questions, ctx, out, redo=redo, workers=workers or s.report_workers,
+                                    progress=_stage(bar))
+    render(summary.rows(), Format.table, console, title=f"finkg report: {ctx.system}, {ctx.mode}, {client.model_id[:32]}")
+    for line in summary.failed:
+        err.print(f"[red]failed:[/red] {escape(line)}")
+    console.print(f"reports in {out}/ (Markdown and JSON per question); in Neo4j Browser: MATCH (r:Report)-[c:CITES]->(x) RETURN r, c, x")
+    if summary.failed:
+        raise typer.Exit(1)
 
 def main() -> None:
     """Console entry point: runs the app and turns finkg's own errors into one clear line."""

@@ -183,6 +183,19 @@ class Settings(BaseSettings):
     cluster_fuzzy_threshold: float = Field(92.0, gt=0, le=100, description="token-sort ratio (0-100) for a fuzzy merge")
     cluster_embedding_merge_threshold: float = Field(0.95, gt=0, le=1, description="cosine similarity for an embedding merge")
 
+    # [retrieval]: knowledge retrieval for generation (retrieval/knowledge_retrieval.py, seed 004 section 3.2)
+    retrieval_k: int = Field(10, ge=0, description="knowledge items (triples or chunks) per query")
+    retrieval_top_n: int = Field(100, ge=1, description="TFR: candidate triples before the cluster weighting (n >> k)")
+    retrieval_temperature: float = Field(0.1, gt=0, description="TFR: softmax temperature over cluster mean similarities")
+
+    # [report]: report batches (`finkg report`, finkg/reports.py, seed 004 section 3.3)
+    report_system: str = Field("tfr", pattern=r"^(tfr|dense-triples|bm25-docs|dense-docs|none)$",
+                               description="retrieval system: tfr, dense-triples, bm25-docs, dense-docs or none")
+    report_max_facts: int = Field(40, ge=1, description="facts F shown to the LLM (the most similar to the question)")
+    report_max_selected: int = Field(8, ge=1, description="facts stage 1 may select")
+    report_answer_tokens: int = Field(400, ge=16, description="completion cap of the answer (stage 2)")
+    report_workers: int = Field(1, ge=1, description="questions in flight at once (an HTTP backend serves them in parallel)")
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -346,6 +359,22 @@ n_neighbors = 15
 # Entity resolution within a type: rapidfuzz token-sort ratio (0-100) and embedding cosine similarity.
 fuzzy_threshold = 92
 embedding_merge_threshold = 0.95
+
+[retrieval]
+# Knowledge retrieval for reports (seed 004 section 3.2): k items per query; TFR takes the top_n most
+# similar triples, weights their clusters by softmax(mean similarity / temperature) and takes k in all.
+k = 10
+top_n = 100
+temperature = 0.1
+
+[report]
+# Report batches (`finkg report`): retrieval system (tfr, dense-triples, bm25-docs, dense-docs, none),
+# facts shown to the LLM, facts stage 1 may select, the answer's completion cap, questions in flight.
+system = "tfr"
+max_facts = 40
+max_selected = 8
+answer_tokens = 400
+workers = 1
 """
 
 

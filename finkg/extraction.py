@@ -34,7 +34,7 @@ from typing import Any
 
 from generation import kg_schema
 from generation.extraction import ChunkExtraction, SentenceMemo, Triple, TripleExtractor, overlap
-from kg import BatchWriter, Graph, cypher
+from kg import BatchWriter, Graph, batches, cypher
 from retrieval.names import entity_id
 from retrieval.resolution import write_entities, write_relations
 
@@ -99,11 +99,6 @@ class ExtractSummary:
                   "tokens in / out": f"{self.prompt_tokens} / {self.completion_tokens}",
                   "completion tokens/s": f"{rate:.1f}", "seconds": f"{self.seconds:.1f}"}
         return [{"measure": k, "value": v} for k, v in values.items()]
-
-
-def _batches(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
-    for i in range(0, len(items), size):
-        yield items[i:i + size]
 
 
 def _record_rows(done: Sequence[tuple[dict[str, Any], ChunkExtraction]], suffix: str, status: str,
@@ -197,7 +192,7 @@ def extract(
     proposals: dict[str, ChunkExtraction] = {
         r["id"]: ChunkExtraction.from_record(r["id"], r["record"]) for r in rows if r["status"] == "proposed" and not redo}
     advance = progress("extract (LLM)", len(todo)) if progress else noop
-    for part in _batches(todo, batch):
+    for part in batches(todo, batch):
         done = []
         for c in part:
             ex = extractor.propose(c["id"], c["sentences"], overlap(c["previous_sentences"], c["sentences"]))
@@ -210,7 +205,7 @@ def extract(
 
     # Phase 3: verification of each chunk's proposals, then entities and relationships.
     advance = progress("verify (LLM) + write" if verify else "write", len(rows)) if progress else noop
-    for part in _batches(rows, batch):
+    for part in batches(rows, batch):
         finished = []
         entities: list[dict] = []
         rels: list[dict] = []

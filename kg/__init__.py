@@ -12,9 +12,10 @@ from kg.errors import (
     ReadOnlyViolation,
     SchemaConflict,
 )
-from kg.writer import BatchWriter, WriteStats
+from kg.writer import BatchWriter, WriteStats, batches
 
 __all__ = [
+    "batches",
     "BatchWriter",
     "Graph",
     "GraphAuthError",

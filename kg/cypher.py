@@ -505,3 +505,57 @@ DELETE_EXTRACTIONS_OF_MODEL = (
 )
 """Forget what one model extracted: its relationships and extraction records, and the entities left
 with no relationship (and no merge record pointing at them)."""
+
+
+# --------------------------------------------------------------------------- knowledge retrieval (seed 004 §3.2)
+
+def triples_for_retrieval(rel_types: Sequence[str] = ENTITY_RELATION_TYPES) -> str:
+    """Every extracted triple with its cluster (``"<head cluster>|<tail cluster>"``, or the head and
+    tail entity ids when ``finkg cluster`` has not run), source chunk, and its stored embedding when
+    ``r.embedding_model = $model`` (else null). Returns ``id, relation, head, tail, head_id, tail_id,
+    cluster, chunk_id, embedding``."""
+    types = "|".join(quote(t) for t in rel_types)
+    return (
+        f"MATCH (h:Entity)-[r:{types}]->(t:Entity)\n"
+        "RETURN r.id AS id, type(r) AS relation, h.name AS head, t.name AS tail, h.id AS head_id,\n"
+        "       t.id AS tail_id, coalesce(r.cluster, h.id + '|' + t.id) AS cluster, r.chunk_id AS chunk_id,\n"
+        "       CASE WHEN r.embedding_model = $model THEN r.embedding END AS embedding\n"
+        "ORDER BY r.id"
+    )
+
+
+SET_TRIPLE_EMBEDDINGS = (
+    "UNWIND $rows AS row\n"
+    "MATCH (:Entity {id: row.head_id})-[r]->(:Entity {id: row.tail_id}) WHERE r.id = row.id\n"
+    "CALL db.create.setRelationshipVectorProperty(r, 'embedding', row.vector)\n"
+    "SET r.embedding_model = $model\n"
+    "RETURN count(r) AS updated"
+)
+"""Store each triple's embedding (float32) and the model identity on the relationship, found from its
+head and tail entities (constrained ids), so a later index load embeds nothing."""
+
+TEXT_CHUNKS_FOR_RETRIEVAL = (
+    "MATCH (d:Document)-[:HAS_CHUNK]->(c:Chunk)\n"
+    "WHERE c.kind = 'text' AND ($families IS NULL OR d.source_family IN $families)\n"
+    "RETURN c.id AS id, c.text AS text, d.id AS document, d.source_family AS source_family,\n"
+    "       c.available_at AS available_at\n"
+    "ORDER BY c.id"
+)
+"""The text chunks the document baselines retrieve from (BM25 and dense over documents)."""
+
+COMPANY_FILINGS = (
+    "MATCH (c:Company)-[:FILED]->(f:Filing)\n"
+    "WHERE c.cik = $cik OR toLower(c.name) CONTAINS toLower($name)\n"
+    "RETURN c.cik AS cik, c.name AS name, f.adsh AS adsh, f.form AS form, f.period AS period, f.filed AS filed\n"
+    "ORDER BY f.period DESC, f.filed DESC, f.adsh DESC"
+)
+"""The filings of the companies a question names, by CIK (``$cik``, an integer or null) or by a
+case-insensitive part of the name, latest period first."""
+
+
+# --------------------------------------------------------------------------- reports (seed 004 §3.3)
+
+DELETE_REPORT_LINKS = (
+    "MATCH (:Report {id: $id})-[c:CITES]->() DELETE c"
+)
+"""Remove a report's citation links before it is written again (a redo replaces them)."""

@@ -72,7 +72,8 @@ class WriteStats:
         }
 
 
-def _batches(rows: Iterable[Row], size: int) -> Iterator[list[Row]]:
+def batches(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    """``rows`` in lists of at most ``size`` (the last may be shorter), lazily."""
     it = iter(rows)
     while batch := list(islice(it, size)):
         yield batch
@@ -195,6 +196,15 @@ class BatchWriter:
         probe = cypher.matched_relationship_rows(s_label, s_keys, e_label, e_keys)
         return self._write(query, rows, shape, progress, endpoint_probe=probe)
 
+    def run_batches(self, query: str, rows: Iterable[Row], params: dict[str, Any] | None = None) -> int:
+        """Run a write ``query`` that UNWINDs ``$rows``, one transaction per ``batch_size`` rows, with
+        ``params`` as further parameters; returns the sum of the query's ``updated`` column."""
+        updated = 0
+        for batch in batches(rows, self.batch_size):
+            result = self.graph.write(query, {**(params or {}), "rows": batch})
+            updated += sum(int(r.get("updated") or 0) for r in result.records)
+        return updated
+
     def _write(
         self,
         query: str,
@@ -208,7 +218,7 @@ class BatchWriter:
 
         def prepared() -> Iterator[tuple[int, list[dict[str, Any]]]]:
             offset = 0
-            for batch in _batches(rows, self.batch_size):
+            for batch in batches(rows, self.batch_size):
                 unique: dict[tuple, dict[str, Any]] = {}
                 for i, row in enumerate(batch, start=offset):
                     ident, shaped = shape(row, i)

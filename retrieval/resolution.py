@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 from rapidfuzz import fuzz
 
-from kg import BatchWriter, Graph, WriteStats, cypher
+from kg import BatchWriter, Graph, WriteStats, batches, cypher
 from retrieval.names import (
     ENTITY_TYPES,
     company_key,
@@ -105,10 +105,6 @@ class Merge:
 # --------------------------------------------------------------------------- writes and redirects
 
 
-def _batches(rows: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
-    for start in range(0, len(rows), size):
-        yield rows[start:start + size]
-
 
 def resolve_ids(graph: Graph, ids: Iterable[str], batch_size: int = 5_000) -> dict[str, str]:
     """Where each entity id lives now: itself, or the survivor its merge records lead to.
@@ -128,7 +124,7 @@ def resolve_ids(graph: Graph, ids: Iterable[str], batch_size: int = 5_000) -> di
         if not pending:
             return resolved
         hops: dict[str, str] = {}
-        for batch in _batches(sorted(pending), batch_size):
+        for batch in batches(sorted(pending), batch_size):
             for r in graph.read(cypher.ENTITY_REDIRECTS, {"ids": list(batch)}):
                 hops[r["id"]] = r["into"]
         for src, cur in resolved.items():
@@ -174,7 +170,7 @@ def write_entities(graph: Graph, entities: Iterable[Mapping[str, Any]], batch_si
         by_target.setdefault(target, {**row, "id": target, "key": split_id(target)[1]})
         aliases[target].extend(n for n in names[eid] if n not in aliases[target])
     targets = list(by_target.values())
-    for batch in _batches(targets, batch_size):
+    for batch in batches(targets, batch_size):
         graph.write(cypher.WRITE_NEW_ENTITIES, {"rows": list(batch)})
         graph.write(cypher.ADD_ENTITY_ALIASES,
                     {"rows": [{"id": r["id"], "names": aliases[r["id"]]} for r in batch]})
@@ -435,7 +431,7 @@ def apply_merges(graph: Graph, merges: Sequence[Merge], run: str, batch_size: in
     if chained := sorted(froms & {m.into_id for m in merges}):
         raise ValueError(f"merges must be flat; these ids are merged and survive: {chained[:5]}")
     done: Counter = Counter()
-    for batch in _batches(list(merges), batch_size):
+    for batch in batches(list(merges), batch_size):
         pairs = [{"from": m.from_id, "into": m.into_id, "method": m.method, "score": m.score,
                   "threshold": m.threshold, "run": run} for m in batch]
         ids = [m.from_id for m in batch]

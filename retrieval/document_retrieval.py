@@ -1,0 +1,99 @@
+"""Document-level retrieval over the text chunks: the BM25 and dense baselines of TFR.
+
+Source: ../shared/seeds/004_7a67e4eaf6285e0b.txt, section 4.2 and Table 2 ("BM25 Retrieve" and "Dense
+Retrieve": document-level retrieval baselines, Roberts et al. 2020 and Lewis et al. 2020). BM25 is bm25s
+(Lucene's BM25 variant, k1 = 1.5, b = 0.75) over the chunks' lower-cased word tokens with English stop
+words removed; dense is the cosine similarity of the chunk and query embeddings from the configured encoder
+(the same one the triples use), exhaustive in memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from kg import Graph, cypher
+from retrieval.embeddings import Embedder
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A text chunk as document retrieval returns it: ``id`` (the Chunk id), ``text``, the Document id,
+    its source family and availability time (ISO UTC)."""
+
+    id: str
+    text: str
+    document: str = ""
+    source_family: str = ""
+    available_at: str | None = None
+
+
+@dataclass(frozen=True)
+class ScoredPassage:
+    """A retrieved passage and its score (BM25 score or cosine similarity)."""
+
+    passage: Passage
+    score: float
+
+
+class DocumentIndex:
+    """BM25 and dense retrieval over a fixed list of passages.
+
+    Args:
+        passages: the corpus; embedder: the dense encoder (None: :meth:`dense` raises).
+
+    Raises:
+        ValueError: an empty corpus.
+    """
+
+    def __init__(self, passages: Sequence[Passage], embedder: Embedder | None = None) -> None:
+        if not passages:
+            raise ValueError("no passages to index: ingest text first (`finkg ingest text ...`)")
+        import bm25s  # lazy: commands that never rank documents do not pay for loading it
+
+        self.passages = list(passages)
+        self.embedder = embedder
+        self._bm25 = bm25s.BM25()
+        self._bm25.index(bm25s.tokenize([p.text for p in self.passages], stopwords="en", show_progress=False),
+                         show_progress=False)
+        self._vectors: np.ndarray | None = None
+
+    @classmethod
+    def from_graph(cls, graph: Graph, embedder: Embedder | None = None,
+                   families: Sequence[str] | None = None) -> "DocumentIndex":
+        """The text chunks in the graph (of ``families`` when given)."""
+        rows = graph.read(cypher.TEXT_CHUNKS_FOR_RETRIEVAL, {"families": list(families) if families else None})
+        return cls([Passage(r["id"], r["text"] or "", r["document"], r["source_family"] or "",
+                            str(r["available_at"]) if r["available_at"] is not None else None) for r in rows],
+                   embedder)
+
+    def bm25(self, query: str, k: int) -> list[ScoredPassage]:
+        """The ``k`` passages with the highest BM25 score for ``query`` (score > 0 only), best first."""
+        import bm25s
+
+        tokens = bm25s.tokenize([query], stopwords="en", show_progress=False)
+        k = min(k, len(self.passages))
+        if k <= 0:
+            return []
+        docs, scores = self._bm25.retrieve(tokens, k=k, show_progress=False)
+        return [ScoredPassage(self.passages[int(i)], float(s)) for i, s in zip(docs[0], scores[0]) if s > 0]
+
+    def vectors(self) -> np.ndarray:
+        """The passages' unit embeddings, ``(n, d)`` float32 (encoded on first use).
+
+        Raises:
+            ValueError: the index has no embedder.
+        """
+        if self.embedder is None:
+            raise ValueError("dense document retrieval needs an embedder ([embedding] model_path)")
+        if self._vectors is None:
+            self._vectors = self.embedder.encode([p.text for p in self.passages])
+        return self._vectors
+
+    def dense(self, query: str, k: int) -> list[ScoredPassage]:
+        """The ``k`` passages most similar to ``query`` (cosine), best first."""
+        sims = self.vectors() @ self.embedder.encode([query])[0]  # type: ignore[union-attr]
+        order = np.lexsort((np.arange(len(sims)), -sims))[:k]
+        return [ScoredPassage(self.passages[int(i)], float(sims[i])) for i in order]

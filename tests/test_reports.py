@@ -1,0 +1,146 @@
+"""Report batches end to end (seed 004, sections 2-3.3): real AKShare facts and a real FOMC chunk in the real
+Neo4j, MiniLM for retrieval, SmolLM2 through llama.cpp for both stages (weak, but every path runs for real).
+
+What users rely on: a Markdown report and a JSON record per question; every number verified, context or
+marked; the (:Report) node linked to the facts' Observation nodes and to the chunks of the knowledge it
+used; a rerun skips what is done (no LLM call); a bad batch file names its line and field.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import minilm_dir
+from test_llm import smol_gguf
+
+from finkg import indicators, reports, text_ingest
+from finkg.config import load_settings
+from generation.llm import client_from_settings
+from generation.report_check import MARK
+from kg import BatchWriter
+from retrieval.embeddings import make_embedder
+from retrieval.names import entity_id
+from retrieval.resolution import write_entities, write_relations
+
+ROOT = Path(__file__).resolve().parents[1]
+STATEMENT = ROOT / "data" / "fomc-statements" / "statements" / "20151216.txt"
+AKSHARE = sorted((ROOT / "data" / "china-bond").glob("*akshare_wide.csv")) + sorted((ROOT / "data" / "china-macro").glob("*.csv"))
+QUESTIONS = [
+    {"id": "yields-2015q2", "question": "How did China's treasury yields move in the second quarter of 2015?",
+     "as_of": "2015-06-30"},
+    {"id": "hike-2015-12", "question": "What did the FOMC decide in December 2015, and where was SHIBOR?",
+     "as_of": "2016-01-29", "facts": [{"id": "target", "text": "The FOMC set the target range at 1/4 to 1/2 percent.",
+                                       "numbers": [0.25, 0.5]}]},
+]
+TRIPLES = [("federal funds rate", "indicator", "AFFECT", "financial conditions", "market_status"),
+           ("labor market conditions", "market_status", "INDICATE", "economic activity", "indicator"),
+           ("energy prices", "indicator", "AFFECT", "inflation", "indicator"),
+           ("raise the target range", "policy", "MAY_LEAD_TO", "inflation at 2 percent", "threshold_comparison")]
+
+
+@pytest.fixture(scope="module")
+def settings(tmp_path_factory):
+    return load_settings(llm_backend="llama-cpp", llm_model_path=smol_gguf(), llm_n_ctx=8192,
+                         llm_cache_dir=tmp_path_factory.mktemp("llm-cache"), embedding_model_path=minilm_dir(),
+                         retrieval_k=3, retrieval_top_n=4, report_max_facts=12, report_answer_tokens=120)
+
+
+@pytest.fixture(scope="module")
+def ready(graph, settings):
+    """AKShare observations, one FOMC statement's chunks, and four triples sourced from its first chunk."""
+    indicators.ingest_akshare_files(graph, settings, AKSHARE)
+    text_ingest.ingest_text(graph, settings, [STATEMENT])
+    chunk = graph.read("MATCH (:Document {id: 'fomc:statement:20151216'})-[:HAS_CHUNK]->(c:Chunk {kind: 'text'}) "
+                       "RETURN c.id AS id ORDER BY c.seq LIMIT 1")[0]["id"]
+    graph.run_autocommit("MATCH (e:Entity) WHERE e.name STARTS WITH 'rpttest ' DETACH DELETE e")
+    ents, rels = [], []
+    for i, (h, ht, rel, t, tt) in enumerate(TRIPLES):
+        h, t = f"rpttest {h}", f"rpttest {t}"
+        ents += [{"type": ht, "name": h}, {"type": tt, "name": t}]
+        rels.append({"type": rel, "head": entity_id(ht, h), "tail": entity_id(tt, t), "id": f"rpttest-{i}",
+                     "props": {"chunk_id": chunk, "cluster": f"c{i % 2}"}})
+    write_entities(graph, ents)
+    write_relations(graph, BatchWriter(graph), rels)
+    yield chunk
+    graph.run_autocommit("MATCH (e:Entity) WHERE e.name STARTS WITH 'rpttest ' DETACH DELETE e")
+    graph.run_autocommit("MATCH (r:Report) WHERE r.id STARTS WITH 'report:yields-2015q2' OR r.id STARTS WITH "
+                         "'report:hike-2015-12' DETACH DELETE r")
+
+
+def _batch(tmp_path: Path, rows) -> Path:
+    path = tmp_path / "questions.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_batch_writes_verified_reports_linked_in_the_graph_and_resumes(graph, settings, ready, tmp_path):
+    client = client_from_settings(settings)
+    ctx = reports.ReportContext(graph, settings, client, make_embedder(minilm_dir()), "tfr")
+    questions = reports.load_questions(_batch(tmp_path, QUESTIONS))
+    out = tmp_path / "reports"
+    summary = reports.run_batch(questions, ctx, out)
+    assert (summary.done, summary.skipped, summary.failed) == (2, 0, [])
+    for q in QUESTIONS:
+        rec = json.loads((out / f"{q['id']}.json").read_text(encoding="utf-8"))
+        md = (out / f"{q['id']}.md").read_text(encoding="utf-8")
+        assert md.startswith(f"# {q['question']}") and rec["report_id"] in md
+        assert rec["facts_total"] > 0 and set(rec["facts_shown"]) >= {f["id"] for f in rec["selected_facts"]}
+        assert all(f["id"].startswith(("akshare:", "extra:")) for f in rec["selected_facts"])
+        # every number is verified against a fact, context, or marked right after it in the text
+        for c in rec["numbers"]:
+            assert c["status"] in ("verified", "context", "unverified")
+            if c["status"] == "unverified":
+                assert c["text"] + MARK in rec["answer"]
+            if c["status"] == "verified":
+                assert c["fact_id"] in {f["id"] for f in rec["selected_facts"]}
+        # TFR: k knowledge items, each with its cluster, weight and source chunk
+        assert len(rec["k2"]) == 3 and all(k["cluster"] and k["cluster_weight"] is not None and
+                                           k["chunk_id"] == ready for k in rec["k2"])
+        links = graph.read("MATCH (r:Report {id: $id})-[c:CITES]->(x) RETURN labels(x)[0] AS label, c.kind AS kind, "
+                           "count(*) AS n", {"id": rec["report_id"]})
+        got = {(x["label"], x["kind"]): x["n"] for x in links}
+        assert got[("Chunk", "triple")] == 3 and got[("Entity", "triple")] == 3
+        observations = sum(len([c for c in f["cites"] if c[0] == "Observation"]) for f in rec["selected_facts"])
+        assert got.get(("Observation", "fact"), 0) == observations
+    # a rerun skips both questions and asks the LLM nothing
+    calls = client.usage.calls
+    again = reports.run_batch(questions, ctx, out)
+    assert (again.done, again.skipped) == (0, 2) and client.usage.calls == calls
+    # a redo is answered from the LLM cache: the same reports, no backend call
+    redo = reports.run_batch(questions[:1], ctx, out, redo=True)
+    assert redo.done == 1 and client.usage.calls == calls
+
+
+def test_baselines_and_single_stage_share_the_batch_interface(graph, settings, ready, tmp_path):
+    client = client_from_settings(settings)
+    embedder = make_embedder(minilm_dir())
+    questions = reports.load_questions(_batch(tmp_path, QUESTIONS[:1]))
+    for system, mode in (("bm25-docs", "two-stage"), ("none", "single-stage")):
+        ctx = reports.ReportContext(graph, settings, client, embedder, system, mode)
+        summary = reports.run_batch(questions, ctx, tmp_path / "out")
+        assert summary.done == 1 and not summary.failed
+        rec = json.loads((tmp_path / "out" / f"yields-2015q2.{system}.{mode}.json").read_text(encoding="utf-8"))
+        assert rec["system"] == system and rec["mode"] == mode
+        if system == "none":
+            assert rec["k1"] == [] and "select" not in rec["calls"]
+            assert len(rec["selected_facts"]) == len(rec["facts_shown"])  # single stage: all of F
+        else:
+            assert rec["k2"] and all(k["kind"] == "passage" for k in rec["k2"])
+    with pytest.raises(ValueError, match="unknown mode"):
+        reports.ReportContext(graph, settings, client, embedder, "none", "three-stage")
+
+
+@pytest.mark.parametrize("line, message", [
+    ('{"id": "a b", "question": "What?"}', "questions.jsonl:2: field 'id'"),
+    ('{"id": "x", "question": "What?", "as_of": "2015-13-01"}', "questions.jsonl:2: field 'as_of'"),
+    ('{"id": "ok", "question": "Again?"}', "questions.jsonl:2: field 'id': 'ok' repeats line 1"),
+    ('{"id": "y", "question": "What?", "facts": [{"id": "f"}]}', "questions.jsonl:2: field 'facts.0.text'"),
+    ("not json", "questions.jsonl:2"),
+])
+def test_bad_batch_lines_name_the_line_and_field(tmp_path, line, message):
+    path = tmp_path / "questions.jsonl"
+    path.write_text('{"id": "ok", "question": "Fine?"}\n' + line + "\n", encoding="utf-8")
+    with pytest.raises(reports.BatchFileError, match=message.replace("?", r"\?")):
+        reports.load_questions(path)
