@@ -433,6 +433,78 @@ def cluster(
     render(summary.rows(), Format.table, console, title="finkg cluster")
 
 
+# --------------------------------------------------------------------------- AKShare indicators and financial facts
+# (seed 004, sections 2 and 3.3: ingest/akshare.py, finkg/indicators.py, retrieval/facts.py)
+
+from datetime import date as _date  # noqa: E402  (kept inside this block)
+
+from finkg import indicators as indicator_ingest  # noqa: E402
+from ingest.akshare import FUNCTIONS as akshare_functions, AkshareFormatError, AkshareUnavailable  # noqa: E402
+from retrieval.facts import indicator_facts  # noqa: E402
+
+
+def _day(value: str | None, option: str) -> _date | None:
+    """``YYYY-MM-DD`` to a date (None stays None); a bad value is a usage error naming the option."""
+    if value is None:
+        return None
+    try:
+        return _date.fromisoformat(value)
+    except ValueError:
+        raise typer.BadParameter(f"{option} {value!r}: expected YYYY-MM-DD") from None
+
+
+@ingest_app.command("akshare")
+def ingest_akshare(
+    paths: Annotated[list[Path] | None, typer.Argument(help="CSVs that AKShare wrote (df.to_csv), in its own columns", dir_okay=False)] = None,
+    function: Annotated[list[str], typer.Option("--function", "-f", help=f"The AKShare function: with files, the one that wrote them (default: by file name, else by columns); with --live, the ones to call (repeatable). One of {', '.join(akshare_functions)}.")] = [],
+    live: Annotated[bool, typer.Option("--live", help="Call AKShare now (network needed) instead of reading files.")] = False,
+    start: Annotated[str | None, typer.Option(help="--live bond_china_yield: first day, YYYY-MM-DD (default: a year before --end).")] = None,
+    end: Annotated[str | None, typer.Option(help="--live bond_china_yield: last day, YYYY-MM-DD (default: today).")] = None,
+    save: Annotated[Path | None, typer.Option("--save", help="--live: also keep each frame as DIR/<function>_df.csv.", file_okay=False)] = None,
+) -> None:
+    """AKShare indicators (yield curve, money supply, CPI, PPI, SHIBOR): Indicator and Observation nodes.
+
+    Idempotent: observations are keyed by indicator and date, a rerun creates nothing.
+    """
+    if live == bool(paths):
+        raise typer.BadParameter("give CSV files, or --live with --function NAME")
+    if live and not function:
+        raise typer.BadParameter(f"--live needs --function (one or more of {', '.join(akshare_functions)})")
+    if not live and len(function) > 1:
+        raise typer.BadParameter("with files, --function names the one function that wrote them")
+    s = settings()
+    try:
+        with graph(s) as g, progress_bar(console) as bar:
+            if live:
+                summary = indicator_ingest.ingest_akshare_live(g, s, function, _day(start, "--start"),
+                                                               _day(end, "--end"), save, progress=_stage(bar))
+            else:
+                summary = indicator_ingest.ingest_akshare_files(g, s, paths or [], function[0] if function else None,
+                                                                progress=_stage(bar))
+    except (AkshareFormatError, AkshareUnavailable) as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(1) from None
+    render(summary, Format.table, console, title="AKShare ingest")
+
+
+@app.command("facts")
+def facts(
+    as_of: Annotated[str, typer.Option("--as-of", help="The question's date, YYYY-MM-DD: only observations available by its end (UTC) count.")],
+    indicator: Annotated[list[str], typer.Option("--indicator", "-i", help="An Indicator code, e.g. cn_m2_yoy (repeatable; default: all).")] = [],
+    fmt: Annotated[Format, typer.Option("--format", help="table, json or csv")] = Format.table,
+) -> None:
+    """The financial facts F a question asked on --as-of gets: each indicator's value and changes (seed 004, section 2)."""
+    day = _day(as_of, "--as-of")
+    with graph() as g:
+        found = indicator_facts(g, day, indicator or None)
+    rows = [{"id": f.id, "fact": f.text, "numbers": ", ".join(str(n) for n in f.numbers), "unit": f.unit,
+             "cites": ", ".join(c[2] for c in f.cites)} for f in found]
+    render(rows, fmt, console, title=f"financial facts as of {day}")
+    if not found:
+        err.print("[yellow]no indicator has an observation available by that day: load some with "
+                  "`finkg ingest akshare data/china-macro/*.csv data/china-bond/*.csv`[/yellow]")
+
+
 def main() -> None:
     """Console entry point: runs the app and turns finkg's own errors into one clear line."""
     try:
