@@ -482,7 +482,7 @@ def ingest_akshare(
                 summary = indicator_ingest.ingest_akshare_files(g, s, paths or [], function[0] if function else None,
                                                                 progress=_stage(bar))
     except (AkshareFormatError, AkshareUnavailable) as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)  # one line, however long
         raise typer.Exit(1) from None
     render(summary, Format.table, console, title="AKShare ingest")
 

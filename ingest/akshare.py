@@ -351,7 +351,7 @@ def _parse_date(fn: AkshareFunction, cell: str, where: str, line: int) -> date:
     try:
         if fn.period == "month":
             m = MONTH.match(cell)
-            if m:
+            if m and 1 <= int(m.group(2)) <= 12:
                 year, month = int(m.group(1)), int(m.group(2))
                 first_next = date(year + month // 12, month % 12 + 1, 1)
                 return first_next - timedelta(days=1)
