@@ -491,12 +491,13 @@ def ingest_akshare(
 def facts(
     as_of: Annotated[str, typer.Option("--as-of", help="The question's date, YYYY-MM-DD: only observations available by its end (UTC) count.")],
     indicator: Annotated[list[str], typer.Option("--indicator", "-i", help="An Indicator code, e.g. cn_m2_yoy (repeatable; default: all).")] = [],
+    max_age_days: Annotated[int | None, typer.Option("--max-age-days", min=0, help="Leave out indicators whose latest available observation is older than this many days.")] = None,
     fmt: Annotated[Format, typer.Option("--format", help="table, json or csv")] = Format.table,
 ) -> None:
     """The financial facts F a question asked on --as-of gets: each indicator's value and changes (seed 004, section 2)."""
     day = _day(as_of, "--as-of")
     with graph() as g:
-        found = indicator_facts(g, day, indicator or None)
+        found = indicator_facts(g, day, indicator or None, max_age_days)
     rows = [{"id": f.id, "fact": f.text, "numbers": ", ".join(str(n) for n in f.numbers), "unit": f.unit,
              "cites": ", ".join(c[2] for c in f.cites)} for f in found]
     render(rows, fmt, console, title=f"financial facts as of {day}")

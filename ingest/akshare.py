@@ -4,17 +4,16 @@ Source: ../shared/seeds/004_7a67e4eaf6285e0b.txt, section 2: the financial facts
 "the values and changes of financial indicators", selected "from the financial indicator database
 AKshare" for the bond market of the report's date. Five functions give them:
 
-==========================  ======================  =========  ==============================================
-function                    date column             frequency  indicators (one per column carrying a value)
-==========================  ======================  =========  ==============================================
-``bond_china_yield``        日期 (YYYY-MM-DD)       daily      ChinaBond curve yields 3M .. 30Y, % (per curve)
-``macro_china_money_supply``  月份 (2025年09月份)    monthly    M2, M1, M0 (亿元 = CNY 100 million), yoy %, mom %
-``macro_china_cpi``         月份                    monthly    CPI national / urban / rural: index, yoy %, mom %,
-                                                               year-to-date index
-``macro_china_ppi``         月份                    monthly    PPI: index, yoy %, year-to-date index
-``macro_china_shibor_all``  日期                    daily      SHIBOR O/N .. 1Y fixings, %
-==========================  ======================  =========  ==============================================
+- ``bond_china_yield``: daily (日期, ``YYYY-MM-DD``); the yields of each ChinaBond curve (曲线名称) at
+  3M, 6M, 1Y, 3Y, 5Y, 7Y, 10Y and 30Y, in %.
+- ``macro_china_money_supply``: monthly (月份, ``2025年09月份``); M2, M1 and M0 in 亿元 (CNY 100 million),
+  and their year-on-year and month-on-month growth in %.
+- ``macro_china_cpi``: monthly; CPI national, urban and rural: index, year-on-year and month-on-month
+  change in %, year-to-date index.
+- ``macro_china_ppi``: monthly; PPI index, year-on-year change in %, year-to-date index.
+- ``macro_china_shibor_all``: daily; SHIBOR fixings O/N, 1W, 2W, 1M, 3M, 6M, 9M and 1Y, in %.
 
+One indicator per column that carries a level or a rate (:data:`FUNCTIONS` lists them with their codes).
 Indices are AKShare's (same period of the previous year as the base). SHIBOR's ``*-涨跌幅`` columns
 (the day change in bp, derived from the fixings) are read past, not stored: the facts compute changes
 from the fixings themselves.
@@ -27,7 +26,7 @@ frame to the same CSV text, so both paths parse, validate and cite alike. Empty 
 and a date that is not one, is an :class:`AkshareFormatError` naming file, line and column.
 
 Point in time. Each observation carries ``available_at``, the first moment it was public (ISO UTC,
-``YYYY-MM-DDTHH:MM:SSZ``), by the conventions of :data:`AVAILABILITY`, all flagged
+``YYYY-MM-DDTHH:MM:SSZ``), by the conventions below (:data:`DAILY_CURVE`, :data:`DAILY_FIXING`, :data:`MONTHLY`), all flagged
 ``available_at_approx`` because no source file records a release time:
 
 - ``bond_china_yield``: the day's curve, at 18:00 Beijing time (10:00 UTC): ChinaBond publishes the

@@ -514,7 +514,9 @@ INDICATOR_FACT_ROWS = (
     "MATCH (i:Indicator) WHERE $codes IS NULL OR i.code IN $codes\n"
     "CALL (i) {\n"
     "  MATCH (i)-[:HAS_OBSERVATION]->(o:Observation) WHERE o.available_at <= $cutoff\n"
-    "  RETURN o ORDER BY o.date DESC LIMIT 1\n"
+    "  WITH o ORDER BY o.date DESC LIMIT 1\n"
+    "  WITH o WHERE $oldest IS NULL OR o.date >= date($oldest)\n"
+    "  RETURN o\n"
     "}\n"
     "CALL (i, o) {\n"
     "  OPTIONAL MATCH (i)-[:HAS_OBSERVATION]->(p:Observation)\n"
@@ -543,5 +545,6 @@ INDICATOR_FACT_ROWS = (
 string; ``available_at <= $cutoff``), the observation before it, and for each ``m`` of ``$months`` the
 observation ``m`` months earlier (monthly series: the same calendar month; daily series: the last one on or
 before the day, at most ``$max_gap_days`` before it), each also available at ``$cutoff``. Indicators with no
-available observation give no row. Returns ``indicator``, ``latest``, ``previous`` (null when none) and
+available observation, or whose latest one is dated before ``$oldest`` (an ISO date; null: no limit), give no
+row. Returns ``indicator``, ``latest``, ``previous`` (null when none) and
 ``lookbacks`` (``[{id, date, value, months}]``, missing ones left out)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 
 from kg import Graph, cypher
 
@@ -123,7 +123,9 @@ def _when(day: str, frequency: str) -> str:
     return f"in the month ending {day}" if frequency == "monthly" else f"on {day}"
 
 
-def indicator_facts(graph: Graph, as_of: date, codes: Sequence[str] | None = None) -> list[FinancialFact]:
+def indicator_facts(
+    graph: Graph, as_of: date, codes: Sequence[str] | None = None, max_age_days: int | None = None
+) -> list[FinancialFact]:
     """The financial facts F of a question asked on ``as_of``: each indicator's value and changes.
 
     Source: seed 004 (../shared/seeds/004_7a67e4eaf6285e0b.txt), section 2 (F holds "the values and changes
@@ -151,6 +153,10 @@ def indicator_facts(graph: Graph, as_of: date, codes: Sequence[str] | None = Non
         graph: the connection.
         as_of: the question's date (a UTC calendar day).
         codes: Indicator codes (default: every indicator in the graph).
+        max_age_days: leave out an indicator whose latest available observation is dated more than this
+            many days before ``as_of`` (default: no limit; the sentences always state the date). The
+            shipped yield curve ends in 2016 and SHIBOR has a gap from 2015-05-08 to 2017-03-17, so a
+            limit keeps stale series out of F.
 
     Returns:
         Facts ordered by indicator code, then kind; ids ``akshare:<code>:<date of the latest
@@ -160,6 +166,7 @@ def indicator_facts(graph: Graph, as_of: date, codes: Sequence[str] | None = Non
     rows = graph.read(cypher.INDICATOR_FACT_ROWS, {
         "codes": list(codes) if codes is not None else None, "cutoff": f"{as_of.isoformat()}T23:59:59Z",
         "months": list(LOOKBACK_MONTHS), "max_gap_days": MAX_GAP_DAYS,
+        "oldest": (as_of - timedelta(days=max_age_days)).isoformat() if max_age_days is not None else None,
     })
     facts: list[FinancialFact] = []
     for row in rows:

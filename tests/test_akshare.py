@@ -293,6 +293,17 @@ def test_a_monthly_value_is_no_fact_before_its_availability(graph, loaded):
     assert indicator_facts(graph, date(2015, 5, 7), ["shibor_on"]) == []
 
 
+def test_a_maximum_age_leaves_stale_series_out(graph, loaded):
+    codes = ["shibor_on", "cn_treasury_yield_10y", "cn_cpi_yoy"]
+    # on 2015-06-30 the SHIBOR fixing (2015-05-08) is 53 days old, May's CPI (2015-05-31) 30 days
+    assert {f.indicator for f in indicator_facts(graph, date(2015, 6, 30), codes, max_age_days=31)} == {
+        "cn_treasury_yield_10y", "cn_cpi_yoy"}
+    assert {f.indicator for f in indicator_facts(graph, date(2015, 6, 30), codes, max_age_days=53)} == set(codes)
+    # the shipped curve ends in 2016: in 2018 only SHIBOR is current
+    assert {f.indicator for f in indicator_facts(graph, date(2018, 6, 29), codes, max_age_days=31)} == {
+        "shibor_on", "cn_cpi_yoy"}
+
+
 def test_facts_cli_prints_the_table(loaded):
     out = finkg("facts", "--as-of", "2015-06-30", "--indicator", "cn_cpi_yoy", "--format", "csv")
     assert out.returncode == 0, out.stderr
