@@ -26,8 +26,8 @@ frame to the same CSV text, so both paths parse, validate and cite alike. Empty 
 and a date that is not one, is an :class:`AkshareFormatError` naming file, line and column.
 
 Point in time. Each observation carries ``available_at``, the first moment it was public (ISO UTC,
-``YYYY-MM-DDTHH:MM:SSZ``), by the conventions below (:data:`DAILY_CURVE`, :data:`DAILY_FIXING`, :data:`MONTHLY`), all flagged
-``available_at_approx`` because no source file records a release time:
+``YYYY-MM-DDTHH:MM:SSZ``), by the conventions below (:data:`DAILY_CURVE`, :data:`DAILY_FIXING`,
+:data:`MONTHLY`), all flagged ``available_at_approx`` because no source file records a release time:
 
 - ``bond_china_yield``: the day's curve, at 18:00 Beijing time (10:00 UTC): ChinaBond publishes the
   closing curves in the evening of the trading day.
