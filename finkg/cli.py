@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from contextlib import contextmanager
+from datetime import date as _date
 from pathlib import Path
 from typing import Annotated, Iterator
 
@@ -25,9 +26,12 @@ from ingest.text import KINDS as text_kinds, TextFormatError
 from kg import Graph, GraphError, ReadOnlyViolation, schema
 from kg.guard import run_user_query
 from finkg import __version__, evaluation, extraction, kg_eval, knowledge, memos, models, pipelines, reports, text_ingest
+from finkg import indicators as indicator_ingest
+from ingest.akshare import FUNCTIONS as akshare_functions, AkshareFormatError, AkshareUnavailable
 from generation.llm import BudgetExceeded, LLMAnswerError, LLMUnavailable, client_from_settings
 from generation.memo import SYSTEMS
 from retrieval.embeddings import EmbeddingModelError, make_embedder
+from retrieval.facts import indicator_facts
 from finkg.config import ConfigError, Settings, config_path, load_settings, write_settings_file
 from finkg.neo4j_server import LocalNeo4j, ServerError
 from finkg.output import Format, progress_bar, render
@@ -471,6 +475,73 @@ def report(
     console.print(f"reports in {out}/ (Markdown and JSON per question); in Neo4j Browser: MATCH (r:Report)-[c:CITES]->(x) RETURN r, c, x")
     if summary.failed:
         raise typer.Exit(1)
+
+
+# --------------------------------------------------------------------------- AKShare indicators and financial facts
+# (seed 004, sections 2 and 3.3: ingest/akshare.py, finkg/indicators.py, retrieval/facts.py)
+
+def _day(value: str | None, option: str) -> _date | None:
+    """``YYYY-MM-DD`` to a date (None stays None); a bad value is a usage error naming the option."""
+    if value is None:
+        return None
+    try:
+        return _date.fromisoformat(value)
+    except ValueError:
+        raise typer.BadParameter(f"{option} {value!r}: expected YYYY-MM-DD") from None
+
+
+@ingest_app.command("akshare")
+def ingest_akshare(
+    paths: Annotated[list[Path] | None, typer.Argument(help="CSVs that AKShare wrote (df.to_csv), in its own columns", dir_okay=False)] = None,
+    function: Annotated[list[str], typer.Option("--function", "-f", help=f"The AKShare function: with files, the one that wrote them (default: by file name, else by columns); with --live, the ones to call (repeatable). One of {', '.join(akshare_functions)}.")] = [],
+    live: Annotated[bool, typer.Option("--live", help="Call AKShare now (network needed) instead of reading files.")] = False,
+    start: Annotated[str | None, typer.Option(help="--live bond_china_yield: first day, YYYY-MM-DD (default: a year before --end).")] = None,
+    end: Annotated[str | None, typer.Option(help="--live bond_china_yield: last day, YYYY-MM-DD (default: today).")] = None,
+    save: Annotated[Path | None, typer.Option("--save", help="--live: also keep each frame as DIR/<function>_df.csv.", file_okay=False)] = None,
+) -> None:
+    """AKShare indicators (yield curve, money supply, CPI, PPI, SHIBOR): Indicator and Observation nodes.
+
+    Idempotent: observations are keyed by indicator and date, a rerun creates nothing.
+    """
+    if live == bool(paths):
+        raise typer.BadParameter("give CSV files, or --live with --function NAME")
+    if live and not function:
+        raise typer.BadParameter(f"--live needs --function (one or more of {', '.join(akshare_functions)})")
+    if not live and len(function) > 1:
+        raise typer.BadParameter("with files, --function names the one function that wrote them")
+    s = settings()
+    try:
+        with graph(s) as g, progress_bar(console) as bar:
+            if live:
+                summary = indicator_ingest.ingest_akshare_live(g, s, function, _day(start, "--start"),
+                                                               _day(end, "--end"), save, progress=_stage(bar))
+            else:
+                summary = indicator_ingest.ingest_akshare_files(g, s, paths or [], function[0] if function else None,
+                                                                progress=_stage(bar))
+    except (AkshareFormatError, AkshareUnavailable) as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)  # one line, however long
+        raise typer.Exit(1) from None
+    render(summary, Format.table, console, title="AKShare ingest")
+
+
+@app.command("facts")
+def facts(
+    as_of: Annotated[str, typer.Option("--as-of", help="The question's date, YYYY-MM-DD: only observations available by its end (UTC) count.")],
+    indicator: Annotated[list[str], typer.Option("--indicator", "-i", help="An Indicator code, e.g. cn_m2_yoy (repeatable; default: all).")] = [],
+    max_age_days: Annotated[int | None, typer.Option("--max-age-days", min=0, help="Leave out indicators whose latest available observation is older than this many days.")] = None,
+    fmt: Annotated[Format, typer.Option("--format", help="table, json or csv")] = Format.table,
+) -> None:
+    """The financial facts F a question asked on --as-of gets: each indicator's value and changes (seed 004, section 2)."""
+    day = _day(as_of, "--as-of")
+    with graph() as g:
+        found = indicator_facts(g, day, indicator or None, max_age_days)
+    rows = [{"id": f.id, "fact": f.text, "numbers": ", ".join(str(n) for n in f.numbers), "unit": f.unit,
+             "cites": ", ".join(c[2] for c in f.cites)} for f in found]
+    render(rows, fmt, console, title=f"financial facts as of {day}")
+    if not found:
+        err.print("[yellow]no indicator has an observation available by that day: load some with "
+                  "`finkg ingest akshare data/china-macro/*.csv data/china-bond/*.csv`[/yellow]")
+
 
 def main() -> None:
     """Console entry point: runs the app and turns finkg's own errors into one clear line."""

@@ -147,6 +147,12 @@ class Settings(BaseSettings):
     llm_budget_tokens: int | None = Field(None, ge=1, description="prompt+completion tokens one client (one "
                                                                   "command run) may spend; unset: no cap")
 
+    # [akshare]: live AKShare calls (`finkg ingest akshare --live`, ingest/akshare.py); AKShare itself
+    # sets no timeout, so every socket operation of a call is bounded here
+    akshare_retry_attempts: int = Field(3, ge=1, le=20, description="tries per live AKShare call (tenacity)")
+    akshare_retry_wait: float = Field(2.0, ge=0, description="seconds before the first retry, doubling after")
+    akshare_timeout: float = Field(30.0, gt=0, description="seconds per socket connect or read of a live call")
+
     # [models]: offline weights that `finkg models install` assembles (finkg/models.py)
     models_dir: Path = Field(default_factory=lambda: _cache_home() / "models",
                              description="folder holding one sub-folder per installed model")
@@ -335,6 +341,13 @@ chunk_overlap = 48
 # Tokens are counted with this tokenizer.json (or a model directory holding one), e.g. the embedding
 # model's; unset: words and punctuation marks are counted (about 0.96 x MiniLM's WordPiece tokens).
 # tokenizer = "/path/to/all-MiniLM-L6-v2"
+
+[akshare]
+# Live AKShare calls (`finkg ingest akshare --live`): tries per call, seconds before the first retry
+# (doubling), and seconds per socket connect or read (AKShare sets no timeout of its own).
+retry_attempts = 3
+retry_wait = 2.0
+timeout = 30
 
 [models]
 # Where `finkg models install` puts the offline weights (one folder per model); default shown:

@@ -41,8 +41,7 @@ from kg import BatchWriter, Graph, cypher
 from retrieval.company_facts import company_facts
 from retrieval.document_retrieval import DocumentIndex
 from retrieval.embeddings import Embedder
-from retrieval import facts as indicator_source
-from retrieval.facts import FinancialFact
+from retrieval.facts import FinancialFact, indicator_facts
 from retrieval.knowledge_retrieval import KnowledgeRetriever
 from retrieval.triple_retrieval import TripleIndex
 
@@ -184,7 +183,7 @@ class ReportContext:
         as_of = q.as_of.isoformat() if q.as_of else None
         facts: list[FinancialFact] = []
         if q.as_of is not None:
-            facts += indicator_source.indicator_facts(self.graph, q.as_of)
+            facts += indicator_facts(self.graph, q.as_of)
         found = company_facts(self.graph, q.companies, as_of) if q.companies else None
         if found is not None:
             facts += found.facts

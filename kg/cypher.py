@@ -559,3 +559,45 @@ DELETE_REPORT_LINKS = (
     "MATCH (:Report {id: $id})-[c:CITES]->() DELETE c"
 )
 """Remove a report's citation links before it is written again (a redo replaces them)."""
+
+# --------------------------------------------------------------------------- AKShare indicators and financial facts
+# (seed 004, sections 2 and 3.3: ingest/akshare.py, finkg/indicators.py, retrieval/facts.py)
+
+INDICATOR_FACT_ROWS = (
+    "MATCH (i:Indicator) WHERE $codes IS NULL OR i.code IN $codes\n"
+    "CALL (i) {\n"
+    "  MATCH (i)-[:HAS_OBSERVATION]->(o:Observation) WHERE o.available_at <= $cutoff\n"
+    "  WITH o ORDER BY o.date DESC LIMIT 1\n"
+    "  WITH o WHERE $oldest IS NULL OR o.date >= date($oldest)\n"
+    "  RETURN o\n"
+    "}\n"
+    "CALL (i, o) {\n"
+    "  OPTIONAL MATCH (i)-[:HAS_OBSERVATION]->(p:Observation)\n"
+    "  WHERE p.date < o.date AND p.available_at <= $cutoff\n"
+    "  WITH p ORDER BY p.date DESC LIMIT 1\n"
+    "  RETURN p {.id, .date, .value} AS previous\n"
+    "}\n"
+    "CALL (i, o) {\n"
+    "  UNWIND $months AS m\n"
+    "  CALL (i, o, m) {\n"
+    "    WITH o.date - duration({months: m}) AS day, date.truncate('month', o.date) - duration({months: m}) AS month\n"
+    "    OPTIONAL MATCH (i)-[:HAS_OBSERVATION]->(q:Observation)\n"
+    "    WHERE q.available_at <= $cutoff AND CASE i.frequency\n"
+    "      WHEN 'monthly' THEN date.truncate('month', q.date) = month\n"
+    "      ELSE q.date <= day AND q.date >= day - duration({days: $max_gap_days}) END\n"
+    "    WITH q ORDER BY q.date DESC LIMIT 1\n"
+    "    RETURN q {.id, .date, .value, months: m} AS back\n"
+    "  }\n"
+    "  RETURN collect(back) AS lookbacks\n"
+    "}\n"
+    "RETURN i {.code, .name, .unit, .frequency, .category, .source_function} AS indicator,\n"
+    "       o {.id, .date, .value, .available_at} AS latest, previous, lookbacks\n"
+    "ORDER BY i.code"
+)
+"""For each Indicator of ``$codes`` (all when null): its latest Observation available at ``$cutoff`` (an ISO UTC
+string; ``available_at <= $cutoff``), the observation before it, and for each ``m`` of ``$months`` the
+observation ``m`` months earlier (monthly series: the same calendar month; daily series: the last one on or
+before the day, at most ``$max_gap_days`` before it), each also available at ``$cutoff``. Indicators with no
+available observation, or whose latest one is dated before ``$oldest`` (an ISO date; null: no limit), give no
+row. Returns ``indicator``, ``latest``, ``previous`` (null when none) and
+``lookbacks`` (``[{id, date, value, months}]``, missing ones left out)."""

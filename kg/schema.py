@@ -128,6 +128,18 @@ STEPS: tuple[SchemaStep, ...] = (
             SchemaObject("document_source_family", "range", "Document", ("source_family",)),
         ),
     ),
+    SchemaStep(
+        3,
+        "Indicator observations (AKShare, seed 004 section 2): (:Observation) keyed by id "
+        "('<indicator code>:<YYYY-MM-DD>') instead of key, lookups by observation date (the latest "
+        "value on or before a day) and by availability time (point-in-time facts)",
+        (
+            _u("Observation", "id"),
+            SchemaObject("observation_date", "range", "Observation", ("date",)),
+            SchemaObject("observation_available_at", "range", "Observation", ("available_at",)),
+        ),
+        drops=("observation_key_unique",),
+    ),
 )
 
 
