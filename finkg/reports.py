@@ -69,7 +69,8 @@ class ReportQuestion(BaseModel):
     as_of: date | None = None
     companies: list[str] = []
     facts: list[ExtraFact] = []
-    reference: str | None = None  # a reference analysis, used by `finkg eval reports`
+    reference: str | None = None  # a reference analysis (text), used by `finkg eval reports`
+    conclusion: str | None = None  # the reference conclusion, used by `finkg eval reports`
 
     @field_validator("companies")
     @classmethod
@@ -294,15 +295,16 @@ def _one(q: ReportQuestion, ctx: ReportContext, out: Path) -> dict[str, Any]:
     marked, checks = check_numbers(gen.answer, q.question, gen.selected, short)
     rec = _record(q, ctx, gen, marked, checks, unmatched, time.perf_counter() - t0)
     _write_graph(ctx.graph, ctx.settings, rec, gen)
-    stem = out / _file_stem(q, ctx)
-    stem.with_suffix(".md").write_text(_markdown(rec, gen), encoding="utf-8")
-    tmp = stem.with_suffix(".json.tmp")
+    stem = report_stem(q, ctx)
+    (out / f"{stem}.md").write_text(_markdown(rec, gen), encoding="utf-8")
+    tmp = out / f"{stem}.json.tmp"
     tmp.write_text(json.dumps(rec, ensure_ascii=False, indent=1), encoding="utf-8")
-    tmp.replace(stem.with_suffix(".json"))  # the record appears last and whole: it marks the item done
+    tmp.replace(out / f"{stem}.json")  # the record appears last and whole: it marks the item done
     return rec
 
 
-def _file_stem(q: ReportQuestion, ctx: ReportContext) -> str:
+def report_stem(q: ReportQuestion, ctx: ReportContext) -> str:
+    """The file name (no suffix) of a question's report: its id, plus system and mode unless TFR two-stage."""
     suffix = "" if (ctx.system, ctx.mode) == ("tfr", "two-stage") else f".{ctx.system}.{ctx.mode}"
     return re.sub(r"[^A-Za-z0-9._-]", "_", q.id + suffix)
 
@@ -319,7 +321,7 @@ def run_batch(questions: Sequence[ReportQuestion], ctx: ReportContext, out: Path
     out.mkdir(parents=True, exist_ok=True)
     summary = BatchSummary(items=len(questions))
     t0 = time.perf_counter()
-    todo = [q for q in questions if redo or not _done(out / (_file_stem(q, ctx) + ".json"), ctx)]
+    todo = [q for q in questions if redo or not _done(out / (report_stem(q, ctx) + ".json"), ctx)]
     summary.skipped = len(questions) - len(todo)
     advance = progress("reports (LLM)", len(todo)) if progress else (lambda _n, **_k: None)
 

@@ -41,17 +41,17 @@ TRIPLES = [("federal funds rate", "indicator", "AFFECT", "financial conditions",
 
 
 @pytest.fixture(scope="module")
-def settings(tmp_path_factory):
+def rsettings(tmp_path_factory):
     return load_settings(llm_backend="llama-cpp", llm_model_path=smol_gguf(), llm_n_ctx=8192,
                          llm_cache_dir=tmp_path_factory.mktemp("llm-cache"), embedding_model_path=minilm_dir(),
                          retrieval_k=3, retrieval_top_n=4, report_max_facts=12, report_answer_tokens=120)
 
 
 @pytest.fixture(scope="module")
-def ready(graph, settings):
+def ready(graph, rsettings):
     """AKShare observations, one FOMC statement's chunks, and four triples sourced from its first chunk."""
-    indicators.ingest_akshare_files(graph, settings, AKSHARE)
-    text_ingest.ingest_text(graph, settings, [STATEMENT])
+    indicators.ingest_akshare_files(graph, rsettings, AKSHARE)
+    text_ingest.ingest_text(graph, rsettings, [STATEMENT])
     chunk = graph.read("MATCH (:Document {id: 'fomc:statement:20151216'})-[:HAS_CHUNK]->(c:Chunk {kind: 'text'}) "
                        "RETURN c.id AS id ORDER BY c.seq LIMIT 1")[0]["id"]
     graph.run_autocommit("MATCH (e:Entity) WHERE e.name STARTS WITH 'rpttest ' DETACH DELETE e")
@@ -75,9 +75,9 @@ def _batch(tmp_path: Path, rows) -> Path:
     return path
 
 
-def test_batch_writes_verified_reports_linked_in_the_graph_and_resumes(graph, settings, ready, tmp_path):
-    client = client_from_settings(settings)
-    ctx = reports.ReportContext(graph, settings, client, make_embedder(minilm_dir()), "tfr")
+def test_batch_writes_verified_reports_linked_in_the_graph_and_resumes(graph, rsettings, ready, tmp_path):
+    client = client_from_settings(rsettings)
+    ctx = reports.ReportContext(graph, rsettings, client, make_embedder(minilm_dir()), "tfr")
     questions = reports.load_questions(_batch(tmp_path, QUESTIONS))
     out = tmp_path / "reports"
     summary = reports.run_batch(questions, ctx, out)
@@ -113,12 +113,12 @@ def test_batch_writes_verified_reports_linked_in_the_graph_and_resumes(graph, se
     assert redo.done == 1 and client.usage.calls == calls
 
 
-def test_baselines_and_single_stage_share_the_batch_interface(graph, settings, ready, tmp_path):
-    client = client_from_settings(settings)
+def test_baselines_and_single_stage_share_the_batch_interface(graph, rsettings, ready, tmp_path):
+    client = client_from_settings(rsettings)
     embedder = make_embedder(minilm_dir())
     questions = reports.load_questions(_batch(tmp_path, QUESTIONS[:1]))
     for system, mode in (("bm25-docs", "two-stage"), ("none", "single-stage")):
-        ctx = reports.ReportContext(graph, settings, client, embedder, system, mode)
+        ctx = reports.ReportContext(graph, rsettings, client, embedder, system, mode)
         summary = reports.run_batch(questions, ctx, tmp_path / "out")
         assert summary.done == 1 and not summary.failed
         rec = json.loads((tmp_path / "out" / f"yields-2015q2.{system}.{mode}.json").read_text(encoding="utf-8"))
@@ -129,7 +129,7 @@ def test_baselines_and_single_stage_share_the_batch_interface(graph, settings, r
         else:
             assert rec["k2"] and all(k["kind"] == "passage" for k in rec["k2"])
     with pytest.raises(ValueError, match="unknown mode"):
-        reports.ReportContext(graph, settings, client, embedder, "none", "three-stage")
+        reports.ReportContext(graph, rsettings, client, embedder, "none", "three-stage")
 
 
 @pytest.mark.parametrize("line, message", [
