@@ -197,7 +197,7 @@ class Settings(BaseSettings):
     # [report]: report batches (`finkg report`, finkg/reports.py, seed 004 section 3.3)
     report_system: str = Field("tfr", pattern=r"^(tfr|dense-triples|bm25-docs|dense-docs|none)$",
                                description="retrieval system: tfr, dense-triples, bm25-docs, dense-docs or none")
-    report_max_facts: int = Field(40, ge=1, description="facts F shown to the LLM (the most similar to the question)")
+    report_max_facts: int = Field(30, ge=1, description="facts F shown to the LLM (the most similar to the question)")
     report_max_selected: int = Field(8, ge=1, description="facts stage 1 may select")
     report_answer_tokens: int = Field(400, ge=16, description="completion cap of the answer (stage 2)")
     report_workers: int = Field(1, ge=1, description="questions in flight at once (an HTTP backend serves them in parallel)")
@@ -384,7 +384,7 @@ temperature = 0.1
 # Report batches (`finkg report`): retrieval system (tfr, dense-triples, bm25-docs, dense-docs, none),
 # facts shown to the LLM, facts stage 1 may select, the answer's completion cap, questions in flight.
 system = "tfr"
-max_facts = 40
+max_facts = 30
 max_selected = 8
 answer_tokens = 400
 workers = 1
