@@ -33,11 +33,12 @@ from typing import Any
 from generation.llm import LLMClient
 
 ANSWER_INSTRUCTION = (
-    "Finish with one last line of the form 'Answer: <answer>'. Give a number in digits with its scale word "
-    "(thousand, million, billion) or a percent sign, e.g. 'Answer: 1,234.5 million' or 'Answer: -12.5%'; a count "
-    "as a number; a text answer as the exact words from the context; several items separated by ' | '.")
+    "Finish with one last line of the form 'Answer: <answer>'. Write a number in digits followed by its scale "
+    "word (thousand, million or billion) or by a percent sign; a count as a number; a text answer as the exact "
+    "words from the context; several items separated by ' | '.")
 
 _ANSWER_LINE = re.compile(r"^[\W_]*(?:final\s+)?answer[\W_]*?[:：][*_\s]*(?P<answer>.*)$", re.IGNORECASE)
+_ANSWER_IN_LINE = re.compile(r"\banswer\s+is\s*:?\s*(?P<answer>.+)$", re.IGNORECASE)
 _SCALE_WORDS = {"thousand": "thousand", "thousands": "thousand", "k": "thousand", "million": "million",
                 "millions": "million", "m": "million", "mn": "million", "mm": "million", "billion": "billion",
                 "billions": "billion", "bn": "billion", "b": "billion", "percent": "percent", "per cent": "percent"}
@@ -83,6 +84,9 @@ def extract_answer(text: str) -> ExtractedAnswer:
         if m := _ANSWER_LINE.match(ln):
             found, line = True, m.group("answer")
             break
+    else:
+        if m := _ANSWER_IN_LINE.search(line):  # "The answer is 42." on the last line
+            line = m.group("answer")
     items = [_clean(x) for x in re.split(r"\s*[|;]\s*", line)]
     items = [x for x in items if x]
     if len(items) == 1:

@@ -145,7 +145,7 @@ def test_the_reader_turns_cells_into_facts_and_paragraphs_into_passages(contexts
     assert [p.order for p in revenue.passages] == list(range(1, len(revenue.passages) + 1))
     q = question(contexts, "9307945c-0f8a-4ab8-8f5a-c5ee43b4d6d7")
     assert (q.answer, q.answer_type, q.scale, q.derivation, q.answer_from) == (432, "arithmetic", "million",
-                                                                               "4,351-3,919", "table")
+                                                                               "4,351-3,919", "table-text")
 
 
 @pytest.mark.parametrize("cell,numbers", [
@@ -195,6 +195,7 @@ def test_bad_tatqa_files_name_the_file_and_the_context(tmp_path):
     ("Answer: $2.8bn", ("$2.8",), "billion", True),
     ("Answer: 1\nAnswer: 2", ("2",), "", True),  # the last answer line counts
     ("I think it is 42", ("I think it is 42",), "", False),
+    ("So the answer is 1,234.5 million.", ("1,234.5",), "million", False),
     ("", (), "", False),
 ])
 def test_the_final_answer_is_read_from_the_generated_text(text, spans, scale, found):
