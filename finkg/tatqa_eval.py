@@ -19,7 +19,7 @@ how many texts had no ``Answer:`` line and how many answers failed.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,9 +27,8 @@ from typing import Any
 from generation.llm import LLMAnswerError
 from generation.qa_answer import Answerer, extract_answer
 from generation.tatqa_metric import ANSWER_TYPES, gold_answers, score
+from ingest.sec_fsds import StageProgress
 from ingest.tatqa import TatqaContext
-
-StageProgress = Callable[[str, int], Callable[[int], None]]
 
 
 @dataclass(frozen=True)

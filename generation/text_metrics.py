@@ -10,7 +10,7 @@ against the reference conclusion and once against the reference text.
   computed by ``rouge-score`` with :class:`RougeTokenizer`: lower-cased NFKC text; a number is one
   token with its thousands separators dropped (``1,234.5`` -> ``1234.5``, ``12.5%`` stays one token);
   every CJK character is a token (Chinese text has no spaces; ``rouge-score``'s own tokenizer drops
-  all non-ASCII characters); other letters form words (``Zürich`` stays a word).
+  all non-ASCII characters); other letters form words (``Zürich`` stays a word, ``FY2019`` too).
 - **BERTScore** (:class:`BertScoreModel`): greedy cosine matching of contextual token embeddings
   (``bert-score``), from a **local** model directory only (``[eval] bertscore_model_path``; e.g. an
   all-MiniLM-L6-v2 or all-mpnet-base-v2 sentence-transformers folder) at ``[eval] bertscore_num_layers``
@@ -42,9 +42,9 @@ from generation.llm import LLMAnswerError, LLMClient
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN = re.compile(
-    rf"(?<![\w.])[-+]?\d+(?:[.,]\d+)*(?:\s?%)?"  # numbers (a sign only at a word start), optional percent
+    rf"(?<![A-Za-z0-9_.])[-+]?\d+(?:[.,]\d+)*(?:\s?%)?"  # numbers (a sign only at a word start), percent
     rf"|[{_CJK}]"  # one CJK character
-    rf"|[^\W\d_{_CJK}]+(?:['’][^\W\d_{_CJK}]+)*")  # words of letters (any script), with apostrophes
+    rf"|[^\W\d_{_CJK}][^\W_{_CJK}]*(?:['’][^\W_{_CJK}]+)*")  # words (any script; "fy2019"), apostrophes
 
 
 class RougeTokenizer:

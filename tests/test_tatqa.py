@@ -245,13 +245,13 @@ def test_a_scale_slip_costs_the_exact_match_and_rows_average_the_answers(context
 
 
 @pytest.fixture(scope="module")
-def smol_client(tmp_path_factory):
+def smol_client():
     path = models.installed_path(SMOL) or models.install([SMOL])[0].path
     return LLMClient(LlamaCppBackend(path, n_ctx=4096, n_threads=2))
 
 
 def test_the_harness_runs_real_llm_answerers_end_to_end(contexts, smol_client, tmp_path):
-    """SmolLM2 with and without the context on the first 3 questions: every answer is generated, read
+    """SmolLM2 with and without the context on the first 2 questions: every answer is generated, read
     and scored; a model answer that cannot be used is recorded as an error, not dropped."""
     silent = [m for _ in range(6) for m in ({"role": "user", "content": "Stay silent."},
                                             {"role": "assistant", "content": ""})] + [
@@ -267,10 +267,11 @@ def test_the_harness_runs_real_llm_answerers_end_to_end(contexts, smol_client, t
         ticks.append((stage, total))
         return lambda n: ticks.append((stage, n))
 
-    results = evaluate(contexts[:1], answerers, limit=3, progress=progress)
-    assert len(results.results) == 9
-    assert [t for t in ticks if t[1] == 3] == [("TAT-QA: no retrieval", 3), ("TAT-QA: whole context", 3),
-                                               ("TAT-QA: silent", 3)]
+    results = evaluate(contexts[:1], answerers, limit=2, progress=progress)
+    assert len(results.results) == 6
+    assert ticks == [("TAT-QA: no retrieval", 2), ("TAT-QA: no retrieval", 1), ("TAT-QA: no retrieval", 1),
+                     ("TAT-QA: whole context", 2), ("TAT-QA: whole context", 1), ("TAT-QA: whole context", 1),
+                     ("TAT-QA: silent", 2), ("TAT-QA: silent", 1), ("TAT-QA: silent", 1)]
     for r in results.results:
         assert r.em in (0.0, 1.0) and 0.0 <= r.f1 <= 1.0
         if r.system == "silent":
@@ -278,10 +279,10 @@ def test_the_harness_runs_real_llm_answerers_end_to_end(contexts, smol_client, t
         else:
             assert r.error is None and r.generated.strip()
     rows = {(r["system"], r["answer_type"]): r for r in results.rows()}
-    assert rows[("silent", "all")]["errors"] == 3 and rows[("no retrieval", "all")]["errors"] == 0
+    assert rows[("silent", "all")]["errors"] == 2 and rows[("no retrieval", "all")]["errors"] == 0
     saved = results.save(tmp_path / "answers.jsonl")
     lines = [json.loads(x) for x in saved.read_text(encoding="utf-8").splitlines()]
-    assert len(lines) == 9 and lines[0]["question_uid"] == contexts[0].questions[0].uid
+    assert len(lines) == 6 and lines[0]["question_uid"] == contexts[0].questions[0].uid
 
 
 def test_the_direct_prompt_holds_the_context_only_when_asked(contexts):

@@ -36,6 +36,7 @@ def test_the_rouge_tokenizer_keeps_numbers_and_non_ascii_text():
     assert tok.tokenize("营收增长12%") == ["营", "收", "增", "长", "12%"]
     assert tok.tokenize("Zürich's loss was -3.2%; 2018-2019") == ["zürich's", "loss", "was", "-3.2%", "2018", "2019"]
     assert tok.tokenize("ＧＤＰ　１２３") == ["gdp", "123"]  # NFKC: full-width letters and digits
+    assert tok.tokenize("FY2019 Q4 covid-19") == ["fy2019", "q4", "covid", "19"]
 
 
 def test_rouge_l_by_hand():
