@@ -24,8 +24,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generation.llm import LLMAnswerError
-from generation.qa_answer import Answerer, extract_answer
+from generation.llm import LLMAnswerError, LLMClient
+from generation.qa_answer import Answerer, direct_answerer, extract_answer
 from generation.tatqa_metric import ANSWER_TYPES, gold_answers, score
 from ingest.sec_fsds import StageProgress
 from ingest.tatqa import TatqaContext
@@ -84,14 +84,24 @@ class TatqaResults:
                             "errors": sum(r.error is not None for r in group)})
         return out
 
-    def save(self, path: Path) -> Path:
-        """Write every answer as JSON lines (one :class:`QuestionResult` per line) to ``path``."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("w", encoding="utf-8") as fh:
+    def save(self, out: Path) -> list[Path]:
+        """Write ``answers.jsonl`` (one :class:`QuestionResult` per line) and ``summary.json``
+        (:meth:`rows`) into the folder ``out``; returns their paths."""
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        answers, summary = out / "answers.jsonl", out / "summary.json"
+        with answers.open("w", encoding="utf-8") as fh:
             for r in self.results:
                 fh.write(json.dumps(asdict(r), ensure_ascii=False) + "\n")
-        return path
+        summary.write_text(json.dumps(self.rows(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        return [answers, summary]
+
+
+def direct_systems(client: LLMClient, max_tokens: int = 128) -> dict[str, Answerer]:
+    """The answerers this module ships (one LLM call each, :func:`generation.qa_answer.direct_answerer`):
+    ``no-retrieval`` (the question alone) and ``whole-context`` (every fact and passage of the context)."""
+    return {"no-retrieval": direct_answerer(client, with_context=False, max_tokens=max_tokens),
+            "whole-context": direct_answerer(client, with_context=True, max_tokens=max_tokens)}
 
 
 def score_text(system: str, context: TatqaContext, question_index: int, generated: str,

@@ -12,14 +12,17 @@ The LLM path runs SmolLM2-135M through llama.cpp (real model, no mock).
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from finkg import models
-from finkg.tatqa_eval import evaluate, score_text
+from finkg.tatqa_eval import direct_systems, evaluate, score_text
 from generation.llm import LLMClient, LlamaCppBackend
-from generation.qa_answer import ANSWER_INSTRUCTION, answer_messages, direct_answerer, extract_answer
+from generation.qa_answer import ANSWER_INSTRUCTION, answer_messages, extract_answer
 from generation.tatqa_metric import TatqaScore, answer_string, gold_answers, normalize_answer, score, to_number
 from ingest.tatqa import TatqaFormatError, parse_numbers, read_tatqa
 
@@ -256,11 +259,8 @@ def test_the_harness_runs_real_llm_answerers_end_to_end(contexts, smol_client, t
     silent = [m for _ in range(6) for m in ({"role": "user", "content": "Stay silent."},
                                             {"role": "assistant", "content": ""})] + [
         {"role": "user", "content": "Stay silent."}]  # SmolLM2 answers "" here (see tests/test_llm.py)
-    answerers = {
-        "no retrieval": direct_answerer(smol_client, with_context=False, max_tokens=48),
-        "whole context": direct_answerer(smol_client, with_context=True, max_tokens=48),
-        "silent": lambda question, facts, passages: smol_client.chat(silent, max_tokens=16).text,
-    }
+    answerers = {**direct_systems(smol_client, max_tokens=48),
+                 "silent": lambda question, facts, passages: smol_client.chat(silent, max_tokens=16).text}
     ticks: list[tuple[str, int]] = []
 
     def progress(stage, total):
@@ -269,8 +269,8 @@ def test_the_harness_runs_real_llm_answerers_end_to_end(contexts, smol_client, t
 
     results = evaluate(contexts[:1], answerers, limit=2, progress=progress)
     assert len(results.results) == 6
-    assert ticks == [("TAT-QA: no retrieval", 2), ("TAT-QA: no retrieval", 1), ("TAT-QA: no retrieval", 1),
-                     ("TAT-QA: whole context", 2), ("TAT-QA: whole context", 1), ("TAT-QA: whole context", 1),
+    assert ticks == [("TAT-QA: no-retrieval", 2), ("TAT-QA: no-retrieval", 1), ("TAT-QA: no-retrieval", 1),
+                     ("TAT-QA: whole-context", 2), ("TAT-QA: whole-context", 1), ("TAT-QA: whole-context", 1),
                      ("TAT-QA: silent", 2), ("TAT-QA: silent", 1), ("TAT-QA: silent", 1)]
     for r in results.results:
         assert r.em in (0.0, 1.0) and 0.0 <= r.f1 <= 1.0
@@ -279,10 +279,11 @@ def test_the_harness_runs_real_llm_answerers_end_to_end(contexts, smol_client, t
         else:
             assert r.error is None and r.generated.strip()
     rows = {(r["system"], r["answer_type"]): r for r in results.rows()}
-    assert rows[("silent", "all")]["errors"] == 2 and rows[("no retrieval", "all")]["errors"] == 0
-    saved = results.save(tmp_path / "answers.jsonl")
-    lines = [json.loads(x) for x in saved.read_text(encoding="utf-8").splitlines()]
+    assert rows[("silent", "all")]["errors"] == 2 and rows[("no-retrieval", "all")]["errors"] == 0
+    answers, summary = results.save(tmp_path / "tatqa")
+    lines = [json.loads(x) for x in answers.read_text(encoding="utf-8").splitlines()]
     assert len(lines) == 6 and lines[0]["question_uid"] == contexts[0].questions[0].uid
+    assert json.loads(summary.read_text(encoding="utf-8")) == results.rows()
 
 
 def test_the_direct_prompt_holds_the_context_only_when_asked(contexts):
@@ -291,3 +292,29 @@ def test_the_direct_prompt_holds_the_context_only_when_asked(contexts):
     bare = answer_messages("What?")[1]["content"]
     assert c.facts[0].text in with_context and c.passages[0].text in with_context
     assert c.facts[0].text not in bare and bare.endswith(ANSWER_INSTRUCTION)
+
+
+# --------------------------------------------------------------------------------- the command
+
+
+def _finkg(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "finkg", *args], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **env})
+
+
+def test_finkg_eval_tatqa_runs_and_reports_bad_files(tmp_path, smol_client):
+    env = {"FINKG_CONFIG": str(tmp_path / "none.toml"), "FINKG_LLM_BACKEND": "llama-cpp",
+           "FINKG_LLM_MODEL_PATH": str(smol_client.backend.model_path), "FINKG_LLM_CACHE_DIR": str(tmp_path / "cache"),
+           "COLUMNS": "200"}
+    run = _finkg("eval", "tatqa", str(SAMPLE), "--system", "no-retrieval", "--limit", "2", "--max-tokens", "32",
+                 "--out", str(tmp_path / "out"), env=env)
+    assert run.returncode == 0, run.stderr
+    assert "TAT-QA EM / F1 (%) on tatqa_dev_sample.json" in run.stdout and "no-retrieval" in run.stdout
+    rows = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
+    assert rows[0]["system"] == "no-retrieval" and rows[0]["questions"] == 2
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"paragraphs": []}]', encoding="utf-8")
+    run = _finkg("eval", "tatqa", str(bad), env=env)
+    assert run.returncode == 1 and "bad.json: context 0: missing 'table'" in run.stderr
+    run = _finkg("eval", "tatqa", str(SAMPLE), "--system", "two-stage", env=env)
+    assert run.returncode == 2 and "unknown system(s) two-stage" in run.stderr
