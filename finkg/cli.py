@@ -542,6 +542,36 @@ def facts(
         err.print("[yellow]no indicator has an observation available by that day: load some with "
                   "`finkg ingest akshare data/china-macro/*.csv data/china-bond/*.csv`[/yellow]")
 
+@eval_app.command("tatqa")
+def eval_tatqa(
+    path: Annotated[Path, typer.Argument(help="A TAT-QA JSON file, e.g. tatqa_dataset_dev.json.", exists=True, dir_okay=False)],
+    system: Annotated[list[str], typer.Option("--system", "-s", help="Answerers to compare (default: all): "
+                                              "no-retrieval, whole-context.")] = [],
+    limit: Annotated[int | None, typer.Option(help="Only the first N questions.")] = None,
+    max_tokens: Annotated[int, typer.Option(help="Completion cap per answer.")] = 128,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for answers.jsonl and summary.json.")] = Path("eval/tatqa"),
+) -> None:
+    """TAT-QA exact match and F1 of LLM answerers ([llm] model) on a TAT-QA file (Zhu et al., ACL 2021)."""
+    from finkg import tatqa_eval
+    from ingest.tatqa import TatqaFormatError, read_tatqa
+
+    s = settings()
+    try:
+        contexts = read_tatqa(path)
+    except TatqaFormatError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(1) from exc
+    systems = tatqa_eval.direct_systems(client_from_settings(s), max_tokens)
+    unknown = sorted(set(system) - set(systems))
+    if unknown:
+        raise typer.BadParameter(f"unknown system(s) {', '.join(unknown)}; choose from {', '.join(systems)}")
+    chosen = {name: systems[name] for name in (system or list(systems))}
+    with progress_bar(console) as bar:
+        results = tatqa_eval.evaluate(contexts, chosen, limit=limit, progress=_stage(bar))
+    render(results.rows(), Format.table, console, title=f"TAT-QA EM / F1 (%) on {path.name}")
+    paths = results.save(out)
+    console.print(f"saved {', '.join(str(p) for p in paths)}")
+
 
 def main() -> None:
     """Console entry point: runs the app and turns finkg's own errors into one clear line."""

@@ -153,6 +153,19 @@ class Settings(BaseSettings):
     akshare_retry_wait: float = Field(2.0, ge=0, description="seconds before the first retry, doubling after")
     akshare_timeout: float = Field(30.0, gt=0, description="seconds per socket connect or read of a live call")
 
+    # [eval]: text metrics of generated analyses (generation/text_metrics.py, seed 004 section 4.1):
+    # BERTScore from a local model directory (never downloaded) and the LLM consistency judge (GLM-4-Score)
+    eval_bertscore_model_path: Path | None = Field(None, description="local Hugging Face model directory for "
+                                                   "BERTScore, e.g. all-MiniLM-L6-v2 or all-mpnet-base-v2")
+    eval_bertscore_num_layers: int | None = Field(None, ge=1, description="layer whose embeddings BERTScore "
+                                                  "compares; unset: the model's last (6 for MiniLM-L6, 12 for mpnet)")
+    eval_bertscore_batch_size: int = Field(32, ge=1, description="texts per BERTScore forward pass")
+    eval_bertscore_device: str | None = Field(None, description="torch device for BERTScore; unset: cuda if "
+                                              "available, else cpu")
+    eval_judge: bool = Field(True, description="rate consistency with the reference conclusion and text by the "
+                             "[llm] model (0-5); false: skip the judge")
+    eval_judge_max_tokens: int = Field(192, ge=16, description="completion cap per judge answer")
+
     # [models]: offline weights that `finkg models install` assembles (finkg/models.py)
     models_dir: Path = Field(default_factory=lambda: _cache_home() / "models",
                              description="folder holding one sub-folder per installed model")
@@ -322,6 +335,18 @@ batch_size = 200
 # cache_dir = "{llm_cache_dir}"
 # At most this many prompt+completion tokens per command run (unset: no cap):
 # budget_tokens = 2000000
+
+[eval]
+# Text metrics of generated analyses (seed 004, section 4.1). BERTScore uses a LOCAL model directory
+# (nothing is downloaded), e.g. the all-MiniLM-L6-v2 folder that `finkg models path all-minilm-l6-v2` prints,
+# at one layer (unset: the model's last: 6 for MiniLM-L6, 12 for mpnet):
+# bertscore_model_path = "/path/to/all-MiniLM-L6-v2"
+# bertscore_num_layers = 6
+# bertscore_batch_size = 32
+# bertscore_device = "cpu"
+# The LLM judge ([llm] model) rates each text's consistency with the reference conclusion and text (0-5):
+# judge = true
+# judge_max_tokens = 192
 
 [extract]
 # LLM triple extraction (`finkg extract`, seed 004 section 3.1): sentences numbered in one call (more:

@@ -1,0 +1,147 @@
+"""The TAT-QA harness: run answerers over TAT-QA questions and score them with TAT-QA's EM and F1.
+
+Source: ../shared/seeds/004_7a67e4eaf6285e0b.txt, sections 4.1-4.2 (the generators compared: the
+two-stage generator, single-stage retrieval, an LLM without retrieval); the metric is TAT-QA's (Zhu et
+al., ACL 2021; :mod:`generation.tatqa_metric`). Each system is an *answerer*
+``answerer(question_text, facts, passages) -> generated text`` that sees one context's table cells as
+:class:`retrieval.facts.FinancialFact` objects and its paragraphs as :class:`ingest.tatqa.Passage`
+objects (never the gold answer) and ends its text with ``Answer: ...``
+(:data:`generation.qa_answer.ANSWER_INSTRUCTION`).
+
+For each question and system, :func:`evaluate` records the generated text, the comparable answer
+(:func:`generation.qa_answer.extract_answer`: spans + scale), EM and F1. An answerer that raises
+:class:`generation.llm.LLMAnswerError` (the model's answer was unusable) scores 0 with the error
+recorded; any other exception stops the run. :meth:`TatqaResults.rows` gives, per system, EM and F1
+(in percent, as TAT-QA reports them) over all questions and by answer type, the number of questions,
+how many texts had no ``Answer:`` line and how many answers failed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from generation.llm import LLMAnswerError, LLMClient
+from generation.qa_answer import Answerer, direct_answerer, extract_answer
+from generation.tatqa_metric import ANSWER_TYPES, gold_answers, score
+from ingest.sec_fsds import StageProgress
+from ingest.tatqa import TatqaContext
+
+
+@dataclass(frozen=True)
+class QuestionResult:
+    """One system's answer to one question.
+
+    Attributes:
+        system: the answerer's name. context_index / question_uid / answer_type / gold_scale: the
+            question's. gold: the gold answer strings. generated: the answerer's full text ("" on error).
+        predicted: the extracted answer spans. predicted_scale: their scale. answer_line: the text had an
+            ``Answer:`` line. em / f1: TAT-QA's scores (0/1 and 0..1). error: the answer error, or None.
+    """
+
+    system: str
+    context_index: int
+    question_uid: str
+    question: str
+    answer_type: str
+    gold: list[str]
+    gold_scale: str
+    generated: str
+    predicted: list[str]
+    predicted_scale: str
+    answer_line: bool
+    em: float
+    f1: float
+    error: str | None = None
+
+
+@dataclass
+class TatqaResults:
+    """All answers of one :func:`evaluate` run; :meth:`rows` aggregates them."""
+
+    systems: list[str]
+    results: list[QuestionResult] = field(default_factory=list)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per system and answer type (``all`` first, then span, multi-span, arithmetic, count
+        where present): ``{"system", "answer_type", "questions", "em", "f1", "no_answer_line",
+        "errors"}``; em and f1 in percent, 2 decimals."""
+        out = []
+        for system in self.systems:
+            mine = [r for r in self.results if r.system == system]
+            for kind in ("all", *ANSWER_TYPES):
+                group = mine if kind == "all" else [r for r in mine if r.answer_type == kind]
+                if not group and kind != "all":
+                    continue
+                n = len(group)
+                out.append({"system": system, "answer_type": kind, "questions": n,
+                            "em": round(100 * sum(r.em for r in group) / n, 2) if n else 0.0,
+                            "f1": round(100 * sum(r.f1 for r in group) / n, 2) if n else 0.0,
+                            "no_answer_line": sum(not r.answer_line for r in group),
+                            "errors": sum(r.error is not None for r in group)})
+        return out
+
+    def save(self, out: Path) -> list[Path]:
+        """Write ``answers.jsonl`` (one :class:`QuestionResult` per line) and ``summary.json``
+        (:meth:`rows`) into the folder ``out``; returns their paths."""
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        answers, summary = out / "answers.jsonl", out / "summary.json"
+        with answers.open("w", encoding="utf-8") as fh:
+            for r in self.results:
+                fh.write(json.dumps(asdict(r), ensure_ascii=False) + "\n")
+        summary.write_text(json.dumps(self.rows(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        return [answers, summary]
+
+
+def direct_systems(client: LLMClient, max_tokens: int = 128) -> dict[str, Answerer]:
+    """The answerers this module ships (one LLM call each, :func:`generation.qa_answer.direct_answerer`):
+    ``no-retrieval`` (the question alone) and ``whole-context`` (every fact and passage of the context)."""
+    return {"no-retrieval": direct_answerer(client, with_context=False, max_tokens=max_tokens),
+            "whole-context": direct_answerer(client, with_context=True, max_tokens=max_tokens)}
+
+
+def score_text(system: str, context: TatqaContext, question_index: int, generated: str,
+               error: str | None = None) -> QuestionResult:
+    """Score one generated text against the question's gold answer (extract, then TAT-QA EM/F1)."""
+    q = context.questions[question_index]
+    gold = gold_answers(q.record())
+    answer = extract_answer(generated)
+    s = score(list(answer.spans), answer.scale, gold, q.answer_type, q.scale)
+    return QuestionResult(system, context.index, q.uid, q.question, q.answer_type, gold, q.scale, generated,
+                          list(answer.spans), answer.scale, answer.found, s.em, s.f1, error)
+
+
+def evaluate(contexts: Sequence[TatqaContext], answerers: Mapping[str, Answerer], limit: int | None = None,
+             progress: StageProgress | None = None) -> TatqaResults:
+    """Ask every answerer every question (the first ``limit`` questions in file order) and score them.
+
+    Args:
+        contexts: from :func:`ingest.tatqa.read_tatqa`.
+        answerers: system name -> ``answerer(question_text, facts, passages) -> text``.
+        limit: at most this many questions (per system); None: all.
+        progress: ``progress(stage, total)`` returns a callback advanced by 1 per answer.
+
+    Returns:
+        :class:`TatqaResults` (``rows()`` for the table, ``results`` per question).
+
+    Raises:
+        whatever an answerer raises other than :class:`generation.llm.LLMAnswerError` (e.g.
+        ``BudgetExceeded``, ``LLMUnavailable``).
+    """
+    work = [(c, i) for c in contexts for i in range(len(c.questions))]
+    work = work[:limit] if limit is not None else work
+    results = TatqaResults(list(answerers))
+    for system, answerer in answerers.items():
+        tick = progress(f"TAT-QA: {system}", len(work)) if progress else (lambda n: None)
+        for context, i in work:
+            try:
+                text, error = answerer(context.questions[i].question, context.facts, context.passages), None
+            except LLMAnswerError as exc:
+                text, error = "", str(exc)
+            results.results.append(score_text(system, context, i, text, error))
+            tick(1)
+    return results

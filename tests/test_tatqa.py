@@ -1,0 +1,320 @@
+"""TAT-QA: the metric (generation/tatqa_metric.py), the reader (ingest/tatqa.py), the final-answer step
+(generation/qa_answer.py) and the harness (finkg/tatqa_eval.py), on real TAT-QA dev questions.
+
+Data: tests/data/tatqa_dev_sample.json holds 5 contexts of the TAT-QA dev set, unchanged (CC BY 4.0,
+Zhu et al. 2021; data/NOTICE.md): 30 questions of every answer type (span, multi-span, arithmetic,
+count) and every scale ("", thousand, million, billion, percent), with negative answers and a
+parenthesized multi-span answer. The expected EM/F1 values below were worked out by hand from the
+rules in generation/tatqa_metric.py's docstring (each case names the dev question's uid).
+The LLM path runs SmolLM2-135M through llama.cpp (real model, no mock).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from finkg import models
+from finkg.tatqa_eval import direct_systems, evaluate, score_text
+from generation.llm import LLMClient, LlamaCppBackend
+from generation.qa_answer import ANSWER_INSTRUCTION, answer_messages, extract_answer
+from generation.tatqa_metric import TatqaScore, answer_string, gold_answers, normalize_answer, score, to_number
+from ingest.tatqa import TatqaFormatError, parse_numbers, read_tatqa
+
+SAMPLE = Path(__file__).parent / "data" / "tatqa_dev_sample.json"
+SMOL = "smollm2-135m-instruct-q4_1"
+
+
+@pytest.fixture(scope="module")
+def contexts():
+    return read_tatqa(SAMPLE)
+
+
+def question(contexts, uid):
+    return next(q for c in contexts for q in c.questions if q.uid == uid)
+
+
+# --------------------------------------------------------------------------------- the metric
+
+# (question uid, predicted spans, predicted scale, expected EM, expected F1)
+CASES = [
+    # arithmetic, percent, negative: -67.6 (($166.3-$513.3)/$513.3); gold string "-0.6760"
+    ("58adf6c4-41ae-4f3f-84cb-cf3469a80ce4", ["-67.6%"], "", 1.0, 1.0),
+    ("58adf6c4-41ae-4f3f-84cb-cf3469a80ce4", ["-67.6"], "percent", 1.0, 1.0),
+    ("58adf6c4-41ae-4f3f-84cb-cf3469a80ce4", ["-0.676"], "", 1.0, 1.0),  # tried unscaled: "-0.6760"
+    ("58adf6c4-41ae-4f3f-84cb-cf3469a80ce4", ["67.6%"], "", 0.0, 0.0),  # sign wrong
+    ("58adf6c4-41ae-4f3f-84cb-cf3469a80ce4", ["-67.6"], "", 0.0, 0.0),  # scale missing: -67.6 is not -0.676
+    ("58adf6c4-41ae-4f3f-84cb-cf3469a80ce4", ["-67.56%"], "", 0.0, 0.0),  # another number: F1 = EM = 0
+    # span, million: "3,181" -> 3,181,000,000
+    ("c2c72e15-a955-4c45-bc51-95112d7db982", ["3,181"], "million", 1.0, 1.0),
+    ("c2c72e15-a955-4c45-bc51-95112d7db982", ["$3,181 million"], "", 1.0, 1.0),  # scale word in the text
+    ("c2c72e15-a955-4c45-bc51-95112d7db982", ["3,181"], "", 0.0, 0.0),  # the scale must match
+    ("c2c72e15-a955-4c45-bc51-95112d7db982", ["3,181"], "thousand", 0.0, 0.0),
+    # multi-span, thousand, parenthesized negatives: (5,062), (6,533), (18,494)
+    ("016bb970-bbb3-43a1-a56b-898eb9e63ee5", ["-5,062", "-6,533", "-18,494"], "thousand", 1.0, 1.0),
+    ("016bb970-bbb3-43a1-a56b-898eb9e63ee5", ["(18,494)", "(5,062)", "(6,533)"], "thousand", 1.0, 1.0),
+    ("016bb970-bbb3-43a1-a56b-898eb9e63ee5", ["(5,062)", "(6,533)"], "thousand", 0.0, 0.8),  # P 1, R 2/3
+    ("016bb970-bbb3-43a1-a56b-898eb9e63ee5", ["5,062", "6,533", "18,494"], "thousand", 0.0, 0.0),  # signs
+    # multi-span, no scale: years 2020, 2019, 2018 (order does not matter)
+    ("43b30c14-c73b-42af-8986-1b312905590f", ["2018", "2019", "2020"], "", 1.0, 1.0),
+    ("43b30c14-c73b-42af-8986-1b312905590f", ["2019", "2020"], "", 0.0, 0.8),
+    # span with the scale inside the answer text: "$2.8 billion" (question scale "")
+    ("464473b5-6a98-4b83-a1c6-16f3e82ccc32", ["$2.8"], "billion", 1.0, 1.0),
+    ("464473b5-6a98-4b83-a1c6-16f3e82ccc32", ["2,800 million"], "", 1.0, 1.0),
+    ("464473b5-6a98-4b83-a1c6-16f3e82ccc32", ["2.8"], "", 0.0, 0.0),
+    # count: 1
+    ("3d384cee-82de-48f1-98ff-a972404bce4c", ["1"], "", 1.0, 1.0),
+    ("3d384cee-82de-48f1-98ff-a972404bce4c", ["2"], "", 0.0, 0.0),
+    # arithmetic, thousand, negative: -10029.67
+    ("f49252e2-158b-4a79-ac56-d21ea67082a8", ["-10,029.67"], "thousand", 1.0, 1.0),
+    ("f49252e2-158b-4a79-ac56-d21ea67082a8", ["-10,030"], "thousand", 0.0, 0.0),
+    # arithmetic, billion: 5.4
+    ("f8073b0e-9327-40f7-9646-dd96da92ea3a", ["5.4"], "billion", 1.0, 1.0),
+    ("f8073b0e-9327-40f7-9646-dd96da92ea3a", ["5,400"], "million", 1.0, 1.0),  # same value, other scale word
+    # text span: 11 of the gold's 25 distinct normalized words, all correct: P 1, R 0.44, F1 0.61
+    ("75cadcb4-da5e-4e3e-b2ad-36a31be3d013",
+     ["components of an enterprise for which separate financial information is evaluated regularly"], "", 0.0, 0.61),
+    ("75cadcb4-da5e-4e3e-b2ad-36a31be3d013",
+     ["Components of an enterprise for which separate financial information is evaluated regularly by the chief "
+      "operating decision maker in deciding how to allocate resources and assessing performance"], "", 1.0, 1.0),
+    ("75cadcb4-da5e-4e3e-b2ad-36a31be3d013", [""], "", 0.0, 0.0),  # empty prediction
+]
+
+
+@pytest.mark.parametrize("uid,predicted,scale,em,f1", CASES)
+def test_tatqa_em_and_f1_follow_the_published_rules(contexts, uid, predicted, scale, em, f1):
+    q = question(contexts, uid)
+    assert score(predicted, scale, gold_answers(q.record()), q.answer_type, q.scale) == TatqaScore(em, f1)
+
+
+def test_answer_strings_apply_the_scale_and_read_negatives_and_percentages():
+    assert answer_string(["$1,496.5"], "million") == "1496500000.0000"
+    assert answer_string(["12.5%"], "") == "0.1250"
+    assert answer_string(["12.5%"], "percent") == "0.1250"  # a written % is not scaled again
+    assert answer_string(["(1,212)"], "million") == "-1212000000.0000"  # the documented difference
+    assert answer_string(["(0.4)"], "million") == "-400000.0000"
+    assert answer_string(["fixed-price type", "cost-plus type"], "") == "cost-plus type fixed-price type"
+    assert answer_string(["some text"], "million") == "some text million"
+    assert to_number("-$9.8 million") == -9800000 and to_number("2019") == 2019 and to_number("n/a") is None
+    assert normalize_answer("The 1,234.50 Million") == "1234.5 million"  # per space-separated token
+    assert normalize_answer("the (loss) gain, net") == "loss gain net"
+
+
+def test_gold_answers_by_type_and_bad_records_are_refused():
+    assert gold_answers({"answer_type": "arithmetic", "answer": -67.6}) == ["-67.6"]
+    assert gold_answers({"answer_type": "count", "answer": "2"}) == ["2"]
+    assert gold_answers({"answer_type": "multi-span", "answer": ["a", "b"]}) == ["a", "b"]
+    with pytest.raises(ValueError, match="list of strings"):
+        gold_answers({"answer_type": "span", "answer": "not a list"})
+    with pytest.raises(ValueError, match="count answer must be a number"):
+        gold_answers({"answer_type": "count", "answer": "several"})
+
+
+# --------------------------------------------------------------------------------- the reader
+
+
+def test_the_reader_turns_cells_into_facts_and_paragraphs_into_passages(contexts):
+    assert len(contexts) == 5 and sum(len(c.questions) for c in contexts) == 30
+    assert {q.answer_type for c in contexts for q in c.questions} == {"span", "multi-span", "arithmetic", "count"}
+    assert {q.scale for c in contexts for q in c.questions} == {"", "thousand", "million", "billion", "percent"}
+    deferred = contexts[4]  # "As of December 31," / "2019", "2018" / "(Dollars in millions)"; sections
+    assert deferred.table_uid == "561569ae-db50-4eb5-8d0a-5a80bd1be46c"
+    facts = {f.id: f for f in deferred.facts}
+    less = facts["tatqa:561569ae-db50-4eb5-8d0a-5a80bd1be46c:r9c1"]
+    assert less.text == ("Deferred tax assets / Less valuation allowance | As of December 31, 2019 (Dollars in "
+                         "millions): (1,319)")
+    assert less.numbers == (-1319.0,) and less.indicator == "Deferred tax assets / Less valuation allowance"
+    assert less.source == "tatqa:tatqa_dev_sample.json"
+    net = facts["tatqa:561569ae-db50-4eb5-8d0a-5a80bd1be46c:r16c1"]
+    assert net.text.endswith("| As of December 31, 2019 (Dollars in millions): $(2,780)")
+    assert net.numbers == (-2780.0,) and net.unit == "USD"
+    assert facts["tatqa:561569ae-db50-4eb5-8d0a-5a80bd1be46c:r14c1"].numbers == ()  # "—"
+    assert facts["tatqa:561569ae-db50-4eb5-8d0a-5a80bd1be46c:r14c2"].text == (
+        "Deferred tax liabilities / Other | 2018: (23)")
+    # every non-empty value cell is a fact: 12 value rows x 2 columns ("—" included)
+    cells = sum(1 for row in deferred.table[3:] for c in row[1:] if c.strip())
+    assert len(deferred.facts) == cells == 24
+    revenue = contexts[1]  # a caption row above the dates, and sections "Revenue:" / "Services:"
+    texts = [f.text for f in revenue.facts]
+    assert "Revenue / License | January 31, 2020: $3,181" in texts
+    assert "Services / Professional services | February 2, 2018: 862" in texts
+    assert [(p.id, p.order, p.text) for p in revenue.passages[:1]] == [
+        ("tatqa:2a9b3ee7-884d-48ae-bf53-41443a2014f7", 1, "R. Segment Information")]
+    assert [p.order for p in revenue.passages] == list(range(1, len(revenue.passages) + 1))
+    q = question(contexts, "9307945c-0f8a-4ab8-8f5a-c5ee43b4d6d7")
+    assert (q.answer, q.answer_type, q.scale, q.derivation, q.answer_from) == (432, "arithmetic", "million",
+                                                                               "4,351-3,919", "table-text")
+
+
+@pytest.mark.parametrize("cell,numbers", [
+    ("(1,234)", (-1234.0,)), ("$(2,780)", (-2780.0,)), ("12.5%", (12.5,)), ("-3.2 %", (-3.2,)),
+    ("$ 1,452.4", (1452.4,)), ("—", ()), ("N/A", ()), ("(3.2)%", (-3.2,)), ("2018-2019", (2018.0, 2019.0)),
+    ("−5", (-5.0,)), ("Q2", ()),
+])
+def test_cell_numbers(cell, numbers):
+    assert parse_numbers(cell) == numbers
+
+
+def test_bad_tatqa_files_name_the_file_and_the_context(tmp_path):
+    bad = tmp_path / "broken.json"
+    bad.write_text('[{"table": ', encoding="utf-8")
+    with pytest.raises(TatqaFormatError, match=r"broken\.json: not JSON"):
+        read_tatqa(bad)
+    data = json.loads(SAMPLE.read_text(encoding="utf-8"))
+    del data[2]["table"]
+    bad.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(TatqaFormatError, match=r"broken\.json: context 2: missing 'table'"):
+        read_tatqa(bad)
+    data = json.loads(SAMPLE.read_text(encoding="utf-8"))
+    del data[3]["questions"][4]["answer"]
+    bad.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(TatqaFormatError, match=r"context 3: question 4: missing 'answer'"):
+        read_tatqa(bad)
+    bad.write_text('{"table": {}}', encoding="utf-8")
+    with pytest.raises(TatqaFormatError, match="expected a JSON list"):
+        read_tatqa(bad)
+    with pytest.raises(FileNotFoundError):
+        read_tatqa(tmp_path / "missing.json")
+    assert len(read_tatqa(SAMPLE, limit=2)) == 2
+
+
+# --------------------------------------------------------------------------- the answer line
+
+
+@pytest.mark.parametrize("text,spans,scale,found", [
+    ("The change is large.\nAnswer: -67.6%", ("-67.6%",), "", True),
+    ("**Answer:** $2.8 billion.", ("$2.8",), "billion", True),
+    ("Answer: 2020, 2019 and 2018", ("2020", "2019", "2018"), "", True),
+    ("Answer: fixed-price type | cost-plus type", ("fixed-price type", "cost-plus type"), "", True),
+    ("Final answer: 1,234.5 million", ("1,234.5",), "million", True),
+    ("Answer: −5,062 thousand; −6,533 thousand", ("-5,062", "-6,533"), "thousand", True),
+    ('Answer: "Property, plant and equipment"', ("Property, plant and equipment",), "", True),
+    ("Answer: 12.5 per cent", ("12.5",), "percent", True),
+    ("Answer: $2.8bn", ("$2.8",), "billion", True),
+    ("Answer: 1\nAnswer: 2", ("2",), "", True),  # the last answer line counts
+    ("I think it is 42", ("I think it is 42",), "", False),
+    ("So the answer is 1,234.5 million.", ("1,234.5",), "million", False),
+    ("", (), "", False),
+])
+def test_the_final_answer_is_read_from_the_generated_text(text, spans, scale, found):
+    got = extract_answer(text)
+    assert (got.spans, got.scale, got.found) == (spans, scale, found)
+
+
+# --------------------------------------------------------------------------------- the harness
+
+
+def _gold_text(q) -> str:
+    """The gold answer written the way ANSWER_INSTRUCTION asks (numbers with their scale word)."""
+    gold = gold_answers(q.record())
+    if q.scale == "percent":
+        return f"Answer: {gold[0]}%"
+    word = f" {q.scale}" if q.scale else ""
+    return "Reasoning first.\nAnswer: " + " | ".join(f"{g}{word}" for g in gold)
+
+
+def test_gold_answers_written_as_instructed_score_full_marks_for_every_type(contexts):
+    by_question = {q.question: q for c in contexts for q in c.questions}
+    results = evaluate(contexts, {"gold": lambda question, facts, passages: _gold_text(by_question[question])})
+    assert len(results.results) == 30
+    wrong = [(r.question_uid, r.generated, r.predicted, r.predicted_scale) for r in results.results if r.em != 1.0]
+    assert wrong == []
+    rows = {r["answer_type"]: r for r in results.rows()}
+    assert rows["all"] == {"system": "gold", "answer_type": "all", "questions": 30, "em": 100.0, "f1": 100.0,
+                           "no_answer_line": 0, "errors": 0}
+    assert {k: rows[k]["questions"] for k in ("span", "multi-span", "arithmetic", "count")} == {
+        "span": 11, "multi-span": 4, "arithmetic": 10, "count": 5}
+
+
+def test_a_scale_slip_costs_the_exact_match_and_rows_average_the_answers(contexts):
+    q = question(contexts, "c2c72e15-a955-4c45-bc51-95112d7db982")  # 3,181 million
+    context = next(c for c in contexts if q in c.questions)
+    i = context.questions.index(q)
+    assert score_text("s", context, i, "Answer: 3,181 million").em == 1.0
+    slip = score_text("s", context, i, "License revenue was 3,181.\nAnswer: 3,181")
+    assert (slip.em, slip.f1, slip.predicted, slip.predicted_scale, slip.answer_line) == (0.0, 0.0, ["3,181"], "", True)
+    # the same fixed answer to the context's first 4 questions: only the license revenue question is right
+    results = evaluate([context], {"fixed": lambda question, facts, passages: "Answer: 3,181 million"}, limit=4)
+    rows = {r["answer_type"]: r for r in results.rows()}
+    assert [r.question_uid for r in results.results if r.em == 1.0] == [q.uid]
+    assert (rows["all"]["questions"], rows["all"]["em"], rows["all"]["f1"]) == (4, 25.0, 25.0)
+    assert (rows["span"]["questions"], rows["span"]["em"]) == (2, 50.0)
+    assert set(rows) == {"all", "span", "multi-span", "arithmetic"}
+
+
+@pytest.fixture(scope="module")
+def smol_client():
+    path = models.installed_path(SMOL) or models.install([SMOL])[0].path
+    return LLMClient(LlamaCppBackend(path, n_ctx=4096, n_threads=2))
+
+
+def test_the_harness_runs_real_llm_answerers_end_to_end(contexts, smol_client, tmp_path):
+    """SmolLM2 with and without the context on the first 2 questions: every answer is generated, read
+    and scored; a model answer that cannot be used is recorded as an error, not dropped."""
+    silent = [m for _ in range(6) for m in ({"role": "user", "content": "Stay silent."},
+                                            {"role": "assistant", "content": ""})] + [
+        {"role": "user", "content": "Stay silent."}]  # SmolLM2 answers "" here (see tests/test_llm.py)
+    answerers = {**direct_systems(smol_client, max_tokens=48),
+                 "silent": lambda question, facts, passages: smol_client.chat(silent, max_tokens=16).text}
+    ticks: list[tuple[str, int]] = []
+
+    def progress(stage, total):
+        ticks.append((stage, total))
+        return lambda n: ticks.append((stage, n))
+
+    results = evaluate(contexts[:1], answerers, limit=2, progress=progress)
+    assert len(results.results) == 6
+    assert ticks == [("TAT-QA: no-retrieval", 2), ("TAT-QA: no-retrieval", 1), ("TAT-QA: no-retrieval", 1),
+                     ("TAT-QA: whole-context", 2), ("TAT-QA: whole-context", 1), ("TAT-QA: whole-context", 1),
+                     ("TAT-QA: silent", 2), ("TAT-QA: silent", 1), ("TAT-QA: silent", 1)]
+    for r in results.results:
+        assert r.em in (0.0, 1.0) and 0.0 <= r.f1 <= 1.0
+        if r.system == "silent":
+            assert r.error and "empty" in r.error and r.generated == "" and r.em == 0.0
+        else:
+            assert r.error is None and r.generated.strip()
+    rows = {(r["system"], r["answer_type"]): r for r in results.rows()}
+    assert rows[("silent", "all")]["errors"] == 2 and rows[("no-retrieval", "all")]["errors"] == 0
+    answers, summary = results.save(tmp_path / "tatqa")
+    lines = [json.loads(x) for x in answers.read_text(encoding="utf-8").splitlines()]
+    assert len(lines) == 6 and lines[0]["question_uid"] == contexts[0].questions[0].uid
+    assert json.loads(summary.read_text(encoding="utf-8")) == results.rows()
+
+
+def test_the_direct_prompt_holds_the_context_only_when_asked(contexts):
+    c = contexts[0]
+    with_context = answer_messages("What?", c.facts, c.passages)[1]["content"]
+    bare = answer_messages("What?")[1]["content"]
+    assert c.facts[0].text in with_context and c.passages[0].text in with_context
+    assert c.facts[0].text not in bare and bare.endswith(ANSWER_INSTRUCTION)
+
+
+# --------------------------------------------------------------------------------- the command
+
+
+def _finkg(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "finkg", *args], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **env})
+
+
+def test_finkg_eval_tatqa_runs_and_reports_bad_files(tmp_path, smol_client):
+    env = {"FINKG_CONFIG": str(tmp_path / "none.toml"), "FINKG_LLM_BACKEND": "llama-cpp",
+           "FINKG_LLM_MODEL_PATH": str(smol_client.backend.model_path), "FINKG_LLM_CACHE_DIR": str(tmp_path / "cache"),
+           "COLUMNS": "200"}
+    run = _finkg("eval", "tatqa", str(SAMPLE), "--system", "no-retrieval", "--limit", "2", "--max-tokens", "32",
+                 "--out", str(tmp_path / "out"), env=env)
+    assert run.returncode == 0, run.stderr
+    assert "TAT-QA EM / F1 (%) on tatqa_dev_sample.json" in run.stdout and "no-retrieval" in run.stdout
+    rows = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
+    assert rows[0]["system"] == "no-retrieval" and rows[0]["questions"] == 2
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"paragraphs": []}]', encoding="utf-8")
+    run = _finkg("eval", "tatqa", str(bad), env=env)
+    assert run.returncode == 1 and "bad.json: context 0: missing 'table'" in run.stderr
+    run = _finkg("eval", "tatqa", str(SAMPLE), "--system", "two-stage", env=env)
+    assert run.returncode == 2 and "unknown system(s) two-stage" in run.stderr
