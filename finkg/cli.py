@@ -542,16 +542,20 @@ def facts(
         err.print("[yellow]no indicator has an observation available by that day: load some with "
                   "`finkg ingest akshare data/china-macro/*.csv data/china-bond/*.csv`[/yellow]")
 
+
 @eval_app.command("tatqa")
 def eval_tatqa(
     path: Annotated[Path, typer.Argument(help="A TAT-QA JSON file, e.g. tatqa_dataset_dev.json.", exists=True, dir_okay=False)],
     system: Annotated[list[str], typer.Option("--system", "-s", help="Answerers to compare (default: all): "
-                                              "no-retrieval, whole-context.")] = [],
+                                              "two-stage, single-stage, facts-only (the two-stage generator: BM25 "
+                                              "over the context's paragraphs), no-retrieval (the question alone), "
+                                              "whole-context (every cell and paragraph).")] = [],
     limit: Annotated[int | None, typer.Option(help="Only the first N questions.")] = None,
     max_tokens: Annotated[int, typer.Option(help="Completion cap per answer.")] = 128,
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for answers.jsonl and summary.json.")] = Path("eval/tatqa"),
 ) -> None:
-    """TAT-QA exact match and F1 of LLM answerers ([llm] model) on a TAT-QA file (Zhu et al., ACL 2021)."""
+    """TAT-QA exact match and F1 of LLM answerers ([llm] model) on a TAT-QA file (Zhu et al., ACL 2021):
+    two-stage vs single-stage vs no retrieval (seed 004, 3.3)."""
     from finkg import tatqa_eval
     from ingest.tatqa import TatqaFormatError, read_tatqa
 
@@ -561,7 +565,10 @@ def eval_tatqa(
     except TatqaFormatError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(1) from exc
-    systems = tatqa_eval.direct_systems(client_from_settings(s), max_tokens)
+    from generation.qa_systems import tfr_answerers
+
+    client = client_from_settings(s)
+    systems = {**tfr_answerers(client, answer_tokens=max_tokens), **tatqa_eval.direct_systems(client, max_tokens)}
     unknown = sorted(set(system) - set(systems))
     if unknown:
         raise typer.BadParameter(f"unknown system(s) {', '.join(unknown)}; choose from {', '.join(systems)}")
@@ -572,6 +579,38 @@ def eval_tatqa(
     paths = results.save(out)
     console.print(f"saved {', '.join(str(p) for p in paths)}")
 
+
+
+@eval_app.command("reports")
+def eval_reports(
+    batch: Annotated[Path, typer.Option("--batch", "-b", help="Questions with 'reference' (and 'conclusion') analyses.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder: one sub-folder of reports per system, scores.json in each.")] = Path("eval/reports"),
+    system: Annotated[list[str], typer.Option("--system", "-s", help="Retrieval systems to compare (default: all): tfr, dense-triples, bm25-docs, dense-docs, none.")] = [],
+) -> None:
+    """TFR vs its baselines and no retrieval on the same questions (seed 004, Table 2): ROUGE-L, BERTScore
+    ([eval] bertscore_model_path, a local model) and the LLM judge's 0-5 consistency ([eval] judge)."""
+    from finkg import report_eval
+    from generation.text_metrics import BertScoreModel, bertscore_from_settings
+    from retrieval.knowledge_retrieval import SYSTEMS as retrieval_systems
+
+    s = settings()
+    unknown = sorted(set(system) - set(retrieval_systems))
+    if unknown:
+        raise typer.BadParameter(f"unknown system(s) {', '.join(unknown)}; choose from {', '.join(retrieval_systems)}")
+    try:
+        questions = reports.load_questions(batch)
+    except reports.BatchFileError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(1) from exc
+    client = client_from_settings(s)
+    embedder = make_embedder(s.embedding_model_path, s.embedding_backend, s.embedding_batch_size, s.embedding_device)
+    bert: BertScoreModel | None = bertscore_from_settings(s) if s.eval_bertscore_model_path else None
+    with graph(s) as g, progress_bar(console) as bar:
+        rows = report_eval.evaluate_reports(g, s, client, embedder, questions, system or list(retrieval_systems), out,
+                                            bertscore=bert, judge=client if s.eval_judge else None,
+                                            progress=_stage(bar))
+    render(rows, Format.table, console, title=f"reports vs references ({client.model_id[:32]}"
+                                              + (f"; BERTScore {bert.description}" if bert else "; no BERTScore") + ")")
 
 def main() -> None:
     """Console entry point: runs the app and turns finkg's own errors into one clear line."""

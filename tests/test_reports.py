@@ -144,3 +144,32 @@ def test_bad_batch_lines_name_the_line_and_field(tmp_path, line, message):
     path.write_text('{"id": "ok", "question": "Fine?"}\n' + line + "\n", encoding="utf-8")
     with pytest.raises(reports.BatchFileError, match=message.replace("?", r"\?")):
         reports.load_questions(path)
+
+
+def test_eval_reports_scores_systems_against_references(graph, rsettings, ready, tmp_path):
+    """finkg eval reports on one question with a reference: the reports are generated once per system
+    (a rerun reuses them) and scored with ROUGE-L, BERTScore (MiniLM) and the judge (SmolLM2)."""
+    from finkg import report_eval
+    from generation.text_metrics import BertScoreModel
+
+    q = {**QUESTIONS[0], "reference": "The 10-year yield was 3.60% on 2015-06-30, little changed over three months, "
+                                      "while short-term yields fell.", "conclusion": "Short-term yields fell."}
+    questions = reports.load_questions(_batch(tmp_path, [q]))
+    client = client_from_settings(rsettings)
+    bert = BertScoreModel(minilm_dir())
+    rows = report_eval.evaluate_reports(graph, rsettings, client, make_embedder(minilm_dir()), questions,
+                                        ["none", "bm25-docs"], tmp_path / "eval", bertscore=bert, judge=client)
+    assert [r["system"] for r in rows] == ["no retrieval", "BM25 documents"]
+    for r in rows:
+        assert r["texts"] == 1 and 0 <= r["rouge_l_f1"] <= 1 and 0 < r["bertscore_f1"] <= 1
+        # the judge's rating is a number 0-5 or counted as malformed, never silently 0
+        assert (r["judge_text"] is None and r["judge_text_malformed"] == 1) or 0 <= r["judge_text"] <= 5
+    scores = json.loads((tmp_path / "eval" / "none" / "scores.json").read_text(encoding="utf-8"))
+    assert scores[0]["id"] == "yields-2015q2"
+    calls = client.usage.calls
+    report_eval.evaluate_reports(graph, rsettings, client, make_embedder(minilm_dir()), questions, ["none"],
+                                 tmp_path / "eval", bertscore=bert, judge=None)
+    assert client.usage.calls == calls  # the reports were reused, nothing generated again
+    with pytest.raises(ValueError, match="no question has a 'reference'"):
+        report_eval.evaluate_reports(graph, rsettings, client, make_embedder(minilm_dir()),
+                                     reports.load_questions(_batch(tmp_path, QUESTIONS[1:])), ["none"], tmp_path / "eval")

@@ -316,5 +316,20 @@ def test_finkg_eval_tatqa_runs_and_reports_bad_files(tmp_path, smol_client):
     bad.write_text('[{"paragraphs": []}]', encoding="utf-8")
     run = _finkg("eval", "tatqa", str(bad), env=env)
     assert run.returncode == 1 and "bad.json: context 0: missing 'table'" in run.stderr
-    run = _finkg("eval", "tatqa", str(SAMPLE), "--system", "two-stage", env=env)
-    assert run.returncode == 2 and "unknown system(s) two-stage" in run.stderr
+    run = _finkg("eval", "tatqa", str(SAMPLE), "--system", "three-stage", env=env)
+    assert run.returncode == 2 and "unknown system(s) three-stage" in run.stderr
+
+
+def test_two_stage_single_stage_and_facts_only_answer_tatqa_questions(contexts, smol_client):
+    """The two-stage generator as TAT-QA answerers (seed 004 section 3.3 and its ablations): the table's
+    cells are F, the context's paragraphs the knowledge; each answer is generated and scored."""
+    from generation.qa_systems import tfr_answerer, tfr_answerers
+
+    answerers = tfr_answerers(smol_client, answer_tokens=48)
+    assert list(answerers) == ["two-stage", "single-stage", "facts-only"]
+    results = evaluate(contexts[:1], answerers, limit=1)
+    assert [r.system for r in results.results] == ["two-stage", "single-stage", "facts-only"]
+    for r in results.results:
+        assert r.error is None and r.generated.strip() and r.em in (0.0, 1.0) and 0.0 <= r.f1 <= 1.0
+    with pytest.raises(ValueError, match="unknown mode"):
+        tfr_answerer(smol_client, "three-stage")
