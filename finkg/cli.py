@@ -438,6 +438,17 @@ def cluster(
 
 
 
+def _report_inputs(batch: Path, s: Settings) -> tuple[list[reports.ReportQuestion], object, object]:
+    """The questions of a batch file (a bad line: one red line naming it, exit 1), the LLM client and the encoder."""
+    try:
+        questions = reports.load_questions(batch)
+    except reports.BatchFileError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(1) from exc
+    embedder = make_embedder(s.embedding_model_path, s.embedding_backend, s.embedding_batch_size, s.embedding_device)
+    return questions, client_from_settings(s), embedder
+
+
 @app.command("report")
 def report(
     batch: Annotated[Path, typer.Option("--batch", "-b", help="Questions, one JSON object per line: id, question, as_of, companies, facts.")],
@@ -454,13 +465,7 @@ def report(
     Resumable: questions already done with the same system and mode are skipped.
     """
     s = settings()
-    try:
-        questions = reports.load_questions(batch)
-    except reports.BatchFileError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(1) from exc
-    client = client_from_settings(s)
-    embedder = make_embedder(s.embedding_model_path, s.embedding_backend, s.embedding_batch_size, s.embedding_device)
+    questions, client, embedder = _report_inputs(batch, s)
     with graph(s) as g, progress_bar(console) as bar:
         try:
             ctx = reports.ReportContext(g, s, client, embedder, system or s.report_system, mode, progress=_stage(bar))
@@ -597,13 +602,7 @@ def eval_reports(
     unknown = sorted(set(system) - set(retrieval_systems))
     if unknown:
         raise typer.BadParameter(f"unknown system(s) {', '.join(unknown)}; choose from {', '.join(retrieval_systems)}")
-    try:
-        questions = reports.load_questions(batch)
-    except reports.BatchFileError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(1) from exc
-    client = client_from_settings(s)
-    embedder = make_embedder(s.embedding_model_path, s.embedding_backend, s.embedding_batch_size, s.embedding_device)
+    questions, client, embedder = _report_inputs(batch, s)
     bert: BertScoreModel | None = bertscore_from_settings(s) if s.eval_bertscore_model_path else None
     with graph(s) as g, progress_bar(console) as bar:
         rows = report_eval.evaluate_reports(g, s, client, embedder, questions, system or list(retrieval_systems), out,
