@@ -17,7 +17,7 @@ from pathlib import Path
 
 from finkg import models
 from finkg.config import Settings, load_settings
-from kg import Graph, cypher
+from kg import Graph, cypher, schema
 
 
 @pytest.fixture(scope="session")
@@ -29,6 +29,7 @@ def settings() -> Settings:
 def graph(settings: Settings) -> Iterator[Graph]:
     g = Graph(settings.uri, settings.neo4j_user, settings.password(), settings.neo4j_database)
     g.verify()  # raises GraphUnavailable naming the URI and `finkg neo4j start`
+    schema.apply_schema(g)  # as `finkg db init` does for a user: constraints and indexes (idempotent)
     yield g
     g.close()
 
