@@ -236,7 +236,7 @@ def _markdown(rec: dict[str, Any], gen: Generation) -> str:
     if unverified:
         lines += ["", "## Unverified numbers", ""] + [f"- {c['text']}: {c['why']}" for c in unverified]
     lines += ["", "## In Neo4j Browser", "", "```cypher",
-              f"MATCH (r:Report {{id: '{rec['report_id']}'}})-[c]->(x) RETURN r, c, x", "```", ""]
+              cypher.report_browser_query(rec["report_id"]), "```", ""]
     return "\n".join(lines)
 
 

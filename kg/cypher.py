@@ -601,3 +601,12 @@ before the day, at most ``$max_gap_days`` before it), each also available at ``$
 available observation, or whose latest one is dated before ``$oldest`` (an ISO date; null: no limit), give no
 row. Returns ``indicator``, ``latest``, ``previous`` (null when none) and
 ``lookbacks`` (``[{id, date, value, months}]``, missing ones left out)."""
+
+
+def report_browser_query(report_id: str | None = None) -> str:
+    """The statement a person pastes into Neo4j Browser to see a report and what it cites (all reports
+    when ``report_id`` is None); the id is quoted as a Cypher string literal."""
+    if report_id is None:
+        return "MATCH (r:Report)-[c:CITES]->(x) RETURN r, c, x"
+    literal = "'" + report_id.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return f"MATCH (r:Report {{id: {literal}}})-[c:CITES]->(x) RETURN r, c, x"
