@@ -23,7 +23,8 @@ from ingest.sec_companyfacts import CompanyFactsFormatError
 from ingest.sec_fsds import FsdsFormatError
 from ingest.xbrl_instance import XbrlInstanceFormatError
 from ingest.text import KINDS as text_kinds, TextFormatError
-from kg import Graph, GraphError, ReadOnlyViolation, cypher, schema
+from kg import Graph, GraphError, ReadOnlyViolation, schema
+from kg import cypher as kg_cypher
 from kg.guard import run_user_query
 from finkg import __version__, evaluation, extraction, kg_eval, knowledge, memos, models, pipelines, reports, text_ingest
 from finkg import indicators as indicator_ingest
@@ -477,7 +478,7 @@ def report(
     render(summary.rows(), Format.table, console, title=f"finkg report: {ctx.system}, {ctx.mode}, {client.model_id[:32]}")
     for line in summary.failed:
         err.print(f"[red]failed:[/red] {escape(line)}")
-    console.print(f"reports in {out}/ (Markdown and JSON per question); in Neo4j Browser: {cypher.report_browser_query()}")
+    console.print(f"reports in {out}/ (Markdown and JSON per question); in Neo4j Browser: {kg_cypher.report_browser_query()}")
     if summary.failed:
         raise typer.Exit(1)
 
