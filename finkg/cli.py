@@ -478,7 +478,7 @@ def report(
     render(summary.rows(), Format.table, console, title=f"finkg report: {ctx.system}, {ctx.mode}, {client.model_id[:32]}")
     for line in summary.failed:
         err.print(f"[red]failed:[/red] {escape(line)}")
-    console.print(f"reports in {out}/ (Markdown and JSON per question); in Neo4j Browser: {kg_cypher.report_browser_query()}")
+    console.print(escape(f"reports in {out}/ (Markdown and JSON per question); in Neo4j Browser: {kg_cypher.report_browser_query()}"))
     if summary.failed:
         raise typer.Exit(1)
 

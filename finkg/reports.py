@@ -138,7 +138,7 @@ class BatchSummary:
                   "seconds in the LLM / in retrieval": f"{self.llm_seconds:.1f} / {self.retrieval_seconds:.2f}",
                   "tokens (backend)": self.tokens, "numbers verified": self.verified,
                   "numbers that are context (dates, tenors, the question's)": self.context,
-                  "numbers marked [unverified]": self.unverified,
+                  "numbers marked unverified": self.unverified,
                   "selected ids not in F (ignored)": self.invalid_ids,
                   "citations of ids not shown": self.invalid_citations}
         return [{"measure": k, "value": v} for k, v in values.items()]

@@ -173,3 +173,25 @@ def test_eval_reports_scores_systems_against_references(graph, rsettings, ready,
     with pytest.raises(ValueError, match="no question has a 'reference'"):
         report_eval.evaluate_reports(graph, rsettings, client, make_embedder(minilm_dir()),
                                      reports.load_questions(_batch(tmp_path, QUESTIONS[1:])), ["none"], tmp_path / "eval")
+
+
+def test_finkg_report_command_runs_a_batch_and_names_bad_lines(graph, rsettings, ready, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "FINKG_LLM_BACKEND": "llama-cpp", "FINKG_LLM_MODEL_PATH": str(rsettings.llm_model_path),
+           "FINKG_LLM_N_CTX": "8192", "FINKG_LLM_CACHE_DIR": str(rsettings.llm_cache_dir),
+           "FINKG_EMBEDDING_MODEL_PATH": str(minilm_dir()), "FINKG_REPORT_MAX_FACTS": "12",
+           "FINKG_REPORT_ANSWER_TOKENS": "120", "COLUMNS": "200"}
+    batch = _batch(tmp_path, QUESTIONS[:1])
+    run = subprocess.run([sys.executable, "-m", "finkg", "report", "--batch", str(batch), "--out", str(tmp_path / "r"),
+                          "--system", "none"], capture_output=True, text=True, timeout=900, env=env)
+    assert run.returncode == 0, run.stderr
+    assert "reports written" in run.stdout and "MATCH (r:Report)-[c:CITES]->(x)" in run.stdout
+    assert (tmp_path / "r" / "yields-2015q2.none.two-stage.md").is_file()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "ok", "question": "Fine?"}\n{"id": "ok", "question": "Again?"}\n', encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "finkg", "report", "--batch", str(bad)], capture_output=True,
+                         text=True, timeout=300, env=env)
+    assert run.returncode == 1 and "bad.jsonl:2: field 'id': 'ok' repeats line 1" in run.stderr
