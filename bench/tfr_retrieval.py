@@ -44,7 +44,7 @@ QUERIES = [
     "money supply growth and bond yields", "business fixed investment", "exports and the dollar",
 ]
 XBRL_TRIPLES = (
-    "MATCH (c:Company)-[:FILED]->(:Filing)-[:REPORTS]->(f:Fact)\n"
+    "MATCH (c:Company)-[:FILED]->(:Filing)-[:REPORTS]->(f:Fact) WHERE f.value IS NOT NULL\n"
     "RETURN f.key AS id, c.name AS company, coalesce(c.sic, 0) AS sic, f.tag AS tag, f.value AS value\n"
     "ORDER BY f.key LIMIT $n"
 )
@@ -99,13 +99,14 @@ def main() -> None:
     g = Graph(s.uri, s.neo4j_user, s.password(), s.neo4j_database)
     try:
         kg_index = TripleIndex.from_graph(g, embedder)
-        if len(kg_index) >= args.n:
+        if len(kg_index) >= args.k:
             embedder.encode(["warm up"])
-            tfr = _latency(lambda q: kg_index.cluster_weighted(q, args.k, args.n, s.retrieval_temperature), queries)
+            n = min(args.n, len(kg_index))
+            tfr = _latency(lambda q: kg_index.cluster_weighted(q, args.k, n, s.retrieval_temperature), queries)
             dense = _latency(lambda q: kg_index.dense(q, args.k), queries)
             _row(table, "knowledge graph (Neo4j)", len(kg_index), tfr, dense)
         else:
-            console.print(f"[yellow]the graph holds {len(kg_index)} triples (< n = {args.n}): run finkg extract first[/yellow]")
+            console.print(f"[yellow]the graph holds {len(kg_index)} triples (< k = {args.k}): run finkg extract first[/yellow]")
         rows = g.read(XBRL_TRIPLES, {"n": args.triples})
     finally:
         g.close()

@@ -191,6 +191,9 @@ def extract(
     todo = [r for r in rows if r["status"] != "proposed" or redo]
     proposals: dict[str, ChunkExtraction] = {
         r["id"]: ChunkExtraction.from_record(r["id"], r["record"]) for r in rows if r["status"] == "proposed" and not redo}
+    # what resumed proposals cost in an earlier run: the closing table counts this run's calls only
+    carried = {cid: (ex.calls, ex.cached_calls, ex.prompt_tokens, ex.completion_tokens)
+               for cid, ex in proposals.items()}
     advance = progress("extract (LLM)", len(todo)) if progress else noop
     for part in batches(todo, batch):
         done = []
@@ -232,13 +235,16 @@ def extract(
         summary.entities_written += len(set(where.values()))
         # the record is marked done last: a crash before this line redoes the chunk (idempotently)
         writer.merge_nodes("Extraction", _record_rows(finished, suffix, "done", schema_version, model_id), key="id")
-        for _c, ex in finished:
-            _add(summary, ex)
+        for c, ex in finished:
+            _add(summary, ex, carried.get(c["id"]))
     summary.seconds = time.perf_counter() - t0
     return summary
 
 
-def _add(summary: ExtractSummary, ex: ChunkExtraction) -> None:
+def _add(summary: ExtractSummary, ex: ChunkExtraction,
+         carried: tuple[int, int, int, int] | None = None) -> None:
+    """Add one chunk to the totals; ``carried`` is what its proposals cost in an earlier run (not counted)."""
+    calls, cached, prompt, completion = carried or (0, 0, 0, 0)
     summary.sentences_sent += ex.sentences_sent
     summary.sentences_skipped += ex.sentences_skipped
     summary.sentences_reused += ex.sentences_reused
@@ -247,10 +253,10 @@ def _add(summary: ExtractSummary, ex: ChunkExtraction) -> None:
     summary.rejected += len(ex.rejected)
     summary.failures += len(ex.failures)
     summary.repaired += len(ex.repairs)
-    summary.calls += ex.calls
-    summary.cached_calls += ex.cached_calls
-    summary.prompt_tokens += ex.prompt_tokens
-    summary.completion_tokens += ex.completion_tokens
+    summary.calls += ex.calls - calls
+    summary.cached_calls += ex.cached_calls - cached
+    summary.prompt_tokens += ex.prompt_tokens - prompt
+    summary.completion_tokens += ex.completion_tokens - completion
     for v in ex.verdicts:
         if v.decision == "drop":
             summary.dropped += 1
