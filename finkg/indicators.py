@@ -54,9 +54,8 @@ def ingest_akshare_files(
             data = read_csv(path, function)
         except AkshareFormatError as exc:
             digest = _digest(path)
-            runs.record_run(writer, {"id": runs.run_id(KIND, digest), "kind": KIND, "source": str(path.resolve()),
-                                     "sha256": digest, "started_at": runs.now(), "finished_at": runs.now(),
-                                     "status": "failed", "error": str(exc)[:2000]})
+            runs.record_failure(writer, runs.run_id(KIND, digest), exc, {"kind": KIND, "source": str(path.resolve()),
+                                                                         "sha256": digest, "started_at": runs.now()})
             raise
         summary.append(_load(writer, data, progress, t0))
     return summary
@@ -119,7 +118,7 @@ def _load(writer: BatchWriter, data: IndicatorData, progress: StageProgress | No
                                                                                    len(data.observations)))
         runs.link_run(writer, rid, "Indicator", "code", (i.code for i in data.indicators))
     except Exception as exc:
-        runs.record_run(writer, {"id": rid, "status": "failed", "error": str(exc)[:2000], "finished_at": runs.now()})
+        runs.record_failure(writer, rid, exc)
         raise
     counts = {
         "function": data.function, "rows": data.rows, "rows_with_values": data.rows_with_values,

@@ -55,9 +55,8 @@ def _ingest_files(
         try:
             data = read(path)
         except ValueError as exc:  # every reader's format error: recorded, nothing else written
-            runs.record_run(writer, {"id": rid, "kind": kind, "source": str(path.resolve()), "sha256": digest,
-                                     "started_at": runs.now(), "finished_at": runs.now(), "status": "failed",
-                                     "error": str(exc)[:2000]})
+            runs.record_failure(writer, rid, exc, {"kind": kind, "source": str(path.resolve()), "sha256": digest,
+                                                   "started_at": runs.now()})
             raise
         runs.record_run(writer, {"id": rid, "kind": kind, "source": str(path.resolve()),
                                  "sha256": data.sha256, "started_at": runs.now(), "status": "running",
@@ -67,8 +66,7 @@ def _ingest_files(
             stats = sec_fsds.write_fsds(writer, data, progress=labelled)
             runs.link_run(writer, rid, "Filing", "adsh", (f["adsh"] for f in data.filings))
         except Exception as exc:
-            runs.record_run(writer, {"id": rid, "status": "failed", "error": str(exc)[:2000],
-                                     "finished_at": runs.now()})
+            runs.record_failure(writer, rid, exc)
             raise
         c = data.counts
         runs.record_run(writer, {"id": rid, "status": "done", "finished_at": runs.now()},

@@ -35,6 +35,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from finkg.config import Settings
+from generation.llm import BudgetExceeded, LLMUnavailable
 from generation.report_check import NumberCheck, check_numbers
 from generation.two_stage import Generation, TwoStageGenerator
 from kg import BatchWriter, Graph, cypher
@@ -199,13 +200,12 @@ def _report_id(q: ReportQuestion, ctx: ReportContext) -> str:
 
 def _record(q: ReportQuestion, ctx: ReportContext, gen: Generation, marked: str, checks: list[NumberCheck],
             unmatched: list[str], seconds: float) -> dict[str, Any]:
-    used = gen.selected
     return {
         "id": q.id, "report_id": _report_id(q, ctx), "status": "done", "question": q.question,
         "as_of": q.as_of.isoformat() if q.as_of else None, "companies": q.companies, "unmatched_companies": unmatched,
         "system": ctx.system, "mode": ctx.mode, "model_id": ctx.client.model_id, "embedder": ctx.embedder.identity,
         "facts_total": gen.facts_total, "facts_shown": [f.id for f in gen.facts],
-        "selected_facts": [asdict(f) for f in used], "invalid_ids": gen.invalid_ids,
+        "selected_facts": [asdict(f) for f in gen.selected], "invalid_ids": gen.invalid_ids,
         "k1": [asdict(k) for k in gen.k1], "k2": [asdict(k) for k in gen.k2],
         "answer_raw": gen.answer, "answer": marked,
         "cited_facts": gen.cited_facts, "cited_knowledge": gen.cited_knowledge,
@@ -316,8 +316,6 @@ def run_batch(questions: Sequence[ReportQuestion], ctx: ReportContext, out: Path
     A question that fails (an LLM or graph error) is reported in ``failed`` with the reason and the batch
     goes on; ``LLMUnavailable`` and ``BudgetExceeded`` stop the batch (what is written stays; a rerun resumes).
     """
-    from generation.llm import BudgetExceeded, LLMUnavailable
-
     out.mkdir(parents=True, exist_ok=True)
     summary = BatchSummary(items=len(questions))
     t0 = time.perf_counter()

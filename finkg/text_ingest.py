@@ -117,14 +117,13 @@ def ingest_text(
         try:
             read = read_source(path, options.kind, options.ticker, accepted)
         except TextFormatError as exc:
-            runs.record_run(writer, {**base, "finished_at": runs.now(), "status": "failed", "error": str(exc)[:2000]})
+            runs.record_failure(writer, rid, exc, base)
             raise
         runs.record_run(writer, {**base, "status": "running", "error": ""})
         try:
             row = _write(writer, graph, settings, counter, path, read, rid, progress)
         except Exception as exc:
-            runs.record_run(writer, {"id": rid, "status": "failed", "error": str(exc)[:2000],
-                                     "finished_at": runs.now()})
+            runs.record_failure(writer, rid, exc)
             raise
         examples = [str(b) for b in read.bad_lines[:BAD_LINE_EXAMPLES]]
         runs.record_run(writer, {"id": rid, "status": "done", "finished_at": runs.now()},

@@ -22,11 +22,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from generation.numbers import NumberMention, find_numbers, rounding_tolerance
+from generation.two_stage import CITATION, citation_refs
 from retrieval.facts import FinancialFact
 
 MARK = " [unverified]"
 _TENOR_ONLY = re.compile(r"^[\s-]?(?:years?|yrs?|months?|mos?|weeks?|days?|Y|M|W)\b", re.I)
-_CITATION = re.compile(r"\[[FK]\d+(?:\s*[,;]\s*[FK]\d+)*\]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[])|\n+")
 
 
@@ -85,7 +85,7 @@ def check_numbers(answer: str, question: str, facts: Sequence[FinancialFact], sh
     """
     by_id = {f.id: f for f in facts}
     question_values = {round(_shown(m), 9) for m in find_numbers(question)}
-    cite_spans = [(c.start(), c.end()) for c in _CITATION.finditer(answer)]
+    cite_spans = [(c.start(), c.end()) for c in CITATION.finditer(answer)]
     bounds = _sentence_bounds(answer)
     checks: list[NumberCheck] = []
     marks: list[int] = []
@@ -103,8 +103,7 @@ def check_numbers(answer: str, question: str, facts: Sequence[FinancialFact], sh
             checks.append(NumberCheck(m.text, m.value, "context", "stated in the question"))
             continue
         s, e = next(((s, e) for s, e in bounds if s <= m.start < e), (0, len(answer)))
-        cited_here = [short_ids[x.strip()] for c in _CITATION.findall(answer[s:e])
-                      for x in re.split(r"[,;]", c.strip("[]")) if x.strip() in short_ids]
+        cited_here = [short_ids[ref] for ref in citation_refs(answer[s:e]) if ref in short_ids]
         found = next((fid for fid in cited_here if fid in by_id and _matches(m, by_id[fid])), None)
         if found is not None:
             checks.append(NumberCheck(m.text, m.value, "verified", "a fact cited in its sentence", found, True))

@@ -45,7 +45,13 @@ ANSWER_SYSTEM = (
     "then one final line that starts with 'Conclusion:'."
 )
 
-_CITATION = re.compile(r"\[((?:[FK]\d+)(?:\s*[,;]\s*[FK]\d+)*)\]")
+CITATION = re.compile(r"\[((?:[FK]\d+)(?:\s*[,;]\s*[FK]\d+)*)\]")
+"""A bracketed citation of short ids in a generated answer: ``[F2]``, ``[K1, F3]``, ``[K3; F1]``."""
+
+
+def citation_refs(text: str) -> list[str]:
+    """Every short id cited in ``text`` (``"F2"``, ``"K1"``), in text order, repeats kept."""
+    return [ref for group in CITATION.findall(text) for ref in re.split(r"\s*[,;]\s*", group)]
 
 
 @dataclass
@@ -96,11 +102,6 @@ class Generation:
         """The knowledge the answer was written with (K2 in two-stage mode, else K1)."""
         return self.k2 if self.mode == "two-stage" else self.k1
 
-    @property
-    def tokens(self) -> int:
-        """Prompt plus completion tokens spent by the backend (cache hits spend none)."""
-        return sum(c.prompt_tokens + c.completion_tokens for c in self.calls.values() if not c.cached)
-
 
 def _listing(prefix: str, texts: Sequence[str]) -> str:
     return "\n".join(f"[{prefix}{i}] {t}" for i, t in enumerate(texts, 1)) or "(none)"
@@ -140,15 +141,14 @@ def parse_citations(answer: str, n_facts: int, n_knowledge: int) -> tuple[list[i
     facts: list[int] = []
     knowledge: list[int] = []
     invalid: list[str] = []
-    for group in _CITATION.findall(answer):
-        for ref in re.split(r"\s*[,;]\s*", group):
-            kind, n = ref[0], int(ref[1:])
-            bound, out = (n_facts, facts) if kind == "F" else (n_knowledge, knowledge)
-            if 1 <= n <= bound:
-                if n - 1 not in out:
-                    out.append(n - 1)
-            elif ref not in invalid:
-                invalid.append(ref)
+    for ref in citation_refs(answer):
+        kind, n = ref[0], int(ref[1:])
+        bound, out = (n_facts, facts) if kind == "F" else (n_knowledge, knowledge)
+        if 1 <= n <= bound:
+            if n - 1 not in out:
+                out.append(n - 1)
+        elif ref not in invalid:
+            invalid.append(ref)
     return facts, knowledge, invalid
 
 

@@ -33,6 +33,14 @@ def record_run(writer: BatchWriter, run: dict[str, Any], counts: dict[str, Any] 
     writer.merge_nodes("IngestRun", [row], key="id")
 
 
+def record_failure(writer: BatchWriter, rid: str, exc: BaseException, fields: dict[str, Any] | None = None) -> None:
+    """Mark run ``rid`` ``failed`` now, with the error's message (first 2,000 characters); ``fields``
+    are further run properties (``kind``, ``source``, ``sha256``, ``started_at`` when the run fails
+    before it was recorded as running)."""
+    record_run(writer, {**(fields or {}), "id": rid, "status": "failed", "error": str(exc)[:2000],
+                        "finished_at": now()})
+
+
 def link_run(writer: BatchWriter, rid: str, label: str, key: str, keys: Iterable[Any]) -> None:
     """``(:IngestRun {id: rid})-[:LOADED]->(:label {key: k})`` for each ``k`` in ``keys``."""
     rows = [{"start": rid, "end": k} for k in keys]

@@ -49,7 +49,7 @@ def company_facts(graph: Graph, companies: Sequence[str], as_of: str | None = No
     adshs: list[str] = []
     for name in companies:
         cik = int(name) if name.strip().isdigit() else None
-        rows = graph.read(cypher.COMPANY_FILINGS, {"cik": cik, "name": name.strip() if cik is None else "\u0000"})
+        rows = graph.read(cypher.COMPANY_FILINGS, {"cik": cik, "name": name.strip() if cik is None else None})
         rows = [r for r in rows if cutoff is None or str(r["filed"] or "") <= cutoff]
         if not rows:
             out.unmatched.append(name)
