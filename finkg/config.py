@@ -213,6 +213,8 @@ class Settings(BaseSettings):
     report_max_facts: int = Field(30, ge=1, description="facts F shown to the LLM (the most similar to the question)")
     report_max_selected: int = Field(8, ge=1, description="facts stage 1 may select")
     report_answer_tokens: int = Field(400, ge=16, description="completion cap of the answer (stage 2)")
+    report_answer_format: str = Field("cited-points", pattern=r"^(cited-points|text)$",
+                                      description="stage 2 answer: cited-points (JSON claims, each citing fact/knowledge ids) or text")
     report_workers: int = Field(1, ge=1, description="questions in flight at once (an HTTP backend serves them in parallel)")
 
     @classmethod
@@ -407,12 +409,14 @@ temperature = 0.1
 
 [report]
 # Report batches (`finkg report`): retrieval system (tfr, dense-triples, bm25-docs, dense-docs, none),
-# facts shown to the LLM, facts stage 1 may select, the answer's completion cap, questions in flight.
+# facts shown to the LLM, facts stage 1 may select, the answer's completion cap, questions in flight,
+# and the answer format: cited-points (JSON claims, each citing the ids it rests on) or text.
 system = "tfr"
 max_facts = 30
 max_selected = 8
 answer_tokens = 400
 workers = 1
+answer_format = "cited-points"
 """
 
 

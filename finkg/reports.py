@@ -171,7 +171,8 @@ class ReportContext:
                                             documents=documents)
         self.generator = TwoStageGenerator(client, self.retriever, max_facts=settings.report_max_facts,
                                            rank=self.rank, max_selected=settings.report_max_selected,
-                                           answer_tokens=settings.report_answer_tokens)
+                                           answer_tokens=settings.report_answer_tokens,
+                                           answer_format=settings.report_answer_format)
 
     def rank(self, question: str, facts: Sequence[FinancialFact]) -> list[FinancialFact]:
         """``facts`` ordered by cosine similarity to ``question`` (ties: input order)."""

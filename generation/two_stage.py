@@ -18,7 +18,15 @@ finkg's choices where the paper is silent, for small local models:
 - F is capped at ``max_facts`` facts, the ones most similar to the question when a ranking function
   is given (the paper's F averages 199 facts; a 1.5B model with a 4k context cannot take them all);
   the record keeps both counts;
-- stage 2 cites ids in brackets; citations of ids that were not shown are recorded as invalid.
+- stage 2 cites ids in brackets; citations of ids that were not shown are recorded as invalid;
+- stage 2's answer format (``answer_format``): ``cited-points`` (the default for reports) asks for JSON
+  ``{"points": [{"claim": ..., "cites": ["F2", "K1"]}], "conclusion": ...}`` under a schema whose ``cites``
+  are an enum of the ids shown, at least one per claim, at most :data:`MAX_POINTS` claims of at most
+  :data:`MAX_CLAIM_CHARS` characters: a small model can neither leave a claim uncited, cite an id it
+  was not shown, nor repeat itself until the token cap (Qwen2.5-Coder-1.5B did all three with free
+  text). The points are rendered as text with bracketed citations (:func:`render_points`), so the
+  number check and the citation reader treat both formats alike. ``text`` keeps free text (the QA
+  benchmark's final ``Answer:`` line).
 """
 
 from __future__ import annotations
@@ -44,6 +52,18 @@ ANSWER_SYSTEM = (
     "statement they support. Use only numbers that appear in the facts. Write at most two short paragraphs, "
     "then one final line that starts with 'Conclusion:'."
 )
+
+ANSWER_POINTS_SYSTEM = (
+    "You are a financial market analyst. Answer the question by reasoning from the financial facts given. "
+    "Knowledge from expert analyses is also given: use what is relevant to the question and ignore the rest. "
+    "Write a few short claims, each citing the ids of the facts and knowledge it rests on, and use only numbers "
+    "that appear in the facts you cite; then a one-sentence conclusion that answers the question."
+)
+ANSWER_FORMATS = ("cited-points", "text")
+MAX_POINTS = 4
+"""Most claims in a ``cited-points`` answer."""
+MAX_CLAIM_CHARS = 280
+"""Longest claim or conclusion in a ``cited-points`` answer, in characters."""
 
 CITATION = re.compile(r"\[((?:[FK]\d+)(?:\s*[,;]\s*[FK]\d+)*)\]")
 """A bracketed citation of short ids in a generated answer: ``[F2]``, ``[K1, F3]``, ``[K3; F1]``."""
@@ -135,6 +155,47 @@ def answer_messages(question: str, as_of: str | None, facts: Sequence[FinancialF
              f"Knowledge:\n{_listing('K', [k.text for k in knowledge])}"}]
 
 
+def points_schema(n_facts: int, n_knowledge: int) -> dict[str, Any]:
+    """JSON schema of a ``cited-points`` answer.
+
+    ``{"points": [{"claim": str, "cites": [id, ...]}], "conclusion": str}``: 1..:data:`MAX_POINTS`
+    points, each with 1..3 cited ids among ``F1..F<n_facts>`` and ``K1..K<n_knowledge>``; claims and the
+    conclusion at most :data:`MAX_CLAIM_CHARS` characters. With nothing to cite (no facts, no knowledge)
+    ``cites`` is an empty array.
+    """
+    ids = [f"F{i}" for i in range(1, n_facts + 1)] + [f"K{i}" for i in range(1, n_knowledge + 1)]
+    text = {"type": "string", "minLength": 1, "maxLength": MAX_CLAIM_CHARS}
+    cites: dict[str, Any] = ({"type": "array", "items": {"type": "string", "enum": ids}, "minItems": 1, "maxItems": 3}
+                             if ids else {"type": "array", "maxItems": 0})
+    return {"type": "object", "properties": {
+        "points": {"type": "array", "minItems": 1, "maxItems": MAX_POINTS, "items": {
+            "type": "object", "properties": {"claim": text, "cites": cites}, "required": ["claim", "cites"]}},
+        "conclusion": text}, "required": ["points", "conclusion"]}
+
+
+def render_points(data: Any) -> str:
+    """A ``cited-points`` answer as text: one line per claim with its citations before the closing stop
+    (``"M2 growth rose to 10.8% [F5, K2]."``, inside the sentence, where the number check looks for
+    them), then ``"Conclusion: ..."``.
+
+    Raises:
+        ValueError: ``data`` is not ``{"points": [{"claim", "cites"}...], "conclusion"}``.
+    """
+    if not isinstance(data, dict) or not isinstance(data.get("points"), list):
+        raise ValueError('the answer is not {"points": [...], "conclusion": ...}')
+    lines = []
+    for p in data["points"]:
+        if not isinstance(p, dict) or not str(p.get("claim", "")).strip():
+            raise ValueError(f"a point is not {{'claim': ..., 'cites': [...]}}: {p!r:.120}")
+        cites = list(dict.fromkeys(str(c).strip() for c in p.get("cites") or []))
+        claim = str(p["claim"]).strip()
+        body, end = (claim[:-1].rstrip(), claim[-1]) if claim[-1] in ".!?" else (claim, ".")
+        lines.append(body + (f" [{', '.join(cites)}]" if cites else "") + end)
+    if str(data.get("conclusion", "")).strip():
+        lines.append("Conclusion: " + str(data["conclusion"]).strip())
+    return "\n".join(lines)
+
+
 def parse_citations(answer: str, n_facts: int, n_knowledge: int) -> tuple[list[int], list[int], list[str]]:
     """The 0-based fact and knowledge positions an answer cites (``[F2]``, ``[K1, F3]``), in first-cited
     order, and the cited ids that are out of range (e.g. ``F9`` when 5 facts were shown)."""
@@ -161,8 +222,10 @@ class TwoStageGenerator:
         max_facts: the cap on F shown to the LLM; rank: ``rank(question, facts) -> facts`` ordered by
             relevance (used when F is over the cap; without it the first ``max_facts`` are kept).
         max_selected: most facts stage 1 may select. select_tokens / answer_tokens: completion caps.
-        answer_system: stage 2's system prompt (default :data:`ANSWER_SYSTEM`; a QA benchmark asks for a
-            final ``Answer:`` line instead of a conclusion).
+        answer_system: stage 2's system prompt in ``text`` format (default :data:`ANSWER_SYSTEM`; a QA
+            benchmark asks for a final ``Answer:`` line instead of a conclusion).
+        answer_format: ``text`` (free text) or ``cited-points`` (schema-constrained claims with citations,
+            rendered by :func:`render_points`; its system prompt is :data:`ANSWER_POINTS_SYSTEM`).
 
     Errors: a stage-1 answer that is not usable JSON is recorded (``calls["select"].error``) and stage 2
     runs with no selected facts; a stage-2 failure is recorded with an empty answer. ``LLMUnavailable``
@@ -172,8 +235,11 @@ class TwoStageGenerator:
     def __init__(self, client: Any, retriever: KnowledgeRetriever, max_facts: int = 40,
                  rank: Callable[[str, Sequence[FinancialFact]], list[FinancialFact]] | None = None,
                  max_selected: int = 8, select_tokens: int = 96, answer_tokens: int = 400,
-                 answer_system: str = ANSWER_SYSTEM) -> None:
-        self.client, self.retriever, self.answer_system = client, retriever, answer_system
+                 answer_system: str = ANSWER_SYSTEM, answer_format: str = "text") -> None:
+        if answer_format not in ANSWER_FORMATS:
+            raise ValueError(f"unknown answer format {answer_format!r}: one of {', '.join(ANSWER_FORMATS)}")
+        self.client, self.retriever, self.answer_format = client, retriever, answer_format
+        self.answer_system = ANSWER_POINTS_SYSTEM if answer_format == "cited-points" else answer_system
         self.max_facts, self.rank, self.max_selected = max_facts, rank, max_selected
         self.select_tokens, self.answer_tokens = select_tokens, answer_tokens
 
@@ -204,9 +270,16 @@ class TwoStageGenerator:
         return res
 
     def _answer(self, gen: Generation, facts: Sequence[FinancialFact], knowledge: Sequence[Knowledge]) -> None:
-        res = self._chat(gen, "answer", answer_messages(gen.question, gen.as_of, facts, knowledge, self.answer_system),
-                         self.answer_tokens)
-        gen.answer = res.text if res is not None else ""
+        messages = answer_messages(gen.question, gen.as_of, facts, knowledge, self.answer_system)
+        if self.answer_format == "text":
+            res = self._chat(gen, "answer", messages, self.answer_tokens)
+            gen.answer = res.text if res is not None else ""
+        else:
+            res = self._chat(gen, "answer", messages, self.answer_tokens, points_schema(len(facts), len(knowledge)))
+            try:
+                gen.answer = render_points(res.data) if res is not None else ""
+            except ValueError as exc:  # recorded with the raw answer, never silently empty
+                gen.calls["answer"].error, gen.answer = str(exc), ""
         fi, ki, gen.invalid_citations = parse_citations(gen.answer, len(facts), len(knowledge))
         gen.cited_facts = [facts[i].id for i in fi]
         gen.cited_knowledge = [knowledge[i].id for i in ki]

@@ -5,7 +5,9 @@ ChinaBond 10-year yield and SHIBOR of 2015-06-30, a 2009 10-Q revenue figure).""
 from __future__ import annotations
 
 from generation.report_check import MARK, check_numbers
-from generation.two_stage import parse_citations, selection_schema
+import pytest
+
+from generation.two_stage import parse_citations, points_schema, render_points, selection_schema
 from retrieval.facts import FinancialFact
 
 YIELD = FinancialFact("akshare:cn_treasury_yield_10y:2015-06-30:level",
@@ -55,3 +57,24 @@ def test_citations_are_parsed_and_out_of_range_ids_recorded():
     schema = selection_schema(3, 2)
     assert schema["properties"]["facts"]["items"]["enum"] == ["F1", "F2", "F3"]
     assert schema["properties"]["facts"]["maxItems"] == 2
+
+
+def test_cited_points_answers_cite_only_shown_ids_and_render_as_checkable_text():
+    schema = points_schema(2, 1)
+    point = schema["properties"]["points"]
+    assert point["maxItems"] == 4 and point["items"]["properties"]["cites"]["items"]["enum"] == ["F1", "F2", "K1"]
+    assert point["items"]["properties"]["cites"]["minItems"] == 1  # a claim cannot go uncited
+    assert points_schema(0, 0)["properties"]["points"]["items"]["properties"]["cites"]["maxItems"] == 0
+    answer = render_points({"points": [{"claim": "The 10-year yield was 3.62 %.", "cites": ["F1", "F1", "K1"]},
+                                       {"claim": "It rose 0.05 pp over three months.", "cites": ["F2"]}],
+                            "conclusion": "Long yields edged up."})
+    assert answer == ("The 10-year yield was 3.62 % [F1, K1].\nIt rose 0.05 pp over three months [F2].\n"
+                      "Conclusion: Long yields edged up.")
+    # the rendered text goes through the same citation reader and number check as free text
+    assert parse_citations(answer, 2, 1) == ([0, 1], [0], [])
+    marked, checks = check_numbers(answer, "How did yields move?", [YIELD, CHANGE], SHORT)
+    got = {c.text: (c.status, c.fact_id, c.cited_in_sentence) for c in checks}
+    assert got == {"3.62 %": ("verified", YIELD.id, True), "0.05": ("verified", CHANGE.id, True)}
+    for bad in ({"facts": []}, {"points": [{"cites": ["F1"]}], "conclusion": "x"}, ["F1"]):
+        with pytest.raises(ValueError, match="points|point"):
+            render_points(bad)

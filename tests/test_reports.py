@@ -9,6 +9,7 @@ used; a rerun skips what is done (no LLM call); a bad batch file names its line 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -88,6 +89,14 @@ def test_batch_writes_verified_reports_linked_in_the_graph_and_resumes(graph, rs
         assert md.startswith(f"# {q['question']}") and rec["report_id"] in md
         assert rec["facts_total"] > 0 and set(rec["facts_shown"]) >= {f["id"] for f in rec["selected_facts"]}
         assert all(f["id"].startswith(("akshare:", "extra:")) for f in rec["selected_facts"])
+        # cited-points answers (the default): every claim line ends with citations of shown ids, or the failed
+        # answer is recorded with its raw text, never an unexplained empty report
+        if rec["answer_raw"]:
+            claims = [x for x in rec["answer_raw"].splitlines() if not x.startswith("Conclusion:")]
+            assert claims and all(re.search(r"\[[FK]\d+(, [FK]\d+)*\][.!?]$", x) for x in claims)
+            assert not rec["invalid_citations"]
+        else:
+            assert rec["calls"]["answer"]["error"] and rec["calls"]["answer"]["raw"]
         # every number is verified against a fact, context, or marked right after it in the text
         for c in rec["numbers"]:
             assert c["status"] in ("verified", "context", "unverified")
