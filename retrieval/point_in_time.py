@@ -175,7 +175,7 @@ def load_sectors(path: Path = STOCK_TABLE) -> dict[str, str]:
 
     Raises:
         EvidenceInputError: the file is missing, lacks the header, or a line has no sector or symbol
-            (the message names the file and line).
+            or a ticker is listed twice with different sectors (the message names the file and line).
     """
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -190,7 +190,11 @@ def load_sectors(path: Path = STOCK_TABLE) -> dict[str, str]:
             continue
         if len(row) < 2 or not row[0].strip() or not row[1].strip().lstrip("$"):
             raise EvidenceInputError(f"{path}:{n}: expected a sector and a symbol, got {row!r}")
-        sectors[row[1].strip().lstrip("$").upper()] = row[0].strip()
+        ticker, sector = row[1].strip().lstrip("$").upper(), row[0].strip()
+        if sectors.get(ticker, sector) != sector:
+            raise EvidenceInputError(f"{path}:{n}: {ticker} listed again with another sector ({sector!r} after "
+                                     f"{sectors[ticker]!r})")
+        sectors[ticker] = sector
     return sectors
 
 
