@@ -51,7 +51,8 @@ counts each event once. Each applied event links to the cells it moved, ``(:Sour
 
 **Controls** (section 4.3), options of the same update (:class:`MemoryControl`):
 ``shuffled_label`` replaces each matured label by a draw from the validation class distribution of its
-horizon (a draw seeded by ``(seed, feedback id)``, so it does not depend on order or batching), and the
+horizon (a draw seeded by ``(seed, anchor id, horizon)``, so it depends neither on the run id nor on order or
+batching), and the
 class weight follows the drawn label; ``shuffled_event_type`` indexes the updated cell by a seeded random
 permutation of the event types (the true event type is still used to read the memory, so the learned
 utilities land on the wrong event types while keeping their global structure). Evaluation labels are never
@@ -270,10 +271,11 @@ class MemoryControl:
         random.Random(f"finkg-event-types|{self.seed}").shuffle(shuffled)
         return dict(zip(types, shuffled))
 
-    def draw_label(self, feedback_id: str, distribution: Mapping[int, float]) -> int:
+    def draw_label(self, event_key: str, distribution: Mapping[int, float]) -> int:
         """The shuffled label of one feedback event: a draw from ``distribution`` (label -> probability)
-        seeded by (seed, feedback id), so the same event always draws the same label."""
-        rng = random.Random(f"finkg-label|{self.seed}|{feedback_id}")
+        seeded by (seed, ``event_key`` = ``"<anchor id>|<horizon>"``), so the same event draws the same label
+        under the same seed whatever the run id, order or batching."""
+        rng = random.Random(f"finkg-label|{self.seed}|{event_key}")
         return rng.choices(list(LABELS), weights=[distribution[y] for y in LABELS])[0]
 
 
@@ -387,7 +389,7 @@ class SourceMemory:
         label = int(fb["label"])
         event_type = fb["event_type"]
         if self.control.kind == "shuffled_label":
-            label = self.control.draw_label(fb["id"], self.label_frequencies[horizon])
+            label = self.control.draw_label(f"{fb['anchor_id']}|{horizon}", self.label_frequencies[horizon])
         elif self.control.kind == "shuffled_event_type":
             event_type = self._permutation[event_type]
         correct = int(fb["predicted"]) == label
