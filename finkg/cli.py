@@ -649,12 +649,12 @@ def audit_memory_command(
 ) -> None:
     """The source-memory cells of a run with equation 6's terms (seed 000, section 3.5), and the statement that
     shows them in Neo4j Browser."""
-    from retrieval.source_memory import MemoryParams, memory_adjustment, shrinkage, utility
+    from retrieval.source_memory import MemoryParams, memory_adjustment, read_cells, shrinkage, utility
 
     s = settings()
     params = MemoryParams(kappa=s.memory_kappa, clip=s.memory_clip, strength=s.memory_lambda, top_k=s.memory_top_k)
     with graph(s) as g:
-        rows = g.read(kg_cypher.MEMORY_CELLS, {"run": run, "event_type": None})
+        rows = read_cells(g, run)
     table = [{"family": r["family"], "event_type": r["event_type"], "horizon": r["horizon"],
               "positive": round(r["positive"], 4), "negative": round(r["negative"], 4), "updates": r["updates"],
               "utility": round(utility(r["positive"], r["negative"]), 4),

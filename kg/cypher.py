@@ -710,8 +710,8 @@ MEMORY_FEEDBACK_COUNTS = (
 """How many feedback events run ``$run`` recorded, applied, and applied without a valid citation."""
 
 DELETE_MEMORY_RUN = (
-    "MATCH (n) WHERE (n:SourceMemoryCell OR n:SourceMemoryFeedback) AND n.run = $run\n"
-    "DETACH DELETE n"
+    "CALL () { MATCH (f:SourceMemoryFeedback {run: $run}) DETACH DELETE f }\n"
+    "CALL () { MATCH (c:SourceMemoryCell {run: $run}) DETACH DELETE c }"
 )
 """Remove the source memory of one run: its cells and its feedback records."""
 

@@ -323,6 +323,12 @@ class ApplyStats:
     negative: float = 0.0
 
 
+def read_cells(graph: Graph, run: str, event_type: str | None = None) -> list[dict[str, Any]]:
+    """The cells of ``run`` (one event type, or all when None) as rows ``{family, event_type, horizon, positive,
+    negative, updates}``, ordered by event type, horizon and family."""
+    return graph.read(cypher.MEMORY_CELLS, {"run": run, "event_type": event_type})
+
+
 @dataclass
 class SourceMemory:
     """The source memory of one evaluation run in Neo4j.
@@ -427,7 +433,7 @@ class SourceMemory:
 
     def cells(self, event_type: str | None = None) -> dict[tuple[str, str, str], tuple[float, float]]:
         """(family, event type, horizon) -> (positive, negative) of this run (one event type or all)."""
-        rows = self.graph.read(cypher.MEMORY_CELLS, {"run": self.run, "event_type": event_type})
+        rows = read_cells(self.graph, self.run, event_type)
         return {(r["family"], r["event_type"], r["horizon"]): (float(r["positive"]), float(r["negative"]))
                 for r in rows}
 
