@@ -612,6 +612,59 @@ def eval_reports(
     render(rows, Format.table, console, title=f"reports vs references ({client.model_id[:32]}"
                                               + (f"; BERTScore {bert.description}" if bert else "; no BERTScore") + ")")
 
+# --------------------------------------------------------------------------- point-in-time audit and source memory
+# (seed 000, sections 3.3, 3.5 and 4.3: retrieval/point_in_time.py, retrieval/source_memory.py)
+
+audit_app = typer.Typer(help="Audits of stored evidence selections and source memory.", no_args_is_help=True)
+app.add_typer(audit_app, name="audit")
+
+
+@audit_app.command("evidence")
+def audit_evidence_command(
+    run: Annotated[str | None, typer.Option("--run", help="One evaluation run's selections (default: all runs).")] = None,
+    fmt: Annotated[Format, typer.Option("--format", help="table, json or csv")] = Format.table,
+) -> None:
+    """Future-document rate (must be 0.00%) and near-duplicate-anchor rate of the selected evidence stored
+    in the graph (seed 000, section 4.3); exit 1 when any selected passage is a future document."""
+    from retrieval.point_in_time import audit_evidence
+
+    s = settings()
+    with graph(s) as g:
+        result = audit_evidence(g, run, s.memory_near_duplicate_threshold)
+    render(result.rows(), fmt, console, title="point-in-time audit of selected evidence" + (f" (run {run})" if run else ""))
+    if result.examples:
+        render(result.examples, fmt, console, title="offending selected passages (first 5)")
+    if result.selections == 0:
+        err.print("[yellow]no (:EvidenceSelection) in the graph" + (f" for run {escape(run)}" if run else "") + "[/yellow]")
+    if result.future:
+        err.print(f"[red]error:[/red] {result.future} selected passage(s) were not available at their decision time "
+                  f"(future-document rate {100 * result.future_rate:.2f}%)")
+        raise typer.Exit(1)
+
+
+@audit_app.command("memory")
+def audit_memory_command(
+    run: Annotated[str, typer.Option("--run", help="The evaluation run whose source-memory cells to show.")],
+    fmt: Annotated[Format, typer.Option("--format", help="table, json or csv")] = Format.table,
+) -> None:
+    """The source-memory cells of a run with equation 6's terms (seed 000, section 3.5), and the statement that
+    shows them in Neo4j Browser."""
+    from retrieval.source_memory import MemoryParams, memory_adjustment, read_cells, shrinkage, utility
+
+    s = settings()
+    params = MemoryParams(kappa=s.memory_kappa, clip=s.memory_clip, strength=s.memory_lambda, top_k=s.memory_top_k)
+    with graph(s) as g:
+        rows = read_cells(g, run)
+    table = [{"family": r["family"], "event_type": r["event_type"], "horizon": r["horizon"],
+              "positive": round(r["positive"], 4), "negative": round(r["negative"], 4), "updates": r["updates"],
+              "utility": round(utility(r["positive"], r["negative"]), 4),
+              "rho": round(shrinkage(r["positive"], r["negative"], params.kappa), 4),
+              "lambda_x_term": round(params.strength * memory_adjustment(r["positive"], r["negative"], params), 4)}
+             for r in rows]
+    render(table, fmt, console, title=f"source memory of run {run}")
+    console.print(f"Neo4j Browser: {escape(kg_cypher.memory_browser_query(run))}", highlight=False)
+
+
 def main() -> None:
     """Console entry point: runs the app and turns finkg's own errors into one clear line."""
     try:

@@ -147,6 +147,20 @@ class Settings(BaseSettings):
     llm_budget_tokens: int | None = Field(None, ge=1, description="prompt+completion tokens one client (one "
                                                                   "command run) may spend; unset: no cap")
 
+    # [memory]: point-in-time evidence and the market-feedback source memory (seed 000, sections 3.3 and 3.5;
+    # retrieval/point_in_time.py, retrieval/source_memory.py). kappa is not in the extracted paper text: see
+    # retrieval/source_memory.py; clip and lambda are Appendix C's selected values
+    memory_kappa: float = Field(10.0, gt=0, description="shrinkage pseudo-count: rho = n / (n + kappa)")
+    memory_clip: float = Field(0.20, ge=0, description="bound c of the shrunk, centered utility (equation 6)")
+    memory_lambda: float = Field(0.30, ge=0, description="strength of source memory against static relevance "
+                                                         "(0: static ranking)")
+    memory_top_k: int = Field(5, ge=1, description="passages in the reader's context (the memory-reranked top k)")
+    memory_pool_size: int = Field(20, ge=1, description="K, point-in-time candidates kept per anchor")
+    memory_peer_share: float = Field(0.20, ge=0, lt=1, description="largest share of the pool that same-sector "
+                                                                   "peer evidence may fill")
+    memory_near_duplicate_threshold: float = Field(90.0, gt=0, le=100, description="rapidfuzz ratio (0-100) at "
+                                                   "or above which a passage is a near-duplicate of the anchor")
+
     # [akshare]: live AKShare calls (`finkg ingest akshare --live`, ingest/akshare.py); AKShare itself
     # sets no timeout, so every socket operation of a call is bounded here
     akshare_retry_attempts: int = Field(3, ge=1, le=20, description="tries per live AKShare call (tenacity)")
@@ -337,6 +351,21 @@ batch_size = 200
 # cache_dir = "{llm_cache_dir}"
 # At most this many prompt+completion tokens per command run (unset: no cap):
 # budget_tokens = 2000000
+
+[memory]
+# Point-in-time evidence and the market-feedback source memory (seed 000, sections 3.3 and 3.5).
+# Equation 6: score = relevance + lambda * clip(rho * (u - 1/2), -clip, clip), u = (a + 1) / (a + b + 2),
+# rho = n / (n + kappa), n = a + b. clip and lambda: the paper's Appendix C; kappa: finkg's choice (the
+# extracted paper lost its value).
+kappa = 10.0
+clip = 0.20
+lambda = 0.30
+# The reader's context (top k after memory reranking) and the candidate pool K per anchor, of which
+# same-sector peer evidence fills at most peer_share; near_duplicate_threshold: rapidfuzz ratio (0-100).
+top_k = 5
+pool_size = 20
+peer_share = 0.20
+near_duplicate_threshold = 90
 
 [eval]
 # Text metrics of generated analyses (seed 004, section 4.1). BERTScore uses a LOCAL model directory

@@ -140,6 +140,24 @@ STEPS: tuple[SchemaStep, ...] = (
         ),
         drops=("observation_key_unique",),
     ),
+    SchemaStep(
+        4,
+        "Point-in-time evidence and the market-feedback source memory (seed 000, sections 3.3 and 3.5): "
+        "one (:EvidenceSelection) per anchor and evaluation run, one (:SourceMemoryCell) per run, source "
+        "family, event type and horizon, one (:SourceMemoryFeedback) per run, anchor and horizon (applied "
+        "once); the hybrid retriever's per-corpus settings on (:Corpus {name}) (seed 002, section 5.4); "
+        "lookups by run and, for pending feedback, by run and maturity time",
+        (
+            _u("SourceMemoryCell", "id"),
+            _u("SourceMemoryFeedback", "id"),
+            _u("EvidenceSelection", "id"),
+            _u("Corpus", "name"),
+            SchemaObject("sourcememorycell_run", "range", "SourceMemoryCell", ("run",)),
+            SchemaObject("sourcememoryfeedback_run_matured_at", "range", "SourceMemoryFeedback",
+                         ("run", "matured_at")),
+            SchemaObject("evidenceselection_run", "range", "EvidenceSelection", ("run",)),
+        ),
+    ),
 )
 
 
