@@ -62,7 +62,10 @@ def _show(value: object) -> str:
     return repr(value.item() if isinstance(value, np.generic) else value)
 
 
-def _labels(y_true: Sequence[int] | np.ndarray | pd.Series, y_pred: Sequence[int] | np.ndarray | pd.Series) -> tuple[np.ndarray, np.ndarray]:
+Labels = Sequence[int] | np.ndarray | pd.Series
+
+
+def _labels(y_true: Labels, y_pred: Labels) -> tuple[np.ndarray, np.ndarray]:
     """Both label vectors as int arrays, checked: same non-zero length, values in {-1, 0, +1}."""
     t = np.asarray(y_true)
     p = np.asarray(y_pred)
@@ -79,7 +82,7 @@ def _labels(y_true: Sequence[int] | np.ndarray | pd.Series, y_pred: Sequence[int
     return t.astype(int), p.astype(int)
 
 
-def macro_f1(y_true: Sequence[int] | np.ndarray | pd.Series, y_pred: Sequence[int] | np.ndarray | pd.Series) -> float:
+def macro_f1(y_true: Labels, y_pred: Labels) -> float:
     """Macro-F1 over the classes -1, 0, +1 (seed 000, section 4.2).
 
     Args:
@@ -93,7 +96,7 @@ def macro_f1(y_true: Sequence[int] | np.ndarray | pd.Series, y_pred: Sequence[in
     return float(f1_score(t, p, labels=list(CLASSES), average="macro", zero_division=0))
 
 
-def non_neutral_f1(y_true: Sequence[int] | np.ndarray | pd.Series, y_pred: Sequence[int] | np.ndarray | pd.Series) -> float:
+def non_neutral_f1(y_true: Labels, y_pred: Labels) -> float:
     """Non-neutral F1: the mean F1 of classes +1 and -1 over all pairs (seed 000, section 4.2).
 
     Raises:
@@ -316,7 +319,8 @@ def sleeve_weights(
         raise ValueError("no scores to trade on")
     if scores.duplicated([day, ticker]).any():
         first = scores[scores.duplicated([day, ticker])].iloc[0]
-        raise ValueError(f"more than one score for {first[ticker]} on {pd.Timestamp(first[day]).date()}: aggregate with stock_day_signals")
+        when = pd.Timestamp(first[day]).date()
+        raise ValueError(f"more than one score for {first[ticker]} on {when}: aggregate with stock_day_signals")
     days = pd.DatetimeIndex(scores[day])
     off = ~days.isin(sessions)
     if off.any():

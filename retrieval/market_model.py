@@ -236,6 +236,13 @@ def load_market_proxy(path: Path | str) -> pd.Series:
 # --------------------------------------------------------------------------- calendar
 
 
+def _dates_at(dates: pd.DatetimeIndex, positions: np.ndarray) -> pd.DatetimeIndex:
+    """``dates[positions]``, NaT where a position is outside ``0 .. len(dates) - 1``."""
+    inside = (positions >= 0) & (positions < len(dates))
+    picked = dates.values[np.clip(positions, 0, len(dates) - 1)]
+    return pd.DatetimeIndex(np.where(inside, picked, np.datetime64("NaT")))
+
+
 def _to_utc(anchor_times: Sequence[object] | pd.Series | pd.DatetimeIndex) -> pd.DatetimeIndex:
     """Anchor times as a UTC ``DatetimeIndex``; every time must carry a zone or offset."""
     if isinstance(anchor_times, (pd.Series, pd.DatetimeIndex)) and isinstance(anchor_times.dtype, pd.DatetimeTZDtype):
@@ -332,12 +339,13 @@ class TradingCalendar:
         decision_pos = prediction_pos - 1
         ok = (decision_pos >= 0) & (prediction_pos < n)
         phase = np.where(
-            ~is_session, "closed_day", np.where(before_open, "pre_market", np.where(seconds < close_s, "regular", "after_hours"))
+            ~is_session,
+            "closed_day",
+            np.where(before_open, "pre_market", np.where(seconds < close_s, "regular", "after_hours")),
         )
-        safe_d = np.clip(decision_pos, 0, n - 1)
-        safe_p = np.clip(prediction_pos, 0, n - 1)
-        decision_date = pd.DatetimeIndex(np.where(ok, self.sessions.values[safe_d], np.datetime64("NaT")))
-        prediction_day = pd.DatetimeIndex(np.where(ok, self.sessions.values[safe_p], np.datetime64("NaT")))
+        decision_date = _dates_at(self.sessions, np.where(ok, decision_pos, -1))
+        prediction_day = _dates_at(self.sessions, np.where(ok, prediction_pos, -1))
+        outside = REASONS.index(REASON_OUTSIDE_CALENDAR)
         return pd.DataFrame(
             {
                 "anchor_time": utc,
@@ -346,7 +354,7 @@ class TradingCalendar:
                 "decision_date": decision_date,
                 "prediction_day": prediction_day,
                 "decision_index": np.where(ok, decision_pos, -1).astype(np.int64),
-                "reason": pd.Categorical.from_codes(np.where(ok, -1, REASONS.index(REASON_OUTSIDE_CALENDAR)), categories=list(REASONS)),
+                "reason": pd.Categorical.from_codes(np.where(ok, -1, outside), categories=list(REASONS)),
             }
         )
 
@@ -358,8 +366,11 @@ class TradingCalendar:
         """
         row = self.assign([anchor_time]).iloc[0]
         if pd.notna(row["reason"]):
-            raise ValueError(f"anchor {anchor_time} is outside the calendar {self.sessions[0].date()}..{self.sessions[-1].date()}")
-        return Decision(row["anchor_time"], row["local_time"], row["phase"], row["decision_date"], row["prediction_day"])
+            span = f"{self.sessions[0].date()}..{self.sessions[-1].date()}"
+            raise ValueError(f"anchor {anchor_time} is outside the calendar {span}")
+        return Decision(
+            row["anchor_time"], row["local_time"], row["phase"], row["decision_date"], row["prediction_day"]
+        )
 
 
 # --------------------------------------------------------------------------- market model
@@ -556,10 +567,7 @@ def residual_labels(
     tickers = np.asarray(panel.columns, dtype=object)
     t_count, n_count = stock.shape
     positions = np.arange(t_count)
-    next_pos = calendar.sessions.searchsorted(sessions, side="right")
-    prediction_day = pd.DatetimeIndex(
-        np.where(next_pos < len(calendar), calendar.sessions.values[np.minimum(next_pos, len(calendar) - 1)], np.datetime64("NaT"))
-    )
+    prediction_day = _dates_at(calendar.sessions, calendar.sessions.searchsorted(sessions, side="right"))
     frames = []
     for h in config.horizons:
         fit = fit_market_model(stock, m, h, config)
@@ -580,7 +588,7 @@ def residual_labels(
             code[(code < 0) & failed] = REASONS.index(name)
         ok = code < 0
         label = np.where(z > config.threshold, 1, np.where(z < -config.threshold, -1, 0)).astype(np.int8)
-        label_date = pd.DatetimeIndex(np.where(positions + h < t_count, sessions.values[np.minimum(positions + h, t_count - 1)], np.datetime64("NaT")))
+        label_date = _dates_at(sessions, positions + h)
         frames.append(
             pd.DataFrame(
                 {
