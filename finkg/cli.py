@@ -622,8 +622,8 @@ def rerank_train(
     path: Annotated[Path, typer.Argument(help="TAT-QA JSON file (tatqa_dataset_dev.json); its training half (split by context) is used.", exists=True, dir_okay=False)],
     out_dir: Annotated[Path | None, typer.Option("--out-dir", help="Where the cross-encoder is saved (default: [rerank] model_path).")] = None,
     base_model: Annotated[Path | None, typer.Option("--base-model", help="Encoder directory to start from (default: [embedding] model_path).")] = None,
-    max_questions: Annotated[int, typer.Option(help="Training questions (a seeded sample of the training half).")] = 400,
-    max_length: Annotated[int, typer.Option(help="Tokens per (question, passage) pair.")] = 192,
+    max_questions: Annotated[int, typer.Option(help="Training questions (a seeded sample of the training half).")] = 200,
+    max_length: Annotated[int, typer.Option(help="Tokens per (question, passage) pair.")] = 128,
     seed: Annotated[int, typer.Option(help="Split and sampling seed.")] = 0,
 ) -> None:
     """Train finkg's offline cross-encoder from MiniLM on TAT-QA question-evidence pairs (no download)."""
@@ -663,10 +663,11 @@ def eval_retrieval(
     from retrieval.rerank import RerankModelError, make_reranker
 
     s = settings()
-    embedder = make_embedder(s.embedding_model_path, s.embedding_backend, s.embedding_batch_size, s.embedding_device)
     try:
         reranker = make_reranker(s.rerank_model_path, s.rerank_backend, s.rerank_max_length, s.rerank_batch_size,
                                  s.rerank_device) if rerank else None
+        embedder = make_embedder(s.embedding_model_path, s.embedding_backend, s.embedding_batch_size,
+                                 s.embedding_device)
         with graph(s) as g, progress_bar(console) as bar:
             result = retrieval_eval.evaluate(g, path, embedder, reranker, rerank_queries or None, seed,
                                              s.hybrid_alpha_step, store, stage=_stage(bar))

@@ -163,7 +163,7 @@ class Settings(BaseSettings):
     rerank_backend: str = Field("auto", pattern=r"^(auto|cross-encoder|flag)$",
                                 description="auto: flag when the directory name contains bge")
     rerank_top_n: int = Field(20, ge=1, description="retrieved passages reranked (seed 002 section 4.3: top-20)")
-    rerank_max_length: int = Field(256, ge=16, description="tokens per (query, passage) pair")
+    rerank_max_length: int = Field(128, ge=16, description="tokens per (query, passage) pair (finkg's reranker is trained at 128)")
     rerank_batch_size: int = Field(32, ge=1, description="pairs per forward pass")
     rerank_device: str | None = Field(None, description="torch device; unset: the library's choice")
 
@@ -371,7 +371,7 @@ rrf_k = 60
 # model_path = "~/.cache/finkg/models/finkg-reranker-minilm"
 # backend = "auto"          # auto (flag when the name contains "bge"), cross-encoder, flag
 top_n = 20
-max_length = 256
+max_length = 128
 batch_size = 32
 
 [eval]

@@ -250,8 +250,8 @@ def save(result: Mapping[str, Any], out: Path) -> Path:
     return path
 
 
-def train_tatqa_reranker(path: Path, base_model: Path, out_dir: Path, seed: int = 0, max_questions: int | None = 400,
-                         negatives_per_query: int = 3, epochs: int = 1, max_length: int = 192,
+def train_tatqa_reranker(path: Path, base_model: Path, out_dir: Path, seed: int = 0, max_questions: int | None = 200,
+                         negatives_per_query: int = 3, epochs: int = 1, max_length: int = 128,
                          threads: int | None = 2, stage: Stage | None = None) -> dict[str, Any]:
     """Train finkg's offline cross-encoder on the **training half** of TAT-QA (split by context, ``seed``):
     pairs from :func:`retrieval.rerank.training_pairs` with BM25 hard negatives (top hits among the

@@ -141,7 +141,7 @@ def minmax(x: np.ndarray) -> np.ndarray:
 
 def ranks(scores: np.ndarray) -> np.ndarray:
     """1-based rank of each entry by descending score, ties by position (stable)."""
-    order = np.lexsort((np.arange(len(scores)), -np.asarray(scores, dtype=np.float64)))
+    order = np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
     out = np.empty(len(scores), dtype=np.int64)
     out[order] = np.arange(1, len(scores) + 1)
     return out
