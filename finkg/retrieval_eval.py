@@ -183,8 +183,10 @@ def evaluate(graph: Graph, path: Path, embedder: Embedder, reranker: Reranker | 
     if not queries:
         raise RetrievalEvalError(f"{path}: no questions in the evaluation half")
     ingest_corpus(graph, held, corpus, f"tatqa:{Path(path).name}", stage)
-    index = HybridIndex.from_graph(graph, embedder, corpus=corpus, kinds=None, progress=tick("embed chunks", len(held) * 6))
+    n_chunks = sum(1 + len(c.passages) for c in held)
+    index = HybridIndex.from_graph(graph, embedder, corpus=corpus, kinds=None, progress=tick("embed chunks", n_chunks))
     ids = [p.id for p in index.passages]
+    text_of = {p.id: p.text for p in index.passages}
     qvecs = embedder.encode([q.text for q in queries], progress=tick("embed questions", len(queries)))
     rows = index.pool()
     bar = tick("score", len(queries))
@@ -222,7 +224,7 @@ def evaluate(graph: Graph, path: Path, embedder: Embedder, reranker: Reranker | 
         for i in sample:
             fused = pools[i].fused(alpha)
             top = [ids[int(pools[i].rows[j])] for j in top_k(fused, 20)]
-            scores = reranker.score(queries[i].text, [index.passages[index._row[c]].text for c in top])
+            scores = reranker.score(queries[i].text, [text_of[c] for c in top])
             order = np.lexsort((np.arange(len(top)), -np.asarray(scores)))
             reranked.append(ndcg_at_k([top[j] for j in order], queries[i].gains))
             if bar:
