@@ -28,6 +28,10 @@ are relevant" in 67 optimizer steps. Reproduce::
     FINKG_RERANK_MODEL_PATH=~/.cache/finkg/models/finkg-reranker-minilm \
         finkg eval retrieval ../shared/data/tatqa/tatqa_dataset_dev.json --rerank --rerank-queries 100
 
+- :func:`select_documents`: the paper's optional LLM document selection (section 4.3, appendix A.2 prompt)
+  over the top-10, given any ``ask(prompt) -> answer`` callable (the retrieval layer imports no LLM code);
+  tested with SmolLM2; no pipeline turns it on yet.
+
 So ``[rerank] model_path`` is unset by default; set it to a real cross-encoder (a bge-reranker-v2-m3
 directory, as in the paper) or to a better-trained finkg model, and keep it only if
 ``finkg eval retrieval --rerank`` shows a gain.
