@@ -38,7 +38,7 @@ from finkg.neo4j_server import LocalNeo4j, ServerError
 from finkg.output import Format, progress_bar, render
 
 app = typer.Typer(help="finkg: a knowledge-graph-centric financial analysis engine on Neo4j.",
-                  no_args_is_help=True, add_completion=False)
+                  no_args_is_help=True, add_completion=False, rich_markup_mode="markdown")
 neo4j_app = typer.Typer(help="The local Neo4j server (no Docker needed).", no_args_is_help=True)
 db_app = typer.Typer(help="The graph schema.", no_args_is_help=True)
 ingest_app = typer.Typer(help="Load real sources into the graph (idempotent).", no_args_is_help=True)

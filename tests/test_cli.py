@@ -64,3 +64,11 @@ def test_init_then_no_password_error(tmp_path):
     assert out.returncode == 1 and "finkg init" in out.stderr
     assert finkg("init", env=env).returncode == 0
     assert "password = " in (tmp_path / "c.toml").read_text()
+
+
+def test_help_shows_settings_sections_in_brackets():
+    """Help texts name settings as ``[section] key``; rich markup must not swallow the brackets."""
+    run = finkg("eval", "tatqa", "--help")
+    assert run.returncode == 0 and "([llm] model)" in run.stdout
+    run = finkg("report", "--help")
+    assert "(default [report] workers)" in " ".join(run.stdout.split())
