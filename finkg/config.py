@@ -161,6 +161,26 @@ class Settings(BaseSettings):
     memory_near_duplicate_threshold: float = Field(90.0, gt=0, le=100, description="rapidfuzz ratio (0-100) at "
                                                    "or above which a passage is a near-duplicate of the anchor")
 
+    # [hybrid] and [rerank]: hybrid chunk retrieval and reranking (retrieval/hybrid.py, retrieval/rerank.py;
+    # seed 002 sections 3.2-3.3, 4.3, 5.4; seed 000 section 3.3)
+    hybrid_fusion: str = Field("minmax", pattern=r"^(minmax|rrf)$", description="minmax: alpha * dense + "
+                               "(1 - alpha) * BM25, both min-max normalized within the candidate pool; rrf: "
+                               "reciprocal rank fusion")
+    hybrid_alpha: float | None = Field(None, ge=0.0, le=1.0, description="dense weight; unset: the corpus's swept "
+                                       "alpha stored on (:Corpus), else 0.5")
+    hybrid_alpha_step: float = Field(0.025, gt=0.0, le=1.0, description="alpha sweep step (seed 002 section 5.4)")
+    hybrid_rrf_k: int = Field(60, ge=1, description="RRF constant k (Cormack et al. 2009)")
+    rerank_model_path: Path | None = Field(default_factory=lambda: _cache_home() / "models" / "finkg-reranker-minilm",
+                                           description="local cross-encoder directory (bge-reranker: FlagReranker; "
+                                                       "else sentence-transformers CrossEncoder); "
+                                                       "`finkg rerank train` writes finkg's own here")
+    rerank_backend: str = Field("auto", pattern=r"^(auto|cross-encoder|flag)$",
+                                description="auto: flag when the directory name contains bge")
+    rerank_top_n: int = Field(20, ge=1, description="retrieved passages reranked (seed 002 section 4.3: top-20)")
+    rerank_max_length: int = Field(128, ge=16, description="tokens per (query, passage) pair (finkg's reranker is trained at 128)")
+    rerank_batch_size: int = Field(32, ge=1, description="pairs per forward pass")
+    rerank_device: str | None = Field(None, description="torch device; unset: the library's choice")
+
     # [akshare]: live AKShare calls (`finkg ingest akshare --live`, ingest/akshare.py); AKShare itself
     # sets no timeout, so every socket operation of a call is bounded here
     akshare_retry_attempts: int = Field(3, ge=1, le=20, description="tries per live AKShare call (tenacity)")
@@ -366,6 +386,24 @@ top_k = 5
 pool_size = 20
 peer_share = 0.20
 near_duplicate_threshold = 90
+
+[hybrid]
+# Hybrid chunk retrieval (seed 002 sections 3.2, 5.4; seed 000 section 3.3): BM25 and dense cosine, each
+# min-max normalized within the candidate pool, alpha * dense + (1 - alpha) * BM25; or rrf.
+fusion = "minmax"
+# alpha unset: the corpus's swept alpha stored on (:Corpus {{name}}) by `finkg eval retrieval`, else 0.5.
+# alpha = 0.5
+alpha_step = 0.025
+rrf_k = 60
+
+[rerank]
+# Reranking of the top_n hits by a local cross-encoder; `finkg rerank train` trains finkg's own from
+# MiniLM on TAT-QA's training half and saves it here (default shown):
+# model_path = "~/.cache/finkg/models/finkg-reranker-minilm"
+# backend = "auto"          # auto (flag when the name contains "bge"), cross-encoder, flag
+top_n = 20
+max_length = 128
+batch_size = 32
 
 [eval]
 # Text metrics of generated analyses (seed 004, section 4.1). BERTScore uses a LOCAL model directory

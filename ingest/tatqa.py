@@ -245,3 +245,110 @@ def read_tatqa(path: Path, limit: int | None = None) -> list[TatqaContext]:
     source = f"tatqa:{path.name}"
     return [parse_context(i, raw, source, f"{path}: context {i}")
             for i, raw in enumerate(data[:limit] if limit is not None else data)]
+
+
+# --------------------------------------------------------------------------- retrieval corpus (seed 002 §4.2)
+#
+# For the retrieval evaluation (finkg.retrieval_eval, NDCG@10 as in seed 002 section 4.2) each TAT-QA
+# context becomes one (:Document {id: "<corpus>/tatqa:context:<table uid>"}) with one chunk for its table
+# (id "<corpus>/tatqa:table:<table uid>", kind "tatqa_table", the rows rendered one per line, cells joined
+# by " | ") and one per paragraph (id "<corpus>/tatqa:<paragraph uid>", kind "tatqa_paragraph"), all
+# carrying ``corpus`` (the corpus name; part of the ids, so two corpora never share a node) and linked (:Corpus {name})-[:HAS_DOCUMENT]->(:Document)-[:HAS_CHUNK]->(:Chunk).
+# The source family is "annual_report" (TAT-QA's contexts come from companies' annual reports); TAT-QA
+# gives no publication times, so the chunks have no ``available_at`` and only as-of-free queries see them.
+
+TABLE_KIND, PARAGRAPH_KIND = "tatqa_table", "tatqa_paragraph"
+SOURCE_FAMILY = "annual_report"
+
+
+def table_chunk_id(table_uid: str) -> str:
+    """The table chunk's id within a corpus, ``tatqa:table:<table uid>``."""
+    return f"tatqa:table:{table_uid}"
+
+
+def scoped_id(corpus: str, local_id: str) -> str:
+    """A corpus node id: ``<corpus>/<local id>`` (the local id alone when ``corpus`` is empty)."""
+    return f"{corpus}/{local_id}" if corpus else local_id
+
+
+def table_text(context: TatqaContext) -> str:
+    """The context's table as text: one row per line, non-empty cells joined by ``" | "``."""
+    return "\n".join(" | ".join(c.strip() for c in row if c.strip()) for row in context.table
+                     if any(c.strip() for c in row))
+
+
+def split_contexts(contexts: Sequence[TatqaContext], seed: int = 0) -> tuple[list[TatqaContext], list[TatqaContext]]:
+    """Split contexts in two halves **by context** (a context's table, paragraphs and questions go to one
+    side only): contexts ordered by sha256(``"<seed>:<table uid>"``), the first ``n // 2`` are the training
+    half, the rest the evaluation half; each half keeps file order. Deterministic for a seed and
+    independent of the file's order.
+
+    Returns:
+        ``(train, evaluation)``.
+    """
+    import hashlib
+
+    ranked = sorted(contexts, key=lambda c: hashlib.sha256(f"{seed}:{c.table_uid}".encode()).hexdigest())
+    train = {c.table_uid for c in ranked[:len(ranked) // 2]}
+    return ([c for c in contexts if c.table_uid in train], [c for c in contexts if c.table_uid not in train])
+
+
+def evidence_paragraphs(path: Path) -> dict[str, tuple[int, ...]]:
+    """Per question uid, the orders of the paragraphs TAT-QA marks as its evidence (``rel_paragraphs``;
+    empty when absent), read from the raw file.
+
+    Raises:
+        TatqaFormatError: not JSON, or an order that is not an integer (names file, context, question).
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise TatqaFormatError(f"{path}: not JSON: {exc}") from exc
+    out: dict[str, tuple[int, ...]] = {}
+    for i, raw in enumerate(data if isinstance(data, list) else []):
+        for j, q in enumerate(raw.get("questions", []) if isinstance(raw, dict) else []):
+            try:
+                out[str(q.get("uid"))] = tuple(int(x) for x in q.get("rel_paragraphs") or ())
+            except (TypeError, ValueError):
+                raise TatqaFormatError(f"{path}: context {i}: question {j}: 'rel_paragraphs' must hold "
+                                       f"paragraph orders (integers), got {q.get('rel_paragraphs')!r}") from None
+    return out
+
+
+def question_gains(context: TatqaContext, question: TatqaQuestion, rel_paragraphs: Sequence[int],
+                   corpus: str = "") -> dict[str, int]:
+    """Graded relevance of the context's chunks for one of its questions: gain 2 for its evidence (the
+    table when ``answer_from`` is ``table`` or ``table-text``; the paragraphs whose order is in
+    ``rel_paragraphs``), gain 1 for the context's other chunks (same report, same topic); chunks of other
+    contexts have gain 0 and are not listed. A question with no marked evidence gets gain 2 on every
+    chunk of its context. Chunk ids are :func:`scoped_id` of ``corpus``."""
+    gains = {table_chunk_id(context.table_uid): 1, **{p.id: 1 for p in context.passages}}
+    evidence = []
+    if question.answer_from in ("table", "table-text"):
+        evidence.append(table_chunk_id(context.table_uid))
+    wanted = set(rel_paragraphs)
+    evidence.extend(p.id for p in context.passages if p.order in wanted)
+    for cid in evidence or list(gains):
+        gains[cid] = 2
+    return {scoped_id(corpus, cid): g for cid, g in gains.items()}
+
+
+def corpus_rows(contexts: Sequence[TatqaContext], corpus: str, source: str) -> dict[str, list[dict[str, Any]]]:
+    """The graph rows of a TAT-QA retrieval corpus: ``corpus`` (one Corpus row), ``documents``, ``chunks``
+    (``id, kind, text, corpus, document_id, source_family, seq``), ``has_document`` and ``has_chunk`` links
+    (``{"start", "end", "props"}``), deterministic ids (see the block comment above)."""
+    docs, chunks, has_doc, has_chunk = [], [], [], []
+    for c in contexts:
+        doc_id = scoped_id(corpus, f"tatqa:context:{c.table_uid}")
+        docs.append({"id": doc_id, "source_family": SOURCE_FAMILY, "source": source, "doc_type": "tatqa_context",
+                     "title": f"TAT-QA context {c.table_uid}", "corpus": corpus, "context_index": c.index})
+        has_doc.append({"start": corpus, "end": doc_id})
+        parts = [(scoped_id(corpus, table_chunk_id(c.table_uid)), TABLE_KIND, table_text(c))]
+        parts += [(scoped_id(corpus, p.id), PARAGRAPH_KIND, p.text) for p in c.passages]
+        for seq, (cid, kind, text) in enumerate(parts):
+            chunks.append({"id": cid, "kind": kind, "text": text, "corpus": corpus, "document_id": doc_id,
+                           "source_family": SOURCE_FAMILY, "seq": seq})
+            has_chunk.append({"start": doc_id, "end": cid, "props": {"seq": seq}})
+    return {"corpus": [{"name": corpus, "source": source, "documents": len(docs), "chunks": len(chunks)}],
+            "documents": docs, "chunks": chunks, "has_document": has_doc, "has_chunk": has_chunk}

@@ -1,0 +1,255 @@
+"""Reranking of the top retrieved passages behind one interface, and finkg's own offline cross-encoder.
+
+Source: ../shared/seeds/002_9c24ef5b42924291.txt, section 3.3 ("Reranking": a cross-encoder scores each
+(query, document) pair of the top-K) and section 4.3 ("We utilized the top-20 retrieval results ... as the
+reranking target", evaluated by NDCG@10; the paper's rerankers are bge-reranker-v2-m3 and voyage-rerank-2).
+
+- :class:`Reranker`: ``score(query, passages) -> scores`` (higher is more relevant) and
+  :meth:`Reranker.rerank`, which reorders the first ``top_n`` (20) hits by those scores and keeps the
+  rest after them.
+- :class:`CrossEncoderReranker`: a local model directory, loaded with FlagEmbedding's ``FlagReranker``
+  when the directory name holds "bge" (the bge-reranker family), else sentence-transformers'
+  ``CrossEncoder``. Nothing is downloaded; a missing directory raises :class:`RerankModelError` naming it.
+- The offline default, because no reranker weights can be fetched here: a cross-encoder finkg trains
+  itself (:func:`train_cross_encoder`) from a sentence-transformers encoder directory (all-MiniLM-L6-v2:
+  its BERT body plus a fresh one-logit head) on real question-evidence pairs, binary cross-entropy with
+  graded targets (see :func:`training_pairs`), and saves as a ``CrossEncoder`` directory. finkg trains it
+  on the training half of TAT-QA's dev split (split by context, :func:`ingest.tatqa.split_contexts`) so
+  that no evaluation context is seen in training; ``finkg rerank train`` runs it and
+  ``finkg eval retrieval`` measures it (NDCG@10 with and without it).
+"""
+
+from __future__ import annotations
+
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TypeVar
+
+import numpy as np
+
+TOP_N = 20
+H = TypeVar("H")
+
+
+class RerankModelError(ValueError):
+    """The configured reranker cannot be used; the message names the setting and the path."""
+
+
+class Reranker(ABC):
+    """Scores (query, passage) pairs; higher is more relevant.
+
+    Attributes:
+        name: a short description shown in tables (backend and model directory name).
+    """
+
+    name: str
+
+    @abstractmethod
+    def score(self, query: str, passages: Sequence[str]) -> np.ndarray:
+        """One relevance score per passage, shape ``(len(passages),)`` float64 (empty for none)."""
+
+    def rerank(self, query: str, hits: Sequence[H], text: Callable[[H], str], top_n: int = TOP_N) -> list[H]:
+        """``hits`` with the first ``top_n`` reordered by :meth:`score` (descending, ties by the original
+        order) and the rest unchanged after them (seed 002 §4.3: the top-20 are reranked).
+
+        Args:
+            hits: retrieved items, best first. text: the passage text of a hit. top_n: how many to rerank.
+        """
+        head, tail = list(hits[:top_n]), list(hits[top_n:])
+        if not head:
+            return tail
+        scores = np.asarray(self.score(query, [text(h) for h in head]), dtype=np.float64)
+        order = np.lexsort((np.arange(len(head)), -scores))
+        return [head[i] for i in order] + tail
+
+
+class CrossEncoderReranker(Reranker):
+    """A cross-encoder from a local directory.
+
+    Args:
+        path: the model directory (a sentence-transformers CrossEncoder, a Hugging Face sequence
+            classification model with one logit, or a bge-reranker directory).
+        backend: ``auto`` (``flag`` when the directory name holds "bge", else ``cross-encoder``),
+            ``cross-encoder`` or ``flag``.
+        max_length: tokens per (query, passage) pair (longer pairs are truncated).
+        batch_size: pairs per forward pass. device: torch device or None (the library's choice).
+
+    Raises:
+        RerankModelError: no such directory, an unknown backend, or a model that does not load.
+    """
+
+    def __init__(self, path: Path | str, backend: str = "auto", max_length: int = 256, batch_size: int = 32,
+                 device: str | None = None) -> None:
+        path = Path(path).expanduser()
+        if not path.is_dir():
+            raise RerankModelError(f"[rerank] model_path {path}: not a directory (train one with "
+                                   "`finkg rerank train`, or point it at a local cross-encoder)")
+        if backend == "auto":
+            backend = "flag" if "bge" in path.name.lower() else "cross-encoder"
+        if backend not in ("cross-encoder", "flag"):
+            raise RerankModelError(f"[rerank] backend {backend!r}: expected auto, cross-encoder or flag")
+        self.path, self.backend, self.batch_size = path, backend, batch_size
+        try:
+            if backend == "flag":
+                from FlagEmbedding import FlagReranker
+
+                self._model = FlagReranker(str(path), use_fp16=False, devices=device, max_length=max_length,
+                                           batch_size=batch_size)
+            else:
+                from sentence_transformers import CrossEncoder
+
+                self._model = CrossEncoder(str(path), max_length=max_length, device=device)
+        except Exception as exc:  # the libraries raise OSError, ValueError, KeyError ...
+            raise RerankModelError(f"[rerank] model_path {path}: {backend} cannot load it ({exc})") from exc
+        self.name = f"{backend}:{path.name}"
+
+    def score(self, query: str, passages: Sequence[str]) -> np.ndarray:
+        if not passages:
+            return np.zeros(0)
+        pairs = [(query, p) for p in passages]
+        if self.backend == "flag":
+            out = self._model.compute_score(pairs, batch_size=self.batch_size)
+            return np.atleast_1d(np.asarray(out, dtype=np.float64))
+        return np.asarray(self._model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False),
+                          dtype=np.float64).reshape(-1)
+
+
+def make_reranker(model_path: Path | str | None, backend: str = "auto", max_length: int = 256,
+                  batch_size: int = 32, device: str | None = None) -> CrossEncoderReranker:
+    """The reranker ``[rerank]`` settings describe.
+
+    Raises:
+        RerankModelError: no path configured, or what :class:`CrossEncoderReranker` raises.
+    """
+    if not model_path:
+        raise RerankModelError("no reranker configured: set [rerank] model_path (or FINKG_RERANK_MODEL_PATH) to a "
+                               "local cross-encoder directory, or train one with `finkg rerank train`")
+    return CrossEncoderReranker(model_path, backend, max_length, batch_size, device)
+
+
+# ---------------------------------------------------------------------- training finkg's own cross-encoder
+
+
+@dataclass(frozen=True)
+class TrainingPair:
+    """One (query, passage) pair and its target relevance in [0, 1]."""
+
+    query: str
+    passage: str
+    label: float
+
+
+def training_pairs(questions: Sequence[tuple[str, Mapping[str, int]]], texts: Mapping[str, str],
+                   hard_negatives: Callable[[str], Sequence[str]], negatives_per_query: int = 3,
+                   seed: int = 0) -> list[TrainingPair]:
+    """Pairs for :func:`train_cross_encoder` from graded questions.
+
+    For each ``(question, gains)`` (gains: chunk id -> 2 for evidence, 1 for the same context's other
+    chunks, see :func:`ingest.tatqa.question_gains`): every gain-2 chunk with target 1.0, one gain-1 chunk
+    (if any, chosen at random) with target 0.5, and ``negatives_per_query`` gain-0 chunks with target 0.0,
+    taken first from ``hard_negatives(question)`` (chunk ids, best first, e.g. BM25's top hits) then at
+    random. Deterministic for a ``seed``.
+
+    Raises:
+        ValueError: a gain names a chunk missing from ``texts``.
+    """
+    rng = random.Random(seed)
+    ids = sorted(texts)
+    out: list[TrainingPair] = []
+    for query, gains in questions:
+        missing = [c for c in gains if c not in texts]
+        if missing:
+            raise ValueError(f"question {query!r}: relevant chunk {missing[0]} has no text")
+        for cid in sorted(c for c, g in gains.items() if g >= 2):
+            out.append(TrainingPair(query, texts[cid], 1.0))
+        partial = sorted(c for c, g in gains.items() if g == 1)
+        if partial:
+            out.append(TrainingPair(query, texts[rng.choice(partial)], 0.5))
+        negs = [c for c in hard_negatives(query) if c not in gains][:negatives_per_query]
+        while len(negs) < negatives_per_query and len(ids) > len(gains) + len(negs):
+            c = rng.choice(ids)
+            if c not in gains and c not in negs:
+                negs.append(c)
+        out.extend(TrainingPair(query, texts[c], 0.0) for c in negs)
+    return out
+
+
+def train_cross_encoder(pairs: Sequence[TrainingPair], base_model: Path | str, out_dir: Path | str,
+                        epochs: int = 1, batch_size: int = 16, learning_rate: float = 5e-5, max_length: int = 192,
+                        seed: int = 0, threads: int | None = None,
+                        progress: Callable[[int], None] | None = None) -> Path:
+    """Fine-tune a cross-encoder (one logit, binary cross-entropy on the pairs' targets) from ``base_model``
+    and save it as a sentence-transformers ``CrossEncoder`` directory ``out_dir``.
+
+    AdamW, linear warm-up over the first 10% of steps then linear decay, shuffled with ``seed``
+    (torch seeded too, so a rerun on one machine gives the same weights). ``progress(n)`` after each batch
+    of ``n`` pairs.
+
+    Args:
+        pairs: the training pairs (non-empty). base_model: a local encoder directory (e.g. all-MiniLM-L6-v2).
+        out_dir: where the model is saved (created). threads: torch CPU threads (None: unchanged).
+
+    Returns:
+        ``out_dir``.
+
+    Raises:
+        RerankModelError: ``base_model`` is not a directory or does not load.
+        ValueError: no pairs, or epochs / batch_size < 1.
+    """
+    import torch
+    from sentence_transformers import CrossEncoder
+
+    if not pairs:
+        raise ValueError("no training pairs")
+    if epochs < 1 or batch_size < 1:
+        raise ValueError(f"epochs ({epochs}) and batch_size ({batch_size}) must be >= 1")
+    base = Path(base_model).expanduser()
+    if not base.is_dir():
+        raise RerankModelError(f"[rerank] base_model {base}: not a directory")
+    if threads:
+        torch.set_num_threads(threads)
+    torch.manual_seed(seed)
+    try:
+        model = CrossEncoder(str(base), num_labels=1, max_length=max_length, device="cpu")
+    except Exception as exc:
+        raise RerankModelError(f"[rerank] base_model {base}: cannot load it as a cross-encoder ({exc})") from exc
+    net, tok = model.model, model.tokenizer
+    net.train()
+    steps = epochs * ((len(pairs) + batch_size - 1) // batch_size)
+    optim = torch.optim.AdamW(net.parameters(), lr=learning_rate, weight_decay=0.01)
+    warm = max(1, steps // 10)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        optim, lambda s: (s + 1) / warm if s < warm else max(0.0, (steps - s) / max(1, steps - warm)))
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    rng = random.Random(seed)
+    for _ in range(epochs):
+        order = list(range(len(pairs)))
+        rng.shuffle(order)
+        for start in range(0, len(order), batch_size):
+            batch = [pairs[i] for i in order[start:start + batch_size]]
+            enc = tok([p.query for p in batch], [p.passage for p in batch], truncation=True,
+                      max_length=max_length, padding=True, return_tensors="pt")
+            logits = net(**enc).logits.view(-1)
+            loss = loss_fn(logits, torch.tensor([p.label for p in batch], dtype=torch.float32))
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+            optim.step()
+            sched.step()
+            optim.zero_grad()
+            if progress:
+                progress(len(batch))
+    net.eval()
+    out = Path(out_dir).expanduser()
+    out.mkdir(parents=True, exist_ok=True)
+    model.save(str(out))
+    return out
+
+
+def rerank_hits(reranker: Reranker, query: str, hits: Sequence[H], text: Callable[[H], str],
+                top_n: int = TOP_N) -> list[H]:
+    """:meth:`Reranker.rerank`, re-numbering ``rank`` fields of dataclass hits that have one."""
+    out = reranker.rerank(query, hits, text, top_n)
+    return [replace(h, rank=i + 1) if hasattr(h, "rank") else h for i, h in enumerate(out)]

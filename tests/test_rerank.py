@@ -1,0 +1,107 @@
+"""The reranker interface (retrieval/rerank.py) with a cross-encoder trained here from the real MiniLM
+directory on real TAT-QA question-evidence pairs (tests/data/tatqa_dev_sample.json)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import minilm_dir
+from ingest.tatqa import corpus_rows, evidence_paragraphs, question_gains, read_tatqa
+from retrieval.hybrid import Hit
+from retrieval.document_retrieval import Passage
+from retrieval.rerank import (
+    CrossEncoderReranker,
+    RerankModelError,
+    TrainingPair,
+    make_reranker,
+    rerank_hits,
+    train_cross_encoder,
+    training_pairs,
+)
+
+SAMPLE = Path(__file__).parent / "data" / "tatqa_dev_sample.json"
+
+
+@pytest.fixture(scope="module")
+def sample():
+    contexts = read_tatqa(SAMPLE)
+    rel = evidence_paragraphs(SAMPLE)
+    texts = {r["id"]: r["text"] for r in corpus_rows(contexts, "", "tatqa:sample")["chunks"]}
+    questions = [(q.question, question_gains(c, q, rel.get(q.uid, ()))) for c in contexts for q in c.questions]
+    return texts, questions
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory, sample) -> Path:
+    """A cross-encoder trained from MiniLM on 4 real questions' pairs (a few seconds on 2 cores)."""
+    texts, questions = sample
+    pairs = training_pairs(questions[:4], texts, lambda q: [], negatives_per_query=1, seed=0)
+    return train_cross_encoder(pairs, minilm_dir(), tmp_path_factory.mktemp("reranker") / "tiny",
+                               epochs=1, batch_size=4, max_length=64, threads=2)
+
+
+def test_training_pairs_grade_evidence_context_and_negatives(sample):
+    texts, questions = sample
+    q, gains = questions[0]
+    hard = [c for c in texts if c not in gains][::-1]
+    pairs = training_pairs([(q, gains)], texts, lambda _: hard, negatives_per_query=2, seed=0)
+    evidence = {texts[c] for c, g in gains.items() if g == 2}
+    assert {p.passage for p in pairs if p.label == 1.0} == evidence
+    assert [p.label for p in pairs].count(0.5) == (1 if any(g == 1 for g in gains.values()) else 0)
+    negatives = [p.passage for p in pairs if p.label == 0.0]
+    assert negatives == [texts[c] for c in hard[:2]]  # hard negatives first, in their order
+    assert pairs == training_pairs([(q, gains)], texts, lambda _: hard, negatives_per_query=2, seed=0)
+    with pytest.raises(ValueError, match="has no text"):
+        training_pairs([(q, {"missing-chunk": 2})], texts, lambda _: [])
+
+
+def test_trained_cross_encoder_scores_and_reranks(tiny_model, sample):
+    texts, questions = sample
+    reranker = CrossEncoderReranker(tiny_model, max_length=64)
+    assert reranker.name == "cross-encoder:tiny"
+    q = questions[5][0]
+    passages = list(texts.values())[:6]
+    scores = reranker.score(q, passages)
+    assert scores.shape == (6,) and np.isfinite(scores).all()
+    np.testing.assert_allclose(reranker.score(q, passages), scores, rtol=1e-5)  # deterministic
+    assert reranker.score(q, []).shape == (0,)
+    hits = [Hit(Passage(f"c{i}", t), 1.0 - i / 10, 0.0, 0.0, 0.0, 0.0, i + 1) for i, t in enumerate(passages)]
+    out = rerank_hits(reranker, q, hits, lambda h: h.passage.text, top_n=4)
+    head = sorted(range(4), key=lambda i: (-scores[i], i))
+    assert [h.passage.id for h in out] == [f"c{i}" for i in head] + ["c4", "c5"]  # only the top-4 move
+    assert [h.rank for h in out] == [1, 2, 3, 4, 5, 6]
+
+
+def test_a_bge_named_directory_loads_with_flag_reranker(tiny_model, tmp_path, sample):
+    """backend auto picks FlagEmbedding's FlagReranker for a bge-named directory; its raw logits order the
+    passages as the CrossEncoder's sigmoid scores do."""
+    texts, questions = sample
+    bge = tmp_path / "bge-reranker-tiny"
+    shutil.copytree(tiny_model, bge)
+    flag = make_reranker(bge, max_length=64)
+    assert flag.backend == "flag"
+    passages = list(texts.values())[:5]
+    q = questions[0][0]
+    ce = CrossEncoderReranker(tiny_model, max_length=64)
+    assert np.argsort(-flag.score(q, passages)).tolist() == np.argsort(-ce.score(q, passages)).tolist()
+
+
+def test_errors_name_the_path(tmp_path):
+    missing = tmp_path / "no-such-reranker"
+    with pytest.raises(RerankModelError, match=str(missing)):
+        make_reranker(missing)
+    with pytest.raises(RerankModelError, match="model_path"):
+        make_reranker(None)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(RerankModelError, match="cannot load"):
+        CrossEncoderReranker(tmp_path / "empty")
+    with pytest.raises(RerankModelError, match="backend"):
+        CrossEncoderReranker(tmp_path / "empty", backend="voyage")
+    with pytest.raises(RerankModelError, match=str(missing)):
+        train_cross_encoder([TrainingPair("q", "p", 1.0)], missing, tmp_path / "out")
+    with pytest.raises(ValueError, match="no training pairs"):
+        train_cross_encoder([], minilm_dir(), tmp_path / "out")
