@@ -749,7 +749,7 @@ def eval_feedback(
     conditions: Annotated[str, typer.Option(help="Comma-separated: no-memory, memory, shuffled-label, shuffled-event-type.")] = "no-memory,memory,shuffled-label,shuffled-event-type",
     shuffles: Annotated[int | None, typer.Option(help="Seeds per shuffled control (default \\[feedback] shuffles).")] = None,
     limit: Annotated[int | None, typer.Option(help="At most this many anchors (the first in decision-time order).")] = None,
-    max_anchors_per_day: Annotated[int | None, typer.Option(help="Sampling: at most N anchors per ticker and prediction day (seeded hash; default [feedback] max_anchors_per_day).")] = None,
+    max_anchors_per_day: Annotated[int | None, typer.Option(help="Sampling: at most N anchors per ticker and prediction day (seeded hash; default \\[feedback] max_anchors_per_day).")] = None,
     sample_seed: Annotated[int, typer.Option(help="Seed of the per-day sampling.")] = 0,
     ingest: Annotated[bool, typer.Option(help="Load the tweets into the graph first (idempotent).")] = True,
     redo: Annotated[bool, typer.Option("--redo", help="Start the run again: delete its predictions, memory and selections.")] = False,
