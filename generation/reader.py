@@ -36,7 +36,7 @@ from generation.llm import LLMAnswerError
 HORIZONS = ("1D", "3D", "5D")
 """The reader's forecast horizons (seed 000, Appendix B)."""
 SIGNALS = (-1, 0, 1)
-MAX_REASON_CHARS = 200
+MAX_REASON_CHARS = 120
 """Longest reason, in characters."""
 MAX_EVIDENCE_CHARS = 400
 """Longest evidence passage shown, in characters (a tweet fits; a longer chunk is cut with an ellipsis)."""
