@@ -672,7 +672,7 @@ app.add_typer(rerank_app, name="rerank")
 @rerank_app.command("train")
 def rerank_train(
     path: Annotated[Path, typer.Argument(help="TAT-QA JSON file (tatqa_dataset_dev.json); its training half (split by context) is used.", exists=True, dir_okay=False)],
-    out_dir: Annotated[Path | None, typer.Option("--out-dir", help="Where the cross-encoder is saved (default: [rerank] model_path).")] = None,
+    out_dir: Annotated[Path | None, typer.Option("--out-dir", help="Where the cross-encoder is saved (default: [rerank] model_path, else <[models] dir>/finkg-reranker-minilm).")] = None,
     base_model: Annotated[Path | None, typer.Option("--base-model", help="Encoder directory to start from (default: [embedding] model_path).")] = None,
     max_questions: Annotated[int, typer.Option(help="Training questions (a seeded sample of the training half).")] = 200,
     max_length: Annotated[int, typer.Option(help="Tokens per (question, passage) pair.")] = 128,
@@ -684,10 +684,10 @@ def rerank_train(
     from retrieval.rerank import RerankModelError
 
     s = settings()
-    out = out_dir or s.rerank_model_path
+    out = out_dir or s.rerank_model_path or s.models_dir / "finkg-reranker-minilm"
     base = base_model or s.embedding_model_path
-    if out is None or base is None:
-        err.print("[red]error:[/red] set --out-dir / [rerank] model_path and --base-model / [embedding] model_path")
+    if base is None:
+        err.print("[red]error:[/red] no encoder to start from: pass --base-model or set [embedding] model_path")
         raise typer.Exit(1)
     try:
         with progress_bar(console) as bar:
@@ -703,8 +703,8 @@ def rerank_train(
 def eval_retrieval(
     path: Annotated[Path, typer.Argument(help="TAT-QA JSON file; its evaluation half (split by context) is the corpus.", exists=True, dir_okay=False)],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for retrieval_eval.json.")] = Path("eval/retrieval"),
-    rerank: Annotated[bool, typer.Option(help="Add hybrid + rerank ([rerank] model_path).")] = True,
-    rerank_queries: Annotated[int, typer.Option(help="Questions reranked (a seeded sample; 0: all).")] = 200,
+    rerank: Annotated[bool | None, typer.Option(help="Add hybrid + rerank (default: when [rerank] model_path is set).")] = None,
+    rerank_queries: Annotated[int, typer.Option(help="Questions reranked (a seeded sample; 0: all).")] = 100,
     seed: Annotated[int, typer.Option(help="Split and sampling seed.")] = 0,
     store: Annotated[bool, typer.Option(help="Store the swept alpha on (:Corpus {name}).")] = True,
 ) -> None:
@@ -717,7 +717,7 @@ def eval_retrieval(
     s = settings()
     try:
         reranker = make_reranker(s.rerank_model_path, s.rerank_backend, s.rerank_max_length, s.rerank_batch_size,
-                                 s.rerank_device) if rerank else None
+                                 s.rerank_device) if (rerank if rerank is not None else s.rerank_model_path) else None
         embedder = make_embedder(s.embedding_model_path, s.embedding_backend, s.embedding_batch_size,
                                  s.embedding_device)
         with graph(s) as g, progress_bar(console) as bar:

@@ -170,10 +170,10 @@ class Settings(BaseSettings):
                                        "alpha stored on (:Corpus), else 0.5")
     hybrid_alpha_step: float = Field(0.025, gt=0.0, le=1.0, description="alpha sweep step (seed 002 section 5.4)")
     hybrid_rrf_k: int = Field(60, ge=1, description="RRF constant k (Cormack et al. 2009)")
-    rerank_model_path: Path | None = Field(default_factory=lambda: _cache_home() / "models" / "finkg-reranker-minilm",
-                                           description="local cross-encoder directory (bge-reranker: FlagReranker; "
-                                                       "else sentence-transformers CrossEncoder); "
-                                                       "`finkg rerank train` writes finkg's own here")
+    rerank_model_path: Path | None = Field(None, description="local cross-encoder directory (bge-reranker: "
+                                           "FlagReranker; else sentence-transformers CrossEncoder); unset: no "
+                                           "reranking (measured best here: finkg's own MiniLM cross-encoder lowered "
+                                           "TAT-QA NDCG@10, see retrieval/rerank.py)")
     rerank_backend: str = Field("auto", pattern=r"^(auto|cross-encoder|flag)$",
                                 description="auto: flag when the directory name contains bge")
     rerank_top_n: int = Field(20, ge=1, description="retrieved passages reranked (seed 002 section 4.3: top-20)")
@@ -415,8 +415,9 @@ alpha_step = 0.025
 rrf_k = 60
 
 [rerank]
-# Reranking of the top_n hits by a local cross-encoder; `finkg rerank train` trains finkg's own from
-# MiniLM on TAT-QA's training half and saves it here (default shown):
+# Reranking of the top_n hits by a local cross-encoder (unset model_path: no reranking, the measured best
+# without downloadable reranker weights). A bge-reranker directory loads with FlagEmbedding; `finkg rerank
+# train` trains finkg's own from MiniLM on TAT-QA's training half into ~/.cache/finkg/models/finkg-reranker-minilm:
 # model_path = "~/.cache/finkg/models/finkg-reranker-minilm"
 # backend = "auto"          # auto (flag when the name contains "bge"), cross-encoder, flag
 top_n = 20

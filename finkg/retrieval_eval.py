@@ -165,7 +165,7 @@ def ingest_corpus(graph: Graph, contexts: Sequence[TatqaContext], corpus: str, s
 
 
 def evaluate(graph: Graph, path: Path, embedder: Embedder, reranker: Reranker | None = None,
-             rerank_queries: int | None = 200, seed: int = 0, step: float = STEP, store: bool = True,
+             rerank_queries: int | None = 100, seed: int = 0, step: float = STEP, store: bool = True,
              corpus: str = CORPUS, stage: Stage | None = None) -> dict[str, Any]:
     """The TAT-QA retrieval evaluation end to end (see the module doc): ingest the evaluation half, embed
     its chunks (stored on the chunks), score every question's pool once, sweep alpha (stored on the corpus

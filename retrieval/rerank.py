@@ -16,7 +16,25 @@ reranking target", evaluated by NDCG@10; the paper's rerankers are bge-reranker-
   graded targets (see :func:`training_pairs`), and saves as a ``CrossEncoder`` directory. finkg trains it
   on the training half of TAT-QA's dev split (split by context, :func:`ingest.tatqa.split_contexts`) so
   that no evaluation context is seen in training; ``finkg rerank train`` runs it and
-  ``finkg eval retrieval`` measures it (NDCG@10 with and without it).
+  ``finkg eval retrieval --rerank`` measures it (NDCG@10 with and without it).
+
+**The default is no reranking, by measurement.** finkg's cross-encoder trained here (200 training-half
+questions, 1,072 pairs, 1 epoch, 128 tokens, seed 0: 703 s at nice 19 on 2 cores shared with an LLM run)
+lowered NDCG@10 on 100 seeded evaluation-half questions from 0.5456 (hybrid, alpha 0.5) to 0.2488, below a
+random order of the same top-20 (0.21 vs 0.18 on a 30-question check): it learned little beyond "tables
+are relevant" in 67 optimizer steps. Reproduce::
+
+    finkg rerank train ../shared/data/tatqa/tatqa_dataset_dev.json          # -> ~/.cache/finkg/models/finkg-reranker-minilm
+    FINKG_RERANK_MODEL_PATH=~/.cache/finkg/models/finkg-reranker-minilm \
+        finkg eval retrieval ../shared/data/tatqa/tatqa_dataset_dev.json --rerank --rerank-queries 100
+
+- :func:`select_documents`: the paper's optional LLM document selection (section 4.3, appendix A.2 prompt)
+  over the top-10, given any ``ask(prompt) -> answer`` callable (the retrieval layer imports no LLM code);
+  tested with SmolLM2; no pipeline turns it on yet.
+
+So ``[rerank] model_path`` is unset by default; set it to a real cross-encoder (a bge-reranker-v2-m3
+directory, as in the paper) or to a better-trained finkg model, and keep it only if
+``finkg eval retrieval --rerank`` shows a gain.
 """
 
 from __future__ import annotations
@@ -253,3 +271,65 @@ def rerank_hits(reranker: Reranker, query: str, hits: Sequence[H], text: Callabl
     """:meth:`Reranker.rerank`, re-numbering ``rank`` fields of dataclass hits that have one."""
     out = reranker.rerank(query, hits, text, top_n)
     return [replace(h, rank=i + 1) if hasattr(h, "rank") else h for i, h in enumerate(out)]
+
+
+# ---------------------------------------------------------------------- LLM document selection (optional)
+
+SELECTION_PROMPT = (
+    "You are an expert financial advisor and evaluator focused on improving responses.\n"
+    "You are given the pair of Query, Corpus (same query). Out of the {n} documents, only provide the list of "
+    "indices of those that are RELEVANT (e.g. the content is somehow needed to answer the question), from 0 to "
+    "{last}. Example : [0, 2, 8, 9]\n\n"
+    "Query : {query}\n"
+    "{corpus}"
+)
+"""Seed 002 appendix A.2 ("Selection Agent Prompt"), the task part: the query and the numbered documents."""
+
+SELECTION_SCHEMA = {"type": "array", "items": {"type": "integer", "minimum": 0}}
+"""The answer's JSON shape, for backends that constrain decoding to a schema."""
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What :func:`select_documents` kept.
+
+    Attributes:
+        indices: positions (0-based, ascending, unique) of the kept documents.
+        raw: the LLM's answer. parsed: an index list was found in it (else every document is kept).
+        dropped: indices the answer named that do not exist (ignored).
+    """
+
+    indices: tuple[int, ...]
+    raw: str
+    parsed: bool
+    dropped: tuple[int, ...] = ()
+
+
+def select_documents(ask: Callable[[str], str], query: str, passages: Sequence[str], top: int = 10,
+                     max_chars: int = 800) -> Selection:
+    """LLM document selection (seed 002 §3.3 "Document Selection", §4.3 "Selection Agent": the top-10
+    retrieved documents, the LLM keeps those needed to answer; prompt from appendix A.2).
+
+    Args:
+        ask: sends a prompt to the LLM and returns its answer text (e.g. an ``LLMClient.chat`` wrapper;
+            the retrieval layer imports no LLM code).
+        query: the question. passages: retrieved texts, best first; the first ``top`` are shown, each
+            cut to ``max_chars`` characters.
+
+    Returns:
+        The kept indices (into ``passages[:top]``). An answer without a ``[i, j, ...]`` list keeps every
+        shown document (``parsed`` False): selection may only remove what the model clearly rejects.
+    """
+    import re
+
+    shown = list(passages[:top])
+    if not shown:
+        return Selection((), "", True)
+    corpus = "\n".join(f"Corpus #{i} : {' '.join(p.split())[:max_chars]}" for i, p in enumerate(shown))
+    raw = ask(SELECTION_PROMPT.format(n=len(shown), last=len(shown) - 1, query=query, corpus=corpus))
+    found = re.search(r"\[\s*((?:\d+\s*,\s*)*\d*)\s*\]", raw or "")
+    if found is None:
+        return Selection(tuple(range(len(shown))), raw or "", False)
+    named = [int(x) for x in re.findall(r"\d+", found.group(1))]
+    kept = tuple(sorted({i for i in named if i < len(shown)}))
+    return Selection(kept, raw, True, tuple(sorted({i for i in named if i >= len(shown)})))

@@ -105,3 +105,30 @@ def test_errors_name_the_path(tmp_path):
         train_cross_encoder([TrainingPair("q", "p", 1.0)], missing, tmp_path / "out")
     with pytest.raises(ValueError, match="no training pairs"):
         train_cross_encoder([], minilm_dir(), tmp_path / "out")
+
+
+def test_llm_document_selection_with_smollm2(sample):
+    """Seed 002 §4.3 selection with the real SmolLM2 (constrained to a JSON list of indices)."""
+    from generation.llm import LLMClient
+    from generation.llm.llamacpp import LlamaCppBackend
+    from retrieval.rerank import SELECTION_SCHEMA, select_documents
+
+    gguf = next(Path.home().joinpath(".cache/finkg/models/smollm2-135m-instruct-q4_1").glob("*.gguf"))
+    client = LLMClient(LlamaCppBackend(gguf, n_ctx=4096, n_threads=2))
+    prompts = []
+
+    def ask(prompt: str) -> str:
+        prompts.append(prompt)
+        return client.chat([{"role": "user", "content": prompt}], max_tokens=48, json_schema=SELECTION_SCHEMA).text
+
+    texts, questions = sample
+    passages = list(texts.values())[:10]
+    sel = select_documents(ask, questions[0][0], passages, max_chars=200)
+    assert sel.parsed and set(sel.indices) <= set(range(10)) and list(sel.indices) == sorted(set(sel.indices))
+    assert "Corpus #9 :" in prompts[0] and questions[0][0] in prompts[0] and "from 0 to 9" in prompts[0]
+    # parsing, by hand: out-of-range indices dropped; no list keeps everything
+    assert select_documents(lambda p: "Relevant: [3, 1, 12, 3]", "q", passages).indices == (1, 3)
+    assert select_documents(lambda p: "Relevant: [3, 1, 12, 3]", "q", passages).dropped == (12,)
+    unsure = select_documents(lambda p: "I cannot tell.", "q", passages[:4])
+    assert unsure.indices == (0, 1, 2, 3) and not unsure.parsed
+    assert select_documents(lambda p: "[]", "q", passages).indices == ()

@@ -139,7 +139,7 @@ def test_no_questions_is_an_error(graph: Graph, corpus, tmp_path):
 def test_cli_names_a_missing_reranker_directory(tmp_path, monkeypatch):
     monkeypatch.setenv("FINKG_EMBEDDING_MODEL_PATH", str(minilm_dir()))
     monkeypatch.setenv("FINKG_RERANK_MODEL_PATH", str(tmp_path / "no-reranker"))
-    result = CliRunner().invoke(app, ["eval", "retrieval", str(SAMPLE), "--out", str(tmp_path)])
+    result = CliRunner().invoke(app, ["eval", "retrieval", str(SAMPLE), "--rerank", "--out", str(tmp_path)])
     assert result.exit_code == 1
     said = " ".join(result.output.split())  # rich wraps the red line
     assert "no-reranker: not a directory" in said
