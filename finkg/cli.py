@@ -438,7 +438,6 @@ def cluster(
     render(summary.rows(), Format.table, console, title="finkg cluster")
 
 
-
 def _report_inputs(batch: Path, s: Settings) -> tuple[list[reports.ReportQuestion], object, object]:
     """The questions of a batch file (a bad line: one red line naming it, exit 1), the LLM client and the encoder."""
     try:
@@ -586,7 +585,6 @@ def eval_tatqa(
     console.print(f"saved {', '.join(str(p) for p in paths)}")
 
 
-
 @eval_app.command("reports")
 def eval_reports(
     batch: Annotated[Path, typer.Option("--batch", "-b", help="Questions with 'reference' (and 'conclusion') analyses.")],
@@ -730,6 +728,78 @@ def eval_retrieval(
     render(result["rows"], Format.table, console,
            title=f"TAT-QA NDCG@10 ({result['chunks']} chunks, {result['queries']} questions, alpha {result['alpha']})")
     console.print(f"saved {retrieval_eval.save(result, out)}")
+
+
+# --------------------------------------------------------------------------- market-feedback evaluation
+# (seed 000, sections 3-4: finkg/feedback_eval.py, generation/reader.py, retrieval/market_context.py)
+
+
+@eval_app.command("feedback")
+def eval_feedback(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for predictions/*.jsonl, metrics.json and the CSV tables.")] = Path("eval/feedback"),
+    start: Annotated[str, typer.Option(help="First anchor date (YYYY-MM-DD, UTC).")] = "2014-01-01",
+    end: Annotated[str, typer.Option(help="Last anchor date (YYYY-MM-DD, UTC, inclusive).")] = "2015-12-31",
+    tickers: Annotated[str | None, typer.Option(help="Comma-separated universe (default [feedback] tickers).")] = None,
+    data: Annotated[Path | None, typer.Option(help="Folder with tweets/, prices/ and the market proxy (default [feedback] data_dir).")] = None,
+    tweets: Annotated[Path | None, typer.Option(help="Tweets folder (<TICKER>/<date>); default DATA/tweets.")] = None,
+    prices: Annotated[Path | None, typer.Option(help="Price folder (<TICKER>.csv); default DATA/prices.")] = None,
+    market: Annotated[Path | None, typer.Option(help="Market proxy price file; default DATA/[feedback] market_proxy.")] = None,
+    run: Annotated[str, typer.Option(help="Run id prefix of memory cells and selections (<run>.<condition>).")] = "feedback",
+    conditions: Annotated[str, typer.Option(help="Comma-separated: no-memory, memory, shuffled-label, shuffled-event-type.")] = "no-memory,memory,shuffled-label,shuffled-event-type",
+    shuffles: Annotated[int | None, typer.Option(help="Seeds per shuffled control (default [feedback] shuffles).")] = None,
+    limit: Annotated[int | None, typer.Option(help="At most this many anchors (the first in decision-time order).")] = None,
+    max_anchors_per_day: Annotated[int | None, typer.Option(help="Sampling: at most N anchors per ticker and prediction day (seeded hash; default [feedback] max_anchors_per_day).")] = None,
+    sample_seed: Annotated[int, typer.Option(help="Seed of the per-day sampling.")] = 0,
+    ingest: Annotated[bool, typer.Option(help="Load the tweets into the graph first (idempotent).")] = True,
+    redo: Annotated[bool, typer.Option("--redo", help="Start the run again: delete its predictions, memory and selections.")] = False,
+) -> None:
+    """Prequential market-feedback evaluation (seed 000, 3.1-4.4): no memory, source memory and the shuffled
+    controls with the frozen reader on real tweets and prices; event metrics, the fixed portfolio and the
+    future-document audit. Resumable: a rerun skips done anchors (no LLM call)."""
+    from datetime import date as _d
+
+    from finkg import feedback_eval
+    from generation.reader import FrozenReader
+    from retrieval.market_model import MarketDataError
+
+    s = settings()
+    root = data or s.feedback_data_dir
+    try:
+        if root is None and not (tweets and prices and market):
+            raise feedback_eval.FeedbackEvalError("give --data (or [feedback] data_dir), or --tweets, --prices and --market")
+        options = feedback_eval.FeedbackOptions(
+            tweets=tweets or Path(root) / "tweets", prices=prices or Path(root) / "prices",
+            market=market or Path(root) / s.feedback_market_proxy,
+            tickers=tuple(t.strip().upper() for t in (tickers.split(",") if tickers else s.feedback_tickers) if t.strip()),
+            start=_d.fromisoformat(start), end=_d.fromisoformat(end), out=out, run=run,
+            conditions=tuple(c.strip() for c in conditions.split(",") if c.strip()),
+            shuffles=shuffles or s.feedback_shuffles, limit=limit,
+            max_anchors_per_day=max_anchors_per_day or s.feedback_max_anchors_per_day, sample_seed=sample_seed,
+            ingest=ingest, redo=redo)
+        options.check()
+        embedder = make_embedder(s.embedding_model_path, s.embedding_backend, s.embedding_batch_size, s.embedding_device)
+        reader = FrozenReader(client_from_settings(s), s.feedback_reader_max_tokens)
+        with graph(s) as g:
+            with progress_bar(console) as bar:
+                summary = feedback_eval.run_evaluation(g, s, options, reader, embedder, progress=_stage(bar))
+            result = feedback_eval.summarize(g, options, s)
+    except ValueError as exc:  # FeedbackEvalError, MarketDataError, a bad date
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(1) from exc
+    except (LLMUnavailable, BudgetExceeded, EmbeddingModelError) as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(1) from exc
+    render(summary.rows(), Format.table, console, title=f"finkg eval feedback: run {options.run}")
+    events, portfolio, audit = feedback_eval.display_rows(result)
+    render(events, Format.table, console, title="event-level prediction (seed 000, Tables 2-3)")
+    if portfolio:
+        render(portfolio, Format.table, console, title=f"fixed portfolio: top-{result['portfolio_top_k']} 3-day sleeves, "
+                                                       f"{result['cost_bps']:g} bps (seed 000, Table 4)")
+    render(audit, Format.table, console, title="point-in-time audit of the selected evidence")
+    console.print(f"saved {escape(str(out / 'metrics.json'))} and the CSV tables")
+    if result["audit"]["future"]:
+        err.print(f"[red]error:[/red] {result['audit']['future']} selected passage(s) were future documents")
+        raise typer.Exit(1)
 
 
 def main() -> None:

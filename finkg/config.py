@@ -181,6 +181,24 @@ class Settings(BaseSettings):
     rerank_batch_size: int = Field(32, ge=1, description="pairs per forward pass")
     rerank_device: str | None = Field(None, description="torch device; unset: the library's choice")
 
+    # [feedback]: the market-feedback evaluation (`finkg eval feedback`, finkg/feedback_eval.py; seed 000,
+    # sections 3.1-3.5 and 4.1-4.4)
+    feedback_data_dir: Path | None = Field(None, description="folder with tweets/<TICKER>/, prices/<TICKER>.csv and "
+                                           "the market proxy (e.g. ../shared/data/market)")
+    feedback_market_proxy: str = Field("index/sp500.csv", description="market proxy price file, relative to "
+                                       "data_dir (the paper's QQQ is not in the data; the S&P 500 stands in)")
+    feedback_tickers: list[str] = Field(["MSFT", "JPM", "XOM", "GE"], description="the universe (tickers with "
+                                        "both a tweet folder and a price file)")
+    feedback_shuffles: int = Field(5, ge=1, description="seeds of each shuffled-memory control (section 4.3)")
+    feedback_reader_max_tokens: int = Field(128, ge=8, description="the reader's answer cap, tokens")
+    feedback_alpha: float = Field(0.5, ge=0.0, le=1.0, description="dense weight of the static hybrid score "
+                                  "(seed 000, 3.3: BM25 and dense with equal weights)")
+    feedback_max_anchors_per_day: int | None = Field(None, ge=1, description="sampling: at most this many anchors "
+                                                     "per ticker and prediction day (seeded); unset: all")
+    feedback_portfolio_top_k: int = Field(2, ge=1, description="K of the top-K 3-day sleeves (the paper's K is "
+                                          "lost; 2 of the 4-name tweet universe)")
+    feedback_cost_bps: float = Field(10.0, ge=0.0, description="cost on one-way turnover, basis points")
+
     # [akshare]: live AKShare calls (`finkg ingest akshare --live`, ingest/akshare.py); AKShare itself
     # sets no timeout, so every socket operation of a call is bounded here
     akshare_retry_attempts: int = Field(3, ge=1, le=20, description="tries per live AKShare call (tenacity)")
@@ -405,6 +423,19 @@ rrf_k = 60
 top_n = 20
 max_length = 128
 batch_size = 32
+
+[feedback]
+# The market-feedback evaluation (`finkg eval feedback`; seed 000, sections 3-4): tweets, prices and the
+# market proxy under data_dir (tweets/<TICKER>/, prices/<TICKER>.csv, market_proxy):
+# data_dir = "../shared/data/market"
+market_proxy = "index/sp500.csv"
+tickers = ["MSFT", "JPM", "XOM", "GE"]
+shuffles = 5
+reader_max_tokens = 128
+alpha = 0.5
+# max_anchors_per_day = 2      # sampling for a CPU run (seeded); unset: every anchor
+portfolio_top_k = 2
+cost_bps = 10.0
 
 [eval]
 # Text metrics of generated analyses (seed 004, section 4.1). BERTScore uses a LOCAL model directory

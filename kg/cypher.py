@@ -758,3 +758,21 @@ READ_CORPUS_ALPHA = (
     "          .hybrid_alpha_step, .hybrid_alpha_swept_at, .hybrid_alpha_embedding_model} AS props"
 )
 """A corpus's swept hybrid alpha and the sweep's metadata (seed 002 §5.4)."""
+
+
+# --------------------------------------------------------------------------- market-feedback evaluation
+# (seed 000, sections 3.1 and 4: finkg/feedback_eval.py)
+
+FEEDBACK_ANCHORS = (
+    "MATCH (d:Document)-[:HAS_CHUNK]->(c:Chunk)\n"
+    "WHERE d.doc_type = $doc_type AND d.source_family IN $families AND c.kind = 'text'\n"
+    "  AND c.available_at >= $start AND c.available_at < $end\n"
+    "  AND any(t IN coalesce(d.tickers, []) WHERE t IN $tickers)\n"
+    "RETURN c.id AS id, d.id AS document_id, c.text AS text, c.available_at AS available_at,\n"
+    "       d.source_family AS source_family, [t IN d.tickers WHERE t IN $tickers] AS tickers, d.url AS url,\n"
+    "       d.author AS author\n"
+    "ORDER BY c.available_at, c.id"
+)
+"""News-event anchors: the text chunks of ``$doc_type`` documents (``tweet``) of the source ``$families``
+(``["news"]``: news-outlet accounts) available in ``[$start, $end)`` (ISO UTC strings) about any of
+``$tickers``, with the requested tickers they are about. Oldest first."""
