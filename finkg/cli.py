@@ -610,6 +610,7 @@ def eval_reports(
     render(rows, Format.table, console, title=f"reports vs references ({client.model_id[:32]}"
                                               + (f"; BERTScore {bert.description}" if bert else "; no BERTScore") + ")")
 
+
 # --------------------------------------------------------------------------- point-in-time audit and source memory
 # (seed 000, sections 3.3, 3.5 and 4.3: retrieval/point_in_time.py, retrieval/source_memory.py)
 
