@@ -159,15 +159,22 @@ class BertScoreModel:
     def score(self, candidates: Sequence[str], references: Sequence[str]) -> list[PRF]:
         """BERTScore of each candidate against its reference (same length and order), in batches.
 
+        A pair with an empty (or blank) side scores 0, 0, 0 without the model: a failed generation has no
+        tokens to match (bert-score itself cannot encode an empty text with transformers 5).
+
         Raises:
             ValueError: the two lists differ in length.
         """
         if len(candidates) != len(references):
             raise ValueError(f"{len(candidates)} candidates but {len(references)} references")
-        if not candidates:
-            return []
-        p, r, f = self._scorer.score(list(candidates), list(references), batch_size=self.batch_size)
-        return [PRF(float(a), float(b), float(c)) for a, b, c in zip(p.tolist(), r.tolist(), f.tolist())]
+        out = [PRF(0.0, 0.0, 0.0)] * len(candidates)
+        todo = [i for i, (c, ref) in enumerate(zip(candidates, references)) if c.strip() and ref.strip()]
+        if todo:
+            p, r, f = self._scorer.score([candidates[i] for i in todo], [references[i] for i in todo],
+                                         batch_size=self.batch_size)
+            for i, a, b, c in zip(todo, p.tolist(), r.tolist(), f.tolist()):
+                out[i] = PRF(float(a), float(b), float(c))
+        return out
 
 
 def bertscore_from_settings(settings: Any) -> BertScoreModel:

@@ -71,6 +71,9 @@ def test_bertscore_with_the_local_minilm_directory(bert):
     alone = bert.score([CUT_PARAPHRASE], [CUT])[0]  # batching does not change a pair's score
     assert math.isclose(alone.f1, scores[1].f1, abs_tol=1e-5)
     assert bert.score([], []) == []
+    # a failed (empty) answer scores 0 and does not stop the batch; its neighbours keep their scores
+    mixed = bert.score(["", CUT_PARAPHRASE, "  "], [CUT, CUT, CUT])
+    assert mixed[0] == mixed[2] == PRF(0.0, 0.0, 0.0) and math.isclose(mixed[1].f1, scores[1].f1, abs_tol=1e-5)
 
 
 def test_bertscore_refuses_what_would_need_a_download_or_cannot_work(tmp_path):
