@@ -189,10 +189,14 @@ def render_points(data: Any) -> str:
             raise ValueError(f"a point is not {{'claim': ..., 'cites': [...]}}: {p!r:.120}")
         cites = list(dict.fromkeys(str(c).strip() for c in p.get("cites") or []))
         claim = str(p["claim"]).strip()
+        if len(claim) >= MAX_CLAIM_CHARS - 1 and claim[-1] not in ".!?":
+            claim += " …"  # cut by the schema's length cap: shown as cut, not as a finished sentence
         body, end = (claim[:-1].rstrip(), claim[-1]) if claim[-1] in ".!?" else (claim, ".")
         lines.append(body + (f" [{', '.join(cites)}]" if cites else "") + end)
-    if str(data.get("conclusion", "")).strip():
-        lines.append("Conclusion: " + str(data["conclusion"]).strip())
+    conclusion = str(data.get("conclusion", "")).strip()
+    if conclusion:
+        cut = len(conclusion) >= MAX_CLAIM_CHARS - 1 and conclusion[-1] not in ".!?"
+        lines.append("Conclusion: " + conclusion + (" …" if cut else ""))  # the schema's length cap cut it
     return "\n".join(lines)
 
 

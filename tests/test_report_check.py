@@ -75,6 +75,9 @@ def test_cited_points_answers_cite_only_shown_ids_and_render_as_checkable_text()
     marked, checks = check_numbers(answer, "How did yields move?", [YIELD, CHANGE], SHORT)
     got = {c.text: (c.status, c.fact_id, c.cited_in_sentence) for c in checks}
     assert got == {"3.62 %": ("verified", YIELD.id, True), "0.05": ("verified", CHANGE.id, True)}
+    long = "Yields fell across the curve " + "and kept falling " * 20
+    cut = render_points({"points": [{"claim": long[:280], "cites": ["F1"]}], "conclusion": long[:280]})
+    assert cut.splitlines()[0].endswith(" … [F1].") and cut.splitlines()[1].endswith(" …")
     for bad in ({"facts": []}, {"points": [{"cites": ["F1"]}], "conclusion": "x"}, ["F1"]):
         with pytest.raises(ValueError, match="points|point"):
             render_points(bad)
