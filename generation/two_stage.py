@@ -188,16 +188,19 @@ def render_points(data: Any) -> str:
         if not isinstance(p, dict) or not str(p.get("claim", "")).strip():
             raise ValueError(f"a point is not {{'claim': ..., 'cites': [...]}}: {p!r:.120}")
         cites = list(dict.fromkeys(str(c).strip() for c in p.get("cites") or []))
-        claim = str(p["claim"]).strip()
-        if len(claim) >= MAX_CLAIM_CHARS - 1 and claim[-1] not in ".!?":
-            claim += " …"  # cut by the schema's length cap: shown as cut, not as a finished sentence
+        claim = _mark_cut(str(p["claim"]).strip())
         body, end = (claim[:-1].rstrip(), claim[-1]) if claim[-1] in ".!?" else (claim, ".")
         lines.append(body + (f" [{', '.join(cites)}]" if cites else "") + end)
     conclusion = str(data.get("conclusion", "")).strip()
     if conclusion:
-        cut = len(conclusion) >= MAX_CLAIM_CHARS - 1 and conclusion[-1] not in ".!?"
-        lines.append("Conclusion: " + conclusion + (" …" if cut else ""))  # the schema's length cap cut it
+        lines.append("Conclusion: " + _mark_cut(conclusion))
     return "\n".join(lines)
+
+
+def _mark_cut(text: str) -> str:
+    """``text`` with `` …`` appended when the schema's length cap cut it mid-sentence (shown as cut, not as a
+    finished sentence)."""
+    return text + " …" if len(text) >= MAX_CLAIM_CHARS - 1 and text[-1] not in ".!?" else text
 
 
 def parse_citations(answer: str, n_facts: int, n_knowledge: int) -> tuple[list[int], list[int], list[str]]:
