@@ -179,10 +179,12 @@ def render_points(data: Any) -> str:
     them), then ``"Conclusion: ..."``.
 
     Raises:
-        ValueError: ``data`` is not ``{"points": [{"claim", "cites"}...], "conclusion"}``.
+        ValueError: ``data`` is not ``{"points": [{"claim", "cites"}...], "conclusion"}`` with one claim at least.
     """
     if not isinstance(data, dict) or not isinstance(data.get("points"), list):
         raise ValueError('the answer is not {"points": [...], "conclusion": ...}')
+    if not data["points"]:  # the schema asks for one at least: a repaired, cut-off answer
+        raise ValueError("the answer has no claim (cut off before its first point?)")
     lines = []
     for p in data["points"]:
         if not isinstance(p, dict) or not str(p.get("claim", "")).strip():

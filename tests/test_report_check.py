@@ -78,6 +78,6 @@ def test_cited_points_answers_cite_only_shown_ids_and_render_as_checkable_text()
     long = "Yields fell across the curve " + "and kept falling " * 20
     cut = render_points({"points": [{"claim": long[:280], "cites": ["F1"]}], "conclusion": long[:280]})
     assert cut.splitlines()[0].endswith(" … [F1].") and cut.splitlines()[1].endswith(" …")
-    for bad in ({"facts": []}, {"points": [{"cites": ["F1"]}], "conclusion": "x"}, ["F1"]):
-        with pytest.raises(ValueError, match="points|point"):
+    for bad in ({"facts": []}, {"points": [{"cites": ["F1"]}], "conclusion": "x"}, ["F1"], {"points": []}):
+        with pytest.raises(ValueError, match="points|point|no claim"):
             render_points(bad)
