@@ -35,7 +35,7 @@ from finkg.config import Settings
 from kg import BatchWriter, Graph, GraphError, cypher
 from retrieval import resolution
 from retrieval.clustering import agglomerative_clusters, knn, representatives
-from retrieval.embeddings import Embedder, make_embedder
+from retrieval.embeddings import Embedder, make_embedder, stored_vectors
 from retrieval.resolution import Entity
 
 VECTOR_INDEX = "entity_embedding"
@@ -121,11 +121,7 @@ def embed_entities(graph: Graph, embedder: Embedder, entities: Sequence[Entity],
     Returns:
         ``(float32 (n, d) unit rows, number embedded now)``.
     """
-    missing = [i for i, v in enumerate(stored) if v is None or len(v) != embedder.dimensions]
-    x = np.zeros((len(entities), embedder.dimensions), dtype=np.float32)
-    for i, v in enumerate(stored):
-        if v is not None and len(v) == embedder.dimensions:
-            x[i] = v
+    x, missing = stored_vectors(stored, embedder.dimensions)
     if missing:
         new = embedder.encode([entities[i].name for i in missing],
                               progress=_tick(progress, "embedding entities", len(missing)))

@@ -97,6 +97,27 @@ class Embedder(ABC):
         return out
 
 
+def stored_vectors(stored: Sequence[Sequence[float] | None], dimensions: int) -> tuple[np.ndarray, list[int]]:
+    """The vectors already stored for n items, and which items still need encoding.
+
+    Args:
+        stored: per item, its stored embedding (read for the embedder's identity) or None.
+        dimensions: the embedder's vector length; a stored vector of another length counts as missing.
+
+    Returns:
+        ``(float32 (n, dimensions) array with the usable stored rows filled, zeros elsewhere,
+        positions to encode in ascending order)``.
+    """
+    vectors = np.zeros((len(stored), dimensions), dtype=np.float32)
+    missing = []
+    for i, vec in enumerate(stored):
+        if vec is not None and len(vec) == dimensions:
+            vectors[i] = vec
+        else:
+            missing.append(i)
+    return vectors, missing
+
+
 def normalize_rows(x: np.ndarray) -> np.ndarray:
     """Rows of ``x`` (shape ``(n, d)``) scaled to unit L2 norm, float32; zero rows stay zero."""
     x = np.asarray(x, dtype=np.float32)

@@ -53,7 +53,8 @@ import numpy as np
 
 from kg import BatchWriter, Graph, cypher
 from retrieval.document_retrieval import Passage
-from retrieval.embeddings import Embedder
+from retrieval.embeddings import Embedder, stored_vectors
+from retrieval.point_in_time import utc_text
 
 BM25_K1 = 1.5
 BM25_B = 0.75
@@ -62,7 +63,6 @@ DEFAULT_ALPHA = 0.5
 VECTOR_INDEX = "chunk_embedding"
 Fusion = Literal["minmax", "rrf"]
 FUSIONS = ("minmax", "rrf")
-_ISO = "%Y-%m-%dT%H:%M:%SZ"
 
 
 class HybridError(ValueError):
@@ -173,7 +173,7 @@ def iso_as_of(as_of: datetime) -> str:
     """
     if not isinstance(as_of, datetime) or as_of.tzinfo is None or as_of.utcoffset() is None:
         raise HybridError(f"as_of {as_of!r}: must be a timezone-aware datetime")
-    return as_of.astimezone(timezone.utc).strftime(_ISO)
+    return utc_text(as_of)
 
 
 def tokenize(texts: Sequence[str]) -> list[list[str]]:
@@ -438,13 +438,7 @@ def chunk_vectors(graph: Graph, passages: Sequence[Passage], stored: Sequence[Se
     dimension (the caller read it for the embedder's identity), else encoded now and written to
     ``Chunk.embedding`` / ``Chunk.embedding_model`` in batches of ``batch_size``; the vector index
     :data:`VECTOR_INDEX` is created if absent (idempotent)."""
-    vectors = np.zeros((len(passages), embedder.dimensions), dtype=np.float32)
-    todo = []
-    for i, vec in enumerate(stored):
-        if vec is not None and len(vec) == embedder.dimensions:
-            vectors[i] = vec
-        else:
-            todo.append(i)
+    vectors, todo = stored_vectors(stored, embedder.dimensions)
     if todo:
         vectors[todo] = embedder.encode([passages[i].text for i in todo], progress=progress)
         BatchWriter(graph, batch_size=batch_size).run_batches(

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kg import BatchWriter, Graph, cypher
-from retrieval.embeddings import Embedder
+from retrieval.embeddings import Embedder, stored_vectors
 
 RELATION_WORDS = {"AFFECT": "affects", "INDICATE": "indicates", "BELONG_TO": "belongs to",
                   "EQUAL_TO": "equals", "MAY_LEAD_TO": "may lead to"}
@@ -149,13 +149,7 @@ class TripleIndex:
         rows = graph.read(cypher.triples_for_retrieval(), {"model": embedder.identity})
         triples = [Triple(r["id"], r["relation"], r["head"], r["tail"], r["head_id"], r["tail_id"], r["cluster"],
                           r["chunk_id"]) for r in rows]
-        vectors = np.zeros((len(rows), embedder.dimensions), dtype=np.float32)
-        todo = []
-        for i, r in enumerate(rows):
-            if r["embedding"] is not None and len(r["embedding"]) == embedder.dimensions:
-                vectors[i] = r["embedding"]
-            else:
-                todo.append(i)
+        vectors, todo = stored_vectors([r["embedding"] for r in rows], embedder.dimensions)
         if todo:
             vectors[todo] = embedder.encode([triples[i].text for i in todo], progress=progress)
             writer = BatchWriter(graph, batch_size=batch_size)
