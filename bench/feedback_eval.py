@@ -38,7 +38,7 @@ from finkg.config import load_settings  # noqa: E402
 from finkg.feedback_eval import FeedbackOptions, condition_runs, reset_run, run_evaluation  # noqa: E402
 from generation.llm import LLMCache, LLMClient, LlamaCppBackend  # noqa: E402
 from generation.reader import FrozenReader  # noqa: E402
-from kg import BatchWriter, Graph, cypher  # noqa: E402
+from kg import Graph, cypher  # noqa: E402
 from retrieval.embeddings import make_embedder  # noqa: E402
 from retrieval.events import EVENT_TYPES  # noqa: E402
 from retrieval.source_memory import HORIZONS, Feedback, SourceMemory  # noqa: E402

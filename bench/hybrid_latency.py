@@ -57,23 +57,24 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from finkg import models
+from finkg.config import load_settings
 from ingest.evidence import evidence_rows
 from ingest.sec_fsds import read_fsds
+from ingest.text import iso_utc
 from retrieval.document_retrieval import Passage
 from retrieval.embeddings import make_embedder, normalize_rows
 from retrieval.hybrid import HybridIndex, top_k
 
 EASTERN = ZoneInfo("America/New_York")
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "sec-fsds" / "2009q3.zip"
-MINILM = Path.home() / ".cache" / "finkg" / "models" / "all-minilm-l6-v2"
 
 
 def accepted_utc(text: str | None) -> str | None:
     """``2009-08-07 09:10:00.0`` (EDGAR acceptance, US Eastern) as ``2009-08-07T13:10:00Z``."""
     if not text:
         return None
-    moment = datetime.strptime(text.split(".")[0], "%Y-%m-%d %H:%M:%S").replace(tzinfo=EASTERN)
-    return moment.astimezone(ZoneInfo("UTC")).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return iso_utc(datetime.strptime(text.split(".")[0], "%Y-%m-%d %H:%M:%S").replace(tzinfo=EASTERN))
 
 
 def static_vectors(model_dir: Path, texts: list[str]) -> np.ndarray:
@@ -100,9 +101,14 @@ def main() -> None:
     ap.add_argument("--chunks", type=int, default=100_000)
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--zip", type=Path, default=DATA)
-    ap.add_argument("--model", type=Path, default=MINILM)
+    ap.add_argument("--model", type=Path, default=None,
+                    help="MiniLM directory (default: [embedding] model_path, else the installed all-minilm-l6-v2)")
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
+    if args.model is None:
+        args.model = load_settings().embedding_model_path or models.installed_path("all-minilm-l6-v2")
+        if args.model is None:
+            raise SystemExit("no MiniLM model: run `finkg models install` or pass --model DIR")
     import torch
 
     torch.set_num_threads(args.threads)

@@ -761,7 +761,6 @@ def eval_feedback(
 
     from finkg import feedback_eval
     from generation.reader import FrozenReader
-    from retrieval.market_model import MarketDataError
 
     s = settings()
     root = data or s.feedback_data_dir

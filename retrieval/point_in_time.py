@@ -670,7 +670,7 @@ def audit_evidence(
         text = row["text"] or ""
         if (row["chunk_id"] == row["anchor_id"] or row["document_id"] == row["anchor_id"]
                 or (urls_of(anchor_text, row["anchor_url"]) & urls_of(text))
-                or fuzz.ratio(normalize_text(anchor_text), normalize_text(text)) >= near_duplicate_threshold):
+                or near_duplicate_score(anchor_text, text) >= near_duplicate_threshold):
             audit.near_duplicate += 1
             problems.append("near_duplicate")
         if problems and len(audit.examples) < 5:
