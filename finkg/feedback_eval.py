@@ -83,12 +83,12 @@ from retrieval.events import EVENT_TYPES, event_type
 from retrieval.hybrid import HybridIndex
 from retrieval.market_context import MarketContext
 from retrieval.market_model import (
-    EASTERN, REGULAR_CLOSE, MarketDataError, MarketModelConfig, TradingCalendar, label_anchors, load_market_proxy,
-    load_price_panel, residual_labels,
+    EASTERN, REGULAR_CLOSE, MarketModelConfig, TradingCalendar, adj_close_panel, label_anchors, load_market_proxy,
+    residual_labels,
 )
 from retrieval.point_in_time import (
     Anchor, EvidencePool, EvidenceSelection, SelectedEvidence, audit_evidence, delete_selections, load_candidates,
-    load_sectors, normalize_text, prepare_evidence, store_selections,
+    load_sectors, normalize_text, prepare_evidence, store_selections, utc_text,
 )
 from retrieval.source_memory import (
     HORIZONS, Feedback, MemoryControl, MemoryParams, SourceMemory, rank_evidence,
@@ -213,22 +213,18 @@ def load_market(options: FeedbackOptions, config: MarketModelConfig | None = Non
     Raises:
         MarketDataError: a missing or bad price file (names the file and line).
     """
-    panel = load_price_panel(options.prices, options.tickers)
+    context = MarketContext.from_files(options.prices, options.tickers, options.market)
+    panel = adj_close_panel(context.frames)  # the cards' frames: each ticker's file is read once
     market = load_market_proxy(options.market)
     calendar = TradingCalendar.from_series(market)
     labels = residual_labels(panel, market, config, calendar)
-    return MarketData(panel, market, calendar, labels, MarketContext.from_files(options.prices, options.tickers,
-                                                                               options.market))
+    return MarketData(panel, market, calendar, labels, context)
 
 
 def close_instant(day: pd.Timestamp) -> datetime:
     """The 16:00 New York close of session ``day`` as an aware UTC datetime."""
     local = datetime.combine(pd.Timestamp(day).date(), REGULAR_CLOSE, tzinfo=EASTERN)
     return local.astimezone(timezone.utc)
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def validation_shares(labels: pd.DataFrame, calendar: TradingCalendar, start: date) -> tuple[dict[str, dict[int, float]], str]:
@@ -312,8 +308,8 @@ def load_anchors(graph: Graph, options: FeedbackOptions, market: MarketData) -> 
     """The run's anchors in decision-time order, labelled (section 3.4), deduplicated and sampled (module doc)."""
     end = datetime.combine(options.end, datetime.min.time(), tzinfo=timezone.utc) + pd.Timedelta(days=1)
     start = datetime.combine(options.start, datetime.min.time(), tzinfo=timezone.utc)
-    rows = graph.read(cypher.FEEDBACK_ANCHORS, {"doc_type": "tweet", "families": ["news"], "start": _iso(start),
-                                                "end": _iso(end), "tickers": list(options.tickers)})
+    rows = graph.read(cypher.FEEDBACK_ANCHORS, {"doc_type": "tweet", "families": ["news"], "start": utc_text(start),
+                                                "end": utc_text(end), "tickers": list(options.tickers)})
     flat = [{**r, "ticker": t} for r in rows for t in sorted(r["tickers"])]
     result = AnchorSet([], found=len(flat))
     if not flat:
@@ -343,7 +339,7 @@ def load_anchors(graph: Graph, options: FeedbackOptions, market: MarketData) -> 
             event_type=event_type(first["text"]),
             labels={h: (None if pd.isna(r["label"]) else int(r["label"])) for h, r in by_h.items()},
             residuals={h: (None if pd.isna(r["residual"]) else float(r["residual"])) for h, r in by_h.items()},
-            matured_at={h: (None if pd.isna(r["label_date"]) else _iso(close_instant(r["label_date"])))
+            matured_at={h: (None if pd.isna(r["label_date"]) else utc_text(close_instant(r["label_date"])))
                         for h, r in by_h.items()},
             reasons={h: (None if pd.isna(r["reason"]) else str(r["reason"])) for h, r in by_h.items()},
         )
@@ -589,7 +585,7 @@ def _one_anchor(graph: Graph, settings: Settings, a: AnchorRow, crs: Sequence[Co
                            for h in HORIZONS if a.labels.get(h) is not None and a.matured_at.get(h)])
         record = {
             "anchor_id": a.id, "chunk_id": a.chunk_id, "ticker": a.ticker, "text": a.text, "event_time": a.event_time,
-            "phase": a.phase, "decision_time": _iso(a.decision_time), "decision_date": str(a.decision_date.date()),
+            "phase": a.phase, "decision_time": utc_text(a.decision_time), "decision_date": str(a.decision_date.date()),
             "prediction_day": str(a.prediction_day.date()), "event_type": a.event_type, "condition": cr.condition,
             "condition_run": cr.name, "run": cr.run_id, "labels": a.labels, "residuals": a.residuals,
             "label_reasons": a.reasons, "matured_at": a.matured_at, "pool": len(pool.candidates),

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from retrieval.market_model import MarketDataError, read_price_file
+from retrieval.market_model import read_price_file, read_price_frames
 
 RETURN_WINDOWS = (1, 5, 20)
 """Sessions of the card's prior returns (Appendix B: prior 1D, 5D, 20D)."""
@@ -148,12 +148,9 @@ class MarketContext:
         """Read ``prices_dir/<TICKER>.csv`` of each ticker and the proxy file.
 
         Raises:
-            MarketDataError: a missing folder or file, or a bad file (names the path and line).
+            retrieval.market_model.MarketDataError: a missing folder or file, or a bad file (names the path and line).
         """
-        folder = Path(prices_dir)
-        if not folder.is_dir():
-            raise MarketDataError(folder, None, "not a folder of price files")
-        frames = {t.upper(): read_price_file(folder / f"{t.upper()}.csv") for t in tickers}
+        frames = read_price_frames(prices_dir, [t.upper() for t in tickers])
         return cls(frames, read_price_file(proxy_path), Path(proxy_path).stem)
 
     def card(self, ticker: str, decision_date: pd.Timestamp | str) -> MarketCard:

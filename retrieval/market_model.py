@@ -70,7 +70,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -195,8 +195,8 @@ def _parse_dates(path: Path, raw: np.ndarray, lines: list[int]) -> pd.DatetimeIn
     return pd.DatetimeIndex(parsed)
 
 
-def load_price_panel(prices_dir: Path | str, tickers: Iterable[str] | None = None) -> pd.DataFrame:
-    """Adjusted closes of many tickers: one ``<TICKER>.csv`` per ticker in ``prices_dir``.
+def read_price_frames(prices_dir: Path | str, tickers: Iterable[str] | None = None) -> dict[str, pd.DataFrame]:
+    """The OHLCV frames (:func:`read_price_file`) of ``<TICKER>.csv`` files in ``prices_dir``.
 
     Args:
         prices_dir: folder of price files (the ticker is the file's stem; other files, such as
@@ -204,8 +204,7 @@ def load_price_panel(prices_dir: Path | str, tickers: Iterable[str] | None = Non
         tickers: the tickers to read (default: every ``*.csv``), in the order given.
 
     Returns:
-        Frame dates x tickers of ``Adj Close`` (NaN where a ticker has no price that day), the
-        union of the files' dates, sorted.
+        ticker -> frame, in the order read.
 
     Raises:
         MarketDataError: for a missing folder, a requested ticker without a file, or a bad file.
@@ -214,10 +213,27 @@ def load_price_panel(prices_dir: Path | str, tickers: Iterable[str] | None = Non
     if not folder.is_dir():
         raise MarketDataError(folder, None, "not a folder of price files")
     names = list(tickers) if tickers is not None else sorted(p.stem for p in folder.glob("*.csv"))
-    if not names:
-        raise MarketDataError(folder, None, "no *.csv price files")
-    columns = {name: read_price_file(folder / f"{name}.csv")["adj_close"] for name in names}
-    return pd.DataFrame(columns).sort_index()
+    return {name: read_price_file(folder / f"{name}.csv") for name in names}
+
+
+def adj_close_panel(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """Frame dates x tickers of ``Adj Close`` from OHLCV frames (NaN where a ticker has no price that
+    day), the union of their dates, sorted."""
+    return pd.DataFrame({name: frame["adj_close"] for name, frame in frames.items()}).sort_index()
+
+
+def load_price_panel(prices_dir: Path | str, tickers: Iterable[str] | None = None) -> pd.DataFrame:
+    """Adjusted closes of many tickers: one ``<TICKER>.csv`` per ticker in ``prices_dir``
+    (:func:`read_price_frames`, then :func:`adj_close_panel`).
+
+    Raises:
+        MarketDataError: for a missing folder, no price file to read, a requested ticker without a
+            file, or a bad file.
+    """
+    frames = read_price_frames(prices_dir, tickers)
+    if not frames:
+        raise MarketDataError(Path(prices_dir), None, "no *.csv price files")
+    return adj_close_panel(frames)
 
 
 def load_market_proxy(path: Path | str) -> pd.Series:
