@@ -41,7 +41,6 @@ import numpy as np
 from ingest.tatqa import (
     TatqaContext,
     corpus_rows,
-    evidence_paragraphs,
     question_gains,
     read_tatqa,
     split_contexts,
@@ -136,11 +135,10 @@ def tatqa_queries(path: Path, seed: int = 0, train_corpus: str = TRAIN_CORPUS, e
         ``(train contexts, evaluation contexts, train queries, evaluation queries)``.
     """
     contexts = read_tatqa(path)
-    rel = evidence_paragraphs(path)
     train, held = split_contexts(contexts, seed)
 
     def labelled(half: Sequence[TatqaContext], corpus: str) -> list[LabelledQuery]:
-        return [LabelledQuery(q.uid, q.question, question_gains(c, q, rel.get(q.uid, ()), corpus)) for c in half
+        return [LabelledQuery(q.uid, q.question, question_gains(c, q, corpus)) for c in half
                 for q in c.questions]
 
     return train, held, labelled(train, train_corpus), labelled(held, eval_corpus)

@@ -66,6 +66,8 @@ class TatqaQuestion:
         scale: ``""``, ``thousand``, ``million``, ``billion`` or ``percent`` (what the answer's number
             is in). derivation: how the answer follows from the context (e.g. ``"4,351-3,919"``).
         answer_from: ``table``, ``text`` or ``table-text``. order: position in the context.
+        rel_paragraphs: the orders of the paragraphs TAT-QA marks as the question's evidence (empty when
+            absent).
     """
 
     uid: str
@@ -76,6 +78,7 @@ class TatqaQuestion:
     derivation: str
     answer_from: str
     order: int
+    rel_paragraphs: tuple[int, ...] = ()
 
     def record(self) -> dict[str, Any]:
         """The fields :func:`generation.tatqa_metric.score_question` reads."""
@@ -216,10 +219,15 @@ def parse_context(index: int, raw: Any, source: str, where: str) -> TatqaContext
         kind = _field(q, "answer_type", str, at)
         if "answer" not in q:
             raise TatqaFormatError(f"{at}: missing 'answer'")
+        try:
+            rel_paragraphs = tuple(int(x) for x in q.get("rel_paragraphs") or ())
+        except (TypeError, ValueError):
+            raise TatqaFormatError(f"{at}: 'rel_paragraphs' must hold paragraph orders (integers), "
+                                   f"got {q.get('rel_paragraphs')!r}") from None
         questions.append(TatqaQuestion(
             uid=_field(q, "uid", str, at), question=_field(q, "question", str, at), answer=q["answer"],
             answer_type=kind, scale=q.get("scale") or "", derivation=q.get("derivation") or "",
-            answer_from=q.get("answer_from") or "", order=int(q.get("order", i + 1))))
+            answer_from=q.get("answer_from") or "", order=int(q.get("order", i + 1)), rel_paragraphs=rel_paragraphs))
     return TatqaContext(index, uid, tuple(tuple(r) for r in rows), tuple(table_facts(uid, rows, source)),
                         tuple(sorted(passages, key=lambda p: p.order)), tuple(questions))
 
@@ -293,41 +301,17 @@ def split_contexts(contexts: Sequence[TatqaContext], seed: int = 0) -> tuple[lis
     return ([c for c in contexts if c.table_uid in train], [c for c in contexts if c.table_uid not in train])
 
 
-def evidence_paragraphs(path: Path) -> dict[str, tuple[int, ...]]:
-    """Per question uid, the orders of the paragraphs TAT-QA marks as its evidence (``rel_paragraphs``;
-    empty when absent), read from the raw file.
-
-    Raises:
-        TatqaFormatError: not JSON, or an order that is not an integer (names file, context, question).
-    """
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise TatqaFormatError(f"{path}: not JSON: {exc}") from exc
-    out: dict[str, tuple[int, ...]] = {}
-    for i, raw in enumerate(data if isinstance(data, list) else []):
-        for j, q in enumerate(raw.get("questions", []) if isinstance(raw, dict) else []):
-            try:
-                out[str(q.get("uid"))] = tuple(int(x) for x in q.get("rel_paragraphs") or ())
-            except (TypeError, ValueError):
-                raise TatqaFormatError(f"{path}: context {i}: question {j}: 'rel_paragraphs' must hold "
-                                       f"paragraph orders (integers), got {q.get('rel_paragraphs')!r}") from None
-    return out
-
-
-def question_gains(context: TatqaContext, question: TatqaQuestion, rel_paragraphs: Sequence[int],
-                   corpus: str = "") -> dict[str, int]:
+def question_gains(context: TatqaContext, question: TatqaQuestion, corpus: str = "") -> dict[str, int]:
     """Graded relevance of the context's chunks for one of its questions: gain 2 for its evidence (the
-    table when ``answer_from`` is ``table`` or ``table-text``; the paragraphs whose order is in
-    ``rel_paragraphs``), gain 1 for the context's other chunks (same report, same topic); chunks of other
+    table when ``answer_from`` is ``table`` or ``table-text``; the paragraphs whose order is in the
+    question's ``rel_paragraphs``), gain 1 for the context's other chunks (same report, same topic); chunks of other
     contexts have gain 0 and are not listed. A question with no marked evidence gets gain 2 on every
     chunk of its context. Chunk ids are :func:`scoped_id` of ``corpus``."""
     gains = {table_chunk_id(context.table_uid): 1, **{p.id: 1 for p in context.passages}}
     evidence = []
     if question.answer_from in ("table", "table-text"):
         evidence.append(table_chunk_id(context.table_uid))
-    wanted = set(rel_paragraphs)
+    wanted = set(question.rel_paragraphs)
     evidence.extend(p.id for p in context.passages if p.order in wanted)
     for cid in evidence or list(gains):
         gains[cid] = 2

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import minilm_dir
-from ingest.tatqa import corpus_rows, evidence_paragraphs, question_gains, read_tatqa
+from ingest.tatqa import corpus_rows, question_gains, read_tatqa
 from retrieval.hybrid import Hit
 from retrieval.document_retrieval import Passage
 from retrieval.rerank import (
@@ -29,9 +29,8 @@ SAMPLE = Path(__file__).parent / "data" / "tatqa_dev_sample.json"
 @pytest.fixture(scope="module")
 def sample():
     contexts = read_tatqa(SAMPLE)
-    rel = evidence_paragraphs(SAMPLE)
     texts = {r["id"]: r["text"] for r in corpus_rows(contexts, "", "tatqa:sample")["chunks"]}
-    questions = [(q.question, question_gains(c, q, rel.get(q.uid, ()))) for c in contexts for q in c.questions]
+    questions = [(q.question, question_gains(c, q)) for c in contexts for q in c.questions]
     return texts, questions
 
 

@@ -16,7 +16,6 @@ from finkg import retrieval_eval as rev
 from finkg.cli import app
 from ingest.tatqa import (
     TatqaFormatError,
-    evidence_paragraphs,
     question_gains,
     read_tatqa,
     split_contexts,
@@ -76,14 +75,13 @@ def test_split_by_context_is_disjoint_and_deterministic():
 
 def test_question_gains_grade_evidence_2_and_context_1():
     contexts = read_tatqa(SAMPLE)
-    rel = evidence_paragraphs(SAMPLE)
     c = contexts[0]
     table = table_chunk_id(c.table_uid)
     for q in c.questions:
-        gains = question_gains(c, q, rel[q.uid], corpus="x")
+        gains = question_gains(c, q, corpus="x")
         assert set(gains) == {f"x/{table}", *(f"x/{p.id}" for p in c.passages)}
         from_table = q.answer_from in ("table", "table-text")
-        marked = {p.order for p in c.passages} & set(rel[q.uid])
+        marked = {p.order for p in c.passages} & set(q.rel_paragraphs)
         assert gains[f"x/{table}"] == (2 if from_table or not marked else 1)
         for p in c.passages:
             assert gains[f"x/{p.id}"] == (2 if p.order in marked or not (from_table or marked) else 1)
@@ -95,7 +93,7 @@ def test_bad_rel_paragraphs_name_the_question(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(data))
     with pytest.raises(TatqaFormatError, match="context 1: question 2"):
-        evidence_paragraphs(bad)
+        read_tatqa(bad)
 
 
 @pytest.fixture
