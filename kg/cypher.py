@@ -603,13 +603,18 @@ row. Returns ``indicator``, ``latest``, ``previous`` (null when none) and
 ``lookbacks`` (``[{id, date, value, months}]``, missing ones left out)."""
 
 
+def string_literal(value: str) -> str:
+    """``value`` as a single-quoted Cypher string literal (backslashes and quotes escaped), for the
+    statements a person pastes into Neo4j Browser, where no parameters can travel."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
 def report_browser_query(report_id: str | None = None) -> str:
     """The statement a person pastes into Neo4j Browser to see a report and what it cites (all reports
     when ``report_id`` is None); the id is quoted as a Cypher string literal."""
     if report_id is None:
         return "MATCH (r:Report)-[c:CITES]->(x) RETURN r, c, x"
-    literal = "'" + report_id.replace("\\", "\\\\").replace("'", "\\'") + "'"
-    return f"MATCH (r:Report {{id: {literal}}})-[c:CITES]->(x) RETURN r, c, x"
+    return f"MATCH (r:Report {{id: {string_literal(report_id)}}})-[c:CITES]->(x) RETURN r, c, x"
 
 
 # --------------------------------------------------------------------------- point-in-time evidence and source memory
@@ -719,9 +724,8 @@ DELETE_MEMORY_RUN = (
 def memory_browser_query(run: str) -> str:
     """The statement a person pastes into Neo4j Browser to see the source-memory cells of ``run`` with
     the feedback that moved them; the run id is quoted as a Cypher string literal."""
-    literal = "'" + run.replace("\\", "\\\\").replace("'", "\\'") + "'"
-    return (f"MATCH (c:SourceMemoryCell {{run: {literal}}}) OPTIONAL MATCH (f:SourceMemoryFeedback)-[k:CREDITED]->(c) "
-            "RETURN c, k, f")
+    return (f"MATCH (c:SourceMemoryCell {{run: {string_literal(run)}}}) "
+            "OPTIONAL MATCH (f:SourceMemoryFeedback)-[k:CREDITED]->(c) RETURN c, k, f")
 
 
 # --------------------------------------------------------------------------- hybrid retrieval (seed 002 §3.2, seed 000 §3.3)
