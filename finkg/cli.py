@@ -560,7 +560,8 @@ def eval_tatqa(
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for answers.jsonl and summary.json.")] = Path("eval/tatqa"),
 ) -> None:
     """TAT-QA exact match and F1 of LLM answerers ([llm] model) on a TAT-QA file (Zhu et al., ACL 2021):
-    two-stage vs single-stage vs no retrieval (seed 004, 3.3)."""
+    two-stage vs single-stage vs no retrieval (seed 004, 3.3). Answers are written as they come; a rerun
+    with the same --out resumes."""
     from finkg import tatqa_eval
     from ingest.tatqa import TatqaFormatError, read_tatqa
 
@@ -578,9 +579,14 @@ def eval_tatqa(
     if unknown:
         raise typer.BadParameter(f"unknown system(s) {', '.join(unknown)}; choose from {', '.join(systems)}")
     chosen = {name: systems[name] for name in (system or list(systems))}
-    with progress_bar(console) as bar:
-        results = tatqa_eval.evaluate(contexts, chosen, limit=limit, progress=_stage(bar))
-    render(results.rows(), Format.table, console, title=f"TAT-QA EM / F1 (%) on {path.name}")
+    try:
+        tatqa_eval.check_manifest(out, client.model_id, str(path))
+        with progress_bar(console) as bar:
+            results = tatqa_eval.evaluate(contexts, chosen, limit=limit, progress=_stage(bar), out=out)
+    except tatqa_eval.TatqaRunError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(1) from exc
+    render(results.rows(), Format.table, console, title=f"TAT-QA EM / F1 (%) on {path.name} ({client.name})")
     paths = results.save(out)
     console.print(f"saved {', '.join(str(p) for p in paths)}")
 

@@ -14,6 +14,12 @@ For each question and system, :func:`evaluate` records the generated text, the c
 recorded; any other exception stops the run. :meth:`TatqaResults.rows` gives, per system, EM and F1
 (in percent, as TAT-QA reports them) over all questions and by answer type, the number of questions,
 how many texts had no ``Answer:`` line and how many answers failed.
+
+**Resumable.** With an output folder, every answer is appended to ``answers.jsonl`` as soon as it is
+scored, question by question (all systems on one question, then the next), so an interrupted run keeps
+what it did and a comparable table for the questions done; a rerun with the same folder skips the
+(system, question) pairs already there. ``manifest.json`` records the model; a folder written with
+another model is refused (:class:`TatqaRunError`), so answers of two models are never mixed.
 """
 
 from __future__ import annotations
@@ -25,6 +31,13 @@ from pathlib import Path
 from typing import Any
 
 from generation.llm import LLMAnswerError, LLMClient
+
+ANSWERS, SUMMARY, MANIFEST = "answers.jsonl", "summary.json", "manifest.json"
+
+
+class TatqaRunError(ValueError):
+    """An output folder that cannot be resumed: written with another model, or ``answers.jsonl`` has a
+    malformed line before its last (the message names the file and line)."""
 from generation.qa_answer import Answerer, direct_answerer, extract_answer
 from generation.tatqa_metric import ANSWER_TYPES, gold_answers, score
 from ingest.sec_fsds import StageProgress
@@ -85,16 +98,59 @@ class TatqaResults:
         return out
 
     def save(self, out: Path) -> list[Path]:
-        """Write ``answers.jsonl`` (one :class:`QuestionResult` per line) and ``summary.json``
-        (:meth:`rows`) into the folder ``out``; returns their paths."""
+        """Write ``answers.jsonl`` (one :class:`QuestionResult` per line, in run order; replaces the file
+        :func:`evaluate` appended to) and ``summary.json`` (:meth:`rows`) into the folder ``out``; returns
+        their paths."""
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
-        answers, summary = out / "answers.jsonl", out / "summary.json"
-        with answers.open("w", encoding="utf-8") as fh:
+        answers, summary = out / ANSWERS, out / SUMMARY
+        tmp = answers.with_suffix(".jsonl.tmp")
+        with tmp.open("w", encoding="utf-8") as fh:
             for r in self.results:
                 fh.write(json.dumps(asdict(r), ensure_ascii=False) + "\n")
+        tmp.replace(answers)
         summary.write_text(json.dumps(self.rows(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         return [answers, summary]
+
+
+def read_answers(path: Path) -> list[QuestionResult]:
+    """The answers an earlier run appended to ``path`` (missing file: none). A last line cut off by an
+    interrupted write is ignored (that answer is asked again).
+
+    Raises:
+        TatqaRunError: a malformed line before the last, naming the file and line.
+    """
+    if not path.is_file():
+        return []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    out = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            out.append(QuestionResult(**json.loads(line)))
+        except (json.JSONDecodeError, TypeError) as exc:
+            if n == len(lines):
+                break
+            raise TatqaRunError(f"{path}:{n}: not a TAT-QA answer record ({exc}); move the file away to start "
+                                "again") from exc
+    return out
+
+
+def check_manifest(out: Path, model_id: str, source: str) -> None:
+    """Write ``out/manifest.json`` (model, TAT-QA file), or check that the folder's is for ``model_id``.
+
+    Raises:
+        TatqaRunError: the folder holds answers of another model.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / MANIFEST
+    if path.is_file():
+        old = json.loads(path.read_text(encoding="utf-8"))
+        if old.get("model_id") != model_id:
+            raise TatqaRunError(f"{out}: its answers are from model {old.get('model_id')}, not {model_id} (use "
+                                "another --out)")
+    path.write_text(json.dumps({"model_id": model_id, "source": source}, indent=1) + "\n", encoding="utf-8")
 
 
 def direct_systems(client: LLMClient, max_tokens: int = 128) -> dict[str, Answerer]:
@@ -116,32 +172,60 @@ def score_text(system: str, context: TatqaContext, question_index: int, generate
 
 
 def evaluate(contexts: Sequence[TatqaContext], answerers: Mapping[str, Answerer], limit: int | None = None,
-             progress: StageProgress | None = None) -> TatqaResults:
-    """Ask every answerer every question (the first ``limit`` questions in file order) and score them.
+             progress: StageProgress | None = None, out: Path | None = None) -> TatqaResults:
+    """Ask every answerer every question (the first ``limit`` questions in file order) and score them,
+    question by question.
 
     Args:
         contexts: from :func:`ingest.tatqa.read_tatqa`.
         answerers: system name -> ``answerer(question_text, facts, passages) -> text``.
         limit: at most this many questions (per system); None: all.
-        progress: ``progress(stage, total)`` returns a callback advanced by 1 per answer.
+        progress: ``progress(stage, total)`` returns a callback advanced by 1 per answer (one stage per
+            system, its total the answers still to ask).
+        out: a folder: answers already in ``out/answers.jsonl`` are reused, new ones appended as they
+            come (module doc); None: nothing is written.
 
     Returns:
-        :class:`TatqaResults` (``rows()`` for the table, ``results`` per question).
+        :class:`TatqaResults` (``rows()`` for the table, ``results`` per question, in question order).
 
     Raises:
-        whatever an answerer raises other than :class:`generation.llm.LLMAnswerError` (e.g.
-        ``BudgetExceeded``, ``LLMUnavailable``).
+        TatqaRunError: see :func:`read_answers`. Whatever an answerer raises other than
+        :class:`generation.llm.LLMAnswerError` (e.g. ``BudgetExceeded``, ``LLMUnavailable``); what was
+        answered before stays in ``out``.
     """
     work = [(c, i) for c in contexts for i in range(len(c.questions))]
     work = work[:limit] if limit is not None else work
+    done: dict[tuple[str, str], QuestionResult] = {}
+    if out is not None:
+        earlier = read_answers(Path(out) / ANSWERS)
+        TatqaResults([], earlier).save(Path(out))  # without a cut-off last line, before appending to it
+        done = {(r.system, r.question_uid): r for r in earlier}
+    todo = {system: sum((system, c.questions[i].uid) not in done for c, i in work) for system in answerers}
+    ticks = {system: progress(f"TAT-QA: {system}", todo[system]) if progress else (lambda n: None)
+             for system in answerers}
     results = TatqaResults(list(answerers))
-    for system, answerer in answerers.items():
-        tick = progress(f"TAT-QA: {system}", len(work)) if progress else (lambda n: None)
+    sink = None
+    if out is not None:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        sink = (Path(out) / ANSWERS).open("a", encoding="utf-8")
+    try:
         for context, i in work:
-            try:
-                text, error = answerer(context.questions[i].question, context.facts, context.passages), None
-            except LLMAnswerError as exc:
-                text, error = "", str(exc)
-            results.results.append(score_text(system, context, i, text, error))
-            tick(1)
+            q = context.questions[i]
+            for system, answerer in answerers.items():
+                if (system, q.uid) in done:
+                    results.results.append(done[(system, q.uid)])
+                    continue
+                try:
+                    text, error = answerer(q.question, context.facts, context.passages), None
+                except LLMAnswerError as exc:
+                    text, error = "", str(exc)
+                result = score_text(system, context, i, text, error)
+                results.results.append(result)
+                if sink is not None:
+                    sink.write(json.dumps(asdict(result), ensure_ascii=False) + "\n")
+                    sink.flush()
+                ticks[system](1)
+    finally:
+        if sink is not None:
+            sink.close()
     return results

@@ -99,6 +99,8 @@ class Generation:
         answer: stage 2's text; cited_facts / cited_knowledge: the real ids the answer cites (valid ones);
         invalid_citations: bracketed ids in the answer that were not shown.
         calls: ``{"select": StageCall, "answer": StageCall}``; seconds_retrieval: time spent retrieving.
+        knowledge_trimmed: per stage, the lowest-ranked retrieved items left out because the prompt would
+            not fit the model's context window (``k1``/``k2`` hold only what was shown).
     """
 
     question: str
@@ -116,6 +118,7 @@ class Generation:
     invalid_citations: list[str] = field(default_factory=list)
     calls: dict[str, StageCall] = field(default_factory=dict)
     seconds_retrieval: float = 0.0
+    knowledge_trimmed: dict[str, int] = field(default_factory=dict)
 
     @property
     def knowledge(self) -> list[Knowledge]:
@@ -278,7 +281,22 @@ class TwoStageGenerator:
         call.seconds, call.cached, call.raw = float(res.seconds or 0.0), bool(res.cached), res.text
         return res
 
-    def _answer(self, gen: Generation, facts: Sequence[FinancialFact], knowledge: Sequence[Knowledge]) -> None:
+    def _fit(self, gen: Generation, stage: str, knowledge: list[Knowledge], max_tokens: int,
+             build: Callable[[list[Knowledge]], list[dict[str, str]]]) -> list[Knowledge]:
+        """``knowledge`` without its lowest-ranked items until ``build(knowledge)`` and the answer fit the
+        client's context window (:meth:`generation.llm.LLMClient.fits`); the count left out is recorded."""
+        fits = getattr(self.client, "fits", None)
+        kept = list(knowledge)
+        while kept and fits is not None and not fits(build(kept), max_tokens):
+            kept.pop()
+        if len(kept) < len(knowledge):
+            gen.knowledge_trimmed[stage] = len(knowledge) - len(kept)
+        return kept
+
+    def _answer(self, gen: Generation, facts: Sequence[FinancialFact], knowledge: list[Knowledge]) -> list[Knowledge]:
+        """Stage 2 (or the single stage) with ``knowledge`` trimmed to fit; returns the knowledge shown."""
+        knowledge = self._fit(gen, "answer", knowledge, self.answer_tokens, lambda k: answer_messages(
+            gen.question, gen.as_of, facts, k, self.answer_system))
         messages = answer_messages(gen.question, gen.as_of, facts, knowledge, self.answer_system)
         if self.answer_format == "text":
             res = self._chat(gen, "answer", messages, self.answer_tokens)
@@ -292,6 +310,7 @@ class TwoStageGenerator:
         fi, ki, gen.invalid_citations = parse_citations(gen.answer, len(facts), len(knowledge))
         gen.cited_facts = [facts[i].id for i in fi]
         gen.cited_knowledge = [knowledge[i].id for i in ki]
+        return knowledge
 
     def run(self, question: str, facts: Sequence[FinancialFact], as_of: str | None = None) -> Generation:
         """Both stages for ``question`` with facts F (equations 1 and 2)."""
@@ -299,6 +318,8 @@ class TwoStageGenerator:
         self._facts(gen, facts)
         gen.k1 = self._retrieve(gen, question)
         if gen.facts:
+            gen.k1 = self._fit(gen, "select", gen.k1, self.select_tokens, lambda k: selection_messages(
+                question, gen.facts, k, self.max_selected))
             res = self._chat(gen, "select", selection_messages(question, gen.facts, gen.k1, self.max_selected),
                              self.select_tokens, selection_schema(len(gen.facts), self.max_selected))
             picked = _picked_ids(res.data if res is not None else None, gen)
@@ -307,7 +328,7 @@ class TwoStageGenerator:
             gen.invalid_ids = [x for x in picked if x not in by_short]
         # K2 = Retriever(Q, F_select): the question and the selected facts' sentences, as one query
         gen.k2 = self._retrieve(gen, " ".join([question, *(f.text for f in gen.selected)]))
-        self._answer(gen, gen.selected, gen.k2)
+        gen.k2 = self._answer(gen, gen.selected, gen.k2)
         return gen
 
     def single_stage(self, question: str, facts: Sequence[FinancialFact], as_of: str | None = None) -> Generation:
@@ -316,7 +337,7 @@ class TwoStageGenerator:
         self._facts(gen, facts)
         gen.k1 = self._retrieve(gen, question)
         gen.selected = list(gen.facts)
-        self._answer(gen, gen.facts, gen.k1)
+        gen.k1 = self._answer(gen, gen.facts, gen.k1)
         return gen
 
 

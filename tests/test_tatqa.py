@@ -269,9 +269,8 @@ def test_the_harness_runs_real_llm_answerers_end_to_end(contexts, smol_client, t
 
     results = evaluate(contexts[:1], answerers, limit=2, progress=progress)
     assert len(results.results) == 6
-    assert ticks == [("TAT-QA: no-retrieval", 2), ("TAT-QA: no-retrieval", 1), ("TAT-QA: no-retrieval", 1),
-                     ("TAT-QA: whole-context", 2), ("TAT-QA: whole-context", 1), ("TAT-QA: whole-context", 1),
-                     ("TAT-QA: silent", 2), ("TAT-QA: silent", 1), ("TAT-QA: silent", 1)]
+    stages = ["TAT-QA: no-retrieval", "TAT-QA: whole-context", "TAT-QA: silent"]
+    assert ticks == [(s, 2) for s in stages] + [(s, 1) for s in stages] * 2  # question by question
     for r in results.results:
         assert r.em in (0.0, 1.0) and 0.0 <= r.f1 <= 1.0
         if r.system == "silent":
@@ -284,6 +283,69 @@ def test_the_harness_runs_real_llm_answerers_end_to_end(contexts, smol_client, t
     lines = [json.loads(x) for x in answers.read_text(encoding="utf-8").splitlines()]
     assert len(lines) == 6 and lines[0]["question_uid"] == contexts[0].questions[0].uid
     assert json.loads(summary.read_text(encoding="utf-8")) == results.rows()
+
+
+def test_an_interrupted_run_resumes_without_asking_again_and_refuses_another_models_folder(contexts, tmp_path):
+    """Answers are appended as they come; a rerun asks only what is missing (a last line cut off by a
+    killed write is asked again); a malformed earlier line is named; another model's folder is refused."""
+    from finkg.tatqa_eval import TatqaRunError, check_manifest
+
+    asked: list[tuple[str, str]] = []
+
+    def answerer(name: str):
+        def answer(question, facts, passages):
+            asked.append((name, question))
+            if name == "b" and len(asked) > 3:
+                raise KeyboardInterrupt  # the run is stopped after 3 answers
+            return "Answer: 3,181 million"
+        return answer
+
+    out = tmp_path / "tatqa"
+    systems = {"a": answerer("a"), "b": answerer("b")}
+    with pytest.raises(KeyboardInterrupt):
+        evaluate(contexts[:1], systems, limit=3, out=out)
+    lines = (out / "answers.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(x)["system"] for x in lines] == ["a", "b", "a"]  # written before the interruption
+    (out / "answers.jsonl").write_text("\n".join(lines) + '\n{"system": "b", "context_in', encoding="utf-8")
+    asked.clear()
+    systems = {"a": answerer("a"), "b": lambda q, f, p: (asked.append(("b", q)), "Answer: 1")[1]}
+    results = evaluate(contexts[:1], systems, limit=3, out=out)
+    qs = [q.question for q in contexts[0].questions[:3]]
+    assert asked == [("b", qs[1]), ("a", qs[2]), ("b", qs[2])]
+    assert [(r.system, r.question) for r in results.results] == [(s, q) for q in qs for s in ("a", "b")]
+    assert len((out / "answers.jsonl").read_text(encoding="utf-8").splitlines()) == 6
+    asked.clear()
+    assert evaluate(contexts[:1], systems, limit=3, out=out).rows() == results.rows() and asked == []
+    broken = (out / "answers.jsonl").read_text(encoding="utf-8").splitlines()
+    (out / "answers.jsonl").write_text("\n".join([broken[0], "{not json", *broken[1:]]) + "\n", encoding="utf-8")
+    with pytest.raises(TatqaRunError, match=r"answers\.jsonl:2: not a TAT-QA answer record"):
+        evaluate(contexts[:1], systems, limit=3, out=out)
+    check_manifest(out, "gguf:aaa", "dev.json")
+    check_manifest(out, "gguf:aaa", "dev.json")
+    with pytest.raises(TatqaRunError, match="answers are from model gguf:aaa, not gguf:bbb"):
+        check_manifest(out, "gguf:bbb", "dev.json")
+
+
+def test_retrieved_passages_that_overflow_the_context_window_are_trimmed_lowest_ranked_first(contexts, smol_client):
+    """A prompt that would not fit the model's window (here 1,024 tokens) is cut down by leaving out the
+    lowest-ranked passages, recorded; an over-long prompt sent as it is fails as a recorded answer error."""
+    from generation.llm import LLMAnswerError
+    from generation.two_stage import TwoStageGenerator
+    from retrieval.document_retrieval import DocumentIndex, Passage
+    from retrieval.knowledge_retrieval import KnowledgeRetriever
+
+    small = LLMClient(LlamaCppBackend(smol_client.backend.model_path, n_ctx=1024, n_threads=2))
+    c = contexts[0]
+    long_passages = [Passage(f"p{i}", " ".join(p.text for p in c.passages)) for i in range(8)]
+    retriever = KnowledgeRetriever("bm25-docs", k=8, documents=DocumentIndex(long_passages))
+    gen = TwoStageGenerator(small, retriever, answer_tokens=32).single_stage(c.questions[0].question, c.facts[:5])
+    trimmed = gen.knowledge_trimmed["answer"]
+    assert 0 < trimmed < 8 and len(gen.k1) == 8 - trimmed
+    assert gen.calls["answer"].error is None and gen.calls["answer"].prompt_tokens <= 1024 - 32
+    whole = [{"role": "user", "content": " ".join(p.text for p in long_passages)}]
+    assert not small.fits(whole, 32)
+    with pytest.raises(LLMAnswerError, match="the prompt does not fit"):
+        small.chat(whole, max_tokens=32)
 
 
 def test_the_direct_prompt_holds_the_context_only_when_asked(contexts):

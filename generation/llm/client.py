@@ -159,6 +159,19 @@ class LLMClient:
             u.seconds += comp.seconds
         return comp
 
+    def fits(self, messages: list[dict], max_tokens: int) -> bool:
+        """Whether ``messages`` plus ``max_tokens`` of answer fit the backend's context window.
+
+        True when the backend cannot count tokens (no ``count_prompt_tokens`` and ``context_window``, e.g.
+        an HTTP server, which reports an over-long prompt itself). Raises LLMUnavailable when counting
+        needs a model that cannot be loaded.
+        """
+        count = getattr(self.backend, "count_prompt_tokens", None)
+        window = getattr(self.backend, "context_window", None)
+        if count is None or window is None:
+            return True
+        return count(messages) + max_tokens <= window
+
     def chat(self, messages: list[dict], max_tokens: int = 256, temperature: float = 0.0,
              json_schema: dict | None = None) -> LLMResult:
         """The answer to ``messages`` (``{"role", "content"}`` dicts); see the module doc.

@@ -19,6 +19,8 @@ from generation.llm.base import Completion, LLMAnswerError, LLMUnavailable, file
 
 INSTALL_HINT = ("llama-cpp-python is not installed (a dependency of finkg: `bash scripts/bootstrap.sh` builds the "
                 "environment with it, compiling llama.cpp, a few minutes), or set [llm] backend = \"openai\" with a server")
+MESSAGE_OVERHEAD = 8
+"""Tokens counted per chat message for the template's role and separator markers (ChatML uses 5)."""
 MODEL_HINT = "set [llm] model_path (or FINKG_LLM_MODEL_PATH); `finkg models install` fetches SmolLM2-135M and " \
              "`finkg models list` shows its path"
 
@@ -82,6 +84,24 @@ class LlamaCppBackend:
                 raise LLMUnavailable(f"llama.cpp cannot load {self.model_path}: {exc}") from exc
         return self._llama
 
+    @property
+    def context_window(self) -> int:
+        """The context window in tokens (``n_ctx``): prompt + completion must fit in it."""
+        return self.n_ctx
+
+    def count_prompt_tokens(self, messages: list[dict]) -> int:
+        """Tokens ``messages`` take in the prompt: each content tokenized with the model's tokenizer, plus
+        :data:`MESSAGE_OVERHEAD` per message for the chat template's role markers (an upper bound for the
+        ChatML and Llama-style templates of the models finkg runs).
+
+        Raises:
+            LLMUnavailable: see the class (the model is loaded to tokenize).
+        """
+        with self._lock:
+            llama = self.llama()
+            return sum(len(llama.tokenize(str(m.get("content", "")).encode("utf-8"), add_bos=False, special=False))
+                       + MESSAGE_OVERHEAD for m in messages) + MESSAGE_OVERHEAD
+
     def generate(self, messages: list[dict], max_tokens: int, temperature: float,
                  json_schema: dict | None = None, seed: int = 0) -> Completion:
         """One chat completion; with ``json_schema`` the grammar from the schema constrains
@@ -92,7 +112,9 @@ class LlamaCppBackend:
             counts from the answer's ``usage``.
 
         Raises:
-            LLMUnavailable: see the class; LLMAnswerError: the answer has no message content.
+            LLMUnavailable: see the class; LLMAnswerError: the answer has no message content, or the prompt
+            and ``max_tokens`` do not fit the context window (llama.cpp's message, e.g. "Requested tokens
+            (4486) exceed context window of 4096"; callers trim with :meth:`LLMClient.fits` first).
         """
         kwargs: dict[str, Any] = {}
         if json_schema is not None:
@@ -100,8 +122,11 @@ class LlamaCppBackend:
         with self._lock:
             llama = self.llama()
             t0 = time.perf_counter()
-            out = llama.create_chat_completion(messages=messages, max_tokens=max_tokens, temperature=temperature,
-                                               seed=seed, **kwargs)
+            try:
+                out = llama.create_chat_completion(messages=messages, max_tokens=max_tokens, temperature=temperature,
+                                                   seed=seed, **kwargs)
+            except ValueError as exc:  # llama-cpp-python's over-long prompt; the call fails, the caller records it
+                raise LLMAnswerError(f"the prompt does not fit: {exc}", self.name, "") from exc
             seconds = time.perf_counter() - t0
             self.calls += 1
         try:
