@@ -165,7 +165,7 @@ class ReportContext:
         if system in ("tfr", "dense-triples"):
             triples = TripleIndex.from_graph(graph, embedder, progress=progress("embed triples", 0) if progress else None)
         elif system.endswith("-docs"):
-            documents = DocumentIndex.from_graph(graph, embedder)
+            documents = DocumentIndex.from_graph(graph, embedder, extracted=True)
         self.retriever = KnowledgeRetriever(system, k=settings.retrieval_k, top_n=settings.retrieval_top_n,
                                             temperature=settings.retrieval_temperature, triples=triples,
                                             documents=documents)

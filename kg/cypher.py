@@ -541,7 +541,21 @@ TEXT_CHUNKS_FOR_RETRIEVAL = (
     "       c.available_at AS available_at\n"
     "ORDER BY c.id"
 )
-"""The text chunks the document baselines retrieve from (BM25 and dense over documents)."""
+"""The text chunks the document baselines retrieve from (BM25 and dense over documents), of ``$families``
+(null: any)."""
+
+TEXT_CHUNKS_OF_KG_DOCUMENTS = (
+    "MATCH (:Entity)-[r]->(:Entity) WHERE r.chunk_id IS NOT NULL\n"
+    "WITH DISTINCT r.chunk_id AS source\n"
+    "MATCH (d:Document)-[:HAS_CHUNK]->(:Chunk {id: source})\n"
+    "WITH DISTINCT d WHERE $families IS NULL OR d.source_family IN $families\n"
+    "MATCH (d)-[:HAS_CHUNK]->(c:Chunk) WHERE c.kind = 'text'\n"
+    "RETURN c.id AS id, c.text AS text, d.id AS document, d.source_family AS source_family,\n"
+    "       c.available_at AS available_at\n"
+    "ORDER BY c.id"
+)
+"""The text chunks of the documents the knowledge graph's triples come from (a relationship's
+``chunk_id``): the corpus the document baselines share with triple retrieval (seed 004, Table 2)."""
 
 COMPANY_FILINGS = (
     "MATCH (c:Company)-[:FILED]->(f:Filing)\n"

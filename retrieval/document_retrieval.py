@@ -62,9 +62,18 @@ class DocumentIndex:
 
     @classmethod
     def from_graph(cls, graph: Graph, embedder: Embedder | None = None,
-                   families: Sequence[str] | None = None) -> "DocumentIndex":
-        """The text chunks in the graph (of ``families`` when given)."""
-        rows = graph.read(cypher.TEXT_CHUNKS_FOR_RETRIEVAL, {"families": list(families) if families else None})
+                   families: Sequence[str] | None = None, extracted: bool = False) -> "DocumentIndex":
+        """The text chunks in the graph (of ``families`` when given; with ``extracted``, only of documents
+        that the knowledge graph's triples come from, so document and triple retrieval draw on the same
+        corpus, as in seed 004's Table 2, and text ingested for other jobs, e.g. tweets, stays out).
+
+        Raises:
+            ValueError: no chunk matches.
+        """
+        query = cypher.TEXT_CHUNKS_OF_KG_DOCUMENTS if extracted else cypher.TEXT_CHUNKS_FOR_RETRIEVAL
+        rows = graph.read(query, {"families": list(families) if families else None})
+        if not rows and extracted:
+            raise ValueError("no text chunks of documents with extracted triples: run `finkg extract` first")
         return cls([Passage(r["id"], r["text"] or "", r["document"], r["source_family"] or "",
                             str(r["available_at"]) if r["available_at"] is not None else None) for r in rows],
                    embedder)
