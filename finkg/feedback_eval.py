@@ -726,6 +726,8 @@ def condition_table(per_run: dict[str, dict[str, Any]], crs: Sequence[ConditionR
 def summarize(graph: Graph, options: FeedbackOptions, settings: Settings, market: MarketData | None = None) -> dict[str, Any]:
     """Metrics, portfolio and audit of the run in ``options.out``; writes ``metrics.json``,
     ``event_metrics.csv``, ``event_metrics_by_run.csv``, ``portfolio.csv`` and ``audit.csv`` there.
+    Conditions are compared on the anchors every condition run has done (``anchors``); records of an
+    anchor some run has not done yet are left out of the metrics (``records_not_compared``).
 
     Raises:
         FeedbackEvalError: no prediction records in ``options.out``.
@@ -735,6 +737,12 @@ def summarize(graph: Graph, options: FeedbackOptions, settings: Settings, market
     by_run = {k: v for k, v in by_run.items() if v}
     if not by_run:
         raise FeedbackEvalError(f"{_predictions_dir(options.out)}: no prediction records (run the evaluation first)")
+    # conditions are compared on the same anchors: those every condition run has done (an interrupted run
+    # can stop between the condition runs of one anchor)
+    common = set.intersection(*({r["anchor_id"] for r in records} for records in by_run.values()))
+    partial = sum(len(records) for records in by_run.values())
+    by_run = {k: [r for r in records if r["anchor_id"] in common] for k, records in by_run.items()}
+    partial -= sum(len(records) for records in by_run.values())
     market = market or load_market(options)
     per_run = {name: event_metrics(records) for name, records in by_run.items()}
     table = condition_table(per_run, crs)
@@ -753,7 +761,7 @@ def summarize(graph: Graph, options: FeedbackOptions, settings: Settings, market
     near = sum(r["near_duplicate"] for r in audit_rows)
     audit = {"selected": selected, "future": future, "future_rate": future / selected if selected else 0.0,
              "near_duplicate": near, "near_duplicate_rate": near / selected if selected else 0.0, "runs": audit_rows}
-    result = {"run": options.run, "conditions": table, "by_run": per_run, "portfolio": portfolio, "audit": audit,
+    result = {"run": options.run, "anchors": len(common), "records_not_compared": partial, "conditions": table, "by_run": per_run, "portfolio": portfolio, "audit": audit,
               "portfolio_top_k": config.top_k, "cost_bps": config.cost_bps,
               "rank_ic": "3D stock-day signal vs realized 3D residual return, daily Spearman across tickers, mean"}
     out = options.out
@@ -799,7 +807,10 @@ def display_rows(result: dict[str, Any]) -> tuple[list[dict[str, str]], list[dic
                   "turnover": "n/a" if math.isnan(p["turnover"]) else f"{p['turnover']:.3f}", "days": str(p["days"])}
                  for p in result["portfolio"]]
     a = result["audit"]
-    audit = [{"metric": "selected evidence (all condition runs)", "value": str(a["selected"])},
+    audit = [{"metric": "anchors compared (done by every condition run)", "value": str(result["anchors"])
+              + (f" ({result['records_not_compared']} records of unfinished anchors left out)"
+                 if result["records_not_compared"] else "")},
+             {"metric": "selected evidence (all condition runs)", "value": str(a["selected"])},
              {"metric": "future documents", "value": f"{a['future']} ({100 * a['future_rate']:.2f}%)"},
              {"metric": "near-duplicates of the anchor", "value": f"{a['near_duplicate']} "
                                                                   f"({100 * a['near_duplicate_rate']:.2f}%)"}]

@@ -116,7 +116,8 @@ def load_questions(path: Path) -> list[ReportQuestion]:
 
 @dataclass
 class BatchSummary:
-    """Totals of one batch: items, done now, skipped (already done), failed, time, tokens, numbers."""
+    """Totals of one batch: items, done now, skipped (already done), failed, time (wall; retrieval; seconds per LLM
+    stage, ``stage_seconds`` keyed `select` and `answer`), tokens, numbers."""
 
     items: int = 0
     done: int = 0
@@ -124,7 +125,7 @@ class BatchSummary:
     failed: list[str] = field(default_factory=list)
     seconds: float = 0.0
     tokens: int = 0
-    llm_seconds: float = 0.0
+    stage_seconds: dict[str, float] = field(default_factory=dict)
     retrieval_seconds: float = 0.0
     verified: int = 0
     context: int = 0
@@ -136,7 +137,10 @@ class BatchSummary:
         """The closing table as ``{"measure", "value"}`` rows."""
         values = {"questions": self.items, "reports written": self.done, "skipped (already done)": self.skipped,
                   "failed": len(self.failed), "seconds": f"{self.seconds:.1f}",
-                  "seconds in the LLM / in retrieval": f"{self.llm_seconds:.1f} / {self.retrieval_seconds:.2f}",
+                  "questions per minute": f"{60 * self.done / self.seconds:.2f}" if self.seconds > 0 else "-",
+                  "seconds in retrieval": f"{self.retrieval_seconds:.2f}",
+                  "seconds in LLM stage 1 (fact selection)": f"{self.stage_seconds.get('select', 0.0):.1f}",
+                  "seconds in LLM stage 2 (answer)": f"{self.stage_seconds.get('answer', 0.0):.1f}",
                   "tokens (backend)": self.tokens, "numbers verified": self.verified,
                   "numbers that are context (dates, tenors, the question's)": self.context,
                   "numbers marked unverified": self.unverified,
@@ -330,7 +334,8 @@ def run_batch(questions: Sequence[ReportQuestion], ctx: ReportContext, out: Path
         calls = rec["calls"].values()
         spent = sum(c["prompt_tokens"] + c["completion_tokens"] for c in calls if not c["cached"])
         summary.tokens += spent
-        summary.llm_seconds += sum(c["seconds"] for c in calls)
+        for stage, c in rec["calls"].items():
+            summary.stage_seconds[stage] = summary.stage_seconds.get(stage, 0.0) + c["seconds"]
         summary.retrieval_seconds += rec["seconds_retrieval"]
         for c in rec["numbers"]:
             setattr(summary, c["status"], getattr(summary, c["status"]) + 1)

@@ -139,6 +139,23 @@ def test_a_rerun_skips_done_anchors_and_makes_no_llm_call(graph, evaluated):
     assert {k: len(v) for k, v in _records(ev).items()} == lines
 
 
+def test_an_interrupted_run_is_compared_on_the_anchors_every_condition_has_done(graph, evaluated, tmp_path):
+    """A run stopped between the condition runs of one anchor: the metrics compare the conditions on the
+    anchors all of them have done, and count the records left out."""
+    import dataclasses
+    import shutil
+
+    ev = evaluated
+    options = dataclasses.replace(ev["options"], out=tmp_path / "cut")
+    shutil.copytree(ev["options"].out, options.out)
+    memory = predictions_path(options.out, condition_runs(options.run, ["memory"], 1)[0])
+    memory.write_text("".join(memory.read_text(encoding="utf-8").splitlines(keepends=True)[:-1]), encoding="utf-8")
+    result = summarize(graph, options, ev["settings"])
+    assert (result["anchors"], result["records_not_compared"]) == (3, 3)
+    assert all(row["anchors"] == 3 for row in result["conditions"])
+    assert ev["result"]["anchors"] == 4 and ev["result"]["records_not_compared"] == 0
+
+
 def test_bad_inputs_name_the_path_or_field(tmp_path):
     with pytest.raises(FeedbackEvalError, match="nowhere: prices folder not found"):
         _options(tmp_path, "x", prices=tmp_path / "nowhere").check()
