@@ -761,7 +761,8 @@ def summarize(graph: Graph, options: FeedbackOptions, settings: Settings, market
     near = sum(r["near_duplicate"] for r in audit_rows)
     audit = {"selected": selected, "future": future, "future_rate": future / selected if selected else 0.0,
              "near_duplicate": near, "near_duplicate_rate": near / selected if selected else 0.0, "runs": audit_rows}
-    result = {"run": options.run, "anchors": len(common), "records_not_compared": partial, "conditions": table, "by_run": per_run, "portfolio": portfolio, "audit": audit,
+    result = {"run": options.run, "anchors": len(common), "records_not_compared": partial, "conditions": table,
+              "by_run": per_run, "portfolio": portfolio, "audit": audit,
               "portfolio_top_k": config.top_k, "cost_bps": config.cost_bps,
               "rank_ic": "3D stock-day signal vs realized 3D residual return, daily Spearman across tickers, mean"}
     out = options.out

@@ -31,6 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from generation.llm import LLMAnswerError, LLMClient
+from generation.qa_answer import Answerer, direct_answerer, extract_answer
+from generation.tatqa_metric import ANSWER_TYPES, gold_answers, score
+from ingest.sec_fsds import StageProgress
+from ingest.tatqa import TatqaContext
 
 ANSWERS, SUMMARY, MANIFEST = "answers.jsonl", "summary.json", "manifest.json"
 
@@ -38,10 +42,6 @@ ANSWERS, SUMMARY, MANIFEST = "answers.jsonl", "summary.json", "manifest.json"
 class TatqaRunError(ValueError):
     """An output folder that cannot be resumed: written with another model, or ``answers.jsonl`` has a
     malformed line before its last (the message names the file and line)."""
-from generation.qa_answer import Answerer, direct_answerer, extract_answer
-from generation.tatqa_metric import ANSWER_TYPES, gold_answers, score
-from ingest.sec_fsds import StageProgress
-from ingest.tatqa import TatqaContext
 
 
 @dataclass(frozen=True)
