@@ -104,13 +104,18 @@ class TatqaResults:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         answers, summary = out / ANSWERS, out / SUMMARY
-        tmp = answers.with_suffix(".jsonl.tmp")
-        with tmp.open("w", encoding="utf-8") as fh:
-            for r in self.results:
-                fh.write(json.dumps(asdict(r), ensure_ascii=False) + "\n")
-        tmp.replace(answers)
+        write_answers(answers, self.results)
         summary.write_text(json.dumps(self.rows(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         return [answers, summary]
+
+
+def write_answers(path: Path, results: Sequence[QuestionResult]) -> None:
+    """Replace ``path`` with ``results``, one JSON record per line (written to a temporary file first)."""
+    tmp = path.with_suffix(".jsonl.tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for r in results:
+            fh.write(json.dumps(asdict(r), ensure_ascii=False) + "\n")
+    tmp.replace(path)
 
 
 def read_answers(path: Path) -> list[QuestionResult]:
@@ -196,18 +201,18 @@ def evaluate(contexts: Sequence[TatqaContext], answerers: Mapping[str, Answerer]
     work = [(c, i) for c in contexts for i in range(len(c.questions))]
     work = work[:limit] if limit is not None else work
     done: dict[tuple[str, str], QuestionResult] = {}
+    sink = None
     if out is not None:
-        earlier = read_answers(Path(out) / ANSWERS)
-        TatqaResults([], earlier).save(Path(out))  # without a cut-off last line, before appending to it
+        path = Path(out) / ANSWERS
+        earlier = read_answers(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_answers(path, earlier)  # without a cut-off last line, before appending to it
         done = {(r.system, r.question_uid): r for r in earlier}
+        sink = path.open("a", encoding="utf-8")
     todo = {system: sum((system, c.questions[i].uid) not in done for c, i in work) for system in answerers}
     ticks = {system: progress(f"TAT-QA: {system}", todo[system]) if progress else (lambda n: None)
              for system in answerers}
     results = TatqaResults(list(answerers))
-    sink = None
-    if out is not None:
-        Path(out).mkdir(parents=True, exist_ok=True)
-        sink = (Path(out) / ANSWERS).open("a", encoding="utf-8")
     try:
         for context, i in work:
             q = context.questions[i]

@@ -282,22 +282,24 @@ class TwoStageGenerator:
         return res
 
     def _fit(self, gen: Generation, stage: str, knowledge: list[Knowledge], max_tokens: int,
-             build: Callable[[list[Knowledge]], list[dict[str, str]]]) -> list[Knowledge]:
+             build: Callable[[list[Knowledge]], list[dict[str, str]]]) -> tuple[list[Knowledge], list[dict[str, str]]]:
         """``knowledge`` without its lowest-ranked items until ``build(knowledge)`` and the answer fit the
-        client's context window (:meth:`generation.llm.LLMClient.fits`); the count left out is recorded."""
+        client's context window (:meth:`generation.llm.LLMClient.fits`), and the messages built from what is
+        kept; the count left out is recorded."""
         fits = getattr(self.client, "fits", None)
         kept = list(knowledge)
-        while kept and fits is not None and not fits(build(kept), max_tokens):
+        messages = build(kept)
+        while kept and fits is not None and not fits(messages, max_tokens):
             kept.pop()
+            messages = build(kept)
         if len(kept) < len(knowledge):
             gen.knowledge_trimmed[stage] = len(knowledge) - len(kept)
-        return kept
+        return kept, messages
 
     def _answer(self, gen: Generation, facts: Sequence[FinancialFact], knowledge: list[Knowledge]) -> list[Knowledge]:
         """Stage 2 (or the single stage) with ``knowledge`` trimmed to fit; returns the knowledge shown."""
-        knowledge = self._fit(gen, "answer", knowledge, self.answer_tokens, lambda k: answer_messages(
+        knowledge, messages = self._fit(gen, "answer", knowledge, self.answer_tokens, lambda k: answer_messages(
             gen.question, gen.as_of, facts, k, self.answer_system))
-        messages = answer_messages(gen.question, gen.as_of, facts, knowledge, self.answer_system)
         if self.answer_format == "text":
             res = self._chat(gen, "answer", messages, self.answer_tokens)
             gen.answer = res.text if res is not None else ""
@@ -318,10 +320,10 @@ class TwoStageGenerator:
         self._facts(gen, facts)
         gen.k1 = self._retrieve(gen, question)
         if gen.facts:
-            gen.k1 = self._fit(gen, "select", gen.k1, self.select_tokens, lambda k: selection_messages(
+            gen.k1, messages = self._fit(gen, "select", gen.k1, self.select_tokens, lambda k: selection_messages(
                 question, gen.facts, k, self.max_selected))
-            res = self._chat(gen, "select", selection_messages(question, gen.facts, gen.k1, self.max_selected),
-                             self.select_tokens, selection_schema(len(gen.facts), self.max_selected))
+            res = self._chat(gen, "select", messages, self.select_tokens,
+                             selection_schema(len(gen.facts), self.max_selected))
             picked = _picked_ids(res.data if res is not None else None, gen)
             by_short = {f"F{i}": f for i, f in enumerate(gen.facts, 1)}
             gen.selected = [by_short[x] for x in picked if x in by_short]
