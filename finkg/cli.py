@@ -709,7 +709,7 @@ def rerank_train(
 def eval_retrieval(
     path: Annotated[Path, typer.Argument(help="TAT-QA JSON file; its evaluation half (split by context) is the corpus.", exists=True, dir_okay=False)],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for retrieval_eval.json.")] = Path("eval/retrieval"),
-    rerank: Annotated[bool | None, typer.Option(help="Add hybrid + rerank (default: when [rerank] model_path is set).")] = None,
+    rerank: Annotated[bool | None, typer.Option(help="Add hybrid + rerank (default: when [rerank] model_path is set or [rerank] backend is llm).")] = None,
     rerank_queries: Annotated[int, typer.Option(help="Questions reranked (a seeded sample; 0: all).")] = 100,
     seed: Annotated[int, typer.Option(help="Split and sampling seed.")] = 0,
     store: Annotated[bool, typer.Option(help="Store the swept alpha on (:Corpus {name}).")] = True,
@@ -722,14 +722,21 @@ def eval_retrieval(
 
     s = settings()
     try:
-        reranker = make_reranker(s.rerank_model_path, s.rerank_backend, s.rerank_max_length, s.rerank_batch_size,
-                                 s.rerank_device) if (rerank if rerank is not None else s.rerank_model_path) else None
+        wanted = rerank if rerank is not None else bool(s.rerank_model_path) or s.rerank_backend == "llm"
+        if not wanted:
+            reranker = None
+        elif s.rerank_backend == "llm":
+            reranker = retrieval_eval.llm_judge(client_from_settings(s))
+        else:
+            reranker = make_reranker(s.rerank_model_path, s.rerank_backend, s.rerank_max_length,
+                                     s.rerank_batch_size, s.rerank_device)
         embedder = make_embedder(s.embedding_model_path, s.embedding_backend, s.embedding_batch_size,
                                  s.embedding_device)
         with graph(s) as g, progress_bar(console) as bar:
             result = retrieval_eval.evaluate(g, path, embedder, reranker, rerank_queries or None, seed,
                                              s.hybrid_alpha_step, store, stage=_stage(bar))
-    except (TatqaFormatError, RerankModelError, HybridError, retrieval_eval.RetrievalEvalError) as exc:
+    except (TatqaFormatError, RerankModelError, HybridError, retrieval_eval.RetrievalEvalError, LLMUnavailable,
+            BudgetExceeded) as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(1) from exc
     render(result["rows"], Format.table, console,

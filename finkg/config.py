@@ -174,8 +174,9 @@ class Settings(BaseSettings):
                                            "FlagReranker; else sentence-transformers CrossEncoder); unset: no "
                                            "reranking (measured best here: finkg's own MiniLM cross-encoder lowered "
                                            "TAT-QA NDCG@10, see retrieval/rerank.py)")
-    rerank_backend: str = Field("auto", pattern=r"^(auto|cross-encoder|flag)$",
-                                description="auto: flag when the directory name contains bge")
+    rerank_backend: str = Field("auto", pattern=r"^(auto|cross-encoder|flag|llm)$",
+                                description="auto: flag when the directory name contains bge; llm: the [llm] "
+                                "model as a relevance judge (one call per passage; model_path unused)")
     rerank_top_n: int = Field(20, ge=1, description="retrieved passages reranked (seed 002 section 4.3: top-20)")
     rerank_max_length: int = Field(128, ge=16, description="tokens per (query, passage) pair (finkg's reranker is trained at 128)")
     rerank_batch_size: int = Field(32, ge=1, description="pairs per forward pass")
@@ -419,7 +420,8 @@ rrf_k = 60
 # without downloadable reranker weights). A bge-reranker directory loads with FlagEmbedding; `finkg rerank
 # train` trains finkg's own from MiniLM on TAT-QA's training half into ~/.cache/finkg/models/finkg-reranker-minilm:
 # model_path = "~/.cache/finkg/models/finkg-reranker-minilm"
-# backend = "auto"          # auto (flag when the name contains "bge"), cross-encoder, flag
+# backend = "auto"          # auto (flag when the name contains "bge"), cross-encoder, flag, or llm (the [llm]
+#                           # model grades each passage 0-3: one call per passage; no model_path needed)
 top_n = 20
 max_length = 128
 batch_size = 32

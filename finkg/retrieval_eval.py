@@ -48,7 +48,7 @@ from ingest.tatqa import (
 from kg import BatchWriter, Graph
 from retrieval.embeddings import Embedder
 from retrieval.hybrid import HybridIndex, PoolScores, check_alpha, store_alpha, top_k
-from retrieval.rerank import Reranker, train_cross_encoder, training_pairs
+from retrieval.rerank import JUDGE_SCHEMA, LLMJudgeReranker, Reranker, train_cross_encoder, training_pairs
 
 CORPUS = "tatqa-dev-eval"
 K = 10
@@ -229,16 +229,36 @@ def evaluate(graph: Graph, path: Path, embedder: Embedder, reranker: Reranker | 
                 bar(1)
         table.append({"system": "hybrid (rerank sample)", "ndcg@10": mean_ndcg(lambda p: p.fused(alpha), sample),
                       "queries": len(sample), "note": f"the reranked questions, before reranking (alpha = {alpha})"})
+        ungraded = len(getattr(reranker, "ungraded", ()))
         table.append({"system": "hybrid+rerank", "ndcg@10": float(np.mean(reranked)), "queries": len(sample),
-                      "note": f"top-20 reranked by {reranker.name}"})
+                      "note": f"top-20 reranked by {reranker.name}"
+                              + (f"; {ungraded} answers without a grade (mid-scale)" if ungraded else "")})
     for r in table:
         r["ndcg@10"] = round(r["ndcg@10"], 4)
     return {"corpus": corpus, "source": str(path), "split": {"by": "context", "seed": seed,
                                                              "evaluation_contexts": len(held)},
             "chunks": len(index), "queries": n, "alpha": alpha, "alpha_step": step, "k": K,
             "embedding_model": embedder.identity, "reranker": reranker.name if reranker else None,
+            "rerank_ungraded": list(getattr(reranker, "ungraded", [])),
             "evaluated_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "rows": table, "sweep": [{"alpha": c["alpha"], "ndcg": round(c["ndcg"], 4)} for c in curve]}
+
+
+def llm_judge(client: Any, max_tokens: int = 16) -> LLMJudgeReranker:
+    """The LLM relevance judge (:class:`retrieval.rerank.LLMJudgeReranker`) over an ``LLMClient``: each
+    prompt is sent with :data:`retrieval.rerank.JUDGE_SCHEMA`; an answer the client rejects as malformed
+    (``LLMAnswerError``) is handed to the judge as its raw text, so it is graded if a grade can be read and
+    recorded in ``ungraded`` if not. LLMUnavailable and BudgetExceeded propagate."""
+    from generation.llm import LLMAnswerError
+
+    def ask(prompt: str) -> str:
+        try:
+            return client.chat([{"role": "user", "content": prompt}], max_tokens=max_tokens,
+                               json_schema=JUDGE_SCHEMA).text
+        except LLMAnswerError as exc:
+            return str(exc.raw or "")
+
+    return LLMJudgeReranker(ask, f"llm-judge:{client.model_id}")
 
 
 def save(result: Mapping[str, Any], out: Path) -> Path:
@@ -252,6 +272,7 @@ def save(result: Mapping[str, Any], out: Path) -> Path:
 
 def train_tatqa_reranker(path: Path, base_model: Path, out_dir: Path, seed: int = 0, max_questions: int | None = 200,
                          negatives_per_query: int = 3, epochs: int = 1, max_length: int = 128,
+                         batch_size: int = 16, learning_rate: float = 5e-5, device: str | None = None,
                          threads: int | None = 2, stage: Stage | None = None) -> dict[str, Any]:
     """Train finkg's offline cross-encoder on the **training half** of TAT-QA (split by context, ``seed``):
     pairs from :func:`retrieval.rerank.training_pairs` with BM25 hard negatives (top hits among the
@@ -278,18 +299,20 @@ def train_tatqa_reranker(path: Path, base_model: Path, out_dir: Path, seed: int 
     pool = sparse.pool()
 
     def hard(query: str) -> list[str]:
-        return [sparse.passages[int(pool[j])].id for j in top_k(sparse.bm25(query, pool), 10)]
+        return [sparse.passages[int(pool[j])].id for j in top_k(sparse.bm25(query, pool), 10 + 2 * negatives_per_query)]
 
     if max_questions is not None and len(queries) > max_questions:
         queries = sorted(random.Random(seed).sample(queries, max_questions), key=lambda q: q.uid)
     pairs = training_pairs([(q.text, q.gains) for q in queries], texts, hard, negatives_per_query, seed)
     started = time.perf_counter()
-    train_cross_encoder(pairs, base_model, out_dir, epochs=epochs, max_length=max_length, seed=seed,
-                        threads=threads, progress=tick("train", len(pairs) * epochs))
+    train_cross_encoder(pairs, base_model, out_dir, epochs=epochs, batch_size=batch_size,
+                        learning_rate=learning_rate, max_length=max_length, seed=seed, threads=threads, device=device,
+                        progress=tick("train", len(pairs) * epochs))
     return {"out_dir": str(out_dir), "questions": len(queries), "pairs": len(pairs), "train_contexts": len(train),
-            "seed": seed, "epochs": epochs, "max_length": max_length,
+            "seed": seed, "epochs": epochs, "max_length": max_length, "negatives_per_query": negatives_per_query,
+            "batch_size": batch_size, "learning_rate": learning_rate,
             "seconds": round(time.perf_counter() - started, 1)}
 
 
 __all__ = ["CORPUS", "LabelledQuery", "RetrievalEvalError", "alphas", "check_alpha", "dcg", "evaluate",
-           "ingest_corpus", "ndcg_at_k", "save", "sweep_alpha", "tatqa_queries", "train_tatqa_reranker"]
+           "ingest_corpus", "llm_judge", "ndcg_at_k", "save", "sweep_alpha", "tatqa_queries", "train_tatqa_reranker"]

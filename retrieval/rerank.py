@@ -148,6 +148,74 @@ def make_reranker(model_path: Path | str | None, backend: str = "auto", max_leng
     return CrossEncoderReranker(model_path, backend, max_length, batch_size, device)
 
 
+# ---------------------------------------------------------------------- an LLM relevance judge
+
+JUDGE_PROMPT = (
+    "You grade how much a passage from a company's annual report helps to answer a financial question.\n"
+    "Question: {query}\n"
+    "Grades: 3 = the passage holds the figures or facts needed to answer; 2 = it holds part of them; "
+    "1 = same subject, but it does not help to answer; 0 = unrelated.\n"
+    "Passage: {passage}\n"
+    'Answer with JSON only: {{"relevance": <0, 1, 2 or 3>}}'
+)
+"""The judge's prompt: the question comes before the passage, so the 20 prompts of one query share a prefix
+that llama.cpp evaluates once (it keeps the previous prompt's tokens)."""
+
+JUDGE_SCHEMA = {"type": "object", "properties": {"relevance": {"type": "integer", "minimum": 0, "maximum": 3}},
+                "required": ["relevance"]}
+"""The judge's answer shape, for backends that constrain decoding to a schema."""
+
+UNGRADED = 1.5
+"""The score of a passage whose grade cannot be read from the answer: mid-scale, so it is neither promoted
+nor buried (ties keep the retrieval order); the answer is recorded in :attr:`LLMJudgeReranker.ungraded`."""
+
+
+class LLMJudgeReranker(Reranker):
+    """A pointwise LLM relevance judge: each (query, passage) gets a grade 0-3 (:data:`JUDGE_PROMPT`, the
+    graded relevance of seed 002 §4.2's NDCG), ties broken by the retrieval order.
+
+    One of the two offline rerankers the issue names (the other is finkg's own cross-encoder); it costs one
+    LLM call per passage (20 per query), so it is an evaluation option, not a default (see the module doc
+    for the measurement).
+
+    Args:
+        ask: sends a prompt and returns the answer text (e.g. an ``LLMClient.chat`` wrapper with
+            :data:`JUDGE_SCHEMA`; the retrieval layer imports no LLM code). An ``ask`` that raises stops
+            the reranking (the caller's error).
+        name: shown in tables (e.g. ``llm-judge:<model id>``). max_chars: passage characters shown
+            (whitespace collapsed), to keep each prompt well inside the context window.
+
+    Attributes:
+        ungraded: ``{"query", "passage", "answer"}`` for every answer with no readable grade (scored
+            :data:`UNGRADED`).
+    """
+
+    def __init__(self, ask: Callable[[str], str], name: str = "llm-judge", max_chars: int = 1200) -> None:
+        self.ask, self.name, self.max_chars = ask, name, max_chars
+        self.ungraded: list[dict[str, object]] = []
+
+    @staticmethod
+    def grade(answer: str) -> int | None:
+        """The grade in an answer: ``{"relevance": g}`` (also unquoted or with spaces), else a lone digit
+        0-3; None when there is none."""
+        import re
+
+        found = re.search(r'relevance"?\s*[:=]\s*"?([0-3])\b', answer or "") or re.fullmatch(r"\s*([0-3])\s*\.?\s*",
+                                                                                          answer or "")
+        return int(found.group(1)) if found else None
+
+    def score(self, query: str, passages: Sequence[str]) -> np.ndarray:
+        out = np.zeros(len(passages))
+        for i, passage in enumerate(passages):
+            shown = " ".join(passage.split())[: self.max_chars]
+            answer = self.ask(JUDGE_PROMPT.format(query=query, passage=shown))
+            g = self.grade(answer)
+            if g is None:
+                self.ungraded.append({"query": query, "passage": i, "answer": answer})
+            out[i] = UNGRADED if g is None else g
+        return out
+
+
 # ---------------------------------------------------------------------- training finkg's own cross-encoder
 
 
@@ -197,7 +265,7 @@ def training_pairs(questions: Sequence[tuple[str, Mapping[str, int]]], texts: Ma
 
 def train_cross_encoder(pairs: Sequence[TrainingPair], base_model: Path | str, out_dir: Path | str,
                         epochs: int = 1, batch_size: int = 16, learning_rate: float = 5e-5, max_length: int = 192,
-                        seed: int = 0, threads: int | None = None,
+                        seed: int = 0, threads: int | None = None, device: str | None = None,
                         progress: Callable[[int], None] | None = None) -> Path:
     """Fine-tune a cross-encoder (one logit, binary cross-entropy on the pairs' targets) from ``base_model``
     and save it as a sentence-transformers ``CrossEncoder`` directory ``out_dir``.
@@ -209,6 +277,8 @@ def train_cross_encoder(pairs: Sequence[TrainingPair], base_model: Path | str, o
     Args:
         pairs: the training pairs (non-empty). base_model: a local encoder directory (e.g. all-MiniLM-L6-v2).
         out_dir: where the model is saved (created). threads: torch CPU threads (None: unchanged).
+        device: torch device (None: ``cuda`` when one is visible, else ``cpu``); the weights are trained
+            in float32 whatever the base model's stored dtype.
 
     Returns:
         ``out_dir``.
@@ -230,11 +300,12 @@ def train_cross_encoder(pairs: Sequence[TrainingPair], base_model: Path | str, o
     if threads:
         torch.set_num_threads(threads)
     torch.manual_seed(seed)
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     try:
-        model = CrossEncoder(str(base), num_labels=1, max_length=max_length, device="cpu")
+        model = CrossEncoder(str(base), num_labels=1, max_length=max_length, device=device)
     except Exception as exc:
         raise RerankModelError(f"[rerank] base_model {base}: cannot load it as a cross-encoder ({exc})") from exc
-    net, tok = model.model, model.tokenizer
+    net, tok = model.model.float(), model.tokenizer
     net.train()
     steps = epochs * ((len(pairs) + batch_size - 1) // batch_size)
     optim = torch.optim.AdamW(net.parameters(), lr=learning_rate, weight_decay=0.01)
@@ -249,9 +320,9 @@ def train_cross_encoder(pairs: Sequence[TrainingPair], base_model: Path | str, o
         for start in range(0, len(order), batch_size):
             batch = [pairs[i] for i in order[start:start + batch_size]]
             enc = tok([p.query for p in batch], [p.passage for p in batch], truncation=True,
-                      max_length=max_length, padding=True, return_tensors="pt")
+                      max_length=max_length, padding=True, return_tensors="pt").to(device)
             logits = net(**enc).logits.view(-1)
-            loss = loss_fn(logits, torch.tensor([p.label for p in batch], dtype=torch.float32))
+            loss = loss_fn(logits, torch.tensor([p.label for p in batch], dtype=torch.float32, device=device))
             loss.backward()
             torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
             optim.step()

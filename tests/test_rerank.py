@@ -14,7 +14,9 @@ from ingest.tatqa import corpus_rows, question_gains, read_tatqa
 from retrieval.hybrid import Hit
 from retrieval.document_retrieval import Passage
 from retrieval.rerank import (
+    UNGRADED,
     CrossEncoderReranker,
+    LLMJudgeReranker,
     RerankModelError,
     TrainingPair,
     make_reranker,
@@ -131,3 +133,27 @@ def test_llm_document_selection_with_smollm2(sample):
     unsure = select_documents(lambda p: "I cannot tell.", "q", passages[:4])
     assert unsure.indices == (0, 1, 2, 3) and not unsure.parsed
     assert select_documents(lambda p: "[]", "q", passages).indices == ()
+
+
+def test_llm_judge_grades_each_passage_and_records_answers_without_a_grade():
+    """The judge's prompt carries the question before the passage; grades order the passages, an answer
+    without a grade is recorded and scored mid-scale, and ties keep the retrieval order."""
+    answers = iter(['{"relevance": 0}', '{"relevance":3}', "I think it is relevant", '{"relevance": 3}', "2"])
+    prompts: list[str] = []
+
+    def ask(prompt: str) -> str:
+        prompts.append(prompt)
+        return next(answers)
+
+    judge = LLMJudgeReranker(ask, max_chars=20)
+    passages = ["a  b\nc " * 10, "second", "third", "fourth", "fifth"]
+    scores = judge.score("What was revenue in 2019?", passages)
+    assert scores.tolist() == [0.0, 3.0, UNGRADED, 3.0, 2.0]
+    assert judge.ungraded == [{"query": "What was revenue in 2019?", "passage": 2, "answer": "I think it is relevant"}]
+    assert prompts[0].index("What was revenue in 2019?") < prompts[0].index("Passage: a b c a b c a b c a \n")
+    assert "a b c a b c a b c a b c" not in prompts[0]  # cut to max_chars after collapsing whitespace
+    reordered = LLMJudgeReranker(lambda p: '{"relevance": 1}' if "third" in p else '{"relevance": 0}').rerank(
+        "q", passages, str)
+    assert reordered == [passages[2], passages[0], passages[1], passages[3], passages[4]]
+    assert [LLMJudgeReranker.grade(a) for a in ['{"relevance": 2}', "relevance: 1", " 3 ", "grade 7", "", "12"]] \
+        == [2, 1, 3, None, None, None]

@@ -141,3 +141,23 @@ def test_cli_names_a_missing_reranker_directory(tmp_path, monkeypatch):
     assert result.exit_code == 1
     said = " ".join(result.output.split())  # rich wraps the red line
     assert "no-reranker: not a directory" in said
+
+
+def test_cli_reranks_with_the_llm_judge_when_the_backend_is_llm(graph: Graph, tmp_path, monkeypatch):
+    """`[rerank] backend = "llm"`: the real SmolLM2 grades the hybrid top-20 of one question (20 calls)."""
+    from finkg import models
+
+    smol = models.installed_path("smollm2-135m-instruct-q4_1") or models.install(["smollm2-135m-instruct-q4_1"])[0].path
+    monkeypatch.setenv("FINKG_EMBEDDING_MODEL_PATH", str(minilm_dir()))
+    monkeypatch.setenv("FINKG_RERANK_BACKEND", "llm")
+    monkeypatch.setenv("FINKG_LLM_BACKEND", "llama-cpp")
+    monkeypatch.setenv("FINKG_LLM_MODEL_PATH", str(smol))
+    monkeypatch.setenv("FINKG_LLM_CACHE", "false")
+    result = CliRunner().invoke(app, ["eval", "retrieval", str(SAMPLE), "--rerank-queries", "1", "--no-store",
+                                      "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    saved = json.loads((tmp_path / "retrieval_eval.json").read_text())
+    rows = {r["system"]: r for r in saved["rows"]}
+    assert saved["reranker"].startswith("llm-judge:") and rows["hybrid+rerank"]["queries"] == 1
+    assert 0.0 <= rows["hybrid+rerank"]["ndcg@10"] <= 1.0
+    assert all(set(u) == {"query", "passage", "answer"} for u in saved["rerank_ungraded"])
