@@ -680,8 +680,13 @@ def rerank_train(
     path: Annotated[Path, typer.Argument(help="TAT-QA JSON file (tatqa_dataset_dev.json); its training half (split by context) is used.", exists=True, dir_okay=False)],
     out_dir: Annotated[Path | None, typer.Option("--out-dir", help="Where the cross-encoder is saved (default: [rerank] model_path, else <[models] dir>/finkg-reranker-minilm).")] = None,
     base_model: Annotated[Path | None, typer.Option("--base-model", help="Encoder directory to start from (default: [embedding] model_path).")] = None,
-    max_questions: Annotated[int, typer.Option(help="Training questions (a seeded sample of the training half).")] = 200,
+    max_questions: Annotated[int, typer.Option(help="Training questions (a seeded sample of the training half; 0: all).")] = 200,
     max_length: Annotated[int, typer.Option(help="Tokens per (question, passage) pair.")] = 128,
+    negatives: Annotated[int, typer.Option(help="Negative passages per question (BM25's top hits outside its context first).")] = 3,
+    epochs: Annotated[int, typer.Option(help="Passes over the pairs.")] = 1,
+    batch_size: Annotated[int, typer.Option(help="Pairs per optimizer step.")] = 16,
+    learning_rate: Annotated[float, typer.Option(help="AdamW peak learning rate.")] = 5e-5,
+    device: Annotated[str | None, typer.Option(help="torch device (default: cuda when visible, else cpu).")] = None,
     seed: Annotated[int, typer.Option(help="Split and sampling seed.")] = 0,
 ) -> None:
     """Train finkg's offline cross-encoder from MiniLM on TAT-QA question-evidence pairs (no download)."""
@@ -697,8 +702,10 @@ def rerank_train(
         raise typer.Exit(1)
     try:
         with progress_bar(console) as bar:
-            info = retrieval_eval.train_tatqa_reranker(path, base, out, seed=seed, max_questions=max_questions,
-                                                       max_length=max_length, threads=s.llm_threads, stage=_stage(bar))
+            info = retrieval_eval.train_tatqa_reranker(
+                path, base, out, seed=seed, max_questions=max_questions or None, negatives_per_query=negatives,
+                epochs=epochs, max_length=max_length, batch_size=batch_size, learning_rate=learning_rate,
+                device=device, threads=s.llm_threads, stage=_stage(bar))
     except (TatqaFormatError, RerankModelError, retrieval_eval.RetrievalEvalError) as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(1) from exc

@@ -66,7 +66,7 @@ from datetime import date, datetime, time, timedelta, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from ingest.text import ISO_UTC
+from retrieval.point_in_time import ISO_UTC
 
 MONTHLY_LAG_DAYS = 20
 """Days after a month's end at which its money supply, CPI and PPI figures count as public."""

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ingest.chunking import TextChunk
+from retrieval.point_in_time import ISO_UTC
 
 SOURCE_FAMILIES = ("central_bank", "sec_filing", "news", "social")
 """``central_bank``: FOMC statements and notes; ``sec_filing``: filing text; ``news``: posts of
@@ -51,7 +52,6 @@ news-outlet accounts (:data:`ingest.tweets.NEWS_OUTLET_ACCOUNTS`); ``social``: o
 Kind = Literal["fomc", "markdown", "html", "tweets"]
 KINDS: tuple[str, ...] = ("fomc", "markdown", "html", "tweets")
 CHUNK_PREFIX = "text:"
-ISO_UTC = "%Y-%m-%dT%H:%M:%SZ"
 
 
 class TextFormatError(ValueError):
