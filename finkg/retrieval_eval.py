@@ -171,7 +171,8 @@ def evaluate(graph: Graph, path: Path, embedder: Embedder, reranker: Reranker | 
 
     Returns:
         ``{"rows": [{"system", "ndcg@10", "queries", "note"}], "sweep": [...], "alpha", "corpus",
-        "chunks", "queries", "split", ...}``.
+        "chunks", "queries", "split", "rerank_questions": [{"uid", "ndcg_before", "ndcg_after", "top20",
+        "gains", "scores"}], "rerank_ungraded": [...], ...}``.
 
     Raises:
         RetrievalEvalError: no evaluation questions. HybridError: an empty corpus.
@@ -218,13 +219,17 @@ def evaluate(graph: Graph, path: Path, embedder: Embedder, reranker: Reranker | 
     if reranker is not None:
         sample = sorted(random.Random(seed).sample(list(everyone), min(rerank_queries or n, n)))
         bar = tick("rerank", len(sample))
-        reranked = []
+        reranked, details = [], []
         for i in sample:
             fused = pools[i].fused(alpha)
             top = [ids[int(pools[i].rows[j])] for j in top_k(fused, 20)]
-            scores = reranker.score(queries[i].text, [text_of[c] for c in top])
-            order = np.lexsort((np.arange(len(top)), -np.asarray(scores)))
+            scores = np.asarray(reranker.score(queries[i].text, [text_of[c] for c in top]), dtype=np.float64)
+            order = np.lexsort((np.arange(len(top)), -scores))
             reranked.append(ndcg_at_k([top[j] for j in order], queries[i].gains))
+            details.append({"uid": queries[i].uid, "ndcg_before": round(ndcg_at_k(top, queries[i].gains), 4),
+                            "ndcg_after": round(reranked[-1], 4), "top20": top,
+                            "gains": [queries[i].gains.get(c, 0) for c in top],
+                            "scores": [round(float(x), 4) for x in scores]})
             if bar:
                 bar(1)
         table.append({"system": "hybrid (rerank sample)", "ndcg@10": mean_ndcg(lambda p: p.fused(alpha), sample),
@@ -240,6 +245,7 @@ def evaluate(graph: Graph, path: Path, embedder: Embedder, reranker: Reranker | 
             "chunks": len(index), "queries": n, "alpha": alpha, "alpha_step": step, "k": K,
             "embedding_model": embedder.identity, "reranker": reranker.name if reranker else None,
             "rerank_ungraded": list(getattr(reranker, "ungraded", [])),
+            "rerank_questions": details if reranker is not None else [],
             "evaluated_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "rows": table, "sweep": [{"alpha": c["alpha"], "ndcg": round(c["ndcg"], 4)} for c in curve]}
 

@@ -183,7 +183,8 @@ class LLMJudgeReranker(Reranker):
             :data:`JUDGE_SCHEMA`; the retrieval layer imports no LLM code). An ``ask`` that raises stops
             the reranking (the caller's error).
         name: shown in tables (e.g. ``llm-judge:<model id>``). max_chars: passage characters shown
-            (whitespace collapsed), to keep each prompt well inside the context window.
+            (spaces collapsed within lines, empty lines dropped, so a table keeps one row a line), to keep
+            each prompt well inside the context window.
 
     Attributes:
         ungraded: ``{"query", "passage", "answer"}`` for every answer with no readable grade (scored
@@ -207,7 +208,7 @@ class LLMJudgeReranker(Reranker):
     def score(self, query: str, passages: Sequence[str]) -> np.ndarray:
         out = np.zeros(len(passages))
         for i, passage in enumerate(passages):
-            shown = " ".join(passage.split())[: self.max_chars]
+            shown = "\n".join(" ".join(line.split()) for line in passage.splitlines() if line.strip())[: self.max_chars]
             answer = self.ask(JUDGE_PROMPT.format(query=query, passage=shown))
             g = self.grade(answer)
             if g is None:
