@@ -172,8 +172,8 @@ class Settings(BaseSettings):
     hybrid_rrf_k: int = Field(60, ge=1, description="RRF constant k (Cormack et al. 2009)")
     rerank_model_path: Path | None = Field(None, description="local cross-encoder directory (bge-reranker: "
                                            "FlagReranker; else sentence-transformers CrossEncoder); unset: no "
-                                           "reranking (measured best here: finkg's own MiniLM cross-encoder lowered "
-                                           "TAT-QA NDCG@10, see retrieval/rerank.py)")
+                                           "reranking (measured best here: finkg's own MiniLM cross-encoder and the "
+                                           "LLM judge both lowered TAT-QA NDCG@10, see retrieval/rerank.py)")
     rerank_backend: str = Field("auto", pattern=r"^(auto|cross-encoder|flag|llm)$",
                                 description="auto: flag when the directory name contains bge; llm: the [llm] "
                                 "model as a relevance judge (one call per passage; model_path unused)")

@@ -1,4 +1,4 @@
-"""Reranking of the top retrieved passages behind one interface, and finkg's own offline cross-encoder.
+"""Reranking of the top retrieved passages behind one interface, and the two offline rerankers.
 
 Source: ../shared/seeds/002_9c24ef5b42924291.txt, section 3.3 ("Reranking": a cross-encoder scores each
 (query, document) pair of the top-K) and section 4.3 ("We utilized the top-20 retrieval results ... as the
@@ -10,23 +10,43 @@ reranking target", evaluated by NDCG@10; the paper's rerankers are bge-reranker-
 - :class:`CrossEncoderReranker`: a local model directory, loaded with FlagEmbedding's ``FlagReranker``
   when the directory name holds "bge" (the bge-reranker family), else sentence-transformers'
   ``CrossEncoder``. Nothing is downloaded; a missing directory raises :class:`RerankModelError` naming it.
-- The offline default, because no reranker weights can be fetched here: a cross-encoder finkg trains
-  itself (:func:`train_cross_encoder`) from a sentence-transformers encoder directory (all-MiniLM-L6-v2:
-  its BERT body plus a fresh one-logit head) on real question-evidence pairs, binary cross-entropy with
-  graded targets (see :func:`training_pairs`), and saves as a ``CrossEncoder`` directory. finkg trains it
-  on the training half of TAT-QA's dev split (split by context, :func:`ingest.tatqa.split_contexts`) so
-  that no evaluation context is seen in training; ``finkg rerank train`` runs it and
-  ``finkg eval retrieval --rerank`` measures it (NDCG@10 with and without it).
+- Two offline rerankers, because no reranker weights can be fetched here:
+  - a cross-encoder finkg trains itself (:func:`train_cross_encoder`) from a sentence-transformers encoder
+    directory (all-MiniLM-L6-v2: its BERT body plus a fresh one-logit head) on real question-evidence pairs,
+    binary cross-entropy with graded targets (see :func:`training_pairs`), saved as a ``CrossEncoder``
+    directory. finkg trains it on the training half of TAT-QA's dev split (split by context,
+    :func:`ingest.tatqa.split_contexts`) so that no evaluation context is seen in training;
+    ``finkg rerank train`` runs it (on a GPU when one is visible);
+  - :class:`LLMJudgeReranker`, the configured LLM grading each (question, passage) 0-3
+    (``[rerank] backend = "llm"``).
+  ``finkg eval retrieval --rerank`` measures either (NDCG@10 with and without it, and each reranked
+  question's top-20, gains and scores in ``retrieval_eval.json``).
 
-**The default is no reranking, by measurement.** finkg's cross-encoder trained here (200 training-half
-questions, 1,072 pairs, 1 epoch, 128 tokens, seed 0: 703 s at nice 19 on 2 cores shared with an LLM run)
-lowered NDCG@10 on 100 seeded evaluation-half questions from 0.5456 (hybrid, alpha 0.5) to 0.2488, below a
-random order of the same top-20 (0.21 vs 0.18 on a 30-question check): it learned little beyond "tables
-are relevant" in 67 optimizer steps. Reproduce::
+**The default is no reranking, by measurement** (TAT-QA evaluation half, hybrid alpha 0.5, top-20 reranked,
+seeded question samples; the hybrid figure is on the same sample):
 
-    finkg rerank train ../shared/data/tatqa/tatqa_dataset_dev.json          # -> ~/.cache/finkg/models/finkg-reranker-minilm
+=====================================================================  =========  ======  ========
+reranker                                                               questions  hybrid  + rerank
+=====================================================================  =========  ======  ========
+finkg cross-encoder: 200 training questions, 1,072 pairs, 1 epoch      100        0.5456  0.2488
+finkg cross-encoder: all 834 training questions, 5,271 pairs, 1 epoch  100        0.5456  0.2747
+the same 834-question cross-encoder                                    20         0.4816  0.2613
+Qwen2.5-Coder-1.5B judge (Q4_K_M, llama.cpp)                           20         0.4816  0.4548
+=====================================================================  =========  ======  ========
+
+A random order of the same top-20 gives 0.2208 on the 100 questions: the cross-encoders learned little
+beyond "a table is more relevant than a paragraph" (the 834-question model scores tables about 0.43 and
+paragraphs about 0.15 whatever the question; 26 min of training on 2 cores shared with a test run). The
+judge separates evidence from the rest (mean grade 2.4 for the 23 evidence passages of the 20 questions,
+0.8 for the 346 passages of other contexts) but grades 112 of those 2 or 3, and they then outrank
+evidence; it costs 20 LLM calls per question (11:43 for the 20 questions at 2 threads, most calls not
+cached). Reproduce::
+
+    finkg rerank train ../shared/data/tatqa/tatqa_dataset_dev.json --max-questions 0 --negatives 4
     FINKG_RERANK_MODEL_PATH=~/.cache/finkg/models/finkg-reranker-minilm \
         finkg eval retrieval ../shared/data/tatqa/tatqa_dataset_dev.json --rerank --rerank-queries 100
+    FINKG_RERANK_BACKEND=llm FINKG_LLM_BACKEND=llama-cpp FINKG_LLM_MODEL_PATH=<qwen gguf> \
+        finkg eval retrieval ../shared/data/tatqa/tatqa_dataset_dev.json --rerank-queries 20
 
 - :func:`select_documents`: the paper's optional LLM document selection (section 4.3, appendix A.2 prompt)
   over the top-10, given any ``ask(prompt) -> answer`` callable (the retrieval layer imports no LLM code);
