@@ -60,6 +60,7 @@ directory, as in the paper) or to a better-trained finkg model, and keep it only
 from __future__ import annotations
 
 import random
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -194,7 +195,7 @@ class LLMJudgeReranker(Reranker):
     """A pointwise LLM relevance judge: each (query, passage) gets a grade 0-3 (:data:`JUDGE_PROMPT`, the
     graded relevance of seed 002 §4.2's NDCG), ties broken by the retrieval order.
 
-    One of the two offline rerankers the issue names (the other is finkg's own cross-encoder); it costs one
+    One of finkg's two offline rerankers (the other is its own cross-encoder); it costs one
     LLM call per passage (20 per query), so it is an evaluation option, not a default (see the module doc
     for the measurement).
 
@@ -219,8 +220,6 @@ class LLMJudgeReranker(Reranker):
     def grade(answer: str) -> int | None:
         """The grade in an answer: ``{"relevance": g}`` (also unquoted or with spaces), else a lone digit
         0-3; None when there is none."""
-        import re
-
         found = re.search(r'relevance"?\s*[:=]\s*"?([0-3])\b', answer or "") or re.fullmatch(r"\s*([0-3])\s*\.?\s*",
                                                                                           answer or "")
         return int(found.group(1)) if found else None
@@ -412,8 +411,6 @@ def select_documents(ask: Callable[[str], str], query: str, passages: Sequence[s
         The kept indices (into ``passages[:top]``). An answer without a ``[i, j, ...]`` list keeps every
         shown document (``parsed`` False): selection may only remove what the model clearly rejects.
     """
-    import re
-
     shown = list(passages[:top])
     if not shown:
         return Selection((), "", True)
