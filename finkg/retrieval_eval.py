@@ -216,10 +216,11 @@ def evaluate(graph: Graph, path: Path, embedder: Embedder, reranker: Reranker | 
         {"system": "hybrid-rrf", "ndcg@10": mean_ndcg(lambda p: p.fused(fusion="rrf"), everyone), "queries": n,
          "note": "reciprocal rank fusion, k = 60"},
     ]
+    details: list[dict[str, Any]] = []
     if reranker is not None:
         sample = sorted(random.Random(seed).sample(list(everyone), min(rerank_queries or n, n)))
         bar = tick("rerank", len(sample))
-        reranked, details = [], []
+        reranked = []
         for i in sample:
             fused = pools[i].fused(alpha)
             top = [ids[int(pools[i].rows[j])] for j in top_k(fused, 20)]
@@ -245,7 +246,7 @@ def evaluate(graph: Graph, path: Path, embedder: Embedder, reranker: Reranker | 
             "chunks": len(index), "queries": n, "alpha": alpha, "alpha_step": step, "k": K,
             "embedding_model": embedder.identity, "reranker": reranker.name if reranker else None,
             "rerank_ungraded": list(getattr(reranker, "ungraded", [])),
-            "rerank_questions": details if reranker is not None else [],
+            "rerank_questions": details,
             "evaluated_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "rows": table, "sweep": [{"alpha": c["alpha"], "ndcg": round(c["ndcg"], 4)} for c in curve]}
 
