@@ -14,8 +14,29 @@ UV_VERSION=0.13.9
 # Trust the platform certificate store (corporate proxies, custom CAs), as pip does via certifi + SSL_CERT_FILE.
 export UV_SYSTEM_CERTS=${UV_SYSTEM_CERTS:-1}
 # llama-cpp-python (the local LLM backend) is built from source on first install (a few minutes on 2
-# cores; uv caches the built wheel): tuned for this CPU unless CMAKE_ARGS says otherwise.
-export CMAKE_ARGS=${CMAKE_ARGS:--DGGML_NATIVE=ON}
+# cores). The default build is portable: no -march=native, so a wheel built here runs on any x86-64
+# CPU with AVX2/FMA/F16C (x86-64-v3; every machine this project runs on), whatever CPU the cache later
+# lands on. A native build (FINKG_LLAMA_NATIVE=1) is opt-in, and it is cached under a key that includes
+# this CPU's feature flags, so no other CPU ever reuses it. An explicit CMAKE_ARGS is honoured and keyed too.
+if [ -z "${CMAKE_ARGS:-}" ]; then
+  if [ "${FINKG_LLAMA_NATIVE:-0}" = 1 ]; then
+    CMAKE_ARGS="-DGGML_NATIVE=ON"
+  elif [ "$(uname -m)" = x86_64 ]; then
+    CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
+  else
+    CMAKE_ARGS="-DGGML_NATIVE=OFF"
+  fi
+fi
+export CMAKE_ARGS
+BUILD_FLAVOUR="cmake=$CMAKE_ARGS"
+case "$CMAKE_ARGS" in
+  *GGML_NATIVE=ON*|*march=native*|*mcpu=native*)
+    # a CPU-tuned binary: key it by this CPU's model and flags
+    BUILD_FLAVOUR="$BUILD_FLAVOUR cpu=$( (grep -m1 -E '^(model name|flags|Features)' /proc/cpuinfo; grep -m1 -E '^flags' /proc/cpuinfo) 2>/dev/null | sha256sum | cut -c1-16)" ;;
+esac
+FLAVOUR_KEY=$(echo "$BUILD_FLAVOUR" | sha256sum | cut -c1-12)
+# uv caches built wheels by source, not by CMAKE_ARGS: one uv cache per build flavour.
+export UV_CACHE_DIR=${UV_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/finkg/uv-cache-$FLAVOUR_KEY}
 
 PY=${FINKG_PYTHON:-}
 if [ -z "$PY" ]; then
@@ -39,7 +60,7 @@ if [ ! -x "$UV_HOME/bin/uv" ]; then
 fi
 UV="$UV_HOME/bin/uv"
 
-KEY=$( (cat "$ROOT/requirements.lock"; echo "uv=$UV_VERSION python=$PYVER") | sha256sum | cut -c1-16)
+KEY=$( (cat "$ROOT/requirements.lock"; echo "uv=$UV_VERSION python=$PYVER $BUILD_FLAVOUR") | sha256sum | cut -c1-16)
 VENV="$CACHE/venv-py$PYVER-$KEY"
 if [ ! -f "$VENV/.complete" ]; then
   echo "bootstrap: building the virtual environment $VENV from requirements.lock (first run: a few minutes)" >&2
