@@ -1,7 +1,7 @@
 """Clustering at scale: embedding seconds, clustering seconds and peak memory at 10k and 50k entities,
 with the exact full-matrix clustering measured in the same run as the baseline.
 
-Entity names are real financial strings, deduplicated by ``retrieval.names.normalize_name``, taken
+Entity names are real financial strings, deduplicated by ``generation.kgbuild.names.normalize_name``, taken
 in this order until N are collected (../shared/data):
 
 1. pre.txt line-item labels (``plabel``) of the SEC FSDS archives (2009q3: 19,059 distinct of
@@ -49,7 +49,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from retrieval.names import normalize_name, split_camel_case  # noqa: E402
+from generation.kgbuild.names import normalize_name, split_camel_case  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 FSDS = [DATA / "sec-fsds" / n for n in ("2009q3.zip", "20250404.zip", "20250701.zip")]
@@ -203,7 +203,7 @@ def _rss_mb() -> float:
 
 def worker(kind: str, n: int, vectors: str, threshold: float, k: int, out: str) -> None:
     """One measurement in this (fresh) process: prints JSON with seconds, peak and base RSS."""
-    from retrieval.clustering import agglomerative_clusters, exact_agglomerative_clusters
+    from generation.kgbuild.clustering import agglomerative_clusters, exact_agglomerative_clusters
 
     x = np.load(vectors, mmap_mode="r")[:n].copy()
     base = _rss_mb()
@@ -252,8 +252,8 @@ def sweep(texts: list[str], x: np.ndarray, k: int) -> None:
     from rapidfuzz import fuzz
     from sklearn.metrics import adjusted_rand_score
 
-    from retrieval.clustering import agglomerative_clusters, knn
-    from retrieval.names import name_guard
+    from generation.kgbuild.clustering import agglomerative_clusters, knn
+    from generation.kgbuild.names import name_guard
 
     groups = tag_groups(texts)
     keep = np.flatnonzero(groups >= 0)[:5000]

@@ -25,9 +25,11 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from finkg import extraction, models, text_ingest
+from finkg import models
+from finkg.pipelines import kg_build as extraction
+from finkg.pipelines import text as text_ingest
 from finkg.config import load_settings
-from generation.extraction import extraction_json_schema, extraction_messages, overlap, sentence_groups
+from generation.kgbuild.extraction import extraction_json_schema, extraction_messages, overlap, sentence_groups
 from generation.llm import client_from_settings
 from kg import Graph, cypher
 

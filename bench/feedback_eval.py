@@ -4,7 +4,7 @@ time for the whole 2014-2015 period"; seed 000, sections 3.5 and 4).
 1. **Memory update cost per matured label.** N feedback events (seeded: families news/social, the five
    Appendix A event types, three horizons, signals and labels in {-1, 0, 1}, one or two cited families) are
    recorded in two fresh source-memory runs of the real Neo4j; one applies them with
-   :meth:`retrieval.source_memory.SourceMemory.apply_matured` (batched UNWIND, one transaction per batch),
+   :meth:`retrieval.memory.source_memory.SourceMemory.apply_matured` (batched UNWIND, one transaction per batch),
    the other with a per-row write loop (the same statement, one transaction per event): the baseline, in the
    same run. The two runs' cells must agree. Prints seconds per matured label and the ratio.
 2. **Evaluation run time per anchor** on a small real slice (default: tests/data/feedback_tweets, the four
@@ -35,13 +35,13 @@ sys.path.insert(0, str(ROOT))
 
 from finkg import models  # noqa: E402
 from finkg.config import load_settings  # noqa: E402
-from finkg.feedback_eval import FeedbackOptions, condition_runs, reset_run, run_evaluation  # noqa: E402
+from finkg.eval.feedback import FeedbackOptions, condition_runs, reset_run, run_evaluation  # noqa: E402
 from generation.llm import LLMCache, LLMClient, LlamaCppBackend  # noqa: E402
-from generation.reader import FrozenReader  # noqa: E402
+from generation.feedback.reader import FrozenReader  # noqa: E402
 from kg import Graph, cypher  # noqa: E402
 from retrieval.embeddings import make_embedder  # noqa: E402
-from retrieval.events import EVENT_TYPES  # noqa: E402
-from retrieval.source_memory import HORIZONS, Feedback, SourceMemory  # noqa: E402
+from generation.feedback.events import EVENT_TYPES  # noqa: E402
+from retrieval.memory.source_memory import HORIZONS, Feedback, SourceMemory  # noqa: E402
 
 VALIDATION = {"1D": {1: 0.184, 0: 0.637, -1: 0.179}, "3D": {1: 0.192, 0: 0.615, -1: 0.193},
               "5D": {1: 0.207, 0: 0.586, -1: 0.207}}  # seed 000, Table 1, validation row

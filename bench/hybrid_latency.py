@@ -1,6 +1,6 @@
-"""Hybrid retrieval latency at 100,000 chunks (retrieval/hybrid.py), against BM25 alone in the same run.
+"""Hybrid retrieval latency at 100,000 chunks (retrieval/text/hybrid.py), against BM25 alone in the same run.
 
-Corpus: the SEC evidence sentences of ../shared/data/sec-fsds/2009q3.zip (:mod:`ingest.evidence`, one
+Corpus: the SEC evidence sentences of ../shared/data/sec-fsds/2009q3.zip (:mod:`ingest.sec.evidence`, one
 sentence per XBRL fact: 103,293 in that quarter, about 350 characters each), the first ``--chunks`` by
 fact key, each available from its filing's EDGAR acceptance time (``sub.txt`` ``accepted``, read as
 US Eastern time). Read straight from the ZIP: no Neo4j needed.
@@ -59,12 +59,12 @@ from rich.table import Table
 
 from finkg import models
 from finkg.config import load_settings
-from ingest.evidence import evidence_rows
-from ingest.sec_fsds import read_fsds
-from ingest.text import iso_utc
-from retrieval.document_retrieval import Passage
+from ingest.sec.evidence import evidence_rows
+from ingest.sec.fsds import read_fsds
+from ingest.text.documents import iso_utc
+from retrieval.text.documents import Passage
 from retrieval.embeddings import make_embedder, normalize_rows
-from retrieval.hybrid import HybridIndex, top_k
+from retrieval.text.hybrid import HybridIndex, top_k
 
 EASTERN = ZoneInfo("America/New_York")
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "sec-fsds" / "2009q3.zip"

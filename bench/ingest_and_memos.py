@@ -1,7 +1,7 @@
 """Seed 003 benchmarks: SEC FSDS ingest end to end, and Structured+Verifier memos per second.
 
 1. **Ingest** a quarter (default: the shipped data/sec-fsds/2009q3.zip) end to end: parse and
-   normalize (``ingest.sec_fsds.read_fsds``), then write every node, relationship and evidence
+   normalize (``ingest.sec.fsds.read_fsds``), then write every node, relationship and evidence
    chunk (``write_fsds``). Baseline measured in the same run: the time pandas alone takes to
    parse num.txt from the same ZIP (``pandas.read_csv``, tab separated, no normalization).
    Prints facts/s and the ratio ingest/pandas. Target (issue 3): <= 30 s for the quarter.
@@ -30,11 +30,11 @@ from rich.console import Console
 from rich.table import Table
 
 from finkg.config import load_settings
-from finkg.memos import thresholds
-from generation.memo import MemoContext, generate_memo
-from ingest import sec_fsds
+from finkg.pipelines.memos import thresholds
+from generation.memo.systems import MemoContext, generate_memo
+from ingest.sec import fsds as sec_fsds
 from kg import BatchWriter, Graph, cypher
-from retrieval.fact_map import list_filings, read_fact_maps
+from retrieval.facts.fact_map import list_filings, read_fact_maps
 
 QUARTER = Path(__file__).resolve().parents[1] / "data" / "sec-fsds" / "2009q3.zip"
 console = Console()

@@ -2,7 +2,7 @@
 
 Reads the 88 price files of ../shared/data/market/prices and the S&P 500 (the market proxy), then:
 
-1. vectorized: ``retrieval.market_model.residual_labels`` (rolling OLS moments by cumulative sums),
+1. vectorized: ``generation.feedback.market_model.residual_labels`` (rolling OLS moments by cumulative sums),
    every ticker x session x horizon of the data, timed over ``--repeat`` runs (best time);
 2. baseline, measured in the same run: a naive per-anchor loop, as one would write it per news
    anchor: slice the estimation window, build the overlapping h-day returns, ``numpy.polyfit``,
@@ -29,7 +29,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from retrieval import market_model as mm  # noqa: E402
+from generation.feedback import market_model as mm
 
 DATA = ROOT.parent / "shared" / "data" / "market"
 

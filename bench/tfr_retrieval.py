@@ -33,7 +33,7 @@ from finkg.config import load_settings
 from finkg import models
 from kg import Graph
 from retrieval.embeddings import make_embedder
-from retrieval.triple_retrieval import Triple, TripleIndex
+from retrieval.triples.tfr import Triple, TripleIndex
 
 QUERIES = [
     "How do energy prices affect inflation?", "What drives long-term interest rates?",

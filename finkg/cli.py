@@ -19,20 +19,28 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
-from ingest.sec_companyfacts import CompanyFactsFormatError
-from ingest.sec_fsds import FsdsFormatError
-from ingest.xbrl_instance import XbrlInstanceFormatError
-from ingest.text import KINDS as text_kinds, TextFormatError
+from ingest.sec.companyfacts import CompanyFactsFormatError
+from ingest.sec.fsds import FsdsFormatError
+from ingest.sec.xbrl_instance import XbrlInstanceFormatError
+from ingest.text.documents import KINDS as text_kinds, TextFormatError
 from kg import Graph, GraphError, ReadOnlyViolation, schema
 from kg import cypher as kg_cypher
 from kg.guard import run_user_query
-from finkg import __version__, evaluation, extraction, kg_eval, knowledge, memos, models, pipelines, reports, text_ingest
-from finkg import indicators as indicator_ingest
-from ingest.akshare import FUNCTIONS as akshare_functions, AkshareFormatError, AkshareUnavailable
+from finkg import __version__, models
+from finkg.eval import memos as evaluation
+from finkg.pipelines import kg_build as extraction
+from finkg.eval import kg as kg_eval
+from finkg.pipelines import clusters as knowledge
+from finkg.pipelines import memos
+from finkg.pipelines import sec as pipelines
+from finkg.pipelines import reports
+from finkg.pipelines import text as text_ingest
+from finkg.pipelines import indicators as indicator_ingest
+from ingest.market.akshare import FUNCTIONS as akshare_functions, AkshareFormatError, AkshareUnavailable
 from generation.llm import BudgetExceeded, LLMAnswerError, LLMUnavailable, client_from_settings
-from generation.memo import SYSTEMS
+from generation.memo.systems import SYSTEMS
 from retrieval.embeddings import EmbeddingModelError, make_embedder
-from retrieval.facts import indicator_facts
+from retrieval.facts.indicators import indicator_facts
 from finkg.config import ConfigError, Settings, config_path, load_settings, write_settings_file
 from finkg.neo4j_server import LocalNeo4j, ServerError
 from finkg.output import Format, progress_bar, render
@@ -483,7 +491,7 @@ def report(
 
 
 # --------------------------------------------------------------------------- AKShare indicators and financial facts
-# (seed 004, sections 2 and 3.3: ingest/akshare.py, finkg/indicators.py, retrieval/facts.py)
+# (seed 004, sections 2 and 3.3: ingest/market/akshare.py, finkg/pipelines/indicators.py, retrieval/facts/indicators.py)
 
 def _day(value: str | None, option: str) -> _date | None:
     """``YYYY-MM-DD`` to a date (None stays None); a bad value is a usage error naming the option."""
@@ -562,8 +570,8 @@ def eval_tatqa(
     """TAT-QA exact match and F1 of LLM answerers ([llm] model) on a TAT-QA file (Zhu et al., ACL 2021):
     two-stage vs single-stage vs no retrieval (seed 004, 3.3). Answers are written as they come; a rerun
     with the same --out resumes."""
-    from finkg import tatqa_eval
-    from ingest.tatqa import TatqaFormatError, read_tatqa
+    from finkg.eval import tatqa as tatqa_eval
+    from ingest.datasets.tatqa import TatqaFormatError, read_tatqa
 
     s = settings()
     try:
@@ -571,7 +579,7 @@ def eval_tatqa(
     except TatqaFormatError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(1) from exc
-    from generation.qa_systems import tfr_answerers
+    from generation.qa.systems import tfr_answerers
 
     client = client_from_settings(s)
     systems = {**tfr_answerers(client, answer_tokens=max_tokens), **tatqa_eval.direct_systems(client, max_tokens)}
@@ -599,9 +607,9 @@ def eval_reports(
 ) -> None:
     """TFR vs its baselines and no retrieval on the same questions (seed 004, Table 2): ROUGE-L, BERTScore
     ([eval] bertscore_model_path, a local model) and the LLM judge's 0-5 consistency ([eval] judge)."""
-    from finkg import report_eval
-    from generation.text_metrics import BertScoreModel, bertscore_from_settings
-    from retrieval.knowledge_retrieval import SYSTEMS as retrieval_systems
+    from finkg.eval import reports as report_eval
+    from finkg.eval.metrics.text import BertScoreModel, bertscore_from_settings
+    from retrieval.knowledge import SYSTEMS as retrieval_systems
 
     s = settings()
     unknown = sorted(set(system) - set(retrieval_systems))
@@ -618,7 +626,7 @@ def eval_reports(
 
 
 # --------------------------------------------------------------------------- point-in-time audit and source memory
-# (seed 000, sections 3.3, 3.5 and 4.3: retrieval/point_in_time.py, retrieval/source_memory.py)
+# (seed 000, sections 3.3, 3.5 and 4.3: retrieval/text/point_in_time.py, retrieval/memory/source_memory.py)
 
 audit_app = typer.Typer(help="Audits of stored evidence selections and source memory.", no_args_is_help=True)
 app.add_typer(audit_app, name="audit")
@@ -631,7 +639,7 @@ def audit_evidence_command(
 ) -> None:
     """Future-document rate (must be 0.00%) and near-duplicate-anchor rate of the selected evidence stored
     in the graph (seed 000, section 4.3); exit 1 when any selected passage is a future document."""
-    from retrieval.point_in_time import audit_evidence
+    from retrieval.text.point_in_time import audit_evidence
 
     s = settings()
     with graph(s) as g:
@@ -654,7 +662,7 @@ def audit_memory_command(
 ) -> None:
     """The source-memory cells of a run with equation 6's terms (seed 000, section 3.5), and the statement that
     shows them in Neo4j Browser."""
-    from retrieval.source_memory import MemoryParams, memory_adjustment, read_cells, shrinkage, utility
+    from retrieval.memory.source_memory import MemoryParams, memory_adjustment, read_cells, shrinkage, utility
 
     s = settings()
     params = MemoryParams(kappa=s.memory_kappa, clip=s.memory_clip, strength=s.memory_lambda, top_k=s.memory_top_k)
@@ -690,9 +698,9 @@ def rerank_train(
     seed: Annotated[int, typer.Option(help="Split and sampling seed.")] = 0,
 ) -> None:
     """Train finkg's offline cross-encoder from MiniLM on TAT-QA question-evidence pairs (no download)."""
-    from finkg import retrieval_eval
-    from ingest.tatqa import TatqaFormatError
-    from retrieval.rerank import RerankModelError
+    from finkg.eval import retrieval as retrieval_eval
+    from ingest.datasets.tatqa import TatqaFormatError
+    from retrieval.text.rerank import RerankModelError
 
     s = settings()
     out = out_dir or s.rerank_model_path or s.models_dir / "finkg-reranker-minilm"
@@ -722,10 +730,10 @@ def eval_retrieval(
     store: Annotated[bool, typer.Option(help="Store the swept alpha on (:Corpus {name}).")] = True,
 ) -> None:
     """NDCG@10 on TAT-QA for BM25, dense, hybrid (alpha swept in 0.025 steps) and hybrid + rerank (seed 002, 4.2-5.5)."""
-    from finkg import retrieval_eval
-    from ingest.tatqa import TatqaFormatError
-    from retrieval.hybrid import HybridError
-    from retrieval.rerank import RerankModelError, make_reranker
+    from finkg.eval import retrieval as retrieval_eval
+    from ingest.datasets.tatqa import TatqaFormatError
+    from retrieval.text.hybrid import HybridError
+    from retrieval.text.rerank import RerankModelError, make_reranker
 
     s = settings()
     try:
@@ -752,7 +760,7 @@ def eval_retrieval(
 
 
 # --------------------------------------------------------------------------- market-feedback evaluation
-# (seed 000, sections 3-4: finkg/feedback_eval.py, generation/reader.py, retrieval/market_context.py)
+# (seed 000, sections 3-4: finkg/eval/feedback.py, generation/feedback/reader.py, generation/feedback/market_context.py)
 
 
 @eval_app.command("feedback")
@@ -779,8 +787,8 @@ def eval_feedback(
     future-document audit. Resumable: a rerun skips done anchors (no LLM call)."""
     from datetime import date as _d
 
-    from finkg import feedback_eval
-    from generation.reader import FrozenReader
+    from finkg.eval import feedback as feedback_eval
+    from generation.feedback.reader import FrozenReader
 
     s = settings()
     root = data or s.feedback_data_dir

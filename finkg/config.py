@@ -148,8 +148,8 @@ class Settings(BaseSettings):
                                                                   "command run) may spend; unset: no cap")
 
     # [memory]: point-in-time evidence and the market-feedback source memory (seed 000, sections 3.3 and 3.5;
-    # retrieval/point_in_time.py, retrieval/source_memory.py). kappa is not in the extracted paper text: see
-    # retrieval/source_memory.py; clip and lambda are Appendix C's selected values
+    # retrieval/text/point_in_time.py, retrieval/memory/source_memory.py). kappa is not in the extracted paper text: see
+    # retrieval/memory/source_memory.py; clip and lambda are Appendix C's selected values
     memory_kappa: float = Field(10.0, gt=0, description="shrinkage pseudo-count: rho = n / (n + kappa)")
     memory_clip: float = Field(0.20, ge=0, description="bound c of the shrunk, centered utility (equation 6)")
     memory_lambda: float = Field(0.30, ge=0, description="strength of source memory against static relevance "
@@ -161,7 +161,7 @@ class Settings(BaseSettings):
     memory_near_duplicate_threshold: float = Field(90.0, gt=0, le=100, description="rapidfuzz ratio (0-100) at "
                                                    "or above which a passage is a near-duplicate of the anchor")
 
-    # [hybrid] and [rerank]: hybrid chunk retrieval and reranking (retrieval/hybrid.py, retrieval/rerank.py;
+    # [hybrid] and [rerank]: hybrid chunk retrieval and reranking (retrieval/text/hybrid.py, retrieval/text/rerank.py;
     # seed 002 sections 3.2-3.3, 4.3, 5.4; seed 000 section 3.3)
     hybrid_fusion: str = Field("minmax", pattern=r"^(minmax|rrf)$", description="minmax: alpha * dense + "
                                "(1 - alpha) * BM25, both min-max normalized within the candidate pool; rrf: "
@@ -173,7 +173,7 @@ class Settings(BaseSettings):
     rerank_model_path: Path | None = Field(None, description="local cross-encoder directory (bge-reranker: "
                                            "FlagReranker; else sentence-transformers CrossEncoder); unset: no "
                                            "reranking (measured best here: finkg's own MiniLM cross-encoder and the "
-                                           "LLM judge both lowered TAT-QA NDCG@10, see retrieval/rerank.py)")
+                                           "LLM judge both lowered TAT-QA NDCG@10, see retrieval/text/rerank.py)")
     rerank_backend: str = Field("auto", pattern=r"^(auto|cross-encoder|flag|llm)$",
                                 description="auto: flag when the directory name contains bge; llm: the [llm] "
                                 "model as a relevance judge (one call per passage; model_path unused)")
@@ -182,7 +182,7 @@ class Settings(BaseSettings):
     rerank_batch_size: int = Field(32, ge=1, description="pairs per forward pass")
     rerank_device: str | None = Field(None, description="torch device; unset: the library's choice")
 
-    # [feedback]: the market-feedback evaluation (`finkg eval feedback`, finkg/feedback_eval.py; seed 000,
+    # [feedback]: the market-feedback evaluation (`finkg eval feedback`, finkg/eval/feedback.py; seed 000,
     # sections 3.1-3.5 and 4.1-4.4)
     feedback_data_dir: Path | None = Field(None, description="folder with tweets/<TICKER>/, prices/<TICKER>.csv and "
                                            "the market proxy (e.g. ../shared/data/market)")
@@ -200,13 +200,13 @@ class Settings(BaseSettings):
                                           "lost; 2 of the 4-name tweet universe)")
     feedback_cost_bps: float = Field(10.0, ge=0.0, description="cost on one-way turnover, basis points")
 
-    # [akshare]: live AKShare calls (`finkg ingest akshare --live`, ingest/akshare.py); AKShare itself
+    # [akshare]: live AKShare calls (`finkg ingest akshare --live`, ingest/market/akshare.py); AKShare itself
     # sets no timeout, so every socket operation of a call is bounded here
     akshare_retry_attempts: int = Field(3, ge=1, le=20, description="tries per live AKShare call (tenacity)")
     akshare_retry_wait: float = Field(2.0, ge=0, description="seconds before the first retry, doubling after")
     akshare_timeout: float = Field(30.0, gt=0, description="seconds per socket connect or read of a live call")
 
-    # [eval]: text metrics of generated analyses (generation/text_metrics.py, seed 004 section 4.1):
+    # [eval]: text metrics of generated analyses (finkg/eval/metrics/text.py, seed 004 section 4.1):
     # BERTScore from a local model directory (never downloaded) and the LLM consistency judge (GLM-4-Score)
     eval_bertscore_model_path: Path | None = Field(None, description="local Hugging Face model directory for "
                                                    "BERTScore, e.g. all-MiniLM-L6-v2 or all-mpnet-base-v2")
@@ -223,7 +223,7 @@ class Settings(BaseSettings):
     models_dir: Path = Field(default_factory=lambda: _cache_home() / "models",
                              description="folder holding one sub-folder per installed model")
 
-    # [extract]: LLM triple extraction (generation/extraction.py, seed 004 section 3.1)
+    # [extract]: LLM triple extraction (generation/kgbuild/extraction.py, seed 004 section 3.1)
     extract_sentences_per_call: int = Field(4, ge=1, description="sentences numbered in one extraction call")
     extract_max_tokens: int = Field(384, ge=16, description="completion cap per extraction call")
     extract_batch_chunks: int = Field(8, ge=1, description="chunks per committed batch (resume granularity)")
@@ -231,7 +231,7 @@ class Settings(BaseSettings):
                                           "(same schema and model) from that answer instead of a new LLM call")
 
     # [text]: text ingest (`finkg ingest text`): token-aware chunking of FOMC statements, filing text
-    # and tweets (ingest/chunking.py); 240 tokens fit all-MiniLM-L6-v2's 256-token window with its
+    # and tweets (ingest/text/chunking.py); 240 tokens fit all-MiniLM-L6-v2's 256-token window with its
     # two special tokens and a margin for the approximate counter
     text_chunk_tokens: int = Field(240, ge=8, description="token budget per chunk (whole sentences)")
     text_chunk_overlap: int = Field(48, ge=0, description="at most this many tokens of whole trailing "
@@ -247,7 +247,7 @@ class Settings(BaseSettings):
     embedding_batch_size: int = Field(64, ge=1, description="texts per forward pass")
     embedding_device: str | None = Field(None, description="torch device (cpu, cuda, cuda:0); unset: the library's choice")
 
-    # [cluster]: entity resolution and agglomerative clustering (`finkg cluster`, finkg/knowledge.py)
+    # [cluster]: entity resolution and agglomerative clustering (`finkg cluster`, finkg/pipelines/clusters.py)
     # 0.30: the threshold whose clusters best match the XBRL tags of 5,000 real line-item labels
     # (ARI 0.351 with MiniLM; 0.25: 0.341, 0.35: 0.302; bench/clustering.py --sweep)
     cluster_distance_threshold: float = Field(0.30, gt=0, le=2, description="cosine distance at or above which clusters do not merge")
@@ -255,12 +255,12 @@ class Settings(BaseSettings):
     cluster_fuzzy_threshold: float = Field(92.0, gt=0, le=100, description="token-sort ratio (0-100) for a fuzzy merge")
     cluster_embedding_merge_threshold: float = Field(0.95, gt=0, le=1, description="cosine similarity for an embedding merge")
 
-    # [retrieval]: knowledge retrieval for generation (retrieval/knowledge_retrieval.py, seed 004 section 3.2)
+    # [retrieval]: knowledge retrieval for generation (retrieval/knowledge.py, seed 004 section 3.2)
     retrieval_k: int = Field(10, ge=0, description="knowledge items (triples or chunks) per query")
     retrieval_top_n: int = Field(100, ge=1, description="TFR: candidate triples before the cluster weighting (n >> k)")
     retrieval_temperature: float = Field(0.1, gt=0, description="TFR: softmax temperature over cluster mean similarities")
 
-    # [report]: report batches (`finkg report`, finkg/reports.py, seed 004 section 3.3)
+    # [report]: report batches (`finkg report`, finkg/pipelines/reports.py, seed 004 section 3.3)
     report_system: str = Field("tfr", pattern=r"^(tfr|dense-triples|bm25-docs|dense-docs|none)$",
                                description="retrieval system: tfr, dense-triples, bm25-docs, dense-docs or none")
     report_max_facts: int = Field(30, ge=1, description="facts F shown to the LLM (the most similar to the question)")

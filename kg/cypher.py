@@ -309,7 +309,7 @@ changed); ``$docs`` is ``[{id, keep: [chunk ids]}]``. Returns ``removed``."""
 
 
 # --------------------------------------------------------------------------- entity resolution and clustering
-# (seed 004, sections 3.1-3.2: retrieval/resolution.py, finkg/knowledge.py)
+# (seed 004, sections 3.1-3.2: generation/kgbuild/resolution.py, finkg/pipelines/clusters.py)
 
 ENTITY_RELATION_TYPES = ("AFFECT", "INDICATE", "BELONG_TO", "EQUAL_TO", "MAY_LEAD_TO")
 
@@ -575,7 +575,7 @@ DELETE_REPORT_LINKS = (
 """Remove a report's citation links before it is written again (a redo replaces them)."""
 
 # --------------------------------------------------------------------------- AKShare indicators and financial facts
-# (seed 004, sections 2 and 3.3: ingest/akshare.py, finkg/indicators.py, retrieval/facts.py)
+# (seed 004, sections 2 and 3.3: ingest/market/akshare.py, finkg/pipelines/indicators.py, retrieval/facts/indicators.py)
 
 INDICATOR_FACT_ROWS = (
     "MATCH (i:Indicator) WHERE $codes IS NULL OR i.code IN $codes\n"
@@ -632,7 +632,7 @@ def report_browser_query(report_id: str | None = None) -> str:
 
 
 # --------------------------------------------------------------------------- point-in-time evidence and source memory
-# (seed 000, sections 3.3 and 3.5: retrieval/point_in_time.py, retrieval/source_memory.py)
+# (seed 000, sections 3.3 and 3.5: retrieval/text/point_in_time.py, retrieval/memory/source_memory.py)
 
 POINT_IN_TIME_CANDIDATES = (
     "MATCH (d:Document)-[:HAS_CHUNK]->(c:Chunk)\n"
@@ -779,7 +779,7 @@ READ_CORPUS_ALPHA = (
 
 
 # --------------------------------------------------------------------------- market-feedback evaluation
-# (seed 000, sections 3.1 and 4: finkg/feedback_eval.py)
+# (seed 000, sections 3.1 and 4: finkg/eval/feedback.py)
 
 FEEDBACK_ANCHORS = (
     "MATCH (d:Document)-[:HAS_CHUNK]->(c:Chunk)\n"

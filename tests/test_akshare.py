@@ -12,11 +12,11 @@ import pytest
 from conftest import free_port
 from test_cli import finkg
 
-from finkg.indicators import ingest_akshare_files
-from generation.numbers import find_numbers
-from ingest.akshare import FUNCTIONS, AkshareFormatError, AkshareUnavailable, fetch_live, read_csv
+from finkg.pipelines.indicators import ingest_akshare_files
+from generation.verify.numbers import find_numbers
+from ingest.market.akshare import FUNCTIONS, AkshareFormatError, AkshareUnavailable, fetch_live, read_csv
 from kg import cypher
-from retrieval.facts import FACT_KINDS, indicator_facts
+from retrieval.facts.indicators import FACT_KINDS, indicator_facts
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 FILES = {

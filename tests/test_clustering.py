@@ -1,4 +1,4 @@
-"""Node embeddings and clustering (retrieval/embeddings.py, retrieval/clustering.py, finkg/knowledge.py,
+"""Node embeddings and clustering (retrieval/embeddings.py, generation/kgbuild/clustering.py, finkg/pipelines/clusters.py,
 `finkg cluster`) with the real MiniLM model, real XBRL labels and the real Neo4j (seed 004, section 3.2).
 """
 
@@ -15,10 +15,10 @@ from sklearn.metrics import adjusted_rand_score
 from test_cli import finkg
 from test_resolution import embedder, tok  # noqa: F401  (fixtures)
 
-from finkg import knowledge
+from finkg.pipelines import clusters as knowledge
 from kg import BatchWriter
-from retrieval import resolution
-from retrieval.clustering import (
+from generation.kgbuild import resolution
+from generation.kgbuild.clustering import (
     agglomerative_clusters,
     canonical_labels,
     exact_agglomerative_clusters,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval.events import CUES, EVENT_TYPES, OTHER_MIXED, classify_event, event_type, event_types
+from generation.feedback.events import CUES, EVENT_TYPES, OTHER_MIXED, classify_event, event_type, event_types
 
 EARN, LEGAL, CAPITAL, MGMT = "Earnings & Guidance", "Legal & Regulatory", "Capital & Transactions", (
     "Management & Operations"

@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 from test_llm import smol_gguf
 
-from finkg import extraction, text_ingest
+from finkg.pipelines import kg_build as extraction
+from finkg.pipelines import text as text_ingest
 from finkg.config import load_settings
-from generation import kg_schema
+from generation.kgbuild import schema as kg_schema
 from generation.llm import BudgetExceeded, client_from_settings
 from kg import cypher
 

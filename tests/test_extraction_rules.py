@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from generation import kg_schema
-from generation.extraction import (ChunkExtraction, SentenceMemo, extraction_json_schema, verify_json_schema,
+from generation.kgbuild import schema as kg_schema
+from generation.kgbuild.extraction import (ChunkExtraction, SentenceMemo, extraction_json_schema, verify_json_schema,
                                    Triple, TripleExtractor, Verdict, apply_verdicts, check_candidate,
                                    extraction_messages, is_boilerplate, parse_triples, sentence_groups,
                                    verification_messages)
-from finkg.kg_eval import load_gold, match, prf, score
+from finkg.eval.kg import load_gold, match, prf, score
 
 GOLD = Path(__file__).parent / "data" / "kg_gold.jsonl"
 # 2008-12-16 FOMC statement (public domain), sentences as the chunker keeps them
@@ -147,7 +147,7 @@ def test_gold_set_is_hand_checked_real_text(tmp_path):
     for g in gold:  # every gold entity is grounded in its statement (the extractor's own rule, min share 0.5)
         text = (Path(__file__).parent / "data" / "fomc-statements" / f"{g.statement}.txt")
         if text.exists():
-            from generation.extraction import grounded
+            from generation.kgbuild.extraction import grounded
             body = " ".join(text.read_text(encoding="utf-8").split())
             assert grounded(g.head, body) and grounded(g.tail, body), g
     bad = tmp_path / "g.jsonl"

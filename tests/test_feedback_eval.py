@@ -15,15 +15,15 @@ from test_cli import finkg
 from test_llm import smol_gguf
 
 from finkg.config import load_settings
-from finkg.feedback_eval import (
+from finkg.eval.feedback import (
     CONDITIONS, FeedbackEvalError, FeedbackOptions, condition_runs, predictions_path, read_records, reset_run,
     run_evaluation, summarize,
 )
 from generation.llm import LLMCache, LLMClient, LlamaCppBackend
-from generation.reader import FrozenReader
-from ingest.tweets import read_tweets
+from generation.feedback.reader import FrozenReader
+from ingest.text.tweets import read_tweets
 from retrieval.embeddings import make_embedder
-from retrieval.point_in_time import to_utc
+from retrieval.text.point_in_time import to_utc
 
 DATA = Path(__file__).resolve().parent / "data"
 TWEETS = DATA / "feedback_tweets"

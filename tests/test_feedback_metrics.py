@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from finkg import feedback_metrics as fm
+from finkg.eval import feedback_metrics as fm
 
 # --------------------------------------------------------------------------- F1
 

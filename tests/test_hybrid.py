@@ -1,4 +1,4 @@
-"""Hybrid retrieval (retrieval/hybrid.py) on real TAT-QA text with the real MiniLM model and the real Neo4j."""
+"""Hybrid retrieval (retrieval/text/hybrid.py) on real TAT-QA text with the real MiniLM model and the real Neo4j."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from conftest import minilm_dir
-from finkg.retrieval_eval import ingest_corpus
-from ingest.tatqa import read_tatqa, scoped_id, table_chunk_id
+from finkg.eval.retrieval import ingest_corpus
+from ingest.datasets.tatqa import read_tatqa, scoped_id, table_chunk_id
 from kg import Graph
-from retrieval.document_retrieval import Passage
+from retrieval.text.documents import Passage
 from retrieval.embeddings import make_embedder
-from retrieval.hybrid import (
+from retrieval.text.hybrid import (
     RRF_K,
     VECTOR_INDEX,
     HybridError,

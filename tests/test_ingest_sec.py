@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from test_cli import finkg
 
-from ingest import sec_fsds
-from ingest.sec_fsds import FsdsFormatError, period_role, read_fsds
+from ingest.sec import fsds as sec_fsds
+from ingest.sec.fsds import FsdsFormatError, period_role, read_fsds
 from kg import BatchWriter
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sec-fsds"

@@ -10,14 +10,14 @@ import pytest
 from test_cli import finkg
 
 from finkg.config import ConfigError, load_settings
-from finkg.text_ingest import TextIngestOptions, ingest_text
-from ingest.chunking import ApproxTokenCounter, chunk_sections, load_token_counter, split_sentences
-from ingest.filing_text import read_html_file, read_markdown_file
-from ingest.fomc import read_fomc_file
-from ingest.text import TextFormatError, chunk_id, decode, parse_iso_utc
-from ingest.text_sources import read_source
+from finkg.pipelines.text import TextIngestOptions, ingest_text
+from ingest.text.chunking import ApproxTokenCounter, chunk_sections, load_token_counter, split_sentences
+from ingest.text.filing_text import read_html_file, read_markdown_file
+from ingest.text.fomc import read_fomc_file
+from ingest.text.documents import TextFormatError, chunk_id, decode, parse_iso_utc
+from ingest.text.sources import read_source
 from conftest import minilm_dir
-from ingest.tweets import NEWS_OUTLET_ACCOUNTS, read_tweets, source_family
+from ingest.text.tweets import NEWS_OUTLET_ACCOUNTS, read_tweets, source_family
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 FOMC = DATA / "fomc-statements"
@@ -375,7 +375,10 @@ def test_cli_ingests_and_reports_bad_input_in_one_line(graph, tmp_runs, fresh):
 def test_docstring_examples_hold():
     import doctest
 
-    from ingest import chunking, filing_text, fomc, text
+    from ingest.text import chunking
+    from ingest.text import filing_text
+    from ingest.text import fomc
+    from ingest.text import documents as text
 
     for module in (chunking, filing_text, fomc, text):
         failed, tried = doctest.testmod(module)

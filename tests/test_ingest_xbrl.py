@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from test_cli import finkg
 
-from ingest import sec_fsds
-from ingest.sec_companyfacts import CompanyFactsFormatError, read_companyfacts
-from ingest.xbrl_instance import XbrlInstanceFormatError, read_instance, taxonomy_version
+from ingest.sec import fsds as sec_fsds
+from ingest.sec.companyfacts import CompanyFactsFormatError, read_companyfacts
+from ingest.sec.xbrl_instance import XbrlInstanceFormatError, read_instance, taxonomy_version
 from kg import BatchWriter
 
 DATA = Path(__file__).resolve().parents[1] / "data"

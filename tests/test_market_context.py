@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from retrieval.market_context import MarketContext, series_state
-from retrieval.market_model import MarketDataError, read_price_file
+from generation.feedback.market_context import MarketContext, series_state
+from generation.feedback.market_model import MarketDataError, read_price_file
 
 DATA = Path(__file__).resolve().parent / "data" / "market"
 PRICES, PROXY = DATA / "prices", DATA / "index" / "sp500.csv"

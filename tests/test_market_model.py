@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from retrieval import market_model as mm
+from generation.feedback import market_model as mm
 
 DATA = Path(__file__).parent / "data" / "market"
 

@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 from test_cli import finkg
 
-from finkg import pipelines
-from finkg.evaluation import evaluate, mutation_test, mutations
-from finkg.memos import build_context
-from generation.claims import RiskThresholds
-from generation.memo import generate_memo
-from generation.verify import REMOVED, verify_body
-from retrieval.fact_map import list_filings, read_fact_maps
-from retrieval.text_index import EvidenceIndex, memo_query
+from finkg.pipelines import sec as pipelines
+from finkg.eval.memos import evaluate, mutation_test, mutations
+from finkg.pipelines.memos import build_context
+from generation.memo.claims import RiskThresholds
+from generation.memo.systems import generate_memo
+from generation.verify.claims import REMOVED, verify_body
+from retrieval.facts.fact_map import list_filings, read_fact_maps
+from retrieval.text.tfidf import EvidenceIndex, memo_query
 
 QUARTER = Path(__file__).resolve().parents[1] / "data" / "sec-fsds" / "2009q3.zip"
 DAILY = QUARTER.with_name("20250404.zip")
@@ -145,7 +145,7 @@ def test_mutation_test_catches_and_restores_every_injected_error(maps, ctx):
 
 
 def test_text_retrieval_finds_the_filing_and_its_comparatives(loaded, maps):
-    from retrieval.text_index import load_evidence
+    from retrieval.text.tfidf import load_evidence
 
     index = EvidenceIndex([c for c in load_evidence(loaded) if c["adsh"] in maps])
     hits = index.search(memo_query(maps[WALMART].filing), 30)
@@ -202,7 +202,7 @@ def test_memo_cli_names_an_unknown_accession(loaded, tmp_path):
 
 
 def test_xbrl_decimals_widen_the_tolerance_and_reach_the_memo(loaded, settings, ctx):
-    from generation.verify import fact_tolerance
+    from generation.verify.claims import fact_tolerance
 
     assert fact_tolerance(3_000_000, None) == 300.0  # the paper's 0.01%
     assert fact_tolerance(3_000_000, -6) == 500_000.0  # the source itself is rounded to millions

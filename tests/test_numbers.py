@@ -1,4 +1,4 @@
-"""generation.numbers: finding, parsing and formatting the numbers of a memo (seed 003, numeric verification)."""
+"""generation.verify.numbers: finding, parsing and formatting the numbers of a memo (seed 003, numeric verification)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import random
 
 import pytest
 
-import generation.numbers as numbers
-from generation.numbers import (
+import generation.verify.numbers as numbers
+from generation.verify.numbers import (
     NumberMention,
     find_numbers,
     format_percent,

@@ -13,10 +13,10 @@ import pytest
 from test_cli import finkg
 
 from finkg.config import load_settings
-from finkg.text_ingest import TextIngestOptions, ingest_text
-from ingest.tweets import read_tweets
+from finkg.pipelines.text import TextIngestOptions, ingest_text
+from ingest.text.tweets import read_tweets
 from kg import BatchWriter
-from retrieval.point_in_time import (
+from retrieval.text.point_in_time import (
     Anchor, Candidate, EvidenceInputError, EvidenceSelection, SelectedEvidence, audit_evidence, build_pool,
     delete_selections, filter_candidates, load_candidates, load_sectors, near_duplicate_score, prepare_evidence,
     store_selections,

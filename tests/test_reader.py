@@ -8,7 +8,7 @@ import pytest
 from test_llm import smol_gguf
 
 from generation.llm import LLMCache, LLMClient, LlamaCppBackend
-from generation.reader import (
+from generation.feedback.reader import (
     HORIZONS, MAX_REASON_CHARS, SYSTEM, EventAnchor, EvidenceItem, FrozenReader, parse_reader_answer,
     reader_messages, reader_schema,
 )

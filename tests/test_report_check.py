@@ -1,14 +1,14 @@
 """Every number of a generated report is verified against a fact, is context, or is marked: the rules of
-generation/report_check.py and the citation parsing of the two-stage generator, on real values (the
+generation/verify/report_numbers.py and the citation parsing of the two-stage generator, on real values (the
 ChinaBond 10-year yield and SHIBOR of 2015-06-30, a 2009 10-Q revenue figure)."""
 
 from __future__ import annotations
 
-from generation.report_check import MARK, check_numbers
+from generation.verify.report_numbers import MARK, check_numbers
 import pytest
 
-from generation.two_stage import parse_citations, points_schema, render_points, selection_schema
-from retrieval.facts import FinancialFact
+from generation.report.two_stage import parse_citations, points_schema, render_points, selection_schema
+from retrieval.facts.indicators import FinancialFact
 
 YIELD = FinancialFact("akshare:cn_treasury_yield_10y:2015-06-30:level",
                       "China treasury yield, 10-year: 3.62 % on 2015-06-30.", (3.62,), "%", "2015-06-30",

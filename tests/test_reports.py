@@ -16,14 +16,16 @@ import pytest
 from conftest import minilm_dir
 from test_llm import smol_gguf
 
-from finkg import indicators, reports, text_ingest
+from finkg.pipelines import indicators
+from finkg.pipelines import reports
+from finkg.pipelines import text as text_ingest
 from finkg.config import load_settings
 from generation.llm import client_from_settings
-from generation.report_check import MARK
+from generation.verify.report_numbers import MARK
 from kg import BatchWriter
 from retrieval.embeddings import make_embedder
-from retrieval.names import entity_id
-from retrieval.resolution import write_entities, write_relations
+from generation.kgbuild.names import entity_id
+from generation.kgbuild.resolution import write_entities, write_relations
 
 ROOT = Path(__file__).resolve().parents[1]
 STATEMENT = ROOT / "data" / "fomc-statements" / "statements" / "20151216.txt"
@@ -162,8 +164,8 @@ def test_bad_batch_lines_name_the_line_and_field(tmp_path, line, message):
 def test_eval_reports_scores_systems_against_references(graph, rsettings, ready, tmp_path):
     """finkg eval reports on one question with a reference: the reports are generated once per system
     (a rerun reuses them) and scored with ROUGE-L, BERTScore (MiniLM) and the judge (SmolLM2)."""
-    from finkg import report_eval
-    from generation.text_metrics import BertScoreModel
+    from finkg.eval import reports as report_eval
+    from finkg.eval.metrics.text import BertScoreModel
 
     q = {**QUESTIONS[0], "reference": "The 10-year yield was 3.60% on 2015-06-30, little changed over three months, "
                                       "while short-term yields fell.", "conclusion": "Short-term yields fell."}

@@ -1,4 +1,4 @@
-"""The reranker interface (retrieval/rerank.py) with a cross-encoder trained here from the real MiniLM
+"""The reranker interface (retrieval/text/rerank.py) with a cross-encoder trained here from the real MiniLM
 directory on real TAT-QA question-evidence pairs (tests/data/tatqa_dev_sample.json)."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from conftest import minilm_dir
-from ingest.tatqa import corpus_rows, question_gains, read_tatqa
-from retrieval.hybrid import Hit
-from retrieval.document_retrieval import Passage
-from retrieval.rerank import (
+from ingest.datasets.tatqa import corpus_rows, question_gains, read_tatqa
+from retrieval.text.hybrid import Hit
+from retrieval.text.documents import Passage
+from retrieval.text.rerank import (
     UNGRADED,
     CrossEncoderReranker,
     LLMJudgeReranker,
@@ -112,7 +112,7 @@ def test_llm_document_selection_with_smollm2(sample):
     """Seed 002 §4.3 selection with the real SmolLM2 (constrained to a JSON list of indices)."""
     from generation.llm import LLMClient
     from generation.llm.llamacpp import LlamaCppBackend
-    from retrieval.rerank import SELECTION_SCHEMA, select_documents
+    from retrieval.text.rerank import SELECTION_SCHEMA, select_documents
 
     gguf = next(Path.home().joinpath(".cache/finkg/models/smollm2-135m-instruct-q4_1").glob("*.gguf"))
     client = LLMClient(LlamaCppBackend(gguf, n_ctx=4096, n_threads=2))

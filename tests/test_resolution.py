@@ -1,4 +1,4 @@
-"""Entity resolution (retrieval/resolution.py, retrieval/names.py) against the real Neo4j and the real
+"""Entity resolution (generation/kgbuild/resolution.py, generation/kgbuild/names.py) against the real Neo4j and the real
 MiniLM model: normalization, exact duplicates across writes, fuzzy/embedding/identifier merges
 within a type, merge records, relationships moved with their properties, redirects of merged names.
 
@@ -16,12 +16,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from finkg import knowledge
+from finkg.pipelines import clusters as knowledge
 from conftest import minilm_dir
 from kg import BatchWriter
-from retrieval import resolution
+from generation.kgbuild import resolution
 from retrieval.embeddings import make_embedder
-from retrieval.names import company_key, entity_id, name_guard, normalize_name
+from generation.kgbuild.names import company_key, entity_id, name_guard, normalize_name
 
 
 

@@ -12,9 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import minilm_dir
-from finkg import retrieval_eval as rev
+from finkg.eval import retrieval as rev
 from finkg.cli import app
-from ingest.tatqa import (
+from ingest.datasets.tatqa import (
     TatqaFormatError,
     question_gains,
     read_tatqa,
@@ -23,7 +23,7 @@ from ingest.tatqa import (
 )
 from kg import Graph
 from retrieval.embeddings import make_embedder
-from retrieval.hybrid import HybridIndex, PoolScores, read_alpha
+from retrieval.text.hybrid import HybridIndex, PoolScores, read_alpha
 
 SAMPLE = Path(__file__).parent / "data" / "tatqa_dev_sample.json"
 DELETE_CORPUS = (

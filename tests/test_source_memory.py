@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from test_cli import finkg
 
-from ingest.tweets import read_tweets
+from ingest.text.tweets import read_tweets
 from kg import cypher
-from retrieval.point_in_time import Candidate
-from retrieval.source_memory import (
+from retrieval.text.point_in_time import Candidate
+from retrieval.memory.source_memory import (
     Feedback, MemoryControl, MemoryParams, SourceMemory, class_weights, memory_adjustment, memory_score,
     rank_evidence, shrinkage, utility,
 )

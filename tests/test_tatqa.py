@@ -1,11 +1,11 @@
-"""TAT-QA: the metric (generation/tatqa_metric.py), the reader (ingest/tatqa.py), the final-answer step
-(generation/qa_answer.py) and the harness (finkg/tatqa_eval.py), on real TAT-QA dev questions.
+"""TAT-QA: the metric (finkg/eval/metrics/tatqa.py), the reader (ingest/datasets/tatqa.py), the final-answer step
+(generation/qa/answer.py) and the harness (finkg/eval/tatqa.py), on real TAT-QA dev questions.
 
 Data: tests/data/tatqa_dev_sample.json holds 5 contexts of the TAT-QA dev set, unchanged (CC BY 4.0,
 Zhu et al. 2021; data/NOTICE.md): 30 questions of every answer type (span, multi-span, arithmetic,
 count) and every scale ("", thousand, million, billion, percent), with negative answers and a
 parenthesized multi-span answer. The expected EM/F1 values below were worked out by hand from the
-rules in generation/tatqa_metric.py's docstring (each case names the dev question's uid).
+rules in finkg/eval/metrics/tatqa.py's docstring (each case names the dev question's uid).
 The LLM path runs SmolLM2-135M through llama.cpp (real model, no mock).
 """
 
@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 
 from finkg import models
-from finkg.tatqa_eval import direct_systems, evaluate, score_text
+from finkg.eval.tatqa import direct_systems, evaluate, score_text
 from generation.llm import LLMClient, LlamaCppBackend
-from generation.qa_answer import ANSWER_INSTRUCTION, answer_messages, extract_answer
-from generation.tatqa_metric import TatqaScore, answer_string, gold_answers, normalize_answer, score, to_number
-from ingest.tatqa import TatqaFormatError, parse_numbers, read_tatqa
+from generation.qa.answer import ANSWER_INSTRUCTION, answer_messages, extract_answer
+from finkg.eval.metrics.tatqa import TatqaScore, answer_string, gold_answers, normalize_answer, score, to_number
+from ingest.datasets.tatqa import TatqaFormatError, parse_numbers, read_tatqa
 
 SAMPLE = Path(__file__).parent / "data" / "tatqa_dev_sample.json"
 SMOL = "smollm2-135m-instruct-q4_1"
@@ -288,7 +288,7 @@ def test_the_harness_runs_real_llm_answerers_end_to_end(contexts, smol_client, t
 def test_an_interrupted_run_resumes_without_asking_again_and_refuses_another_models_folder(contexts, tmp_path):
     """Answers are appended as they come; a rerun asks only what is missing (a last line cut off by a
     killed write is asked again); a malformed earlier line is named; another model's folder is refused."""
-    from finkg.tatqa_eval import TatqaRunError, check_manifest
+    from finkg.eval.tatqa import TatqaRunError, check_manifest
 
     asked: list[tuple[str, str]] = []
 
@@ -330,9 +330,9 @@ def test_retrieved_passages_that_overflow_the_context_window_are_trimmed_lowest_
     """A prompt that would not fit the model's window (here 1,024 tokens) is cut down by leaving out the
     lowest-ranked passages, recorded; an over-long prompt sent as it is fails as a recorded answer error."""
     from generation.llm import LLMAnswerError
-    from generation.two_stage import TwoStageGenerator
-    from retrieval.document_retrieval import DocumentIndex, Passage
-    from retrieval.knowledge_retrieval import KnowledgeRetriever
+    from generation.report.two_stage import TwoStageGenerator
+    from retrieval.text.documents import DocumentIndex, Passage
+    from retrieval.knowledge import KnowledgeRetriever
 
     small = LLMClient(LlamaCppBackend(smol_client.backend.model_path, n_ctx=1024, n_threads=2))
     c = contexts[0]
@@ -385,7 +385,7 @@ def test_finkg_eval_tatqa_runs_and_reports_bad_files(tmp_path, smol_client):
 def test_two_stage_single_stage_and_facts_only_answer_tatqa_questions(contexts, smol_client):
     """The two-stage generator as TAT-QA answerers (seed 004 section 3.3 and its ablations): the table's
     cells are F, the context's paragraphs the knowledge; each answer is generated and scored."""
-    from generation.qa_systems import tfr_answerer, tfr_answerers
+    from generation.qa.systems import tfr_answerer, tfr_answerers
 
     answerers = tfr_answerers(smol_client, answer_tokens=48)
     assert list(answerers) == ["two-stage", "single-stage", "facts-only"]

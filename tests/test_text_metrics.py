@@ -1,4 +1,4 @@
-"""Text metrics (generation/text_metrics.py) with real parts: rouge-score, bert-score with the local
+"""Text metrics (finkg/eval/metrics/text.py) with real parts: rouge-score, bert-score with the local
 all-MiniLM-L6-v2 directory (`finkg models install`; nothing is downloaded) and SmolLM2-135M through
 llama.cpp as the judge. The malformed judge answers are real raw answers stored in the real LLM cache
 under the keys the client computes (the way tests/test_llm.py checks parsing after the cache).
@@ -15,7 +15,7 @@ from conftest import minilm_dir
 from finkg import models
 from finkg.config import load_settings
 from generation.llm import Completion, LLMCache, LLMClient, LlamaCppBackend, cache_key
-from generation.text_metrics import (JUDGE_SCHEMA, PRF, BertScoreModel, BertScoreUnavailable, JudgeVerdict,
+from finkg.eval.metrics.text import (JUDGE_SCHEMA, PRF, BertScoreModel, BertScoreUnavailable, JudgeVerdict,
                                      RougeTokenizer, bertscore_from_settings, judge_consistency, judge_messages,
                                      mean_judge_score, rouge_l, score_texts, summarize)
 

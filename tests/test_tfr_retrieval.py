@@ -10,12 +10,12 @@ import pytest
 from conftest import minilm_dir
 
 from kg import BatchWriter
-from retrieval.document_retrieval import DocumentIndex, Passage
+from retrieval.text.documents import DocumentIndex, Passage
 from retrieval.embeddings import make_embedder
-from retrieval.knowledge_retrieval import KnowledgeRetriever
-from retrieval.resolution import write_entities, write_relations
-from retrieval.names import entity_id
-from retrieval.triple_retrieval import Triple, TripleIndex, allocate, softmax
+from retrieval.knowledge import KnowledgeRetriever
+from generation.kgbuild.resolution import write_entities, write_relations
+from generation.kgbuild.names import entity_id
+from retrieval.triples.tfr import Triple, TripleIndex, allocate, softmax
 
 # Real triples from FOMC statements (2008-2015), in three clusters of meaning.
 ROWS = [

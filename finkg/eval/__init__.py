@@ -1,0 +1,1 @@
+"""Evaluations and benchmarks' shared metrics: one module per benchmark."""

@@ -1,0 +1,72 @@
+"""``finkg eval reports``: TFR against its baselines and no retrieval, on the same questions (seed 004, Table 2).
+
+Source: ../shared/seeds/004_7a67e4eaf6285e0b.txt, sections 4.1-4.2 and Table 2: the same generator with
+each retrieval system (TFR, dense triples, BM25 documents, dense documents, no retrieval), scored against
+reference analyses with ROUGE-L, BERTScore and an LLM judge's 0-5 consistency with the reference
+conclusion and with the reference text (the paper's GLM4-Score), via :mod:`finkg.eval.metrics.text`.
+
+Each system's reports are written by :func:`finkg.pipelines.reports.run_batch` into ``DIR/<system>/`` (resumable:
+a rerun scores what is there and generates only what is missing); only questions with a ``reference``
+are scored. Besides the text metrics, each row counts the report numbers verified against a fact and
+those marked ``[unverified]``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from finkg.config import Settings
+from finkg.pipelines.reports import ReportContext, ReportQuestion, report_stem, run_batch
+from finkg.eval.metrics.text import BertScoreModel, score_texts, summarize
+from kg import Graph
+from retrieval.embeddings import Embedder
+
+SYSTEM_NAMES = {"tfr": "TFR (cluster-weighted triples)", "dense-triples": "dense triples", "bm25-docs": "BM25 documents",
+                "dense-docs": "dense documents", "none": "no retrieval"}
+
+
+def evaluate_reports(graph: Graph, settings: Settings, client: Any, embedder: Embedder,
+                     questions: Sequence[ReportQuestion], systems: Sequence[str], out: Path,
+                     bertscore: BertScoreModel | None = None, judge: Any = None,
+                     progress: Callable[[str, int], Callable[..., None]] | None = None) -> list[dict[str, Any]]:
+    """Generate (or reuse) every system's reports and score them against the references.
+
+    Args:
+        questions: the batch; those without ``reference`` are generated but not scored.
+        systems: retrieval systems (:data:`retrieval.knowledge.SYSTEMS`), two-stage generation.
+        bertscore: a loaded BERTScore model (None: not computed); judge: an LLM client for the 0-5
+            consistency ratings (None: not computed).
+
+    Returns:
+        One row per system: questions scored, ROUGE-L P/R/F1, BERTScore P/R/F1, judge scores (conclusion,
+        text) and malformed judge answers, report numbers verified / marked unverified.
+
+    Raises:
+        ValueError: no question has a reference.
+    """
+    scored = [q for q in questions if q.reference]
+    if not scored:
+        raise ValueError("no question has a 'reference': nothing to score against")
+    rows = []
+    for system in systems:
+        ctx = ReportContext(graph, settings, client, embedder, system, "two-stage", progress=progress)
+        folder = out / system
+        summary = run_batch(questions, ctx, folder, progress=progress)
+        if summary.failed:
+            raise RuntimeError(f"{system}: {len(summary.failed)} report(s) failed: {summary.failed[0]}")
+        records = [json.loads((folder / (report_stem(q, ctx) + ".json")).read_text(encoding="utf-8")) for q in scored]
+        tick = progress(f"score {system}", len(scored)) if progress else None
+        scores = score_texts([r["answer_raw"] for r in records], [q.reference or "" for q in scored],
+                             [q.conclusion or q.reference or "" for q in scored], bertscore=bertscore, judge=judge,
+                             progress=tick)
+        (folder / "scores.json").write_text(json.dumps([{"id": q.id, **asdict(s)} for q, s in zip(scored, scores)],
+                                                       ensure_ascii=False, indent=1), encoding="utf-8")
+        row = {"system": SYSTEM_NAMES.get(system, system), **summarize(scores)}
+        row["numbers verified"] = sum(c["status"] == "verified" for r in records for c in r["numbers"])
+        row["numbers unverified"] = sum(c["status"] == "unverified" for r in records for c in r["numbers"])
+        rows.append(row)
+    return rows

@@ -1,0 +1,236 @@
+"""The TAT-QA harness: run answerers over TAT-QA questions and score them with TAT-QA's EM and F1.
+
+Source: ../shared/seeds/004_7a67e4eaf6285e0b.txt, sections 4.1-4.2 (the generators compared: the
+two-stage generator, single-stage retrieval, an LLM without retrieval); the metric is TAT-QA's (Zhu et
+al., ACL 2021; :mod:`finkg.eval.metrics.tatqa`). Each system is an *answerer*
+``answerer(question_text, facts, passages) -> generated text`` that sees one context's table cells as
+:class:`retrieval.facts.indicators.FinancialFact` objects and its paragraphs as :class:`ingest.datasets.tatqa.Passage`
+objects (never the gold answer) and ends its text with ``Answer: ...``
+(:data:`generation.qa.answer.ANSWER_INSTRUCTION`).
+
+For each question and system, :func:`evaluate` records the generated text, the comparable answer
+(:func:`generation.qa.answer.extract_answer`: spans + scale), EM and F1. An answerer that raises
+:class:`generation.llm.LLMAnswerError` (the model's answer was unusable) scores 0 with the error
+recorded; any other exception stops the run. :meth:`TatqaResults.rows` gives, per system, EM and F1
+(in percent, as TAT-QA reports them) over all questions and by answer type, the number of questions,
+how many texts had no ``Answer:`` line and how many answers failed.
+
+**Resumable.** With an output folder, every answer is appended to ``answers.jsonl`` as soon as it is
+scored, question by question (all systems on one question, then the next), so an interrupted run keeps
+what it did and a comparable table for the questions done; a rerun with the same folder skips the
+(system, question) pairs already there. ``manifest.json`` records the model; a folder written with
+another model is refused (:class:`TatqaRunError`), so answers of two models are never mixed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from generation.llm import LLMAnswerError, LLMClient
+from generation.qa.answer import Answerer, direct_answerer, extract_answer
+from finkg.eval.metrics.tatqa import ANSWER_TYPES, gold_answers, score
+from ingest.sec.fsds import StageProgress
+from ingest.datasets.tatqa import TatqaContext
+
+ANSWERS, SUMMARY, MANIFEST = "answers.jsonl", "summary.json", "manifest.json"
+
+
+class TatqaRunError(ValueError):
+    """An output folder that cannot be resumed: written with another model, or ``answers.jsonl`` has a
+    malformed line before its last (the message names the file and line)."""
+
+
+@dataclass(frozen=True)
+class QuestionResult:
+    """One system's answer to one question.
+
+    Attributes:
+        system: the answerer's name. context_index / question_uid / answer_type / gold_scale: the
+            question's. gold: the gold answer strings. generated: the answerer's full text ("" on error).
+        predicted: the extracted answer spans. predicted_scale: their scale. answer_line: the text had an
+            ``Answer:`` line. em / f1: TAT-QA's scores (0/1 and 0..1). error: the answer error, or None.
+    """
+
+    system: str
+    context_index: int
+    question_uid: str
+    question: str
+    answer_type: str
+    gold: list[str]
+    gold_scale: str
+    generated: str
+    predicted: list[str]
+    predicted_scale: str
+    answer_line: bool
+    em: float
+    f1: float
+    error: str | None = None
+
+
+@dataclass
+class TatqaResults:
+    """All answers of one :func:`evaluate` run; :meth:`rows` aggregates them."""
+
+    systems: list[str]
+    results: list[QuestionResult] = field(default_factory=list)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per system and answer type (``all`` first, then span, multi-span, arithmetic, count
+        where present): ``{"system", "answer_type", "questions", "em", "f1", "no_answer_line",
+        "errors"}``; em and f1 in percent, 2 decimals."""
+        out = []
+        for system in self.systems:
+            mine = [r for r in self.results if r.system == system]
+            for kind in ("all", *ANSWER_TYPES):
+                group = mine if kind == "all" else [r for r in mine if r.answer_type == kind]
+                if not group and kind != "all":
+                    continue
+                n = len(group)
+                out.append({"system": system, "answer_type": kind, "questions": n,
+                            "em": round(100 * sum(r.em for r in group) / n, 2) if n else 0.0,
+                            "f1": round(100 * sum(r.f1 for r in group) / n, 2) if n else 0.0,
+                            "no_answer_line": sum(not r.answer_line for r in group),
+                            "errors": sum(r.error is not None for r in group)})
+        return out
+
+    def save(self, out: Path) -> list[Path]:
+        """Write ``answers.jsonl`` (one :class:`QuestionResult` per line, in run order; replaces the file
+        :func:`evaluate` appended to) and ``summary.json`` (:meth:`rows`) into the folder ``out``; returns
+        their paths."""
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        answers, summary = out / ANSWERS, out / SUMMARY
+        write_answers(answers, self.results)
+        summary.write_text(json.dumps(self.rows(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        return [answers, summary]
+
+
+def write_answers(path: Path, results: Sequence[QuestionResult]) -> None:
+    """Replace ``path`` with ``results``, one JSON record per line (written to a temporary file first)."""
+    tmp = path.with_suffix(".jsonl.tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for r in results:
+            fh.write(json.dumps(asdict(r), ensure_ascii=False) + "\n")
+    tmp.replace(path)
+
+
+def read_answers(path: Path) -> list[QuestionResult]:
+    """The answers an earlier run appended to ``path`` (missing file: none). A last line cut off by an
+    interrupted write is ignored (that answer is asked again).
+
+    Raises:
+        TatqaRunError: a malformed line before the last, naming the file and line.
+    """
+    if not path.is_file():
+        return []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    out = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            out.append(QuestionResult(**json.loads(line)))
+        except (json.JSONDecodeError, TypeError) as exc:
+            if n == len(lines):
+                break
+            raise TatqaRunError(f"{path}:{n}: not a TAT-QA answer record ({exc}); move the file away to start "
+                                "again") from exc
+    return out
+
+
+def check_manifest(out: Path, model_id: str, source: str) -> None:
+    """Write ``out/manifest.json`` (model, TAT-QA file), or check that the folder's is for ``model_id``.
+
+    Raises:
+        TatqaRunError: the folder holds answers of another model.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / MANIFEST
+    if path.is_file():
+        old = json.loads(path.read_text(encoding="utf-8"))
+        if old.get("model_id") != model_id:
+            raise TatqaRunError(f"{out}: its answers are from model {old.get('model_id')}, not {model_id} (use "
+                                "another --out)")
+    path.write_text(json.dumps({"model_id": model_id, "source": source}, indent=1) + "\n", encoding="utf-8")
+
+
+def direct_systems(client: LLMClient, max_tokens: int = 128) -> dict[str, Answerer]:
+    """The answerers this module ships (one LLM call each, :func:`generation.qa.answer.direct_answerer`):
+    ``no-retrieval`` (the question alone) and ``whole-context`` (every fact and passage of the context)."""
+    return {"no-retrieval": direct_answerer(client, with_context=False, max_tokens=max_tokens),
+            "whole-context": direct_answerer(client, with_context=True, max_tokens=max_tokens)}
+
+
+def score_text(system: str, context: TatqaContext, question_index: int, generated: str,
+               error: str | None = None) -> QuestionResult:
+    """Score one generated text against the question's gold answer (extract, then TAT-QA EM/F1)."""
+    q = context.questions[question_index]
+    gold = gold_answers(q.record())
+    answer = extract_answer(generated)
+    s = score(list(answer.spans), answer.scale, gold, q.answer_type, q.scale)
+    return QuestionResult(system, context.index, q.uid, q.question, q.answer_type, gold, q.scale, generated,
+                          list(answer.spans), answer.scale, answer.found, s.em, s.f1, error)
+
+
+def evaluate(contexts: Sequence[TatqaContext], answerers: Mapping[str, Answerer], limit: int | None = None,
+             progress: StageProgress | None = None, out: Path | None = None) -> TatqaResults:
+    """Ask every answerer every question (the first ``limit`` questions in file order) and score them,
+    question by question.
+
+    Args:
+        contexts: from :func:`ingest.datasets.tatqa.read_tatqa`.
+        answerers: system name -> ``answerer(question_text, facts, passages) -> text``.
+        limit: at most this many questions (per system); None: all.
+        progress: ``progress(stage, total)`` returns a callback advanced by 1 per answer (one stage per
+            system, its total the answers still to ask).
+        out: a folder: answers already in ``out/answers.jsonl`` are reused, new ones appended as they
+            come (module doc); None: nothing is written.
+
+    Returns:
+        :class:`TatqaResults` (``rows()`` for the table, ``results`` per question, in question order).
+
+    Raises:
+        TatqaRunError: see :func:`read_answers`. Whatever an answerer raises other than
+        :class:`generation.llm.LLMAnswerError` (e.g. ``BudgetExceeded``, ``LLMUnavailable``); what was
+        answered before stays in ``out``.
+    """
+    work = [(c, i) for c in contexts for i in range(len(c.questions))]
+    work = work[:limit] if limit is not None else work
+    done: dict[tuple[str, str], QuestionResult] = {}
+    sink = None
+    if out is not None:
+        path = Path(out) / ANSWERS
+        earlier = read_answers(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_answers(path, earlier)  # without a cut-off last line, before appending to it
+        done = {(r.system, r.question_uid): r for r in earlier}
+        sink = path.open("a", encoding="utf-8")
+    todo = {system: sum((system, c.questions[i].uid) not in done for c, i in work) for system in answerers}
+    ticks = {system: progress(f"TAT-QA: {system}", todo[system]) if progress else (lambda n: None)
+             for system in answerers}
+    results = TatqaResults(list(answerers))
+    try:
+        for context, i in work:
+            q = context.questions[i]
+            for system, answerer in answerers.items():
+                if (system, q.uid) in done:
+                    results.results.append(done[(system, q.uid)])
+                    continue
+                try:
+                    text, error = answerer(q.question, context.facts, context.passages), None
+                except LLMAnswerError as exc:
+                    text, error = "", str(exc)
+                result = score_text(system, context, i, text, error)
+                results.results.append(result)
+                if sink is not None:
+                    sink.write(json.dumps(asdict(result), ensure_ascii=False) + "\n")
+                    sink.flush()
+                ticks[system](1)
+    finally:
+        if sink is not None:
+            sink.close()
+    return results

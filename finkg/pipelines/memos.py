@@ -1,0 +1,217 @@
+"""``finkg memo``: risk memos for filings in the graph, written as files and as an audit trail.
+
+For each filing (``--accession`` or ``--all``) and system, in batches of ``memo_batch_size``
+filings (one Neo4j read of their fact maps, one set of batched writes):
+
+- the graph gets ``(:Memo {id: "<system>:<adsh>"})-[:ABOUT]->(:Filing)`` and
+  ``(:Memo)-[:HAS_CLAIM]->(:Claim)-[:CITES]->(:Fact)``; each claim carries its status
+  (exact / repaired / unsupported / not_applicable), gold and original values, citation status
+  and its repair records as JSON, so a reviewer walks from a number to its filing in Neo4j Browser;
+- system ``structured-llm``: the configured LLM (``[llm]`` settings) writes the body from the
+  structured claims; the verifier then checks and repairs its numbers like any other body;
+- ``OUT/<system>/<adsh>.md`` (the memo) and ``OUT/<system>/claims/<adsh>.jsonl`` (its claims);
+  at the end ``OUT/<system>/claims.jsonl`` and ``claims.csv`` gather all claims of the run.
+
+Resumable: a memo is marked ``status: 'done'`` in the graph only after its files and claims are
+written; a rerun skips done memos whose file exists and redoes the rest (all writes are MERGEs on
+deterministic keys, so redoing changes nothing twice).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from generation.memo.claims import RiskThresholds
+from generation import llm
+from generation.memo import llm_render
+from generation.memo.drafting import Prior
+from generation.memo.systems import SYSTEMS, MemoContext, MemoResult, generate_memo
+from generation.memo.render import claim_sentence
+from ingest.runs import now
+from kg import BatchWriter, Graph, cypher
+from retrieval.facts.fact_map import list_filings, read_fact_maps
+from retrieval.text.tfidf import EvidenceIndex, load_evidence
+
+from finkg.config import Settings
+
+class MemoError(ValueError):
+    """A memo run cannot start: an unknown system or an accession that is not in the graph."""
+
+
+CLAIM_FIELDS = ("memo_id", "system", "adsh", "n", "kind", "name", "value", "qtrs", "ddate", "status",
+                "original_value", "gold_value", "citation_status", "citations", "citation_labels",
+                "note", "sentence", "repairs")
+
+
+def thresholds(settings: Settings) -> RiskThresholds:
+    """The risk tests' thresholds from the ``[memo]`` settings."""
+    return RiskThresholds(settings.memo_current_ratio_floor, settings.memo_leverage_ceiling,
+                          settings.memo_ocf_margin_floor, settings.memo_net_margin_floor)
+
+
+def build_context(graph: Graph, settings: Settings, systems: Sequence[str],
+                  progress: Callable[[str, int], Callable[[int], None]] | None = None) -> MemoContext:
+    """What the chosen systems need: the prior from every filing's fact map (No-RAG and the text
+    systems), the TF-IDF index over every evidence sentence (text systems)."""
+    ctx = MemoContext(thresholds(settings))
+    if any(s != "structured" for s in systems):
+        adshs = [f["adsh"] for f in list_filings(graph)]
+        ctx.prior = Prior(read_fact_maps(graph, adshs, settings.memo_batch_size))
+    if any(s in ("text-rag", "verifier-rag") for s in systems):
+        tick = progress("evidence sentences", 0) if progress else None
+        ctx.index = EvidenceIndex(load_evidence(graph, progress=tick))
+    return ctx
+
+
+def claim_rows(memo: MemoResult) -> list[dict[str, Any]]:
+    """The memo's claims as flat records (CSV/JSONL/graph), each with its sentence and repairs."""
+    rows = []
+    for c in memo.claims:
+        r = c.record()
+        repairs = [x for x in memo.verification.repairs if x["claim"] == c.n]
+        r.update(memo_id=memo.memo_id, system=memo.system, adsh=memo.filing["adsh"],
+                 sentence=claim_sentence(c), repairs=json.dumps(repairs, default=str) if repairs else "")
+        for k in ("value", "original_value", "gold_value"):
+            if r[k] is not None and not isinstance(r[k], (int, float)):
+                r[k] = str(r[k])
+        rows.append({k: r.get(k) for k in CLAIM_FIELDS})
+    return rows
+
+
+def write_memos(writer: BatchWriter, memos: Sequence[MemoResult], out: Path) -> None:
+    """Files first, then the graph audit trail, then the memos' ``done`` flag (see module doc)."""
+    memo_rows, claim_nodes, has_claim, cites, about = [], [], [], [], []
+    for m in memos:
+        folder = out / m.system
+        (folder / "claims").mkdir(parents=True, exist_ok=True)
+        (folder / f"{m.filing['adsh']}.md").write_text(m.markdown, encoding="utf-8")
+        rows = claim_rows(m)
+        with open(folder / "claims" / f"{m.filing['adsh']}.jsonl", "w", encoding="utf-8") as fh:
+            fh.writelines(json.dumps(r, default=str) + "\n" for r in rows)
+        counts = m.verification.counts()
+        memo_rows.append({"id": m.memo_id, "system": m.system, "adsh": m.filing["adsh"],
+                          "issuer": m.filing.get("name"), "risk_label": m.risk_label, "text": m.markdown,
+                          "latency_ms": round(m.latency_ms, 3), "numbers_exact": counts["exact"],
+                          "numbers_repaired": counts["repaired"], "numbers_unsupported": counts["unsupported"],
+                          "status": "writing", "written_at": now()})
+        about.append({"start": m.memo_id, "end": m.filing["adsh"]})
+        for r in rows:
+            cid = f"{m.memo_id}:{r['n']}"
+            claim_nodes.append({"id": cid, **{k: v for k, v in r.items() if v is not None}})
+            has_claim.append({"start": m.memo_id, "end": cid, "n": r["n"]})
+            cites.extend({"start": cid, "end": key} for key in (r["citations"] or "").split("|") if key)
+    writer.merge_nodes("Memo", memo_rows, key="id")
+    writer.merge_nodes("Claim", claim_nodes, key="id")
+    writer.merge_relationships("ABOUT", about, start=("Memo", "id"), end=("Filing", "adsh"))
+    writer.merge_relationships("HAS_CLAIM", has_claim, start=("Memo", "id"), end=("Claim", "id"))
+    writer.merge_relationships("CITES", cites, start=("Claim", "id"), end=("Fact", "key"))
+    writer.merge_nodes("Memo", [{"id": r["id"], "status": "done"} for r in memo_rows], key="id")
+
+
+def gather_claims(out: Path, system: str) -> int:
+    """Concatenate ``OUT/<system>/claims/*.jsonl`` into ``claims.jsonl`` and ``claims.csv``
+    (sorted by accession); returns the number of claim rows."""
+    folder = out / system
+    rows: list[dict[str, Any]] = []
+    for path in sorted((folder / "claims").glob("*.jsonl")):
+        rows.extend(json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line)
+    with open(folder / "claims.jsonl", "w", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(r, default=str) + "\n" for r in rows)
+    with open(folder / "claims.csv", "w", encoding="utf-8", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=CLAIM_FIELDS)
+        w.writeheader()
+        w.writerows(rows)
+    return len(rows)
+
+
+@dataclass
+class MemoRunSummary:
+    """Per system: filings asked for, memos written now, skipped as already done, not in graph."""
+
+    system: str
+    requested: int
+    written: int
+    skipped_done: int
+    not_found: int
+    claims: int
+    exact: int
+    repaired: int
+    unsupported: int
+    labels: dict[str, int]
+
+
+def run_memos(graph: Graph, settings: Settings, out: Path, systems: Sequence[str],
+              adshs: Sequence[str] | None = None, source: str | None = None, resume: bool = True,
+              progress: Callable[[str, int], Callable[[int], None]] | None = None) -> list[MemoRunSummary]:
+    """Generate, verify and write memos (``finkg memo``); see the module docstring.
+
+    Args:
+        adshs: accession numbers; None for every filing in the graph.
+        source: only filings loaded from this file (e.g. ``2009q3.zip``).
+        resume: skip memos already done (graph status and file present).
+        progress: ``progress(stage, total)`` returns a callback advanced by filings done.
+
+    Raises:
+        MemoError: an unknown system, or an accession that is not in the graph.
+        generation.llm.LLMUnavailable: ``structured-llm`` without a configured ``[llm]`` backend.
+        generation.llm.LLMAnswerError: the LLM returned an empty or malformed body.
+        generation.llm.BudgetExceeded: ``[llm] budget_tokens`` is spent.
+    """
+    for s in systems:
+        if s not in SYSTEMS and s != llm_render.SYSTEM:
+            raise MemoError(f"unknown system {s!r}; choose from {', '.join(SYSTEMS + (llm_render.SYSTEM,))}")
+    client = llm.client_from_settings(settings) if llm_render.SYSTEM in systems else None
+    filings = list_filings(graph, adshs, source)
+    found = {f["adsh"] for f in filings}
+    if adshs:
+        missing = [a for a in adshs if a not in found]
+        if missing:
+            raise MemoError(f"accession(s) not in the graph: {', '.join(missing)} (ingest them first)")
+    ctx = build_context(graph, settings, systems, progress)
+    writer = BatchWriter(graph, batch_size=settings.writer_batch_size, workers=1)
+    summaries = []
+    order = [f["adsh"] for f in filings]
+    for system in systems:
+        todo = order
+        if resume:
+            done = {r["id"] for r in graph.read(cypher.MEMOS_DONE, {"ids": [f"{system}:{a}" for a in order]})}
+            todo = [a for a in order if not (f"{system}:{a}" in done and (out / system / f"{a}.md").exists())]
+        tick = progress(f"memos {system}", len(todo)) if progress else None
+        s = MemoRunSummary(system, len(order), 0, len(order) - len(todo), 0, 0, 0, 0, 0, {})
+        batch: list[MemoResult] = []
+        for fm in read_fact_maps(graph, todo, settings.memo_batch_size):
+            if system == llm_render.SYSTEM:
+                memo = llm_render.generate_llm_memo(fm, ctx, client, settings.llm_max_tokens,
+                                                    settings.llm_temperature)
+            else:
+                memo = generate_memo(system, fm, ctx)
+            batch.append(memo)
+            _tally(s, memo)
+            if len(batch) >= settings.memo_batch_size:
+                write_memos(writer, batch, out)
+                if tick:
+                    tick(len(batch))
+                batch = []
+        if batch:
+            write_memos(writer, batch, out)
+            if tick:
+                tick(len(batch))
+        s.claims = gather_claims(out, system) if (out / system / "claims").exists() else 0
+        summaries.append(s)
+    return summaries
+
+
+def _tally(s: MemoRunSummary, memo: MemoResult) -> None:
+    s.written += 1
+    c = memo.verification.counts()
+    s.exact += c["exact"]
+    s.repaired += c["repaired"]
+    s.unsupported += c["unsupported"]
+    s.labels[memo.risk_label] = s.labels.get(memo.risk_label, 0) + 1
+
+

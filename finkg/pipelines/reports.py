@@ -1,0 +1,360 @@
+"""``finkg report``: report-generation batches with two-stage KG-guided generation (seed 004, sections 2-3).
+
+Source: ../shared/seeds/004_7a67e4eaf6285e0b.txt, section 2 (the task: answer Q from financial facts F
+with an analysis A), section 3.2 (cluster-weighted triple retrieval) and section 3.3 (two-stage
+generation). Per question of a JSONL batch (:class:`ReportQuestion`):
+
+1. F: the AKShare indicator facts available on its as-of date (:func:`retrieval.facts.indicators.indicator_facts`),
+   the XBRL facts of the companies it names (:func:`retrieval.facts.company.company_facts`) and the
+   extra facts it brings;
+2. the two stages (:class:`generation.report.two_stage.TwoStageGenerator`) with the configured retrieval system;
+3. every number of the answer checked against the facts (:func:`generation.verify.report_numbers.check_numbers`;
+   unsupported ones are marked ``[unverified]``);
+4. written: ``DIR/<id>.md`` (the report with its sources), ``DIR/<id>.json`` (the record: facts, selected
+   facts, retrieved triples with clusters and scores, claims and verification, tokens, times) and a
+   ``(:Report)`` node linked to every fact node, chunk and triple it used (``cited`` true for those the
+   answer cites).
+
+Resumable: an item whose JSON record exists for the same system and mode is skipped (``--redo`` redoes
+it; the LLM cache answers repeated calls). Bounded parallelism: ``workers`` items at a time (useful with
+an HTTP backend; llama.cpp serializes its calls).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError, field_validator
+
+from finkg.config import Settings
+from generation.llm import BudgetExceeded, LLMUnavailable
+from generation.verify.report_numbers import NumberCheck, check_numbers
+from generation.report.two_stage import Generation, TwoStageGenerator
+from kg import BatchWriter, Graph, cypher
+from retrieval.facts.company import company_facts
+from retrieval.text.documents import DocumentIndex
+from retrieval.embeddings import Embedder
+from retrieval.facts.indicators import FinancialFact, indicator_facts
+from retrieval.knowledge import KnowledgeRetriever
+from retrieval.triples.tfr import TripleIndex
+
+MODES = ("two-stage", "single-stage")
+
+
+class ExtraFact(BaseModel):
+    """A fact a question brings itself: ``{"id": ..., "text": ..., "numbers": [...]}`` (numbers as stated)."""
+
+    id: str = Field(min_length=1)
+    text: str = Field(min_length=1)
+    numbers: list[float] = []
+
+
+class ReportQuestion(BaseModel):
+    """One line of a batch file.
+
+    ``{"id": "cn-yield-2015q2", "question": "...", "as_of": "2015-06-30", "companies": ["FACTSET"],
+    "facts": [{"id": "...", "text": "...", "numbers": [1.5]}]}``; ``id`` is letters, digits, ``.``, ``_``
+    and ``-`` (it names the output files).
+    """
+
+    id: str = Field(pattern=r"^[A-Za-z0-9._-]{1,80}$")
+    question: str = Field(min_length=3)
+    as_of: date | None = None
+    companies: list[str] = []
+    facts: list[ExtraFact] = []
+    reference: str | None = None  # a reference analysis (text), used by `finkg eval reports`
+    conclusion: str | None = None  # the reference conclusion, used by `finkg eval reports`
+
+    @field_validator("companies")
+    @classmethod
+    def _names(cls, v: list[str]) -> list[str]:
+        if any(not x.strip() for x in v):
+            raise ValueError("empty company name")
+        return v
+
+
+class BatchFileError(ValueError):
+    """A batch file that cannot be read; the message names the file, line and field."""
+
+
+def load_questions(path: Path) -> list[ReportQuestion]:
+    """Read a JSONL batch file (blank lines and ``#`` comments skipped).
+
+    Raises:
+        BatchFileError: missing file, invalid JSON, a field that fails validation, or a repeated id;
+            the message names ``path:line`` and the field.
+    """
+    if not path.is_file():
+        raise BatchFileError(f"{path}: no such file")
+    out: list[ReportQuestion] = []
+    seen: dict[str, int] = {}
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            q = ReportQuestion.model_validate_json(line)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(x) for x in err.get("loc", ())) or "line"
+            raise BatchFileError(f"{path}:{n}: field {where!r}: {err.get('msg')}") from exc
+        if q.id in seen:
+            raise BatchFileError(f"{path}:{n}: field 'id': {q.id!r} repeats line {seen[q.id]}")
+        seen[q.id] = n
+        out.append(q)
+    if not out:
+        raise BatchFileError(f"{path}: no questions")
+    return out
+
+
+@dataclass
+class BatchSummary:
+    """Totals of one batch: items, done now, skipped (already done), failed, time (wall; retrieval; seconds per LLM
+    stage, ``stage_seconds`` keyed `select` and `answer`), tokens, numbers."""
+
+    items: int = 0
+    done: int = 0
+    skipped: int = 0
+    failed: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    tokens: int = 0
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    retrieval_seconds: float = 0.0
+    verified: int = 0
+    context: int = 0
+    unverified: int = 0
+    invalid_ids: int = 0
+    invalid_citations: int = 0
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The closing table as ``{"measure", "value"}`` rows."""
+        values = {"questions": self.items, "reports written": self.done, "skipped (already done)": self.skipped,
+                  "failed": len(self.failed), "seconds": f"{self.seconds:.1f}",
+                  "questions per minute": f"{60 * self.done / self.seconds:.2f}" if self.seconds > 0 else "-",
+                  "seconds in retrieval": f"{self.retrieval_seconds:.2f}",
+                  "seconds in LLM stage 1 (fact selection)": f"{self.stage_seconds.get('select', 0.0):.1f}",
+                  "seconds in LLM stage 2 (answer)": f"{self.stage_seconds.get('answer', 0.0):.1f}",
+                  "tokens (backend)": self.tokens, "numbers verified": self.verified,
+                  "numbers that are context (dates, tenors, the question's)": self.context,
+                  "numbers marked unverified": self.unverified,
+                  "selected ids not in F (ignored)": self.invalid_ids,
+                  "citations of ids not shown": self.invalid_citations}
+        return [{"measure": k, "value": v} for k, v in values.items()]
+
+
+class ReportContext:
+    """What a batch shares: the graph, the LLM client, the embedder and the retrieval indexes.
+
+    Args:
+        system: retrieval system (:data:`retrieval.knowledge.SYSTEMS`); mode: two- or single-stage.
+
+    Raises:
+        ValueError: an unknown mode or system, or the index the system needs is empty.
+    """
+
+    def __init__(self, graph: Graph, settings: Settings, client: Any, embedder: Embedder, system: str,
+                 mode: str = "two-stage", progress: Callable[[str, int], Callable[..., None]] | None = None) -> None:
+        if mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r}: one of {', '.join(MODES)}")
+        self.graph, self.settings, self.client, self.embedder = graph, settings, client, embedder
+        self.system, self.mode = system, mode
+        triples = documents = None
+        if system in ("tfr", "dense-triples"):
+            triples = TripleIndex.from_graph(graph, embedder, progress=progress("embed triples", 0) if progress else None)
+        elif system.endswith("-docs"):
+            documents = DocumentIndex.from_graph(graph, embedder, extracted=True)
+        self.retriever = KnowledgeRetriever(system, k=settings.retrieval_k, top_n=settings.retrieval_top_n,
+                                            temperature=settings.retrieval_temperature, triples=triples,
+                                            documents=documents)
+        self.generator = TwoStageGenerator(client, self.retriever, max_facts=settings.report_max_facts,
+                                           rank=self.rank, max_selected=settings.report_max_selected,
+                                           answer_tokens=settings.report_answer_tokens,
+                                           answer_format=settings.report_answer_format)
+
+    def rank(self, question: str, facts: Sequence[FinancialFact]) -> list[FinancialFact]:
+        """``facts`` ordered by cosine similarity to ``question`` (ties: input order)."""
+        vecs = self.embedder.encode([question, *(f.text for f in facts)])
+        sims = vecs[1:] @ vecs[0]
+        order = sorted(range(len(facts)), key=lambda i: (-float(sims[i]), i))
+        return [facts[i] for i in order]
+
+    def facts(self, q: ReportQuestion) -> tuple[list[FinancialFact], list[str]]:
+        """F for a question, and the company names that matched no filing."""
+        as_of = q.as_of.isoformat() if q.as_of else None
+        facts: list[FinancialFact] = []
+        if q.as_of is not None:
+            facts += indicator_facts(self.graph, q.as_of)
+        found = company_facts(self.graph, q.companies, as_of) if q.companies else None
+        if found is not None:
+            facts += found.facts
+        facts += [FinancialFact(id=f"extra:{q.id}:{x.id}", text=x.text, numbers=tuple(x.numbers), unit="",
+                                date=as_of or "", indicator="", source="question") for x in q.facts]
+        return facts, (found.unmatched if found else [])
+
+
+def _report_id(q: ReportQuestion, ctx: ReportContext) -> str:
+    return f"report:{q.id}:{ctx.system}:{ctx.mode}"
+
+
+def _record(q: ReportQuestion, ctx: ReportContext, gen: Generation, marked: str, checks: list[NumberCheck],
+            unmatched: list[str], seconds: float) -> dict[str, Any]:
+    return {
+        "id": q.id, "report_id": _report_id(q, ctx), "status": "done", "question": q.question,
+        "as_of": q.as_of.isoformat() if q.as_of else None, "companies": q.companies, "unmatched_companies": unmatched,
+        "system": ctx.system, "mode": ctx.mode, "model_id": ctx.client.model_id, "embedder": ctx.embedder.identity,
+        "facts_total": gen.facts_total, "facts_shown": [f.id for f in gen.facts],
+        "selected_facts": [asdict(f) for f in gen.selected], "invalid_ids": gen.invalid_ids,
+        "k1": [asdict(k) for k in gen.k1], "k2": [asdict(k) for k in gen.k2],
+        "knowledge_trimmed": gen.knowledge_trimmed,
+        "answer_raw": gen.answer, "answer": marked,
+        "cited_facts": gen.cited_facts, "cited_knowledge": gen.cited_knowledge,
+        "invalid_citations": gen.invalid_citations,
+        "numbers": [asdict(c) for c in checks],
+        "calls": {k: asdict(v) for k, v in gen.calls.items()},
+        "seconds": round(seconds, 3), "seconds_retrieval": round(gen.seconds_retrieval, 4),
+    }
+
+
+def _markdown(rec: dict[str, Any], gen: Generation) -> str:
+    short_f = {f.id: f"F{i}" for i, f in enumerate(gen.selected, 1)}
+    short_k = {k.id: f"K{i}" for i, k in enumerate(gen.knowledge, 1)}
+    n = {s: sum(1 for c in rec["numbers"] if c["status"] == s) for s in ("verified", "context", "unverified")}
+    lines = [f"# {rec['question']}", "",
+             f"*As of {rec['as_of'] or '-'} · retrieval `{rec['system']}` · {rec['mode']} · model `{rec['model_id'][:24]}`*",
+             "", rec["answer"] or "*(no answer: see the record's calls)*", "",
+             f"Numbers: {n['verified']} verified against a fact, {n['context']} context (dates, tenors, the question's), "
+             f"{n['unverified']} marked [unverified].", "", "## Facts (F_select)", ""]
+    lines += [f"- **[{short_f[f.id]}]** {f.text} `{f.id}`" + (" (cited)" if f.id in rec["cited_facts"] else "")
+              for f in gen.selected] or ["- none selected"]
+    lines += ["", "## Knowledge", ""]
+    lines += [f"- **[{short_k[k.id]}]** {k.text} (score {k.score:.3f}"
+              + (f", cluster `{k.cluster}` weight {k.cluster_weight:.2f}" if k.cluster_weight is not None else "")
+              + f", chunk `{k.chunk_id}`)" + (" (cited)" if k.id in rec["cited_knowledge"] else "")
+              for k in gen.knowledge] or ["- none"]
+    unverified = [c for c in rec["numbers"] if c["status"] == "unverified"]
+    if unverified:
+        lines += ["", "## Unverified numbers", ""] + [f"- {c['text']}: {c['why']}" for c in unverified]
+    lines += ["", "## In Neo4j Browser", "", "```cypher",
+              cypher.report_browser_query(rec["report_id"]), "```", ""]
+    return "\n".join(lines)
+
+
+def _graph_rows(rec: dict[str, Any], gen: Generation) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
+    rid = rec["report_id"]
+    node = {"id": rid, "question": rec["question"], "as_of": rec["as_of"], "system": rec["system"],
+            "mode": rec["mode"], "model_id": rec["model_id"], "answer": rec["answer"],
+            "numbers_verified": sum(c["status"] == "verified" for c in rec["numbers"]),
+            "numbers_unverified": sum(c["status"] == "unverified" for c in rec["numbers"]),
+            "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    links: dict[str, list[dict[str, Any]]] = {}
+    for f in gen.selected:
+        for label, key, value in f.cites:
+            links.setdefault(f"{label}.{key}", []).append(
+                {"start": rid, "end": value, "id": f"{rid}|{f.id}|{value}",
+                 "props": {"kind": "fact", "fact_id": f.id, "cited": f.id in rec["cited_facts"]}})
+    for k in gen.knowledge:
+        props = {"kind": k.kind, "knowledge_id": k.id, "cited": k.id in rec["cited_knowledge"], "score": k.score,
+                 "cluster": k.cluster}
+        if k.chunk_id:
+            links.setdefault("Chunk.id", []).append({"start": rid, "end": k.chunk_id, "id": f"{rid}|{k.id}|chunk",
+                                                     "props": props})
+        if k.head_id:  # a triple: the link lands on its head entity; the relationship id is in the props
+            links.setdefault("Entity.id", []).append({"start": rid, "end": k.head_id, "id": f"{rid}|{k.id}|head",
+                                                      "props": {**props, "triple_id": k.id}})
+    return node, links
+
+
+def _write_graph(graph: Graph, settings: Settings, rec: dict[str, Any], gen: Generation) -> None:
+    node, links = _graph_rows(rec, gen)
+    writer = BatchWriter(graph, batch_size=settings.writer_batch_size)
+    graph.write(cypher.DELETE_REPORT_LINKS, {"id": node["id"]})  # a redo replaces the links
+    writer.merge_nodes("Report", [node], key="id")
+    for target, rows in links.items():
+        label, key = target.split(".")
+        writer.merge_relationships("CITES", rows, start=("Report", "id"), end=(label, key), key="id")
+
+
+def _done(path: Path, ctx: ReportContext) -> bool:
+    if not path.is_file():
+        return False
+    try:
+        rec = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return False
+    return rec.get("status") == "done" and rec.get("system") == ctx.system and rec.get("mode") == ctx.mode
+
+
+def _one(q: ReportQuestion, ctx: ReportContext, out: Path) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    facts, unmatched = ctx.facts(q)
+    as_of = q.as_of.isoformat() if q.as_of else None
+    gen = ctx.generator.run(q.question, facts, as_of) if ctx.mode == "two-stage" else \
+        ctx.generator.single_stage(q.question, facts, as_of)
+    short = {f"F{i}": f.id for i, f in enumerate(gen.selected, 1)}
+    marked, checks = check_numbers(gen.answer, q.question, gen.selected, short)
+    rec = _record(q, ctx, gen, marked, checks, unmatched, time.perf_counter() - t0)
+    _write_graph(ctx.graph, ctx.settings, rec, gen)
+    stem = report_stem(q, ctx)
+    (out / f"{stem}.md").write_text(_markdown(rec, gen), encoding="utf-8")
+    tmp = out / f"{stem}.json.tmp"
+    tmp.write_text(json.dumps(rec, ensure_ascii=False, indent=1), encoding="utf-8")
+    tmp.replace(out / f"{stem}.json")  # the record appears last and whole: it marks the item done
+    return rec
+
+
+def report_stem(q: ReportQuestion, ctx: ReportContext) -> str:
+    """The file name (no suffix) of a question's report: its id, plus system and mode unless TFR two-stage."""
+    suffix = "" if (ctx.system, ctx.mode) == ("tfr", "two-stage") else f".{ctx.system}.{ctx.mode}"
+    return re.sub(r"[^A-Za-z0-9._-]", "_", q.id + suffix)
+
+
+def run_batch(questions: Sequence[ReportQuestion], ctx: ReportContext, out: Path, redo: bool = False,
+              workers: int = 1, progress: Callable[[str, int], Callable[..., None]] | None = None) -> BatchSummary:
+    """Write a report per question into ``out`` (created), skipping those already done unless ``redo``.
+
+    A question that fails (an LLM or graph error) is reported in ``failed`` with the reason and the batch
+    goes on; ``LLMUnavailable`` and ``BudgetExceeded`` stop the batch (what is written stays; a rerun resumes).
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    summary = BatchSummary(items=len(questions))
+    t0 = time.perf_counter()
+    todo = [q for q in questions if redo or not _done(out / (report_stem(q, ctx) + ".json"), ctx)]
+    summary.skipped = len(questions) - len(todo)
+    advance = progress("reports (LLM)", len(todo)) if progress else (lambda _n, **_k: None)
+
+    def account(rec: dict[str, Any]) -> None:
+        summary.done += 1
+        calls = rec["calls"].values()
+        spent = sum(c["prompt_tokens"] + c["completion_tokens"] for c in calls if not c["cached"])
+        summary.tokens += spent
+        for stage, c in rec["calls"].items():
+            summary.stage_seconds[stage] = summary.stage_seconds.get(stage, 0.0) + c["seconds"]
+        summary.retrieval_seconds += rec["seconds_retrieval"]
+        for c in rec["numbers"]:
+            setattr(summary, c["status"], getattr(summary, c["status"]) + 1)
+        summary.invalid_ids += len(rec["invalid_ids"])
+        summary.invalid_citations += len(rec["invalid_citations"])
+        advance(1, tokens=sum(c["completion_tokens"] for c in calls if not c["cached"]))
+
+    def attempt(q: ReportQuestion) -> dict[str, Any] | None:
+        try:
+            return _one(q, ctx, out)
+        except (LLMUnavailable, BudgetExceeded):
+            raise
+        except Exception as exc:  # noqa: BLE001 - one bad item must not lose the batch; the reason is kept
+            summary.failed.append(f"{q.id}: {type(exc).__name__}: {exc}")
+            return None
+
+    with ThreadPoolExecutor(max(1, workers)) as pool:
+        for rec in pool.map(attempt, todo):
+            if rec is not None:
+                account(rec)
+    summary.seconds = time.perf_counter() - t0
+    return summary

@@ -1,0 +1,127 @@
+"""Pipelines that compose ``ingest``, ``retrieval`` and ``generation`` over ``kg``; the CLI calls these.
+
+Each pipeline takes a connected :class:`kg.Graph` and the settings, reports progress through a
+callback and returns rows for a summary table.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ingest import runs
+from ingest.sec import companyfacts as sec_companyfacts
+from ingest.sec import fsds as sec_fsds
+from ingest.sec import xbrl_instance
+from ingest.sec.fsds import FsdsData, StageProgress
+from kg import BatchWriter, Graph
+
+from finkg.config import Settings
+
+
+def ingest_sec(
+    graph: Graph, settings: Settings, paths: Sequence[Path], progress: StageProgress | None = None
+) -> list[dict[str, Any]]:
+    """Load SEC FSDS ZIPs (``finkg ingest sec``), one ``(:IngestRun)`` per archive.
+
+    A run is recorded as ``running`` before writing, ``done`` with its counts after, or
+    ``failed`` with the error (then the error is raised again). Re-running an archive rewrites
+    the same run node and creates nothing else.
+
+    Returns:
+        One summary row per archive: filings, num.txt rows, kept, skipped per reason, facts
+        created, seconds, run id.
+
+    Raises:
+        sec_fsds.FsdsFormatError: an archive is malformed (nothing of it is written).
+    """
+    return _ingest_files(graph, settings, paths, sec_fsds.read_fsds, "sec-fsds", progress)
+
+
+def _ingest_files(
+    graph: Graph, settings: Settings, paths: Sequence[Path], read: Callable[[Path], FsdsData], kind: str,
+    progress: StageProgress | None,
+) -> list[dict[str, Any]]:
+    """The loop every XBRL source shares: ``read(path)`` (when it raises, only a ``failed`` run
+    naming the error is written), then
+    one ``(:IngestRun {kind})`` per file around :func:`sec_fsds.write_fsds`; a summary row per file.
+    The ``other`` column counts the skip reasons without a column of their own (duplicates,
+    non-numeric facts ...), so that rows = kept + not USD + co-reg. + dimensional + other."""
+    writer = BatchWriter(graph, batch_size=settings.writer_batch_size, workers=settings.writer_workers)
+    summary = []
+    for path in map(Path, paths):
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        rid = runs.run_id(kind, digest)
+        try:
+            data = read(path)
+        except ValueError as exc:  # every reader's format error: recorded, nothing else written
+            runs.record_failure(writer, rid, exc, {"kind": kind, "source": str(path.resolve()), "sha256": digest,
+                                                   "started_at": runs.now()})
+            raise
+        runs.record_run(writer, {"id": rid, "kind": kind, "source": str(path.resolve()),
+                                 "sha256": data.sha256, "started_at": runs.now(), "status": "running",
+                                 "error": ""})
+        try:
+            labelled = (lambda stage, total: progress(f"{path.name} {stage}", total)) if progress else None
+            stats = sec_fsds.write_fsds(writer, data, progress=labelled)
+            runs.link_run(writer, rid, "Filing", "adsh", (f["adsh"] for f in data.filings))
+        except Exception as exc:
+            runs.record_failure(writer, rid, exc)
+            raise
+        c = data.counts
+        runs.record_run(writer, {"id": rid, "status": "done", "finished_at": runs.now()},
+                        {**c, **{f"{k}_created": v.created for k, v in stats.items()}})
+        named = c["skipped_not_usd"] + c["skipped_coregistrant"] + c["skipped_dimensional"]
+        summary.append({
+            "source": path.name, "filings": c["filings"], "rows": c["rows"], "kept": c["kept"],
+            "not USD": c["skipped_not_usd"], "co-reg.": c["skipped_coregistrant"],
+            "dimensional": c["skipped_dimensional"], "other": c["rows"] - c["kept"] - named,
+            "facts new": stats["facts"].created,
+            "s": round(sum(v.seconds for v in stats.values()), 1), "run": rid,
+        })
+    return summary
+
+
+def ingest_companyfacts(
+    graph: Graph, settings: Settings, paths: Sequence[Path], progress: StageProgress | None = None
+) -> list[dict[str, Any]]:
+    """Load SEC companyfacts JSON files (``finkg ingest companyfacts``), one ``(:IngestRun {kind:
+    "sec-companyfacts"})`` per file, recorded as :func:`ingest_sec` does.
+
+    Returns:
+        One summary row per file (the columns of :func:`ingest_sec`; rows are unit entries).
+
+    Raises:
+        sec_companyfacts.CompanyFactsFormatError: a file is malformed (nothing of it is written).
+    """
+    return _ingest_files(graph, settings, paths, sec_companyfacts.read_companyfacts, "sec-companyfacts",
+                         progress)
+
+
+def ingest_xbrl(
+    graph: Graph, settings: Settings, paths: Sequence[Path], accession: str | None = None,
+    progress: StageProgress | None = None,
+) -> list[dict[str, Any]]:
+    """Load XBRL instance documents (``finkg ingest xbrl``), one ``(:IngestRun {kind:
+    "xbrl-instance"})`` per file, recorded as :func:`ingest_sec` does.
+
+    Args:
+        accession: the filing's accession number (only with one path); else each file's
+            ``dei:AccessionNumber`` or a pseudo accession (:func:`ingest.sec.xbrl_instance.read_instance`).
+
+    Returns:
+        One summary row per file (the columns of :func:`ingest_sec`; rows are fact elements,
+        ``other`` holds non-numeric facts and duplicates).
+
+    Raises:
+        ValueError: ``accession`` given with more than one path.
+        xbrl_instance.XbrlInstanceFormatError: a file is malformed (nothing of it is written).
+    """
+    if accession and len(paths) > 1:
+        raise ValueError(f"one accession number ({accession}) cannot name {len(paths)} files")
+    return _ingest_files(graph, settings, paths,
+                         lambda path: xbrl_instance.read_instance(path, adsh=accession), "xbrl-instance",
+                         progress)

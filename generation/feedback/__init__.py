@@ -1,0 +1,1 @@
+"""Market feedback (seed 000): event types, residual-return labels, market context, the frozen reader."""

@@ -1,0 +1,1 @@
+"""Desk-risk memos (seed 003): claims, drafts of the four systems, rendering, LLM prose."""

@@ -1,0 +1,1 @@
+"""Question answering over tables and text (TAT-QA answerers)."""

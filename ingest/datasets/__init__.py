@@ -1,0 +1,1 @@
+"""Evaluation datasets (TAT-QA) read into finkg's fact and passage types."""

@@ -1,0 +1,1 @@
+"""Market and macro data: AKShare indicators."""

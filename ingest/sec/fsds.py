@@ -1,0 +1,295 @@
+"""SEC Financial Statement Data Sets (FSDS) into the graph: Company, Filing, Concept and Fact nodes.
+
+Source: ../shared/seeds/003_2b4a46a307636297.txt (section 3, data and normalization). Reads the
+official quarterly ZIP (sub.txt, num.txt, pre.txt, tag.txt) and the daily ZIP layout (no tag.txt,
+other column order, CRLF line ends) straight from the archive, without unpacking to disk.
+
+Normalization, as the paper does it: a fact is *in scope* when its unit is USD, it has no
+co-registrant (empty ``coreg``) and no dimensions (empty ``segments``: the whole entity). Facts
+out of scope are not written but counted by reason in the ingest run (``not_usd``,
+``coregistrant``, ``dimensional``), so nothing disappears unaccounted.
+
+Keys. The paper's evidence key ``adsh:cik:tag:ddate:uom`` is not unique on real data (3-month
+and 6-month flows share a ddate), so a fact's graph key is
+``adsh:tag:version:ddate:qtrs:uom:coreg:segments`` (num.txt's own primary key) and its readable
+citation is ``adsh:cik:tag:ddate:qtrs:uom``.
+
+Period role of each fact (``period_role``): ``current`` when ``ddate`` equals the filing's
+``period`` and, for flows, ``qtrs`` is the form's own span (10-K/20-F/40-F: 4 quarters; 10-Q: 1);
+``current_ytd`` for the other flows ending on the period (a 10-Q's year-to-date); ``comparative``
+for every other date. Comparatives are kept and marked, never cited as current.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import zipfile
+import zlib
+from datetime import datetime
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ingest.sec.evidence import evidence_rows
+from kg import BatchWriter, WriteStats
+from retrieval.facts.concepts import FORM_QUARTERS
+
+REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
+    "sub.txt": ("adsh", "cik", "name", "form", "period", "filed"),
+    "num.txt": ("adsh", "tag", "version", "ddate", "qtrs", "uom", "value"),
+    "pre.txt": ("adsh", "tag", "version", "report", "line", "stmt", "plabel"),
+    "tag.txt": ("tag", "version", "tlabel", "datatype"),
+}
+
+
+class FsdsFormatError(ValueError):
+    """The archive does not have the FSDS layout; the message names the file, member, line, column."""
+
+
+def _rows(
+    zf: zipfile.ZipFile, path: Path, members: dict[str, str], member: str
+) -> Iterator[tuple[int, dict[str, str]]]:
+    """``(line number, row)`` of the tab-separated ``member`` (e.g. ``num.txt``, found by file name
+    in ``members`` wherever the archive keeps it), validated against its required columns."""
+    with zf.open(members[member]) as raw:
+        text = io.TextIOWrapper(raw, encoding="utf-8", errors="strict", newline=None)
+        reader = csv.reader(text, delimiter="\t", quoting=csv.QUOTE_NONE)
+        line = 0
+        try:
+            header = next(reader, None)
+            if header is None:
+                raise FsdsFormatError(f"{path}: {member} is empty")
+            missing = [c for c in REQUIRED_COLUMNS[member] if c not in header]
+            if missing:
+                raise FsdsFormatError(f"{path}: {member} line 1: missing column(s) {missing}")
+            line = 1
+            for line, fields in enumerate(reader, start=2):
+                if not fields:
+                    continue
+                if len(fields) != len(header):
+                    raise FsdsFormatError(
+                        f"{path}: {member} line {line}: expected {len(header)} tab-separated fields, "
+                        f"got {len(fields)}"
+                    )
+                yield line, dict(zip(header, fields))
+        except UnicodeDecodeError as exc:
+            raise FsdsFormatError(f"{path}: {member} near line {line + 1}: not UTF-8 ({exc})") from exc
+        except (zipfile.BadZipFile, EOFError, zlib.error) as exc:
+            raise FsdsFormatError(f"{path}: {member}: archive member is damaged or truncated ({exc})") from exc
+
+
+@dataclass
+class FsdsData:
+    """One archive, normalized into graph rows (lists of dicts ready for :class:`kg.BatchWriter`).
+
+    Attributes:
+        source: the archive path; ``sha256``: its content hash (the ingest run's id).
+        companies, filings, concepts, facts: node rows keyed by ``cik``, ``adsh``, ``key``, ``key``.
+        counts: how many num.txt rows were read, kept, and skipped per reason.
+    """
+
+    source: Path
+    sha256: str
+    companies: list[dict[str, Any]] = field(default_factory=list)
+    filings: list[dict[str, Any]] = field(default_factory=list)
+    concepts: list[dict[str, Any]] = field(default_factory=list)
+    facts: list[dict[str, Any]] = field(default_factory=list)
+    counts: Counter = field(default_factory=Counter)
+
+
+def _field(row: dict[str, str], name: str, path: Path, member: str, line: int, kind=int) -> Any:
+    """``row[name]`` as ``kind`` (int or float); None when empty or absent (optional columns)."""
+    raw = row.get(name, "")
+    try:
+        return kind(raw) if raw.strip() else None
+    except ValueError:
+        raise FsdsFormatError(
+            f"{path}: {member} line {line}: column {name!r} is not a number: {row[name]!r}"
+        ) from None
+
+
+def _date(row: dict[str, str], name: str, path: Path, member: str, line: int, required: bool = True) -> str | None:
+    """``row[name]`` checked as a calendar date ``YYYYMMDD`` (returned unchanged)."""
+    raw = row.get(name, "").strip()
+    if not raw and not required:
+        return None
+    try:
+        datetime.strptime(raw, "%Y%m%d")
+    except ValueError:
+        raise FsdsFormatError(
+            f"{path}: {member} line {line}: column {name!r} is not a date YYYYMMDD: {raw!r}"
+        ) from None
+    return raw
+
+
+def read_fsds(path: Path) -> FsdsData:
+    """Read and normalize one FSDS ZIP (quarterly or daily layout).
+
+    Returns:
+        :class:`FsdsData` with node rows and counts; nothing is written.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        FsdsFormatError: not a ZIP (or a truncated one), a required member or column missing, a
+            malformed line, a non-numeric value, a date that is not YYYYMMDD, text that is not
+            UTF-8, or a fact whose filing is not in sub.txt.
+    """
+    path = Path(path)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    try:
+        zf = zipfile.ZipFile(path)
+    except zipfile.BadZipFile as exc:
+        raise FsdsFormatError(f"{path}: not a ZIP archive ({exc})") from exc
+    data = FsdsData(source=path, sha256=digest)
+    with zf:
+        members = {Path(n).name: n for n in zf.namelist()}
+        for m in ("sub.txt", "num.txt"):
+            if m not in members:
+                raise FsdsFormatError(f"{path}: member {m} is missing (found {sorted(members)})")
+        companies: dict[int, dict[str, Any]] = {}
+        subs: dict[str, dict[str, Any]] = {}
+        for line, r in _rows(zf, path, members, "sub.txt"):
+            cik = _field(r, "cik", path, "sub.txt", line)
+            if cik is None:
+                raise FsdsFormatError(f"{path}: sub.txt line {line}: empty cik")
+            companies[cik] = {"cik": cik, "name": r["name"].strip(), "sic": _field(r, "sic", path, "sub.txt", line)}
+            subs[r["adsh"]] = {
+                "adsh": r["adsh"], "cik": cik, "form": r["form"],
+                "period": _date(r, "period", path, "sub.txt", line, required=False),
+                "fy": _field(r, "fy", path, "sub.txt", line), "fp": r.get("fp") or None,
+                "filed": _date(r, "filed", path, "sub.txt", line), "accepted": r.get("accepted") or None,
+                "fye": r.get("fye") or None, "source": path.name,
+            }
+        data.companies = list(companies.values())
+        data.filings = list(subs.values())
+
+        labels: dict[tuple[str, str], dict[str, Any]] = {}
+        if "tag.txt" in members:
+            for _, r in _rows(zf, path, members, "tag.txt"):
+                labels[(r["tag"], r["version"])] = {
+                    "label": r["tlabel"] or None, "datatype": r["datatype"] or None,
+                    "crdr": r.get("crdr") or None, "iord": r.get("iord") or None,
+                    "custom": r.get("custom") == "1", "abstract": r.get("abstract") == "1",
+                }
+        presentation: dict[tuple[str, str, str], dict[str, Any]] = {}
+        if "pre.txt" in members:
+            for line, r in _rows(zf, path, members, "pre.txt"):
+                k = (r["adsh"], r["tag"], r["version"])
+                order = (_field(r, "report", path, "pre.txt", line), _field(r, "line", path, "pre.txt", line))
+                if k not in presentation or order < presentation[k]["_order"]:
+                    presentation[k] = {"_order": order, "stmt": r["stmt"] or None, "report": order[0],
+                                       "line": order[1], "plabel": r["plabel"] or None,
+                                       "negating": r.get("negating") == "1"}
+
+        concepts: dict[str, dict[str, Any]] = {}
+        for line, r in _rows(zf, path, members, "num.txt"):
+            data.counts["rows"] += 1
+            sub = subs.get(r["adsh"])
+            if sub is None:
+                raise FsdsFormatError(f"{path}: num.txt line {line}: adsh {r['adsh']} is not in sub.txt")
+            coreg, segments = r.get("coreg", "").strip(), r.get("segments", "").strip()
+            qtrs = _field(r, "qtrs", path, "num.txt", line)
+            value = _field(r, "value", path, "num.txt", line, float)
+            ddate = _date(r, "ddate", path, "num.txt", line)
+            if r["uom"] != "USD":
+                data.counts["skipped_not_usd"] += 1
+                continue
+            if coreg:
+                data.counts["skipped_coregistrant"] += 1
+                continue
+            if segments:
+                data.counts["skipped_dimensional"] += 1
+                continue
+            if value is None:
+                data.counts["nil_value"] += 1
+            tag, version = r["tag"], r["version"]
+            concept_key = f"{version}:{tag}"
+            if concept_key not in concepts:
+                concepts[concept_key] = {"key": concept_key, "tag": tag, "version": version,
+                                         **labels.get((tag, version), {})}
+            pre = presentation.get((r["adsh"], tag, version), {})
+            data.facts.append({
+                "key": ":".join((r["adsh"], tag, version, ddate, str(qtrs), r["uom"], coreg, segments)),
+                "citation": f"{r['adsh']}:{sub['cik']}:{tag}:{ddate}:{qtrs}:{r['uom']}",
+                "adsh": r["adsh"], "cik": sub["cik"], "tag": tag, "version": version,
+                "concept": concept_key, "ddate": ddate, "qtrs": qtrs, "uom": r["uom"], "value": value,
+                "period_role": period_role(sub["form"], sub["period"], ddate, qtrs),
+                "footnote": r.get("footnote") or None,
+                "stmt": pre.get("stmt"), "report": pre.get("report"), "line": pre.get("line"),
+                "plabel": pre.get("plabel"), "negating": pre.get("negating"),
+            })
+            data.counts["kept"] += 1
+        data.concepts = list(concepts.values())
+    data.counts["filings"] = len(data.filings)
+    data.counts["companies"] = len(data.companies)
+    data.counts["concepts"] = len(data.concepts)
+    data.counts["current"] = sum(1 for f in data.facts if f["period_role"] == "current")
+    return data
+
+
+def period_role(form: str, period: str, ddate: str, qtrs: int | None) -> str:
+    """``current``, ``current_ytd`` or ``comparative`` for a fact of a filing (see module docstring).
+
+    >>> period_role("10-Q", "20250228", "20250228", 1), period_role("10-Q", "20250228", "20250228", 2)
+    ('current', 'current_ytd')
+    >>> period_role("10-K", "20091231", "20081231", 4)
+    'comparative'
+    """
+    if ddate != period:
+        return "comparative"
+    if not qtrs:
+        return "current"  # an instant (balance sheet) at the period end
+    own = FORM_QUARTERS.get(form)
+    return "current" if own is None or qtrs == own else "current_ytd"
+
+
+StageProgress = Callable[[str, int], Callable[[int], None]]  # (stage, total) -> advance(rows)
+
+
+def write_fsds(
+    writer: BatchWriter, data: FsdsData, progress: StageProgress | None = None
+) -> dict[str, WriteStats]:
+    """Write one normalized archive: nodes, then ``(:Company)-[:FILED]->(:Filing)-[:REPORTS]->
+    (:Fact)-[:OF_CONCEPT]->(:Concept)`` and one evidence ``(:Chunk)-[:EVIDENCE_FOR]->(:Fact)`` per
+    fact (:mod:`ingest.sec.evidence`), each stage batched (UNWIND + labelled MERGE on its key).
+
+    Idempotent: re-writing the same archive creates nothing. Relationship rows whose endpoint is
+    missing are counted (``missing_endpoints``), never dropped silently.
+
+    Args:
+        writer: the batched writer (its graph, batch size and workers).
+        data: from :func:`read_fsds`.
+        progress: ``progress(stage, total)`` returns a callback advanced by rows written.
+
+    Returns:
+        Write statistics per stage (``companies``, ``filings``, ... ``of_concept``).
+    """
+
+    def tick(stage: str, total: int) -> Callable[[int], None] | None:
+        return progress(stage, total) if progress else None
+
+    stats: dict[str, WriteStats] = {}
+    chunks = evidence_rows(data.facts, data.filings, data.companies, data.concepts)
+    nodes = (("companies", "Company", "cik", data.companies), ("filings", "Filing", "adsh", data.filings),
+             ("concepts", "Concept", "key", data.concepts), ("facts", "Fact", "key", data.facts),
+             ("evidence", "Chunk", "id", chunks))
+    for stage, label, key, rows in nodes:
+        stats[stage] = writer.merge_nodes(label, rows, key=key, progress=tick(stage, len(rows)))
+    rels = (
+        ("filed", "FILED", ("Company", "cik"), ("Filing", "adsh"),
+         [{"start": f["cik"], "end": f["adsh"]} for f in data.filings]),
+        ("reports", "REPORTS", ("Filing", "adsh"), ("Fact", "key"),
+         [{"start": f["adsh"], "end": f["key"]} for f in data.facts]),
+        ("of_concept", "OF_CONCEPT", ("Fact", "key"), ("Concept", "key"),
+         [{"start": f["key"], "end": f["concept"]} for f in data.facts]),
+        ("evidence_for", "EVIDENCE_FOR", ("Chunk", "id"), ("Fact", "key"),
+         [{"start": c["id"], "end": c["fact_key"]} for c in chunks]),
+    )
+    for stage, rel_type, start, end, rows in rels:
+        stats[stage] = writer.merge_relationships(rel_type, rows, start=start, end=end,
+                                                  progress=tick(stage, len(rows)))
+    return stats
