@@ -63,8 +63,9 @@ def _tsv(zip_path: Path, member: str):
         if not names:
             return
         with zf.open(names[0]) as fh:
-            yield from csv.DictReader(io.TextIOWrapper(fh, encoding="utf-8", errors="replace"),
-                                      delimiter="\t", quoting=csv.QUOTE_NONE)
+            yield from csv.DictReader(
+                io.TextIOWrapper(fh, encoding="utf-8", errors="replace"), delimiter="\t", quoting=csv.QUOTE_NONE
+            )
 
 
 def _first_sentence(text: str, words: int = 30) -> str:
@@ -216,15 +217,42 @@ def worker(kind: str, n: int, vectors: str, threshold: float, k: int, out: str) 
     peak = _peak_rss_mb()
     np.save(out, labels)
     sizes = np.bincount(labels)
-    print(json.dumps({"seconds": seconds, "peak_rss_mb": peak, "base_rss_mb": base, "clusters": len(sizes),
-                      "singletons": int((sizes == 1).sum()), "largest": int(sizes.max())}))
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "peak_rss_mb": peak,
+                "base_rss_mb": base,
+                "clusters": len(sizes),
+                "singletons": int((sizes == 1).sum()),
+                "largest": int(sizes.max()),
+            }
+        )
+    )
 
 
 def measure(kind: str, n: int, vectors: Path, threshold: float, k: int) -> tuple[dict, np.ndarray]:
     out = CACHE / f"labels-{kind}-{n}.npy"
-    proc = subprocess.run([sys.executable, __file__, "--worker", kind, "--n", str(n), "--vectors", str(vectors),
-                           "--threshold", str(threshold), "--k", str(k), "--out", str(out)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--worker",
+            kind,
+            "--n",
+            str(n),
+            "--vectors",
+            str(vectors),
+            "--threshold",
+            str(threshold),
+            "--k",
+            str(k),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         return {"error": (proc.stderr.strip().splitlines() or ["killed"])[-1]}, np.array([])
     return json.loads(proc.stdout.strip().splitlines()[-1]), np.load(out)
@@ -266,8 +294,12 @@ def sweep(texts: list[str], x: np.ndarray, k: int) -> None:
     idx, sim = knn(xs, k)
     keys = [normalize_name(texts[i]) for i in keep]
     guards = [name_guard(q) for q in keys]
-    pairs = [(a, int(b), float(s)) for a in range(len(keep)) for b, s in zip(idx[a], sim[a])
-             if a < b and guards[a] == guards[int(b)]]
+    pairs = [
+        (a, int(b), float(s))
+        for a in range(len(keep))
+        for b, s in zip(idx[a], sim[a])
+        if a < b and guards[a] == guards[int(b)]
+    ]
     print(f"\nmerge precision on the same labels ({len(pairs)} guarded kNN pairs): same-tag share")
     for t in (85, 88, 90, 92, 95):
         hits = [gs[a] == gs[b] for a, b, _ in pairs if fuzz.token_sort_ratio(keys[a], keys[b]) >= t]
@@ -312,8 +344,10 @@ def main() -> None:
         vectors_path = CACHE / "bench-vectors.npy"
         np.save(vectors_path, vecs)
     print(f"\nthreshold {args.threshold} (cosine distance), k = {args.k}; each clustering in a fresh process")
-    head = f"{'n':>7} {'method':<12} {'embed s':>8} {'cluster s':>9} {'peak RSS MB':>11} {'base MB':>8} " \
-           f"{'clusters':>8} {'singletons':>10} {'largest':>7} {'ARI vs exact':>12}"
+    head = (
+        f"{'n':>7} {'method':<12} {'embed s':>8} {'cluster s':>9} {'peak RSS MB':>11} {'base MB':>8} "
+        f"{'clusters':>8} {'singletons':>10} {'largest':>7} {'ARI vs exact':>12}"
+    )
     print(head)
     exact_labels: dict[int, np.ndarray] = {}
     exact_secs: dict[int, float] = {}
@@ -332,12 +366,16 @@ def main() -> None:
                 continue
             ari = f"{adjusted_rand_score(exact_labels[n], labels):.4f}" if n in exact_labels else "-"
             emb = f"{embed[n][0]:.0f}{'*' if embed[n][1] else ''}" if n in embed else "-"
-            print(f"{n:>7} {method:<12} {emb:>8} {r['seconds']:>9.1f} {r['peak_rss_mb']:>11.0f} "
-                  f"{r['base_rss_mb']:>8.0f} {r['clusters']:>8} {r['singletons']:>10} {r['largest']:>7} {ari:>12}")
+            print(
+                f"{n:>7} {method:<12} {emb:>8} {r['seconds']:>9.1f} {r['peak_rss_mb']:>11.0f} "
+                f"{r['base_rss_mb']:>8.0f} {r['clusters']:>8} {r['singletons']:>10} {r['largest']:>7} {ari:>12}"
+            )
             if method == "constrained" and n in exact_secs:
                 print(f"{'':>7} ratio exact / constrained seconds: {exact_secs[n] / r['seconds']:.1f}x")
-    print("* embedding seconds measured in an earlier run (cached vectors); exact full-matrix memory at "
-          f"50,000: {50_000 * 49_999 / 2 * 8 / 2**30:.1f} GiB for the condensed distances alone")
+    print(
+        "* embedding seconds measured in an earlier run (cached vectors); exact full-matrix memory at "
+        f"50,000: {50_000 * 49_999 / 2 * 8 / 2**30:.1f} GiB for the condensed distances alone"
+    )
     if args.sweep:
         sweep(texts, np.load(vectors_path), args.k)
 

@@ -26,9 +26,9 @@ from rich.console import Console
 from rich.table import Table
 
 from finkg import models
+from finkg.config import load_settings
 from finkg.pipelines import kg_build as extraction
 from finkg.pipelines import text as text_ingest
-from finkg.config import load_settings
 from generation.kgbuild.extraction import extraction_json_schema, extraction_messages, overlap, sentence_groups
 from generation.llm import client_from_settings
 from kg import Graph, cypher
@@ -64,45 +64,84 @@ def main() -> None:
         wall = time.perf_counter() - t0
         n = len(files)
         table = Table(title=f"finkg extract on {n} FOMC statements ({Path(model).name}, {s.llm_threads} threads)")
-        for c in ("chunks", "sentences sent", "LLM calls", "tokens in", "tokens out", "seconds", "out tok/s",
-                  "s / statement", "projected 160 statements"):
+        for c in (
+            "chunks",
+            "sentences sent",
+            "LLM calls",
+            "tokens in",
+            "tokens out",
+            "seconds",
+            "out tok/s",
+            "s / statement",
+            "projected 160 statements",
+        ):
             table.add_column(c)
-        table.add_row(str(first.chunks), str(first.sentences_sent), str(first.calls), str(first.prompt_tokens),
-                      str(first.completion_tokens), f"{wall:.1f}", f"{first.completion_tokens / wall:.1f}",
-                      f"{wall / n:.1f}", f"{wall / n * 160 / 60:.0f} min")
+        table.add_row(
+            str(first.chunks),
+            str(first.sentences_sent),
+            str(first.calls),
+            str(first.prompt_tokens),
+            str(first.completion_tokens),
+            f"{wall:.1f}",
+            f"{first.completion_tokens / wall:.1f}",
+            f"{wall / n:.1f}",
+            f"{wall / n * 160 / 60:.0f} min",
+        )
         console.print(table)
 
         # the baseline: the same extraction prompts, raw llama.cpp, same model and schema
         import llama_cpp  # the baseline needs it directly
 
-        rows = g.read(cypher.TEXT_CHUNKS_FOR_EXTRACTION, {"families": None, "documents": docs, "suffix": "-",
-                                                          "redo": True, "limit": None})
-        prompts = [[r["sentences"][i] for i in grp] for r in rows
-                   for grp in sentence_groups(r["sentences"] or [], s.extract_sentences_per_call,
-                                              overlap(r["previous_sentences"], r["sentences"] or []))]
+        rows = g.read(
+            cypher.TEXT_CHUNKS_FOR_EXTRACTION,
+            {"families": None, "documents": docs, "suffix": "-", "redo": True, "limit": None},
+        )
+        prompts = [
+            [r["sentences"][i] for i in grp]
+            for r in rows
+            for grp in sentence_groups(
+                r["sentences"] or [],
+                s.extract_sentences_per_call,
+                overlap(r["previous_sentences"], r["sentences"] or []),
+            )
+        ]
         prompts = prompts[: args.baseline_calls] if args.baseline_calls else prompts
-        llm = llama_cpp.Llama(model_path=str(model), n_ctx=s.llm_n_ctx, n_threads=s.llm_threads,
-                              n_batch=s.llm_n_batch, seed=0, verbose=False)
+        llm = llama_cpp.Llama(
+            model_path=str(model),
+            n_ctx=s.llm_n_ctx,
+            n_threads=s.llm_threads,
+            n_batch=s.llm_n_batch,
+            seed=0,
+            verbose=False,
+        )
         raw_tokens, t1 = 0, time.perf_counter()
         for p in prompts:
-            out = llm.create_chat_completion(messages=extraction_messages(p), max_tokens=s.extract_max_tokens,
-                                             temperature=0.0, seed=0,
-                                             response_format={"type": "json_object", "schema": extraction_json_schema(len(p))})
+            out = llm.create_chat_completion(
+                messages=extraction_messages(p),
+                max_tokens=s.extract_max_tokens,
+                temperature=0.0,
+                seed=0,
+                response_format={"type": "json_object", "schema": extraction_json_schema(len(p))},
+            )
             raw_tokens += out["usage"]["completion_tokens"]
         raw_s = time.perf_counter() - t1
         del llm
         ours = first.completion_tokens / first.seconds if first.seconds else 0.0
         raw = raw_tokens / raw_s if raw_s else 0.0
-        console.print(f"raw llama.cpp, the {len(prompts)} extraction prompts: {raw_tokens} completion tokens in "
-                      f"{raw_s:.1f} s = {raw:.1f} tok/s; finkg (extraction + verification, {first.calls} calls, "
-                      f"{first.completion_tokens} tokens in {first.seconds:.1f} s) = {ours:.1f} tok/s; "
-                      f"overhead {100 * (raw - ours) / raw if raw else 0:.1f} % (target <= 20 %)")
+        console.print(
+            f"raw llama.cpp, the {len(prompts)} extraction prompts: {raw_tokens} completion tokens in "
+            f"{raw_s:.1f} s = {raw:.1f} tok/s; finkg (extraction + verification, {first.calls} calls, "
+            f"{first.completion_tokens} tokens in {first.seconds:.1f} s) = {ours:.1f} tok/s; "
+            f"overhead {100 * (raw - ours) / raw if raw else 0:.1f} % (target <= 20 %)"
+        )
 
         before = client.usage.snapshot()
         second = extraction.extract(g, s, client, documents=docs, redo=True)
         spent = client.usage - before
-        console.print(f"rerun: {second.chunks} chunks, {spent.calls} LLM backend calls, "
-                      f"{spent.cache_hits} answered from the cache (target: 0 backend calls)")
+        console.print(
+            f"rerun: {second.chunks} chunks, {spent.calls} LLM backend calls, "
+            f"{spent.cache_hits} answered from the cache (target: 0 backend calls)"
+        )
     finally:
         g.close()
 

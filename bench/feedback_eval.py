@@ -36,15 +36,18 @@ sys.path.insert(0, str(ROOT))
 from finkg import models  # noqa: E402
 from finkg.config import load_settings  # noqa: E402
 from finkg.eval.feedback import FeedbackOptions, condition_runs, reset_run, run_evaluation  # noqa: E402
-from generation.llm import LLMCache, LLMClient, LlamaCppBackend  # noqa: E402
+from generation.feedback.events import EVENT_TYPES  # noqa: E402
 from generation.feedback.reader import FrozenReader  # noqa: E402
+from generation.llm import LlamaCppBackend, LLMCache, LLMClient  # noqa: E402
 from kg import Graph, cypher  # noqa: E402
 from retrieval.embeddings import make_embedder  # noqa: E402
-from generation.feedback.events import EVENT_TYPES  # noqa: E402
 from retrieval.memory.source_memory import HORIZONS, Feedback, SourceMemory  # noqa: E402
 
-VALIDATION = {"1D": {1: 0.184, 0: 0.637, -1: 0.179}, "3D": {1: 0.192, 0: 0.615, -1: 0.193},
-              "5D": {1: 0.207, 0: 0.586, -1: 0.207}}  # seed 000, Table 1, validation row
+VALIDATION = {
+    "1D": {1: 0.184, 0: 0.637, -1: 0.179},
+    "3D": {1: 0.192, 0: 0.615, -1: 0.193},
+    "5D": {1: 0.207, 0: 0.586, -1: 0.207},
+}  # seed 000, Table 1, validation row
 
 
 def synthetic_feedback(n: int, seed: int) -> list[Feedback]:
@@ -54,8 +57,18 @@ def synthetic_feedback(n: int, seed: int) -> list[Feedback]:
     for i in range(n):
         retrieved = {f"c{i}-{k}": rng.choice(("news", "social")) for k in range(5)}
         cited = rng.sample(sorted(retrieved), rng.choice((0, 1, 2)))
-        out.append(Feedback(f"a{i // 3}", rng.choice(EVENT_TYPES), HORIZONS[i % 3], rng.choice((-1, 0, 1)),
-                            rng.choice((-1, 0, 0, 1)), "2015-01-02T21:00:00Z", cited, retrieved))
+        out.append(
+            Feedback(
+                f"a{i // 3}",
+                rng.choice(EVENT_TYPES),
+                HORIZONS[i % 3],
+                rng.choice((-1, 0, 1)),
+                rng.choice((-1, 0, 0, 1)),
+                "2015-01-02T21:00:00Z",
+                cited,
+                retrieved,
+            )
+        )
     return out
 
 
@@ -71,7 +84,9 @@ def bench_memory(graph: Graph, n: int, seed: int) -> dict[str, float]:
         t0 = time.perf_counter()
         stats = batched.apply_matured(as_of)
         t_batched = time.perf_counter() - t0
-        pending = [r["feedback"] for r in graph.read(cypher.PENDING_MEMORY_FEEDBACK, {"run": looped.run, "as_of": as_of})]
+        pending = [
+            r["feedback"] for r in graph.read(cypher.PENDING_MEMORY_FEEDBACK, {"run": looped.run, "as_of": as_of})
+        ]
         t0 = time.perf_counter()
         for fb in pending:
             graph.write(cypher.APPLY_MEMORY_FEEDBACK, {"rows": [looped._update(fb)], "as_of": as_of})
@@ -86,8 +101,19 @@ def bench_memory(graph: Graph, n: int, seed: int) -> dict[str, float]:
         looped.reset()
 
 
-def bench_loop(graph: Graph, settings, tweets: Path, prices: Path, market: Path, tickers: tuple[str, ...],
-               start: date, end: date, model: Path, minilm: Path, conditions: tuple[str, ...]) -> list[dict]:
+def bench_loop(
+    graph: Graph,
+    settings,
+    tweets: Path,
+    prices: Path,
+    market: Path,
+    tickers: tuple[str, ...],
+    start: date,
+    end: date,
+    model: Path,
+    minilm: Path,
+    conditions: tuple[str, ...],
+) -> list[dict]:
     """The evaluation of a slice twice: cold LLM cache, then warm (new run id, same contexts)."""
     cache_dir = Path(tempfile.mkdtemp(prefix="finkg-bench-feedback-"))
     client = LLMClient(LlamaCppBackend(model, n_ctx=2048, n_threads=settings.llm_threads), cache=LLMCache(cache_dir))
@@ -96,19 +122,39 @@ def bench_loop(graph: Graph, settings, tweets: Path, prices: Path, market: Path,
     rows = []
     try:
         for label in ("cold LLM cache", "warm LLM cache (baseline: no LLM time)"):
-            options = FeedbackOptions(tweets, prices, market, tickers, start, end, cache_dir / uuid.uuid4().hex[:6],
-                                      f"bench{uuid.uuid4().hex[:6]}", conditions, shuffles=1)
+            options = FeedbackOptions(
+                tweets,
+                prices,
+                market,
+                tickers,
+                start,
+                end,
+                cache_dir / uuid.uuid4().hex[:6],
+                f"bench{uuid.uuid4().hex[:6]}",
+                conditions,
+                shuffles=1,
+            )
             try:
                 s = run_evaluation(graph, settings, options, reader, embedder)
             finally:
                 reset_run(graph, options, condition_runs(options.run, options.conditions, options.shuffles), {})
             n = max(s.done, 1)
-            rows.append({"pass": label, "anchors": s.done, "records": s.records, "llm_calls": s.reader_calls,
-                         "cache_hits": s.cache_hits, "completion_tokens": s.completion_tokens,
-                         "prompt_tokens": s.prompt_tokens, "total_s": s.seconds,
-                         "retrieval_s_per_anchor": s.seconds_retrieval / n, "memory_s_per_anchor": s.seconds_memory / n,
-                         "reader_s_per_anchor": s.seconds_reader / n,
-                         "reader_s_per_call": s.seconds_reader / max(s.reader_calls, 1)})
+            rows.append(
+                {
+                    "pass": label,
+                    "anchors": s.done,
+                    "records": s.records,
+                    "llm_calls": s.reader_calls,
+                    "cache_hits": s.cache_hits,
+                    "completion_tokens": s.completion_tokens,
+                    "prompt_tokens": s.prompt_tokens,
+                    "total_s": s.seconds,
+                    "retrieval_s_per_anchor": s.seconds_retrieval / n,
+                    "memory_s_per_anchor": s.seconds_memory / n,
+                    "reader_s_per_anchor": s.seconds_reader / n,
+                    "reader_s_per_call": s.seconds_reader / max(s.reader_calls, 1),
+                }
+            )
     finally:
         shutil.rmtree(cache_dir, ignore_errors=True)
     return rows
@@ -133,8 +179,12 @@ def main() -> None:
     graph = Graph(settings.uri, settings.neo4j_user, settings.password(), settings.neo4j_database)
     try:
         m = bench_memory(graph, args.events, args.seed)
-        print(f"memory update, {m['events']} matured labels ({m['updated']} with a valid citation, {m['cells']} cells):")
-        print(f"  apply_matured (batched): {m['batched_s']:.3f} s = {1e3 * m['batched_s'] / m['events']:.3f} ms per label")
+        print(
+            f"memory update, {m['events']} matured labels ({m['updated']} with a valid citation, {m['cells']} cells):"
+        )
+        print(
+            f"  apply_matured (batched): {m['batched_s']:.3f} s = {1e3 * m['batched_s'] / m['events']:.3f} ms per label"
+        )
         print(f"  per-row write loop:      {m['loop_s']:.3f} s = {1e3 * m['loop_s'] / m['events']:.3f} ms per label")
         print(f"  ratio loop / batched:    {m['loop_s'] / m['batched_s']:.1f}x (cells agree)")
         if args.skip_loop:
@@ -143,21 +193,38 @@ def main() -> None:
         minilm = settings.embedding_model_path or models.installed_path("all-minilm-l6-v2")
         if model is None or minilm is None:
             raise SystemExit("SmolLM2 / MiniLM are not installed: `finkg models install`")
-        rows = bench_loop(graph, settings, args.tweets, args.prices, args.market,
-                          tuple(t.strip().upper() for t in args.tickers.split(",")), date.fromisoformat(args.start),
-                          date.fromisoformat(args.end), Path(model), Path(minilm),
-                          tuple(c.strip() for c in args.conditions.split(",")))
-        print(f"evaluation loop on {args.tweets.name} {args.tickers} {args.start}..{args.end}, conditions "
-              f"{args.conditions}, reader {Path(model).name}:")
+        rows = bench_loop(
+            graph,
+            settings,
+            args.tweets,
+            args.prices,
+            args.market,
+            tuple(t.strip().upper() for t in args.tickers.split(",")),
+            date.fromisoformat(args.start),
+            date.fromisoformat(args.end),
+            Path(model),
+            Path(minilm),
+            tuple(c.strip() for c in args.conditions.split(",")),
+        )
+        print(
+            f"evaluation loop on {args.tweets.name} {args.tickers} {args.start}..{args.end}, conditions "
+            f"{args.conditions}, reader {Path(model).name}:"
+        )
         for r in rows:
-            print(f"  {r['pass']}: {r['anchors']} anchors, {r['records']} records, {r['llm_calls']} LLM calls / "
-                  f"{r['cache_hits']} cache hits, {r['completion_tokens']} completion + {r['prompt_tokens']} prompt tokens, "
-                  f"{r['total_s']:.1f} s total")
-            print(f"    per anchor: retrieval {r['retrieval_s_per_anchor']:.3f} s, memory {r['memory_s_per_anchor']:.3f} s, "
-                  f"reader {r['reader_s_per_anchor']:.2f} s ({r['reader_s_per_call']:.2f} s per LLM call)")
+            print(
+                f"  {r['pass']}: {r['anchors']} anchors, {r['records']} records, {r['llm_calls']} LLM calls / "
+                f"{r['cache_hits']} cache hits, {r['completion_tokens']} completion + {r['prompt_tokens']} prompt tokens, "
+                f"{r['total_s']:.1f} s total"
+            )
+            print(
+                f"    per anchor: retrieval {r['retrieval_s_per_anchor']:.3f} s, memory {r['memory_s_per_anchor']:.3f} s, "
+                f"reader {r['reader_s_per_anchor']:.2f} s ({r['reader_s_per_call']:.2f} s per LLM call)"
+            )
         cold, warm = rows
-        print(f"  ratio cold / warm total: {cold['total_s'] / max(warm['total_s'], 1e-9):.1f}x "
-              f"(reader share of the cold run: {cold['reader_s_per_anchor'] * cold['anchors'] / cold['total_s']:.0%})")
+        print(
+            f"  ratio cold / warm total: {cold['total_s'] / max(warm['total_s'], 1e-9):.1f}x "
+            f"(reader share of the cold run: {cold['reader_s_per_anchor'] * cold['anchors'] / cold['total_s']:.0%})"
+        )
     finally:
         graph.close()
 

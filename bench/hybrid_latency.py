@@ -62,8 +62,8 @@ from finkg.config import load_settings
 from ingest.sec.evidence import evidence_rows
 from ingest.sec.fsds import read_fsds
 from ingest.text.documents import iso_utc
-from retrieval.text.documents import Passage
 from retrieval.embeddings import make_embedder, normalize_rows
+from retrieval.text.documents import Passage
 from retrieval.text.hybrid import HybridIndex, top_k
 
 EASTERN = ZoneInfo("America/New_York")
@@ -86,8 +86,9 @@ def static_vectors(model_dir: Path, texts: list[str]) -> np.ndarray:
     table = st[0].auto_model.embeddings.word_embeddings.weight.detach().numpy()
     ids = st.tokenizer(texts, add_special_tokens=False, truncation=True, max_length=256)["input_ids"]
     rows = np.repeat(np.arange(len(ids)), [len(x) for x in ids])
-    counts = csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, np.concatenate(ids))),
-                        shape=(len(ids), table.shape[0]))
+    counts = csr_matrix(
+        (np.ones(len(rows), dtype=np.float32), (rows, np.concatenate(ids))), shape=(len(ids), table.shape[0])
+    )
     return normalize_rows(np.asarray(counts @ table))
 
 
@@ -101,8 +102,12 @@ def main() -> None:
     ap.add_argument("--chunks", type=int, default=100_000)
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--zip", type=Path, default=DATA)
-    ap.add_argument("--model", type=Path, default=None,
-                    help="MiniLM directory (default: [embedding] model_path, else the installed all-minilm-l6-v2)")
+    ap.add_argument(
+        "--model",
+        type=Path,
+        default=None,
+        help="MiniLM directory (default: [embedding] model_path, else the installed all-minilm-l6-v2)",
+    )
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
     if args.model is None:
@@ -116,13 +121,15 @@ def main() -> None:
     t0 = time.perf_counter()
     data = read_fsds(args.zip)
     rows = sorted(evidence_rows(data.facts, data.filings, data.companies, data.concepts), key=lambda r: r["id"])
-    rows = rows[:args.chunks]
+    rows = rows[: args.chunks]
     filings = {f["adsh"]: f for f in data.filings}
     names = {c["cik"]: c["name"] for c in data.companies}
     labels = {c["key"]: c.get("label") or c["tag"] for c in data.concepts}
     facts = {f["key"]: f for f in data.facts}
-    passages = [Passage(r["id"], r["text"], r["adsh"], "sec_filing", accepted_utc(filings[r["adsh"]].get("accepted")))
-                for r in rows]
+    passages = [
+        Passage(r["id"], r["text"], r["adsh"], "sec_filing", accepted_utc(filings[r["adsh"]].get("accepted")))
+        for r in rows
+    ]
     read_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     vectors = static_vectors(args.model, [p.text for p in passages])
@@ -165,8 +172,10 @@ def main() -> None:
         out["hybrid + encode"] = [h + e for h, e in zip(out["hybrid"], out["encode"])]
         return out
 
-    table = Table(title=f"hybrid retrieval latency, {len(index):,} SEC evidence sentences, {len(queries)} queries, "
-                        f"{args.threads} threads (ms)")
+    table = Table(
+        title=f"hybrid retrieval latency, {len(index):,} SEC evidence sentences, {len(queries)} queries, "
+        f"{args.threads} threads (ms)"
+    )
     for col in ("pool", "system", "p50", "p95", "mean", "p50 / bm25 p50"):
         table.add_column(col, justify="right" if col != "system" else "left")
     for as_of in (True, False):
@@ -177,8 +186,10 @@ def main() -> None:
             p50, p95, mean = stats(res[name])
             table.add_row(pool, name, f"{p50:.1f}", f"{p95:.1f}", f"{mean:.1f}", f"{p50 / base:.2f}")
     console.print(table)
-    console.print(f"read + render {read_s:.1f} s, static vectors {vec_s:.1f} s, index build {build_s:.1f} s "
-                  f"(tokens + term matrix for {len(index):,} chunks)")
+    console.print(
+        f"read + render {read_s:.1f} s, static vectors {vec_s:.1f} s, index build {build_s:.1f} s "
+        f"(tokens + term matrix for {len(index):,} chunks)"
+    )
 
 
 if __name__ == "__main__":

@@ -53,8 +53,11 @@ def pandas_parse(path: Path) -> tuple[float, int]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quarter", type=Path, default=QUARTER)
-    ap.add_argument("--fresh", action="store_true",
-                    help="delete the quarter's facts and chunks first (memos lose their CITES to them: rerun finkg memo --redo)")
+    ap.add_argument(
+        "--fresh",
+        action="store_true",
+        help="delete the quarter's facts and chunks first (memos lose their CITES to them: rerun finkg memo --redo)",
+    )
     args = ap.parse_args()
     s = load_settings()
     g = Graph(s.uri, s.neo4j_user, s.password(), s.neo4j_database)
@@ -76,15 +79,27 @@ def main() -> None:
     t = Table(title=f"ingest {args.quarter.name} ({'fresh' if args.fresh else 're-ingest'})")
     for c in ("step", "seconds", "rows", "rows/s"):
         t.add_column(c)
-    t.add_row("pandas read_csv num.txt (baseline)", f"{pandas_s:.2f}", f"{pandas_rows:,}", f"{pandas_rows / pandas_s:,.0f}")
-    t.add_row("finkg parse + normalize", f"{parse_s:.2f}", f"{data.counts['rows']:,}", f"{data.counts['rows'] / parse_s:,.0f}")
-    t.add_row("finkg write (nodes, rels, chunks)", f"{write_s:.2f}", f"{data.counts['kept']:,} facts",
-              f"{data.counts['kept'] / write_s:,.0f}")
-    t.add_row("finkg end to end", f"{total:.2f}", f"{data.counts['kept']:,} facts", f"{data.counts['kept'] / total:,.0f}")
+    t.add_row(
+        "pandas read_csv num.txt (baseline)", f"{pandas_s:.2f}", f"{pandas_rows:,}", f"{pandas_rows / pandas_s:,.0f}"
+    )
+    t.add_row(
+        "finkg parse + normalize", f"{parse_s:.2f}", f"{data.counts['rows']:,}", f"{data.counts['rows'] / parse_s:,.0f}"
+    )
+    t.add_row(
+        "finkg write (nodes, rels, chunks)",
+        f"{write_s:.2f}",
+        f"{data.counts['kept']:,} facts",
+        f"{data.counts['kept'] / write_s:,.0f}",
+    )
+    t.add_row(
+        "finkg end to end", f"{total:.2f}", f"{data.counts['kept']:,} facts", f"{data.counts['kept'] / total:,.0f}"
+    )
     console.print(t)
     console.print("write seconds per stage: " + ", ".join(f"{k} {v.seconds:.1f}" for k, v in stats.items()))
-    console.print(f"graph objects created: {created:,}; end to end / pandas parse = {total / pandas_s:.1f}x; "
-                  f"target <= 30 s: {'met' if total <= 30 else 'NOT met'}")
+    console.print(
+        f"graph objects created: {created:,}; end to end / pandas parse = {total / pandas_s:.1f}x; "
+        f"target <= 30 s: {'met' if total <= 30 else 'NOT met'}"
+    )
 
     adshs = [f["adsh"] for f in list_filings(g, source=args.quarter.name)]
     start = time.perf_counter()
@@ -104,15 +119,30 @@ def main() -> None:
     t = Table(title=f"Structured+Verifier memos over {len(complete)} complete filings of {len(maps)}")
     for c in ("step", "seconds", "ms per memo", "memos/s"):
         t.add_column(c)
-    t.add_row("fact maps read from Neo4j (baseline)", f"{read_s:.2f}", f"{1000 * read_per_memo:.2f}", f"{1 / read_per_memo:,.0f}")
-    t.add_row("draft + render + verify", f"{gen_s:.2f}", f"{1000 * gen_s / len(complete):.2f}",
-              f"{len(complete) / gen_s:,.0f}")
-    t.add_row("read + generate + verify", f"{read_per_memo * len(complete) + gen_s:.2f}", f"{1000 * per_memo:.2f}",
-              f"{1 / per_memo:,.0f}")
+    t.add_row(
+        "fact maps read from Neo4j (baseline)",
+        f"{read_s:.2f}",
+        f"{1000 * read_per_memo:.2f}",
+        f"{1 / read_per_memo:,.0f}",
+    )
+    t.add_row(
+        "draft + render + verify",
+        f"{gen_s:.2f}",
+        f"{1000 * gen_s / len(complete):.2f}",
+        f"{len(complete) / gen_s:,.0f}",
+    )
+    t.add_row(
+        "read + generate + verify",
+        f"{read_per_memo * len(complete) + gen_s:.2f}",
+        f"{1000 * per_memo:.2f}",
+        f"{1 / per_memo:,.0f}",
+    )
     console.print(t)
-    console.print(f"latency per memo (generation + verification): mean {statistics.fmean(lat):.2f} ms, "
-                  f"p95 {sorted(lat)[int(0.95 * (len(lat) - 1))]:.2f} ms; end to end / read alone = "
-                  f"{per_memo / read_per_memo:.1f}x; target >= 100 memos/s: {'met' if 1 / per_memo >= 100 else 'NOT met'}")
+    console.print(
+        f"latency per memo (generation + verification): mean {statistics.fmean(lat):.2f} ms, "
+        f"p95 {sorted(lat)[int(0.95 * (len(lat) - 1))]:.2f} ms; end to end / read alone = "
+        f"{per_memo / read_per_memo:.1f}x; target >= 100 memos/s: {'met' if 1 / per_memo >= 100 else 'NOT met'}"
+    )
     g.close()
 
 

@@ -31,22 +31,38 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from finkg import models
-from generation.llm import LLMCache, LLMClient, LlamaCppBackend
+from generation.llm import LlamaCppBackend, LLMCache, LLMClient
 
 DEFAULT_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 DEFAULT_TEXTS = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "fomc-statements" / "statements"
 console = Console()
 
 RELATIONS = ["belong_to", "affect", "indicate", "equal_to", "may_lead_to"]
-SCHEMA = {"type": "object", "required": ["triples"], "properties": {"triples": {"type": "array", "items": {
-    "type": "object", "required": ["head", "relation", "tail"], "properties": {
-        "head": {"type": "string"}, "relation": {"enum": RELATIONS}, "tail": {"type": "string"}}}}}}
-SYSTEM = ("You build a financial knowledge graph. From the text, extract triples (head, relation, tail) whose "
-          "head and tail are financial indicators, changes of indicators, market status or macro-economic "
-          "policies, and whose relation is one of: " + ", ".join(RELATIONS) + ". Answer with JSON only.")
-SHOT_TEXT = "The Committee raised the federal funds rate by 25 basis points; higher rates are expected to slow inflation."
-SHOT_ANSWER = ('{"triples": [{"head": "federal funds rate increase", "relation": "may_lead_to", '
-               '"tail": "slower inflation"}]}')
+SCHEMA = {
+    "type": "object",
+    "required": ["triples"],
+    "properties": {
+        "triples": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["head", "relation", "tail"],
+                "properties": {"head": {"type": "string"}, "relation": {"enum": RELATIONS}, "tail": {"type": "string"}},
+            },
+        }
+    },
+}
+SYSTEM = (
+    "You build a financial knowledge graph. From the text, extract triples (head, relation, tail) whose "
+    "head and tail are financial indicators, changes of indicators, market status or macro-economic "
+    "policies, and whose relation is one of: " + ", ".join(RELATIONS) + ". Answer with JSON only."
+)
+SHOT_TEXT = (
+    "The Committee raised the federal funds rate by 25 basis points; higher rates are expected to slow inflation."
+)
+SHOT_ANSWER = (
+    '{"triples": [{"head": "federal funds rate increase", "relation": "may_lead_to", "tail": "slower inflation"}]}'
+)
 
 
 def paragraphs(folder: Path, n: int, max_chars: int = 700) -> list[str]:
@@ -63,8 +79,12 @@ def paragraphs(folder: Path, n: int, max_chars: int = 700) -> list[str]:
 
 def messages(text: str) -> list[dict]:
     """The extraction chat: instructions, one few-shot pair, the text."""
-    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": SHOT_TEXT},
-            {"role": "assistant", "content": SHOT_ANSWER}, {"role": "user", "content": text}]
+    return [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": SHOT_TEXT},
+        {"role": "assistant", "content": SHOT_ANSWER},
+        {"role": "user", "content": text},
+    ]
 
 
 def resolve_model(arg: str) -> Path:
@@ -101,8 +121,9 @@ def main() -> None:
     fmt = {"type": "json_object", "schema": SCHEMA}
 
     def raw_call(m: list[dict]) -> tuple[int, str]:
-        out = llama.create_chat_completion(messages=m, max_tokens=args.max_tokens, temperature=0.0, seed=0,
-                                           response_format=fmt)
+        out = llama.create_chat_completion(
+            messages=m, max_tokens=args.max_tokens, temperature=0.0, seed=0, response_format=fmt
+        )
         return out["usage"]["completion_tokens"], out["choices"][0]["message"]["content"]
 
     def client_call(m: list[dict]) -> tuple[int, str]:
@@ -115,14 +136,15 @@ def main() -> None:
     totals = {k: [0, 0.0] for k in names}
     texts: dict[str, list[str]] = {k: [] for k in names}
     backend_s = 0.0
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console) as bar:
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+    ) as bar:
         task = bar.add_task("raw and client, prompt by prompt", total=2 * 2 * len(prompts))
         for rnd in range(2):
             for i, m in enumerate(prompts):
                 # ABBA: who goes first alternates, so load swings and the KV prefix left by the
                 # previous call fall on both paths alike
-                for name in (names if (i + rnd) % 2 == 0 else names[::-1]):
+                for name in names if (i + rnd) % 2 == 0 else names[::-1]:
                     if name == names[1]:
                         before = client.usage.seconds
                     t = time.perf_counter()
@@ -147,8 +169,9 @@ def main() -> None:
             d = cached.usage - before
             passes.append((d.calls, d.cache_hits, time.perf_counter() - t))
 
-    table = Table(title=f"{model.name}: {args.n} prompts x 2 rounds, max_tokens {args.max_tokens}, "
-                        f"{args.threads} threads")
+    table = Table(
+        title=f"{model.name}: {args.n} prompts x 2 rounds, max_tokens {args.max_tokens}, {args.threads} threads"
+    )
     for c in ("path", "calls", "completion tokens", "seconds", "tokens/s"):
         table.add_column(c)
     tps = {}
@@ -159,9 +182,11 @@ def main() -> None:
     overhead = (tps["raw llama.cpp"] - tps["finkg LLMClient"]) / tps["raw llama.cpp"] * 100
     same = sum(a == b.strip() for a, b in zip(texts["finkg LLMClient"], texts["raw llama.cpp"]))
     in_client_ms = (totals["finkg LLMClient"][1] - backend_s) / (2 * len(prompts)) * 1000
-    console.print(f"client overhead: {overhead:+.1f} % of raw tokens/s (target <= 20 %); identical answers: "
-                  f"{same}/{len(prompts)}; time spent in the client outside the backend call: "
-                  f"{in_client_ms:.2f} ms per call")
+    console.print(
+        f"client overhead: {overhead:+.1f} % of raw tokens/s (target <= 20 %); identical answers: "
+        f"{same}/{len(prompts)}; time spent in the client outside the backend call: "
+        f"{in_client_ms:.2f} ms per call"
+    )
     console.print(f"model load {load_s:.1f} s; model identity ({model_id[:21]}...) {hash_s:.2f} s, once per process")
     for i, (n_calls, hits, sec) in enumerate(passes, 1):
         console.print(f"cache pass {i}: {n_calls} backend calls, {hits} cache hits, {sec:.2f} s")

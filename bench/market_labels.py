@@ -86,8 +86,14 @@ def main() -> None:
     positions = sessions.get_indexer(pd.DatetimeIndex(items.decision_date))
     naive_labels: list[int | None] = []
     naive_z: list[float] = []
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=True) as progress:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
         task = progress.add_task("naive per-anchor loop", total=len(items))
         t0 = time.perf_counter()
         for i, (ticker, h) in enumerate(zip(items.ticker, items.horizon)):
@@ -104,7 +110,9 @@ def main() -> None:
     vec_label = [None if pd.isna(v) else int(v) for v in vec["label"]]
     mismatches = sum(a != b for a, b in zip(vec_label, naive_labels))
     both = np.isfinite(vec["z"].to_numpy(dtype=float)) & np.isfinite(np.array(naive_z))
-    max_dz = float(np.max(np.abs(vec["z"].to_numpy(dtype=float)[both] - np.array(naive_z)[both]))) if both.any() else 0.0
+    max_dz = (
+        float(np.max(np.abs(vec["z"].to_numpy(dtype=float)[both] - np.array(naive_z)[both]))) if both.any() else 0.0
+    )
 
     labelled = window["label"].notna()
     console.print(f"data: {panel.shape[1]} tickers, {len(sessions)} sessions; load {load_s:.2f} s")

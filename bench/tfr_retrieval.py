@@ -29,19 +29,28 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from finkg.config import load_settings
 from finkg import models
+from finkg.config import load_settings
 from kg import Graph
 from retrieval.embeddings import make_embedder
 from retrieval.triples.tfr import Triple, TripleIndex
 
 QUERIES = [
-    "How do energy prices affect inflation?", "What drives long-term interest rates?",
-    "Is the labor market improving?", "credit conditions and economic growth", "federal funds rate target",
-    "household spending and consumer confidence", "revenue growth of technology companies",
-    "net income and cash from operations", "liquidity risk current assets current liabilities",
-    "leverage of mining companies", "inflation expectations", "housing sector weakness",
-    "money supply growth and bond yields", "business fixed investment", "exports and the dollar",
+    "How do energy prices affect inflation?",
+    "What drives long-term interest rates?",
+    "Is the labor market improving?",
+    "credit conditions and economic growth",
+    "federal funds rate target",
+    "household spending and consumer confidence",
+    "revenue growth of technology companies",
+    "net income and cash from operations",
+    "liquidity risk current assets current liabilities",
+    "leverage of mining companies",
+    "inflation expectations",
+    "housing sector weakness",
+    "money supply growth and bond yields",
+    "business fixed investment",
+    "exports and the dollar",
 ]
 XBRL_TRIPLES = (
     "MATCH (c:Company)-[:FILED]->(:Filing)-[:REPORTS]->(f:Fact) WHERE f.value IS NOT NULL\n"
@@ -76,8 +85,17 @@ def _latency(fn, queries: list[str]) -> list[float]:
 def _row(table: Table, corpus: str, n: int, tfr: list[float], dense: list[float]) -> None:
     def p(xs: list[float], q: float) -> float:
         return float(np.percentile(xs, q))
-    table.add_row(corpus, f"{n:,}", f"{p(tfr, 50):.1f}", f"{p(tfr, 95):.1f}", f"{statistics.mean(tfr):.1f}",
-                  f"{p(dense, 50):.1f}", f"{p(dense, 95):.1f}", f"{p(tfr, 50) / p(dense, 50):.2f}x")
+
+    table.add_row(
+        corpus,
+        f"{n:,}",
+        f"{p(tfr, 50):.1f}",
+        f"{p(tfr, 95):.1f}",
+        f"{statistics.mean(tfr):.1f}",
+        f"{p(dense, 50):.1f}",
+        f"{p(dense, 95):.1f}",
+        f"{p(tfr, 50) / p(dense, 50):.2f}x",
+    )
 
 
 def main() -> None:
@@ -92,8 +110,10 @@ def main() -> None:
     path = s.embedding_model_path or models.installed_path("all-minilm-l6-v2")
     embedder = make_embedder(path, s.embedding_backend, s.embedding_batch_size, s.embedding_device)
     queries = [QUERIES[i % len(QUERIES)] + ("" if i < len(QUERIES) else f" ({i})") for i in range(args.queries)]
-    table = Table(title=f"TFR retrieval latency, ms (k={args.k}, n={args.n}, {embedder.identity.split('@')[0]}, "
-                        "query encoding included)")
+    table = Table(
+        title=f"TFR retrieval latency, ms (k={args.k}, n={args.n}, {embedder.identity.split('@')[0]}, "
+        "query encoding included)"
+    )
     for col in ("corpus", "triples", "TFR p50", "TFR p95", "TFR mean", "dense p50", "dense p95", "TFR / dense p50"):
         table.add_column(col)
     g = Graph(s.uri, s.neo4j_user, s.password(), s.neo4j_database)
@@ -106,15 +126,30 @@ def main() -> None:
             dense = _latency(lambda q: kg_index.dense(q, args.k), queries)
             _row(table, "knowledge graph (Neo4j)", len(kg_index), tfr, dense)
         else:
-            console.print(f"[yellow]the graph holds {len(kg_index)} triples (< k = {args.k}): run finkg extract first[/yellow]")
+            console.print(
+                f"[yellow]the graph holds {len(kg_index)} triples (< k = {args.k}): run finkg extract first[/yellow]"
+            )
         rows = g.read(XBRL_TRIPLES, {"n": args.triples})
     finally:
         g.close()
     if len(rows) < args.triples:
-        console.print(f"[yellow]{len(rows):,} XBRL facts in the graph (asked {args.triples:,}): "
-                      "`finkg ingest sec ../shared/data/sec-fsds/*.zip` loads more[/yellow]")
-    triples = [Triple(r["id"], "EQUAL_TO", r["company"], f"{r['tag']} of USD {r['value']:,.0f}", "", "",
-                      f"{r['sic']}|{r['tag']}", None) for r in rows]
+        console.print(
+            f"[yellow]{len(rows):,} XBRL facts in the graph (asked {args.triples:,}): "
+            "`finkg ingest sec ../shared/data/sec-fsds/*.zip` loads more[/yellow]"
+        )
+    triples = [
+        Triple(
+            r["id"],
+            "EQUAL_TO",
+            r["company"],
+            f"{r['tag']} of USD {r['value']:,.0f}",
+            "",
+            "",
+            f"{r['sic']}|{r['tag']}",
+            None,
+        )
+        for r in rows
+    ]
     texts = [f"{t.head} reports {t.tail}" for t in triples]
     index = TripleIndex(triples, _cached_vectors(embedder, texts, console), embedder)
     tfr = _latency(lambda q: index.cluster_weighted(q, args.k, args.n, s.retrieval_temperature), queries)

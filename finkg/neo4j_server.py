@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from kg import Graph, GraphAuthError, GraphUnavailable
-
 from finkg.config import Settings
+from kg import Graph, GraphAuthError, GraphUnavailable
+from kg.errors import GraphError
 
 POM = resources.files("finkg") / "neo4j" / "pom.xml"
 ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"
@@ -55,7 +55,7 @@ JVM_FLAGS = (
 )
 
 
-class ServerError(RuntimeError):
+class ServerError(GraphError):
     """The local server cannot be assembled, started or stopped; the message says what to do."""
 
 
@@ -122,10 +122,7 @@ class LocalNeo4j:
         self.home = Path(settings.server_home).expanduser()
         self.versions = pom_versions()
         pom_hash = hashlib.sha256(Path(str(POM)).read_bytes()).hexdigest()[:12]
-        self.dist = (
-            Path(settings.server_dist_dir).expanduser()
-            / f"neo4j-{self.versions['neo4j.version']}-{pom_hash}"
-        )
+        self.dist = Path(settings.server_dist_dir).expanduser() / f"neo4j-{self.versions['neo4j.version']}-{pom_hash}"
         self.conf_dir = self.home / "conf"
         self.pid_file = self.home / "run" / "finkg-neo4j.pid"
         self.console_log = self.home / "logs" / "console.log"
@@ -169,9 +166,19 @@ class LocalNeo4j:
         try:
             shutil.copyfile(str(POM), work / "pom.xml")
             proc = subprocess.run(
-                [mvn, "-B", "-q", "-f", str(work / "pom.xml"), "dependency:copy-dependencies",
-                 f"-DoutputDirectory={work / 'lib'}", "-DincludeScope=runtime"],
-                capture_output=True, text=True, timeout=1800,
+                [
+                    mvn,
+                    "-B",
+                    "-q",
+                    "-f",
+                    str(work / "pom.xml"),
+                    "dependency:copy-dependencies",
+                    f"-DoutputDirectory={work / 'lib'}",
+                    "-DincludeScope=runtime",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=1800,
             )
             if proc.returncode != 0:
                 raise ServerError(
@@ -232,16 +239,16 @@ class LocalNeo4j:
                 # "--" ends the options, so a password that starts with "-" stays the password.
                 fh.write(f'--\n"{escaped}"\n')
             proc = subprocess.run(
-                [self._java(), "-cp", self.classpath, ADMIN_ENTRY_POINT, "dbms",
-                 "set-initial-password", f"@{argfile}"],
-                capture_output=True, text=True, timeout=300, env=self._env(),
+                [self._java(), "-cp", self.classpath, ADMIN_ENTRY_POINT, "dbms", "set-initial-password", f"@{argfile}"],
+                capture_output=True,
+                text=True,
+                timeout=300,
+                env=self._env(),
             )
         finally:
             os.unlink(argfile)
         if proc.returncode != 0:
-            raise ServerError(
-                f"setting the initial Neo4j password failed:\n{(proc.stdout + proc.stderr)[-2000:]}"
-            )
+            raise ServerError(f"setting the initial Neo4j password failed:\n{(proc.stdout + proc.stderr)[-2000:]}")
 
     def _java(self) -> str:
         major = java_major(self.settings.server_java)
@@ -304,16 +311,28 @@ class LocalNeo4j:
             self.assemble()
         self.configure()
         cmd = [
-            java, f"-Xms{self.settings.server_heap}", f"-Xmx{self.settings.server_heap}", *JVM_FLAGS,
-            "-cp", self.classpath, ENTRY_POINT,
-            f"--home-dir={self.home}", f"--config-dir={self.conf_dir}", "--console-mode",
+            java,
+            f"-Xms{self.settings.server_heap}",
+            f"-Xmx{self.settings.server_heap}",
+            *JVM_FLAGS,
+            "-cp",
+            self.classpath,
+            ENTRY_POINT,
+            f"--home-dir={self.home}",
+            f"--config-dir={self.conf_dir}",
+            "--console-mode",
         ]
         if progress:
             progress(f"starting Neo4j {self.versions['neo4j.version']} at {self.home}")
         with open(self.console_log, "ab") as log:
             proc = subprocess.Popen(
-                cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                env=self._env(), start_new_session=True, cwd=self.home,
+                cmd,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=self._env(),
+                start_new_session=True,
+                cwd=self.home,
             )
         self.pid_file.write_text(f"{proc.pid}\n")
         self._wait_for_bolt(proc, password)
@@ -329,8 +348,9 @@ class LocalNeo4j:
                     f"({self.console_log}):\n{self._log_tail()}"
                 )
             try:
-                with Graph(self.bolt_uri, self.settings.neo4j_user, password, max_attempts=1,
-                           connection_timeout=2.0) as g:
+                with Graph(
+                    self.bolt_uri, self.settings.neo4j_user, password, max_attempts=1, connection_timeout=2.0
+                ) as g:
                     g.verify()
                 return
             except GraphUnavailable:

@@ -99,5 +99,12 @@ class TokenRateColumn(ProgressColumn):
 def progress_bar(console: Console) -> Progress:
     """A progress display for long work: description, bar, done/total, rows/s, LLM tokens/s (tasks
     that count tokens), elapsed."""
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), RateColumn(),
-                    TokenRateColumn(), TimeElapsedColumn(), console=console)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        RateColumn(),
+        TokenRateColumn(),
+        TimeElapsedColumn(),
+        console=console,
+    )

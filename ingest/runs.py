@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from kg import BatchWriter
@@ -22,7 +22,7 @@ def run_id(kind: str, sha256: str) -> str:
 
 def now() -> str:
     """UTC time as ISO 8601 (seconds)."""
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def record_run(writer: BatchWriter, run: dict[str, Any], counts: dict[str, Any] | None = None) -> None:
@@ -37,8 +37,9 @@ def record_failure(writer: BatchWriter, rid: str, exc: BaseException, fields: di
     """Mark run ``rid`` ``failed`` now, with the error's message (first 2,000 characters); ``fields``
     are further run properties (``kind``, ``source``, ``sha256``, ``started_at`` when the run fails
     before it was recorded as running)."""
-    record_run(writer, {**(fields or {}), "id": rid, "status": "failed", "error": str(exc)[:2000],
-                        "finished_at": now()})
+    record_run(
+        writer, {**(fields or {}), "id": rid, "status": "failed", "error": str(exc)[:2000], "finished_at": now()}
+    )
 
 
 def link_run(writer: BatchWriter, rid: str, label: str, key: str, keys: Iterable[Any]) -> None:

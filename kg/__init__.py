@@ -15,7 +15,6 @@ from kg.errors import (
 from kg.writer import BatchWriter, WriteStats, batches
 
 __all__ = [
-    "batches",
     "BatchWriter",
     "Graph",
     "GraphAuthError",
@@ -24,4 +23,5 @@ __all__ = [
     "ReadOnlyViolation",
     "SchemaConflict",
     "WriteStats",
+    "batches",
 ]

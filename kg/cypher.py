@@ -47,8 +47,7 @@ def merge_nodes(label: str, keys: Sequence[str]) -> str:
     lab = quote(label)
     key = _key_map(keys, "row.key")
     changed = (
-        "existing IS NOT NULL AND any(p IN keys(row.props) "
-        "WHERE existing[p] IS NULL OR existing[p] <> row.props[p])"
+        "existing IS NOT NULL AND any(p IN keys(row.props) WHERE existing[p] IS NULL OR existing[p] <> row.props[p])"
     )
     return (
         "UNWIND $rows AS row\n"
@@ -78,8 +77,7 @@ def merge_relationships(
     typ = quote(rel_type)
     rkey = " " + _key_map(rel_keys, "row.key") if rel_keys else ""
     changed = (
-        "existing IS NOT NULL AND any(p IN keys(row.props) "
-        "WHERE existing[p] IS NULL OR existing[p] <> row.props[p])"
+        "existing IS NOT NULL AND any(p IN keys(row.props) WHERE existing[p] IS NULL OR existing[p] <> row.props[p])"
     )
     return (
         "UNWIND $rows AS row\n"
@@ -115,8 +113,7 @@ def delete_nodes_in_transactions(label: str, rows_per_transaction: int = 10_000)
     if rows_per_transaction < 1:
         raise ValueError("rows_per_transaction must be >= 1")
     return (
-        f"MATCH (n:{quote(label)}) "
-        f"CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF {int(rows_per_transaction)} ROWS"
+        f"MATCH (n:{quote(label)}) CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF {int(rows_per_transaction)} ROWS"
     )
 
 
@@ -157,10 +154,7 @@ def create_constraint(name: str, kind: str, label: str, properties: Sequence[str
         requirement = "IS NODE KEY"
     else:
         raise ValueError(f"unknown constraint kind {kind!r} (expected 'unique' or 'node_key')")
-    return (
-        f"CREATE CONSTRAINT {quote(name)} IF NOT EXISTS "
-        f"FOR (n:{quote(label)}) REQUIRE {props} {requirement}"
-    )
+    return f"CREATE CONSTRAINT {quote(name)} IF NOT EXISTS FOR (n:{quote(label)}) REQUIRE {props} {requirement}"
 
 
 def create_index(
@@ -215,8 +209,7 @@ def drop_index(name: str) -> str:
 AWAIT_INDEXES = "CALL db.awaitIndexes($timeout_s)"
 
 READ_SCHEMA_VERSION = (
-    "OPTIONAL MATCH (s:FinkgSchema {name: $name}) "
-    "RETURN s.version AS version, s.applied_at AS applied_at"
+    "OPTIONAL MATCH (s:FinkgSchema {name: $name}) RETURN s.version AS version, s.applied_at AS applied_at"
 )
 RECORD_SCHEMA_VERSION = (
     "MERGE (s:FinkgSchema {name: $name}) "
@@ -260,11 +253,7 @@ EVIDENCE_CHUNKS_PAGE = (
     "ORDER BY c.id LIMIT $limit"
 )
 
-MEMOS_DONE = (
-    "UNWIND $ids AS id\n"
-    "MATCH (m:Memo {id: id}) WHERE m.status = 'done'\n"
-    "RETURN m.id AS id"
-)
+MEMOS_DONE = "UNWIND $ids AS id\nMATCH (m:Memo {id: id}) WHERE m.status = 'done'\nRETURN m.id AS id"
 
 DELETE_FACTS_OF_FILINGS = (
     "UNWIND $adshs AS a\n"
@@ -313,11 +302,7 @@ changed); ``$docs`` is ``[{id, keep: [chunk ids]}]``. Returns ``removed``."""
 
 ENTITY_RELATION_TYPES = ("AFFECT", "INDICATE", "BELONG_TO", "EQUAL_TO", "MAY_LEAD_TO")
 
-EXISTING_ENTITY_IDS = (
-    "UNWIND $ids AS id\n"
-    "MATCH (e:Entity {id: id})\n"
-    "RETURN e.id AS id"
-)
+EXISTING_ENTITY_IDS = "UNWIND $ids AS id\nMATCH (e:Entity {id: id})\nRETURN e.id AS id"
 
 WRITE_NEW_ENTITIES = (
     "UNWIND $rows AS row\n"
@@ -345,9 +330,7 @@ ENTITY_REDIRECTS = (
 )
 
 ENTITY_RELATIONSHIP_TYPES = (
-    "UNWIND $ids AS id\n"
-    "MATCH (e:Entity {id: id})-[r]-()\n"
-    "RETURN DISTINCT type(r) AS type ORDER BY type"
+    "UNWIND $ids AS id\nMATCH (e:Entity {id: id})-[r]-()\nRETURN DISTINCT type(r) AS type ORDER BY type"
 )
 
 
@@ -377,9 +360,7 @@ def move_entity_relationships(rel_type: str, direction: str) -> str:
     else:
         raise ValueError(f"direction {direction!r}: expected 'out' or 'in'")
     return (
-        "UNWIND $pairs AS p\n"
-        + match
-        + "MATCH (new:Entity {id: p.into})\n"
+        "UNWIND $pairs AS p\n" + match + "MATCH (new:Entity {id: p.into})\n"
         f"WITH r, new, {target}\n"
         "CALL (r, new, y) {\n"
         "  WITH r, new, y WHERE r.id IS NOT NULL\n"
@@ -477,8 +458,7 @@ SHOW_VECTOR_INDEX = (
 )
 
 QUERY_VECTOR_INDEX = (
-    "CALL db.index.vector.queryNodes($index, $k, $vector) YIELD node, score\n"
-    "RETURN node.id AS id, score"
+    "CALL db.index.vector.queryNodes($index, $k, $vector) YIELD node, score\nRETURN node.id AS id, score"
 )
 
 EXTRACTION_RECORDS_OF_DOCUMENTS = (
@@ -508,6 +488,7 @@ with no relationship (and no merge record pointing at them)."""
 
 
 # --------------------------------------------------------------------------- knowledge retrieval (seed 004 §3.2)
+
 
 def triples_for_retrieval(rel_types: Sequence[str] = ENTITY_RELATION_TYPES) -> str:
     """Every extracted triple with its cluster (``"<head cluster>|<tail cluster>"``, or the head and
@@ -569,9 +550,7 @@ case-insensitive part of the name, latest period first."""
 
 # --------------------------------------------------------------------------- reports (seed 004 §3.3)
 
-DELETE_REPORT_LINKS = (
-    "MATCH (:Report {id: $id})-[c:CITES]->() DELETE c"
-)
+DELETE_REPORT_LINKS = "MATCH (:Report {id: $id})-[c:CITES]->() DELETE c"
 """Remove a report's citation links before it is written again (a redo replaces them)."""
 
 # --------------------------------------------------------------------------- AKShare indicators and financial facts
@@ -738,8 +717,10 @@ DELETE_MEMORY_RUN = (
 def memory_browser_query(run: str) -> str:
     """The statement a person pastes into Neo4j Browser to see the source-memory cells of ``run`` with
     the feedback that moved them; the run id is quoted as a Cypher string literal."""
-    return (f"MATCH (c:SourceMemoryCell {{run: {string_literal(run)}}}) "
-            "OPTIONAL MATCH (f:SourceMemoryFeedback)-[k:CREDITED]->(c) RETURN c, k, f")
+    return (
+        f"MATCH (c:SourceMemoryCell {{run: {string_literal(run)}}}) "
+        "OPTIONAL MATCH (f:SourceMemoryFeedback)-[k:CREDITED]->(c) RETURN c, k, f"
+    )
 
 
 # --------------------------------------------------------------------------- hybrid retrieval (seed 002 §3.2, seed 000 §3.3)

@@ -153,8 +153,7 @@ STEPS: tuple[SchemaStep, ...] = (
             _u("EvidenceSelection", "id"),
             _u("Corpus", "name"),
             SchemaObject("sourcememorycell_run", "range", "SourceMemoryCell", ("run",)),
-            SchemaObject("sourcememoryfeedback_run_matured_at", "range", "SourceMemoryFeedback",
-                         ("run", "matured_at")),
+            SchemaObject("sourcememoryfeedback_run_matured_at", "range", "SourceMemoryFeedback", ("run", "matured_at")),
             SchemaObject("evidenceselection_run", "range", "EvidenceSelection", ("run",)),
         ),
     ),
@@ -232,8 +231,7 @@ def apply_schema(
     newest = steps[-1].version if steps else 0
     if before > newest:
         raise SchemaConflict(
-            f"the database has finkg schema version {before}, newer than this code's {newest}: "
-            "upgrade finkg"
+            f"the database has finkg schema version {before}, newer than this code's {newest}: upgrade finkg"
         )
     report = ApplyReport(before, newest)
     existing = _existing(graph)
@@ -266,9 +264,7 @@ def apply_schema(
                 if shown is None
                 else _conflict_message(obj, shown)
             )
-    definitions = json.dumps(
-        {n: [o.kind, o.label, list(o.properties)] for n, o in sorted(target.items())}
-    )
+    definitions = json.dumps({n: [o.kind, o.label, list(o.properties)] for n, o in sorted(target.items())})
     graph.write(
         cypher.RECORD_SCHEMA_VERSION,
         {"name": name, "version": newest, "definitions": definitions},

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
@@ -238,9 +238,7 @@ class BatchWriter:
             written = int(rec.get("written") or 0)
             stats.rows += n
             stats.written += written
-            stats.created += result.counters.get("nodes_created", 0) + result.counters.get(
-                "relationships_created", 0
-            )
+            stats.created += result.counters.get("nodes_created", 0) + result.counters.get("relationships_created", 0)
             stats.updated += int(rec.get("updated") or 0)
             stats.batches += 1
             if endpoint_probe is not None and written < len(payload):
@@ -248,9 +246,7 @@ class BatchWriter:
                 if len(stats.missing_examples) < 5:
                     found = {r["i"] for r in self.graph.read(endpoint_probe, {"rows": payload})}
                     stats.missing_examples.extend(
-                        {"start": row["start"], "end": row["end"]}
-                        for i, row in enumerate(payload)
-                        if i not in found
+                        {"start": row["start"], "end": row["end"]} for i, row in enumerate(payload) if i not in found
                     )
                     del stats.missing_examples[5:]
             if progress is not None:

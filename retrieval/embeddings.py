@@ -26,12 +26,14 @@ from pathlib import Path
 
 import numpy as np
 
+from kg.errors import ModelError
+
 BACKENDS = ("auto", "sentence-transformers", "flag")
 
 Progress = Callable[[int], None]
 
 
-class EmbeddingModelError(ValueError):
+class EmbeddingModelError(ModelError):
     """The configured embedding model cannot be used; the message names the setting and path."""
 
 
@@ -89,9 +91,9 @@ class Embedder(ABC):
         out = np.empty((len(texts), self.dimensions), dtype=np.float32)
         step = self.batch_size * 4  # a few batches per call keeps the progress bar lively
         for start in range(0, len(texts), step):
-            chunk = [str(t) for t in texts[start:start + step]]
+            chunk = [str(t) for t in texts[start : start + step]]
             vecs = np.asarray(self._encode_batch(chunk), dtype=np.float32)
-            out[start:start + len(chunk)] = normalize_rows(vecs)
+            out[start : start + len(chunk)] = normalize_rows(vecs)
             if progress is not None:
                 progress(len(chunk))
         return out
@@ -148,8 +150,9 @@ class SentenceTransformerEmbedder(Embedder):
             raise EmbeddingModelError(
                 f"[embedding] model_path {self.path}: not a loadable sentence-transformers model ({exc})"
             ) from exc
-        get_dim = getattr(self._model, "get_embedding_dimension", None) or \
-            self._model.get_sentence_embedding_dimension  # renamed in sentence-transformers 6
+        get_dim = (
+            getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        )  # renamed in sentence-transformers 6
         dim = get_dim()
         if not dim:
             dim = int(self._model.encode(["x"]).shape[1])
@@ -157,8 +160,9 @@ class SentenceTransformerEmbedder(Embedder):
         self.identity = f"sentence-transformers:{self.path.name}@{fingerprint}"
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
-        return self._model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
-                                  normalize_embeddings=True, show_progress_bar=False)
+        return self._model.encode(
+            texts, batch_size=self.batch_size, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False
+        )
 
 
 def _declared_pooling(path: Path) -> str:
@@ -185,20 +189,23 @@ class FlagEmbedder(Embedder):
         EmbeddingModelError: the directory does not hold a loadable model.
     """
 
-    def __init__(self, path: Path, batch_size: int = 64, device: str | None = None,
-                 pooling: str | None = None) -> None:
+    def __init__(self, path: Path, batch_size: int = 64, device: str | None = None, pooling: str | None = None) -> None:
         from FlagEmbedding import FlagModel
 
         self.path, self.batch_size = Path(path), batch_size
         fingerprint = model_fingerprint(self.path)
         self.pooling = pooling or _declared_pooling(self.path)
         try:
-            self._model = FlagModel(str(self.path), pooling_method=self.pooling, normalize_embeddings=True,
-                                    use_fp16=False, devices=device, batch_size=batch_size)
+            self._model = FlagModel(
+                str(self.path),
+                pooling_method=self.pooling,
+                normalize_embeddings=True,
+                use_fp16=False,
+                devices=device,
+                batch_size=batch_size,
+            )
         except Exception as exc:
-            raise EmbeddingModelError(
-                f"[embedding] model_path {self.path}: FlagModel cannot load it ({exc})"
-            ) from exc
+            raise EmbeddingModelError(f"[embedding] model_path {self.path}: FlagModel cannot load it ({exc})") from exc
         self.dimensions = int(np.asarray(self._encode_batch(["dimension probe"])).shape[1])
         self.identity = f"flag-{self.pooling}:{self.path.name}@{fingerprint}"
 
@@ -206,8 +213,9 @@ class FlagEmbedder(Embedder):
         return self._model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True)
 
 
-def make_embedder(model_path: Path | str | None, backend: str = "auto", batch_size: int = 64,
-                  device: str | None = None) -> Embedder:
+def make_embedder(
+    model_path: Path | str | None, backend: str = "auto", batch_size: int = 64, device: str | None = None
+) -> Embedder:
     """The embedder that ``[embedding]`` settings describe.
 
     Args:

@@ -62,13 +62,21 @@ class KnowledgeRetriever:
         ValueError: an unknown system, or the index the system needs is missing.
     """
 
-    def __init__(self, system: str, k: int = 10, top_n: int = 100, temperature: float = 0.1,
-                 triples: TripleIndex | None = None, documents: DocumentIndex | None = None) -> None:
+    def __init__(
+        self,
+        system: str,
+        k: int = 10,
+        top_n: int = 100,
+        temperature: float = 0.1,
+        triples: TripleIndex | None = None,
+        documents: DocumentIndex | None = None,
+    ) -> None:
         if system not in SYSTEMS:
             raise ValueError(f"unknown retrieval system {system!r}: one of {', '.join(SYSTEMS)}")
         if system in ("tfr", "dense-triples") and (triples is None or len(triples) == 0):
-            raise ValueError(f"retrieval system {system!r} needs extracted triples: run `finkg extract` and "
-                             "`finkg cluster` first")
+            raise ValueError(
+                f"retrieval system {system!r} needs extracted triples: run `finkg extract` and `finkg cluster` first"
+            )
         if system.endswith("-docs") and documents is None:
             raise ValueError(f"retrieval system {system!r} needs text chunks: run `finkg ingest text` first")
         self.system, self.k, self.top_n, self.temperature = system, k, top_n, temperature
@@ -79,8 +87,10 @@ class KnowledgeRetriever:
         if self.system == "none" or self.k <= 0:
             return []
         if self.system == "tfr":
-            return [_from_triple(s) for s in
-                    self.triples.cluster_weighted(query, self.k, max(self.top_n, self.k), self.temperature)]
+            return [
+                _from_triple(s)
+                for s in self.triples.cluster_weighted(query, self.k, max(self.top_n, self.k), self.temperature)
+            ]
         if self.system == "dense-triples":
             return [_from_triple(s) for s in self.triples.dense(query, self.k)]
         if self.system == "bm25-docs":

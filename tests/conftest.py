@@ -10,10 +10,9 @@ from __future__ import annotations
 import socket
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
-
-from pathlib import Path
 
 from finkg import models
 from finkg.config import Settings, load_settings

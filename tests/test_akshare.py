@@ -31,7 +31,9 @@ DELETE_SERIES = (
     "CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS"
 )
 COUNT_BY_FILE = "MATCH (o:Observation) WHERE o.source_file = $file RETURN count(o) AS n"
-COUNT_LINKED = "MATCH (:Indicator)-[r:HAS_OBSERVATION]->(o:Observation) WHERE o.source_file = $file RETURN count(r) AS n"
+COUNT_LINKED = (
+    "MATCH (:Indicator)-[r:HAS_OBSERVATION]->(o:Observation) WHERE o.source_file = $file RETURN count(r) AS n"
+)
 OBSERVATION = "MATCH (i:Indicator)-[:HAS_OBSERVATION]->(o:Observation {id: $id}) RETURN i {.*} AS i, o {.*} AS o"
 RUN = "MATCH (r:IngestRun {id: $id}) RETURN r {.*} AS r"
 
@@ -69,8 +71,13 @@ def test_all_five_files_load_with_the_counts_of_their_value_cells(graph, loaded)
     assert [by_file[p.name]["function"] for p in FILES.values()] == list(FILES)  # chosen by name or columns
     expected = {f: _expected_observations(f, p) for f, p in FILES.items()}
     # read by hand: 3,745 curve days x 8 tenors; 213 months x 9 and x 12; 232 x 3; 2,045 days x 8 fixings
-    assert expected == {"bond_china_yield": 29960, "macro_china_money_supply": 1917, "macro_china_cpi": 2556,
-                        "macro_china_ppi": 696, "macro_china_shibor_all": 16360}
+    assert expected == {
+        "bond_china_yield": 29960,
+        "macro_china_money_supply": 1917,
+        "macro_china_cpi": 2556,
+        "macro_china_ppi": 696,
+        "macro_china_shibor_all": 16360,
+    }
     for function, path in FILES.items():
         row = by_file[path.name]
         assert row["observations"] == expected[function]
@@ -78,8 +85,12 @@ def test_all_five_files_load_with_the_counts_of_their_value_cells(graph, loaded)
         assert graph.read(COUNT_LINKED, {"file": path.name})[0]["n"] == expected[function]
         assert row["skipped cells"] == "none"
     assert {r["file"]: r["indicators"] for r in first} == {
-        FILES["bond_china_yield"].name: 8, FILES["macro_china_money_supply"].name: 9,
-        FILES["macro_china_cpi"].name: 12, FILES["macro_china_ppi"].name: 3, FILES["macro_china_shibor_all"].name: 8}
+        FILES["bond_china_yield"].name: 8,
+        FILES["macro_china_money_supply"].name: 9,
+        FILES["macro_china_cpi"].name: 12,
+        FILES["macro_china_ppi"].name: 3,
+        FILES["macro_china_shibor_all"].name: 8,
+    }
     # nodes + relationships, all new on the first load
     assert sum(r["created"] for r in first) == 40 + 2 * sum(expected.values())
 
@@ -92,16 +103,26 @@ def test_rerun_creates_and_changes_nothing(loaded):
 def test_an_observation_keeps_value_units_provenance_and_availability(graph, loaded):
     (rec,) = graph.read(OBSERVATION, {"id": "cn_m2_yoy:2015-05-31"})
     i, o = rec["i"], rec["o"]
-    assert (i["code"], i["unit"], i["frequency"], i["name_zh"]) == ("cn_m2_yoy", "%", "monthly", "货币和准货币(M2)-同比增长")
+    assert (i["code"], i["unit"], i["frequency"], i["name_zh"]) == (
+        "cn_m2_yoy",
+        "%",
+        "monthly",
+        "货币和准货币(M2)-同比增长",
+    )
     assert o["value"] == 10.8 and o["date"].iso_format() == "2015-05-31"
     # 2015年05月份 is line 126 of the CSV; available 20 days after the month's end (a convention, flagged)
     assert (o["source_file"], o["source_line"], o["source_column"]) == (
-        "macro_china_money_supply_df.csv", 126, "货币和准货币(M2)-同比增长")
+        "macro_china_money_supply_df.csv",
+        126,
+        "货币和准货币(M2)-同比增长",
+    )
     assert (o["available_at"], o["available_at_approx"]) == ("2015-06-20T12:00:00Z", True)
     (amount,) = graph.read(OBSERVATION, {"id": "cn_m2:2015-06-30"})
     assert amount["i"]["unit"] == "CNY 100 million" and amount["o"]["value"] == 1333375.36453853
     (y,) = graph.read(OBSERVATION, {"id": "cn_treasury_yield_10y:2015-06-30"})
-    assert y["o"]["value"] == 3.5976 and y["o"]["available_at"] == "2015-06-30T10:00:00Z" and y["o"]["source_line"] == 3368
+    assert (
+        y["o"]["value"] == 3.5976 and y["o"]["available_at"] == "2015-06-30T10:00:00Z" and y["o"]["source_line"] == 3368
+    )
 
 
 def test_each_load_is_recorded_as_a_done_run(graph, loaded):
@@ -217,14 +238,31 @@ def test_the_live_call_fails_with_one_line_naming_the_function_and_the_csv_route
 
 def test_the_live_cli_fails_offline_with_exit_1():
     proxy = f"http://127.0.0.1:{free_port()}"
-    env = {"HTTPS_PROXY": proxy, "HTTP_PROXY": proxy, "https_proxy": proxy, "http_proxy": proxy, "NO_PROXY": "",
-           "FINKG_AKSHARE_RETRY_ATTEMPTS": "1"}
-    out = finkg("ingest", "akshare", "--live", "--function", "bond_china_yield", "--start", "2024-01-02",
-                "--end", "2024-03-29", env=env)
+    env = {
+        "HTTPS_PROXY": proxy,
+        "HTTP_PROXY": proxy,
+        "https_proxy": proxy,
+        "http_proxy": proxy,
+        "NO_PROXY": "",
+        "FINKG_AKSHARE_RETRY_ATTEMPTS": "1",
+    }
+    out = finkg(
+        "ingest",
+        "akshare",
+        "--live",
+        "--function",
+        "bond_china_yield",
+        "--start",
+        "2024-01-02",
+        "--end",
+        "2024-03-29",
+        env=env,
+    )
     assert out.returncode == 1
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(
-        "error: akshare.bond_china_yield(start_date='20240102', end_date='20240329') failed after 1 attempts")
+        "error: akshare.bond_china_yield(start_date='20240102', end_date='20240329') failed after 1 attempts"
+    )
 
 
 # --------------------------------------------------------------------------- financial facts
@@ -235,12 +273,21 @@ def _by_id(facts):
 
 
 def test_facts_on_a_real_date_state_hand_checked_values_and_changes(graph, loaded):
-    facts = _by_id(indicator_facts(graph, date(2015, 6, 30),
-                                   ["cn_treasury_yield_10y", "cn_m2", "cn_m2_yoy", "cn_cpi_yoy", "cn_ppi_yoy", "shibor_on"]))
+    facts = _by_id(
+        indicator_facts(
+            graph,
+            date(2015, 6, 30),
+            ["cn_treasury_yield_10y", "cn_m2", "cn_m2_yoy", "cn_cpi_yoy", "cn_ppi_yoy", "shibor_on"],
+        )
+    )
     # ChinaBond 10-year: 3.5976 on 2015-06-30 (line 3368), 3.6030 the day before, 4.0612 on 2014-06-30
     y = facts["akshare:cn_treasury_yield_10y:2015-06-30:level"]
     assert y.text == "China treasury bond yield (ChinaBond curve), 10-year: 3.60% on 2015-06-30."
-    assert y.numbers == (3.6,) and y.unit == "%" and y.cites == (("Observation", "id", "cn_treasury_yield_10y:2015-06-30"),)
+    assert (
+        y.numbers == (3.6,)
+        and y.unit == "%"
+        and y.cites == (("Observation", "id", "cn_treasury_yield_10y:2015-06-30"),)
+    )
     prev = facts["akshare:cn_treasury_yield_10y:2015-06-30:change_prev"]
     assert "a decrease of 0.01 percentage points (0.5 bp) from 3.60% on 2015-06-29" in prev.text
     assert prev.unit == "pp" and prev.cites[1] == ("Observation", "id", "cn_treasury_yield_10y:2015-06-29")
@@ -250,26 +297,37 @@ def test_facts_on_a_real_date_state_hand_checked_values_and_changes(graph, loade
     # June's monthly figures are not out on 2015-06-30: May 2015 is the latest (M2 growth 10.8, April 10.1,
     # February 12.5, November 12.3, May 2014 13.4)
     m2 = facts["akshare:cn_m2_yoy:2015-05-31:change_prev"]
-    assert m2.text == ("China M2 money supply, year-on-year growth: 10.80% in the month ending 2015-05-31, an "
-                       "increase of 0.70 percentage points from 10.10% in the month ending 2015-04-30 (the previous month).")
+    assert m2.text == (
+        "China M2 money supply, year-on-year growth: 10.80% in the month ending 2015-05-31, an "
+        "increase of 0.70 percentage points from 10.10% in the month ending 2015-04-30 (the previous month)."
+    )
     assert m2.numbers == (10.8, 0.7, 10.1)
-    assert "a decrease of 1.70 percentage points over three months, from 12.50%" in facts[
-        "akshare:cn_m2_yoy:2015-05-31:change_3m"].text
-    assert "a decrease of 2.60 percentage points over twelve months, from 13.40% in the month ending 2014-05-31" in facts[
-        "akshare:cn_m2_yoy:2015-05-31:change_12m"].text
+    assert (
+        "a decrease of 1.70 percentage points over three months, from 12.50%"
+        in facts["akshare:cn_m2_yoy:2015-05-31:change_3m"].text
+    )
+    assert (
+        "a decrease of 2.60 percentage points over twelve months, from 13.40% in the month ending 2014-05-31"
+        in facts["akshare:cn_m2_yoy:2015-05-31:change_12m"].text
+    )
     # M2 amount (亿元): 1,307,357.63 in May, 1,280,779.14 in April: +26,578.49, +2.08 %
     amount = facts["akshare:cn_m2:2015-05-31:change_prev"]
     assert "1,307,357.63 hundred million yuan" in amount.text
     assert "an increase of 26,578.49 hundred million yuan (2.08%) from 1,280,779.14" in amount.text
     assert amount.numbers == (1307357.63, 26578.49, 2.08, 1280779.14) and amount.unit == "CNY 100 million"
     # CPI yoy 1.2 (April 1.5); PPI yoy -4.607 (April -4.5725)
-    assert "1.20% in the month ending 2015-05-31, a decrease of 0.30 percentage points from 1.50%" in facts[
-        "akshare:cn_cpi_yoy:2015-05-31:change_prev"].text
+    assert (
+        "1.20% in the month ending 2015-05-31, a decrease of 0.30 percentage points from 1.50%"
+        in facts["akshare:cn_cpi_yoy:2015-05-31:change_prev"].text
+    )
     assert facts["akshare:cn_ppi_yoy:2015-05-31:level"].numbers == (-4.61,)
     # SHIBOR: the file's only 2015 fixing is 2015-05-08 (1.443), with nothing before it: one fact
     shibor = [f for f in facts.values() if f.indicator == "shibor_on"]
     assert [f.id for f in shibor] == ["akshare:shibor_on:2015-05-08:level"]
-    assert shibor[0].text == "SHIBOR, overnight: 1.44% on 2015-05-08." and shibor[0].source == "akshare:macro_china_shibor_all"
+    assert (
+        shibor[0].text == "SHIBOR, overnight: 1.44% on 2015-05-08."
+        and shibor[0].source == "akshare:macro_china_shibor_all"
+    )
 
 
 def test_every_fact_lists_exactly_the_numbers_its_sentence_states(graph, loaded):
@@ -277,8 +335,11 @@ def test_every_fact_lists_exactly_the_numbers_its_sentence_states(graph, loaded)
     assert len({f.indicator for f in facts}) == 40
     assert len(facts) == len({f.id for f in facts})
     for f in facts:
-        stated = sorted(round(m.value * 100 if m.kind == "percent" else m.value, 6)
-                        for m in find_numbers(f.text) if m.kind not in ("date", "year"))
+        stated = sorted(
+            round(m.value * 100 if m.kind == "percent" else m.value, 6)
+            for m in find_numbers(f.text)
+            if m.kind not in ("date", "year")
+        )
         assert stated == sorted(round(n, 6) for n in f.numbers), f.text
         assert f.id.split(":")[-1] in FACT_KINDS and f.date <= "2015-06-30"
 
@@ -297,15 +358,22 @@ def test_a_maximum_age_leaves_stale_series_out(graph, loaded):
     codes = ["shibor_on", "cn_treasury_yield_10y", "cn_cpi_yoy"]
     # on 2015-06-30 the SHIBOR fixing (2015-05-08) is 53 days old, May's CPI (2015-05-31) 30 days
     assert {f.indicator for f in indicator_facts(graph, date(2015, 6, 30), codes, max_age_days=31)} == {
-        "cn_treasury_yield_10y", "cn_cpi_yoy"}
+        "cn_treasury_yield_10y",
+        "cn_cpi_yoy",
+    }
     assert {f.indicator for f in indicator_facts(graph, date(2015, 6, 30), codes, max_age_days=53)} == set(codes)
     # the shipped curve ends in 2016: in 2018 only SHIBOR is current
     assert {f.indicator for f in indicator_facts(graph, date(2018, 6, 29), codes, max_age_days=31)} == {
-        "shibor_on", "cn_cpi_yoy"}
+        "shibor_on",
+        "cn_cpi_yoy",
+    }
 
 
 def test_facts_cli_prints_the_table(loaded):
     out = finkg("facts", "--as-of", "2015-06-30", "--indicator", "cn_cpi_yoy", "--format", "csv")
     assert out.returncode == 0, out.stderr
-    assert 'akshare:cn_cpi_yoy:2015-05-31:level,"China CPI, year-on-year change: 1.20% in the month ending 2015-05-31."' in out.stdout
+    assert (
+        'akshare:cn_cpi_yoy:2015-05-31:level,"China CPI, year-on-year change: 1.20% in the month ending 2015-05-31."'
+        in out.stdout
+    )
     assert out.stdout.count("akshare:cn_cpi_yoy:2015-05-31:") == 5

@@ -15,7 +15,9 @@ from conftest import free_port
 def finkg(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "finkg", *args],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
         env={**os.environ, "COLUMNS": "200", **(env or {})},
     )
 
@@ -31,8 +33,9 @@ def test_cypher_write_flag_and_formats(graph, label):
     js = finkg("cypher", f"MATCH (n:{label}) RETURN n.k AS k, n.name AS name", "--format", "json")
     assert js.returncode == 0, js.stderr
     assert json.loads(js.stdout) == [{"k": 1, "name": "a,b"}]
-    c = finkg("cypher", f"MATCH (n:{label}) WHERE n.k = $k RETURN n.k AS k, n.name AS name",
-              "-p", "k=1", "--format", "csv")
+    c = finkg(
+        "cypher", f"MATCH (n:{label}) WHERE n.k = $k RETURN n.k AS k, n.name AS name", "-p", "k=1", "--format", "csv"
+    )
     assert list(csv.reader(io.StringIO(c.stdout))) == [["k", "name"], ["1", "a,b"]]
 
 

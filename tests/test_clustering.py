@@ -16,7 +16,6 @@ from test_cli import finkg
 from test_resolution import embedder, tok  # noqa: F401  (fixtures)
 
 from finkg.pipelines import clusters as knowledge
-from kg import BatchWriter
 from generation.kgbuild import resolution
 from generation.kgbuild.clustering import (
     agglomerative_clusters,
@@ -25,6 +24,7 @@ from generation.kgbuild.clustering import (
     knn,
     representatives,
 )
+from kg import BatchWriter
 from retrieval.embeddings import EmbeddingModelError, FlagEmbedder, make_embedder
 
 QUARTER = Path(__file__).resolve().parents[1] / "data" / "sec-fsds" / "2009q3.zip"
@@ -75,8 +75,15 @@ def test_bad_input_is_refused_with_the_reason():
 
 
 def test_clusters_respect_the_threshold_and_are_deterministic(embedder):
-    names = ["Net income (loss)", "Net income loss", "Total revenues", "Revenues, total",
-             "Federal funds target rate", "Inventory write-down", "Dividends paid to preferred stockholders"]
+    names = [
+        "Net income (loss)",
+        "Net income loss",
+        "Total revenues",
+        "Revenues, total",
+        "Federal funds target rate",
+        "Inventory write-down",
+        "Dividends paid to preferred stockholders",
+    ]
     x = embedder.encode(names)
     labels = agglomerative_clusters(x, 0.35, n_neighbors=3)
     assert labels[0] == labels[1] and labels[2] == labels[3]  # near-identical strings together
@@ -120,26 +127,58 @@ def test_a_missing_model_is_named_with_the_setting(tmp_path):
 
 def test_cluster_ids_triple_clusters_vector_index_and_a_rerun_that_changes_nothing(graph, settings, embedder, tok):
     writer = BatchWriter(graph, batch_size=100)
-    names = [f"net income {tok}", f"net income attributable to parent {tok}", f"federal funds rate {tok}",
-             f"federal funds target rate {tok}", f"inventory write down {tok}"]
+    names = [
+        f"net income {tok}",
+        f"net income attributable to parent {tok}",
+        f"federal funds rate {tok}",
+        f"federal funds target rate {tok}",
+        f"inventory write down {tok}",
+    ]
     ids = list(resolution.write_entities(graph, [{"type": "indicator", "name": n} for n in names]))
-    resolution.write_relations(graph, writer, [
-        {"type": "AFFECT", "head": ids[2], "tail": ids[0], "id": f"t1{tok}", "props": {"chunk_id": "c", "verified": True}},
-        {"type": "AFFECT", "head": ids[3], "tail": ids[1], "id": f"t2{tok}", "props": {"chunk_id": "c", "verified": True}},
-    ])
-    s = settings.model_copy(update={"cluster_distance_threshold": 0.35, "cluster_embedding_merge_threshold": 1.0,
-                                    "cluster_fuzzy_threshold": 100.0})
+    resolution.write_relations(
+        graph,
+        writer,
+        [
+            {
+                "type": "AFFECT",
+                "head": ids[2],
+                "tail": ids[0],
+                "id": f"t1{tok}",
+                "props": {"chunk_id": "c", "verified": True},
+            },
+            {
+                "type": "AFFECT",
+                "head": ids[3],
+                "tail": ids[1],
+                "id": f"t2{tok}",
+                "props": {"chunk_id": "c", "verified": True},
+            },
+        ],
+    )
+    s = settings.model_copy(
+        update={
+            "cluster_distance_threshold": 0.35,
+            "cluster_embedding_merge_threshold": 1.0,
+            "cluster_fuzzy_threshold": 100.0,
+        }
+    )
     first = knowledge.run_cluster(graph, s, ids=ids, embedder=embedder)
     assert first.entities == 5 and first.embedded == 5 and sum(first.merges.values()) == 0
-    rows = graph.read("MATCH (e:Entity) WHERE e.id IN $ids RETURN e.id AS id, e.cluster AS c, e.cluster_run AS run, "
-                      "e.embedding_model AS model, size(e.embedding) AS dims", {"ids": ids})
+    rows = graph.read(
+        "MATCH (e:Entity) WHERE e.id IN $ids RETURN e.id AS id, e.cluster AS c, e.cluster_run AS run, "
+        "e.embedding_model AS model, size(e.embedding) AS dims",
+        {"ids": ids},
+    )
     cl = {r["id"]: r["c"] for r in rows}
     assert {r["run"] for r in rows} == {first.run} and {r["model"] for r in rows} == {embedder.identity}
     assert {r["dims"] for r in rows} == {384}
     assert cl[ids[2]] == cl[ids[3]] and cl[ids[0]] != cl[ids[2]] and cl[ids[4]] not in (cl[ids[0]], cl[ids[2]])
     assert set(cl.values()) <= set(ids)  # a cluster is named by its most central member
-    triples = graph.read("MATCH (h)-[r:AFFECT]->(t) WHERE r.id ENDS WITH $t RETURN r.id AS id, r.cluster AS c, "
-                         "h.cluster AS h, t.cluster AS tc ORDER BY id", {"t": tok})
+    triples = graph.read(
+        "MATCH (h)-[r:AFFECT]->(t) WHERE r.id ENDS WITH $t RETURN r.id AS id, r.cluster AS c, "
+        "h.cluster AS h, t.cluster AS tc ORDER BY id",
+        {"t": tok},
+    )
     assert [r["c"] for r in triples] == [f"{r['h']}|{r['tc']}" for r in triples] and first.triples == 2
     # the vector index answers: an entity's own vector finds it first
     vec = graph.read("MATCH (e:Entity {id: $id}) RETURN e.embedding AS v", {"id": ids[2]})[0]["v"]
@@ -158,8 +197,15 @@ def test_a_vector_index_of_other_dimensions_is_reported(graph):
 
 
 def test_cli_cluster_prints_the_closing_table_and_reruns_without_embedding(graph, settings, embedder, tok, tmp_path):
-    ids = list(resolution.write_entities(graph, [{"type": "policy", "name": f"{w} {tok}"} for w in
-                                                 ("rate cut", "reserve requirement ratio cut", "quantitative easing")]))
+    ids = list(
+        resolution.write_entities(
+            graph,
+            [
+                {"type": "policy", "name": f"{w} {tok}"}
+                for w in ("rate cut", "reserve requirement ratio cut", "quantitative easing")
+            ],
+        )
+    )
     (tmp_path / "ids.txt").write_text("\n".join(ids) + "\n")
     env = {"FINKG_EMBEDDING_MODEL_PATH": str(embedder.path), "HF_HUB_OFFLINE": "1"}
     out = finkg("cluster", "--ids", str(tmp_path / "ids.txt"), env=env)

@@ -13,8 +13,15 @@ from finkg.config import ConfigError, load_settings, write_settings_file
 def cfg(tmp_path, monkeypatch):
     path = tmp_path / "config.toml"
     monkeypatch.setenv("FINKG_CONFIG", str(path))
-    for var in ("NEO4J_URI", "NEO4J_USER", "NEO4J_PASSWORD", "NEO4J_DATABASE", "FINKG_SERVER_HOME",
-                "FINKG_SERVER_BOLT_PORT", "FINKG_WRITER_BATCH_SIZE"):
+    for var in (
+        "NEO4J_URI",
+        "NEO4J_USER",
+        "NEO4J_PASSWORD",
+        "NEO4J_DATABASE",
+        "FINKG_SERVER_HOME",
+        "FINKG_SERVER_BOLT_PORT",
+        "FINKG_WRITER_BATCH_SIZE",
+    ):
         monkeypatch.delenv(var, raising=False)
     return path
 

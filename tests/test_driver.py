@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import pytest
+from conftest import free_port
 
 from kg import Graph, GraphAuthError, GraphUnavailable
-
-from conftest import free_port
 
 
 def test_unreachable_server_is_a_named_error():
     uri = f"bolt://127.0.0.1:{free_port()}"
-    with Graph(uri, "neo4j", "whatever", connection_timeout=2) as g:
-        with pytest.raises(GraphUnavailable) as info:
-            g.read("RETURN 1")
+    with Graph(uri, "neo4j", "whatever", connection_timeout=2) as g, pytest.raises(GraphUnavailable) as info:
+        g.read("RETURN 1")
     assert uri in str(info.value)
     assert "finkg neo4j start" in str(info.value)
 

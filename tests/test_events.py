@@ -10,8 +10,11 @@ import pytest
 
 from generation.feedback.events import CUES, EVENT_TYPES, OTHER_MIXED, classify_event, event_type, event_types
 
-EARN, LEGAL, CAPITAL, MGMT = "Earnings & Guidance", "Legal & Regulatory", "Capital & Transactions", (
-    "Management & Operations"
+EARN, LEGAL, CAPITAL, MGMT = (
+    "Earnings & Guidance",
+    "Legal & Regulatory",
+    "Capital & Transactions",
+    ("Management & Operations"),
 )
 
 
@@ -79,7 +82,11 @@ def test_cue_table_is_table_5():
         # (capital), one cue each: a tie -> Other/Mixed
         ("EU to opens probe into GE, Alstom deal $GE http://t.co/ocILaXUGWo", OTHER_MIXED, {LEGAL: 1, CAPITAL: 1}),
         # MSFT/2014-01-22, Wed Jan 22 17:28:31 +0000 2014 (@morganbrock64): CEO vs earnings, a tie
-        ("Microsoft's New CEO And Earnings: A Look Ahead http://t.co/m5K8mlmRdt $MSFT, $AAPL", OTHER_MIXED, {EARN: 1, MGMT: 1}),
+        (
+            "Microsoft's New CEO And Earnings: A Look Ahead http://t.co/m5K8mlmRdt $MSFT, $AAPL",
+            OTHER_MIXED,
+            {EARN: 1, MGMT: 1},
+        ),
         # MSFT/2014-01-02, Thu Jan 02 09:48:35 +0000 2014 (@stockwire24): no cue at all
         ("Microsoft Corporation : Microsoft Assigned Patent $MSFT http://t.co/m21LDJJfcp", OTHER_MIXED, {}),
     ],
@@ -124,7 +131,10 @@ def test_case_does_not_matter():
 def test_word_boundaries():
     # substrings of longer words are not cues
     assert classify_event("Next steps for the mission; keyboard dealer finest").counts == {
-        EARN: 0, LEGAL: 0, CAPITAL: 0, MGMT: 0
+        EARN: 0,
+        LEGAL: 0,
+        CAPITAL: 0,
+        MGMT: 0,
     }
     # but punctuation, hashtags and cashtags are boundaries
     assert classify_event("#earnings!").counts[EARN] == 1

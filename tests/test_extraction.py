@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from test_llm import smol_gguf
 
+from finkg.config import load_settings
 from finkg.pipelines import kg_build as extraction
 from finkg.pipelines import text as text_ingest
-from finkg.config import load_settings
 from generation.kgbuild import schema as kg_schema
 from generation.llm import BudgetExceeded, client_from_settings
 from kg import cypher
@@ -28,8 +28,9 @@ DOCS = ["fomc:statement:" + p.stem for p in STATEMENTS]
 
 
 def _settings(cache_dir, **kw):
-    return load_settings(llm_backend="llama-cpp", llm_model_path=smol_gguf(), llm_n_ctx=4096,
-                         llm_cache_dir=cache_dir, **kw)
+    return load_settings(
+        llm_backend="llama-cpp", llm_model_path=smol_gguf(), llm_n_ctx=4096, llm_cache_dir=cache_dir, **kw
+    )
 
 
 @pytest.fixture(scope="module")
@@ -54,10 +55,13 @@ def records(graph, mid, verify=True):
 
 
 def relationships(graph, mid):
-    return graph.read("MATCH (h:Entity)-[r]->(t:Entity) WHERE r.model_id = $m "
-                      "OPTIONAL MATCH (c:Chunk {id: r.chunk_id}) "
-                      "RETURN type(r) AS type, r.id AS id, r.chunk_id AS chunk, c IS NOT NULL AS chunk_exists, "
-                      "h.type AS ht, t.type AS tt, r.verification AS verification ORDER BY id", {"m": mid})
+    return graph.read(
+        "MATCH (h:Entity)-[r]->(t:Entity) WHERE r.model_id = $m "
+        "OPTIONAL MATCH (c:Chunk {id: r.chunk_id}) "
+        "RETURN type(r) AS type, r.id AS id, r.chunk_id AS chunk, c IS NOT NULL AS chunk_exists, "
+        "h.type AS ht, t.type AS tt, r.verification AS verification ORDER BY id",
+        {"m": mid},
+    )
 
 
 def test_every_chunk_is_extracted_verified_and_written_with_provenance(graph, model_id, shared_cache):
@@ -76,12 +80,18 @@ def test_every_chunk_is_extracted_verified_and_written_with_provenance(graph, mo
             assert rej["reason"]
     rels = relationships(graph, model_id)
     assert {x["type"] for x in rels} <= set(kg_schema.RELATIONSHIP_TYPES.values())
-    assert all(x["chunk_exists"] and x["ht"] in kg_schema.ENTITY_CODES and x["tt"] in kg_schema.ENTITY_CODES
-               and x["verification"] in ("keep", "fix") for x in rels)
+    assert all(
+        x["chunk_exists"]
+        and x["ht"] in kg_schema.ENTITY_CODES
+        and x["tt"] in kg_schema.ENTITY_CODES
+        and x["verification"] in ("keep", "fix")
+        for x in rels
+    )
     kept = sum(r["record"]["n_kept"] + r["record"]["n_fixed"] for r in recs)
     assert len(rels) <= kept and summary.relationships_written == len(rels)
-    schema_rows = graph.read("MATCH (k:KGSchema {version: $v}) RETURN k.entity_types AS types",
-                             {"v": kg_schema.schema_version()})
+    schema_rows = graph.read(
+        "MATCH (k:KGSchema {version: $v}) RETURN k.entity_types AS types", {"v": kg_schema.schema_version()}
+    )
     assert schema_rows[0]["types"] == list(kg_schema.ENTITY_CODES)
 
     # a rerun: every chunk is done, so nothing is asked of the LLM and nothing is written
@@ -116,9 +126,10 @@ def test_an_interrupted_run_resumes_where_it_stopped(graph, model_id, shared_cac
 def test_a_truncated_answer_is_recorded_not_lost(graph, model_id, shared_cache):
     s = _settings(shared_cache, extract_max_tokens=16)
     extraction.extract(graph, s, client_from_settings(s), documents=DOCS[:1], verify=False, redo=True)
-    recs = [r["record"] for r in records(graph, model_id, verify=False)
-            if r["chunk"] and r["record"]]
-    repaired = [x for r in recs for x in json.loads(r["repairs"])] + [x for r in recs for x in json.loads(r["failures"])]
+    recs = [r["record"] for r in records(graph, model_id, verify=False) if r["chunk"] and r["record"]]
+    repaired = [x for r in recs for x in json.loads(r["repairs"])] + [
+        x for r in recs for x in json.loads(r["failures"])
+    ]
     assert repaired and all(x["raw"] for x in repaired)  # the raw (cut) answers are kept
 
 

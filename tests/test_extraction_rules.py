@@ -10,26 +10,40 @@ from pathlib import Path
 
 import pytest
 
-from generation.kgbuild import schema as kg_schema
-from generation.kgbuild.extraction import (ChunkExtraction, SentenceMemo, extraction_json_schema, verify_json_schema,
-                                   Triple, TripleExtractor, Verdict, apply_verdicts, check_candidate,
-                                   extraction_messages, is_boilerplate, parse_triples, sentence_groups,
-                                   verification_messages)
 from finkg.eval.kg import load_gold, match, prf, score
+from generation.kgbuild import schema as kg_schema
+from generation.kgbuild.extraction import (
+    ChunkExtraction,
+    SentenceMemo,
+    Triple,
+    TripleExtractor,
+    Verdict,
+    apply_verdicts,
+    check_candidate,
+    extraction_json_schema,
+    extraction_messages,
+    is_boilerplate,
+    parse_triples,
+    sentence_groups,
+    verification_messages,
+    verify_json_schema,
+)
 
 GOLD = Path(__file__).parent / "data" / "kg_gold.jsonl"
 # 2008-12-16 FOMC statement (public domain), sentences as the chunker keeps them
-S = ["The Federal Open Market Committee decided today to establish a target range for the federal funds rate "
-     "of 0 to 1/4 percent.",
-     "Financial markets remain quite strained and credit conditions tight.",
-     "In light of the declines in the prices of energy and other commodities and the weaker prospects for "
-     "economic activity, the Committee expects inflation to moderate further in coming quarters.",
-     "Voting for the FOMC monetary policy action were: Ben S. Bernanke, Chairman; Christine M. Cumming; "
-     "Elizabeth A. Duke; Richard W. Fisher.",
-     "In a related action, the Board of Governors unanimously approved a 75-basis-point decrease in the "
-     "discount rate to 1/2 percent.",
-     "In taking this action, the Board approved the requests submitted by the Boards of Directors of the "
-     "Federal Reserve Banks of New York, Cleveland, Richmond, Atlanta, Minneapolis, and San Francisco."]
+S = [
+    "The Federal Open Market Committee decided today to establish a target range for the federal funds rate "
+    "of 0 to 1/4 percent.",
+    "Financial markets remain quite strained and credit conditions tight.",
+    "In light of the declines in the prices of energy and other commodities and the weaker prospects for "
+    "economic activity, the Committee expects inflation to moderate further in coming quarters.",
+    "Voting for the FOMC monetary policy action were: Ben S. Bernanke, Chairman; Christine M. Cumming; "
+    "Elizabeth A. Duke; Richard W. Fisher.",
+    "In a related action, the Board of Governors unanimously approved a 75-basis-point decrease in the "
+    "discount rate to 1/2 percent.",
+    "In taking this action, the Board approved the requests submitted by the Boards of Directors of the "
+    "Federal Reserve Banks of New York, Cleveland, Richmond, Atlanta, Minneapolis, and San Francisco.",
+]
 
 
 def item(s=1, h="declines in the prices of energy", ht="indicator_change", r="affect", t="inflation", tt="indicator"):
@@ -61,9 +75,9 @@ def test_prompt_prefix_is_identical_across_calls_so_the_kv_cache_is_reused():
 
 
 def test_array_answers_are_what_llama_cpp_grammar_enforces():
-    from llama_cpp.llama_grammar import LlamaGrammar
     # both schemas compile to llama.cpp grammars (prefixItems tuples, anyOf verdict shapes)
-    from llama_cpp.llama_grammar import json_schema_to_gbnf
+    from llama_cpp.llama_grammar import LlamaGrammar, json_schema_to_gbnf
+
     for schema in (extraction_json_schema(4), verify_json_schema(3)):
         assert LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False) is not None
     # the sentence numbers and the answer's length are bounded (a small model otherwise loops to the cap)
@@ -81,34 +95,45 @@ def test_boilerplate_sentences_are_not_sent():
         sentence_groups(S, 0)
 
 
-@pytest.mark.parametrize("bad, reason", [
-    ("not a dict", "invalid_item"),
-    (item(s=9), "bad_sentence_number"),
-    (item(s="x"), "bad_sentence_number"),
-    (item(ht="company"), "unknown_type"),
-    (item(r="causes"), "unknown_relation"),
-    (item(h="  "), "empty_entity"),
-    (item(t="Inflation"), None),
-    (["1", "declines in the prices of energy", "indicator_change", "affect", "Inflation", "indicator"], None),
-    ([1, "declines in the prices of energy", "affect", "inflation"], "invalid_item"),
-    (item(t="declines in the prices of energy"), "self_loop"),
-    (item(h="Federal Open Market Committee", ht="policy"), "institution"),
-    (item(t="the Committee"), "institution"),
-    (item(t="strained"), "not_a_noun_phrase"),
-    (item(t="unemployment rate"), "not_in_text"),
-    (item(h=" ".join(["energy"] * 20)), "long_entity"),
-])
+@pytest.mark.parametrize(
+    "bad, reason",
+    [
+        ("not a dict", "invalid_item"),
+        (item(s=9), "bad_sentence_number"),
+        (item(s="x"), "bad_sentence_number"),
+        (item(ht="company"), "unknown_type"),
+        (item(r="causes"), "unknown_relation"),
+        (item(h="  "), "empty_entity"),
+        (item(t="Inflation"), None),
+        (["1", "declines in the prices of energy", "indicator_change", "affect", "Inflation", "indicator"], None),
+        ([1, "declines in the prices of energy", "affect", "inflation"], "invalid_item"),
+        (item(t="declines in the prices of energy"), "self_loop"),
+        (item(h="Federal Open Market Committee", ht="policy"), "institution"),
+        (item(t="the Committee"), "institution"),
+        (item(t="strained"), "not_a_noun_phrase"),
+        (item(t="unemployment rate"), "not_in_text"),
+        (item(h=" ".join(["energy"] * 20)), "long_entity"),
+    ],
+)
 def test_candidate_checks_name_the_reason(bad, reason):
     triple, why = check_candidate(bad, [2], S)
     if reason is None:
-        assert triple == Triple(2, "declines in the prices of energy", "indicator_change", "affect", "Inflation", "indicator")
+        assert triple == Triple(
+            2, "declines in the prices of energy", "indicator_change", "affect", "Inflation", "indicator"
+        )
     else:
         assert triple is None and why == reason
 
 
 def test_parse_keeps_every_rejected_item_with_its_reason():
-    data = {"triples": [item(), item(), item(r="causes"), item(s=2, h="financial markets", ht="market_status",
-                                                             r="affect", t="credit conditions", tt="market_status")]}
+    data = {
+        "triples": [
+            item(),
+            item(),
+            item(r="causes"),
+            item(s=2, h="financial markets", ht="market_status", r="affect", t="credit conditions", tt="market_status"),
+        ]
+    }
     triples, rejected = parse_triples(data, [2, 1], S)
     assert [t.sentence for t in triples] == [2, 1]
     assert [r["reason"] for r in rejected] == ["duplicate", "unknown_relation"]
@@ -121,22 +146,50 @@ def test_parse_keeps_every_rejected_item_with_its_reason():
 
 
 def test_verdicts_keep_fix_drop_and_missing():
-    cands = [Triple(2, "declines in the prices of energy", "indicator_change", "affect", "inflation", "indicator"),
-             Triple(1, "financial markets", "market_status", "indicate", "credit conditions", "market_status"),
-             Triple(1, "financial markets", "market_status", "affect", "credit conditions", "market_status"),
-             Triple(0, "target range for the federal funds rate", "indicator", "equal_to", "0 to 1/4 percent",
-                    "threshold_comparison")]
-    data = {"verdicts": [[1, "keep"], [2, "fix", "wrong_relation", "financial markets", "market_status", "affect",
-                                       "credit conditions", "market_status"],
-                         [3, "drop", "duplicate"], {"i": 3, "v": "keep"}]}
+    cands = [
+        Triple(2, "declines in the prices of energy", "indicator_change", "affect", "inflation", "indicator"),
+        Triple(1, "financial markets", "market_status", "indicate", "credit conditions", "market_status"),
+        Triple(1, "financial markets", "market_status", "affect", "credit conditions", "market_status"),
+        Triple(
+            0,
+            "target range for the federal funds rate",
+            "indicator",
+            "equal_to",
+            "0 to 1/4 percent",
+            "threshold_comparison",
+        ),
+    ]
+    data = {
+        "verdicts": [
+            [1, "keep"],
+            [
+                2,
+                "fix",
+                "wrong_relation",
+                "financial markets",
+                "market_status",
+                "affect",
+                "credit conditions",
+                "market_status",
+            ],
+            [3, "drop", "duplicate"],
+            {"i": 3, "v": "keep"},
+        ]
+    }
     v = apply_verdicts(data, cands, S)
-    assert [(x.decision, x.reason) for x in v] == [("keep", ""), ("fix", "wrong_relation"), ("drop", "duplicate"),
-                                                  ("drop", "no_verdict")]
+    assert [(x.decision, x.reason) for x in v] == [
+        ("keep", ""),
+        ("fix", "wrong_relation"),
+        ("drop", "duplicate"),
+        ("drop", "no_verdict"),
+    ]
     assert v[1].triple.relation == "affect" and v[2].triple is None
     bad_fix = apply_verdicts({"verdicts": [{"i": 1, "v": "fix", "t": "unemployment rate"}]}, cands[:1], S)
     assert (bad_fix[0].decision, bad_fix[0].reason) == ("drop", "bad_fix:not_in_text")
-    assert "1. declines in the prices of energy [indicator_change] -affect-> inflation" in \
-        verification_messages(S[2], cands[:1])[-1]["content"]
+    assert (
+        "1. declines in the prices of energy [indicator_change] -affect-> inflation"
+        in verification_messages(S[2], cands[:1])[-1]["content"]
+    )
 
 
 def test_gold_set_is_hand_checked_real_text(tmp_path):
@@ -145,9 +198,10 @@ def test_gold_set_is_hand_checked_real_text(tmp_path):
     assert {g.head_type for g in gold} | {g.tail_type for g in gold} <= set(kg_schema.ENTITY_CODES)
     assert {g.relation for g in gold} == set(kg_schema.RELATION_CODES)
     for g in gold:  # every gold entity is grounded in its statement (the extractor's own rule, min share 0.5)
-        text = (Path(__file__).parent / "data" / "fomc-statements" / f"{g.statement}.txt")
+        text = Path(__file__).parent / "data" / "fomc-statements" / f"{g.statement}.txt"
         if text.exists():
             from generation.kgbuild.extraction import grounded
+
             body = " ".join(text.read_text(encoding="utf-8").split())
             assert grounded(g.head, body) and grounded(g.tail, body), g
     bad = tmp_path / "g.jsonl"
@@ -161,8 +215,10 @@ def test_matching_is_one_to_one_and_scores_add_up():
     exact = [Triple(0, g.head, g.head_type, g.relation, g.tail, g.tail_type) for g in gold]
     assert len(match(exact, gold)) == len(gold)
     assert len(match(exact + exact, gold)) == len(gold)  # duplicates do not match twice
-    wrong_rel = [Triple(0, g.head, g.head_type, "belong_to" if g.relation != "belong_to" else "affect", g.tail,
-                        g.tail_type) for g in gold]
+    wrong_rel = [
+        Triple(0, g.head, g.head_type, "belong_to" if g.relation != "belong_to" else "affect", g.tail, g.tail_type)
+        for g in gold
+    ]
     assert match(wrong_rel, gold) == [] and len(match(wrong_rel, gold, use_relation=False)) == len(gold)
     assert prf(10, 20, 5) == {"precision": 0.5, "recall": 0.25, "f1": pytest.approx(1 / 3)}
     rows = score({"20081216": {"proposed": exact + wrong_rel, "verified": exact}}, gold)
@@ -189,10 +245,18 @@ class _Spy:
 @pytest.fixture(scope="module")
 def smol(tmp_path_factory):
     from test_llm import smol_gguf
+
     from finkg.config import load_settings
     from generation.llm import client_from_settings
-    return client_from_settings(load_settings(llm_backend="llama-cpp", llm_model_path=smol_gguf(), llm_n_ctx=4096,
-                                              llm_cache_dir=tmp_path_factory.mktemp("llm-cache")))
+
+    return client_from_settings(
+        load_settings(
+            llm_backend="llama-cpp",
+            llm_model_path=smol_gguf(),
+            llm_n_ctx=4096,
+            llm_cache_dir=tmp_path_factory.mktemp("llm-cache"),
+        )
+    )
 
 
 MARKETS = Triple(1, "financial markets", "market_status", "affect", "credit conditions", "market_status")

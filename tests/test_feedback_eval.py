@@ -16,11 +16,18 @@ from test_llm import smol_gguf
 
 from finkg.config import load_settings
 from finkg.eval.feedback import (
-    CONDITIONS, FeedbackEvalError, FeedbackOptions, condition_runs, predictions_path, read_records, reset_run,
-    run_evaluation, summarize,
+    CONDITIONS,
+    FeedbackEvalError,
+    FeedbackOptions,
+    condition_runs,
+    predictions_path,
+    read_records,
+    reset_run,
+    run_evaluation,
+    summarize,
 )
-from generation.llm import LLMCache, LLMClient, LlamaCppBackend
 from generation.feedback.reader import FrozenReader
+from generation.llm import LlamaCppBackend, LLMCache, LLMClient
 from ingest.text.tweets import read_tweets
 from retrieval.embeddings import make_embedder
 from retrieval.text.point_in_time import to_utc
@@ -31,8 +38,18 @@ PRICES, MARKET = DATA / "market" / "prices", DATA / "market" / "index" / "sp500.
 
 
 def _options(out: Path, run: str, **kw) -> FeedbackOptions:
-    base = dict(tweets=TWEETS, prices=PRICES, market=MARKET, tickers=("MSFT",), start=date(2015, 7, 1),
-                end=date(2015, 7, 31), out=out, run=run, conditions=CONDITIONS, shuffles=1)
+    base = dict(
+        tweets=TWEETS,
+        prices=PRICES,
+        market=MARKET,
+        tickers=("MSFT",),
+        start=date(2015, 7, 1),
+        end=date(2015, 7, 31),
+        out=out,
+        run=run,
+        conditions=CONDITIONS,
+        shuffles=1,
+    )
     return FeedbackOptions(**{**base, **kw})
 
 
@@ -41,27 +58,40 @@ def evaluated(graph, tmp_path_factory):
     """One evaluation of the slice with all four conditions (one seed per shuffled control); its memory,
     selections and the tweets it added to the graph are removed afterwards."""
     ids = [d.id for d in read_tweets(sorted(p for p in TWEETS.rglob("*") if p.is_file())).documents]
-    present = {r["id"] for r in graph.read("UNWIND $ids AS id MATCH (d:Document {id: id}) RETURN d.id AS id",
-                                           {"ids": ids})}
+    present = {
+        r["id"] for r in graph.read("UNWIND $ids AS id MATCH (d:Document {id: id}) RETURN d.id AS id", {"ids": ids})
+    }
     settings = load_settings(text_tokenizer=None, text_chunk_tokens=240, text_chunk_overlap=48)
-    client = LLMClient(LlamaCppBackend(smol_gguf(), n_ctx=2048, n_threads=2),
-                       cache=LLMCache(tmp_path_factory.mktemp("feedback-cache")))
+    client = LLMClient(
+        LlamaCppBackend(smol_gguf(), n_ctx=2048, n_threads=2), cache=LLMCache(tmp_path_factory.mktemp("feedback-cache"))
+    )
     reader = FrozenReader(client, max_tokens=128)
     embedder = make_embedder(minilm_dir())
     options = _options(tmp_path_factory.mktemp("feedback-out"), f"t{uuid.uuid4().hex[:8]}")
     summary = run_evaluation(graph, settings, options, reader, embedder)
     result = summarize(graph, options, settings)
-    yield {"settings": settings, "options": options, "summary": summary, "result": result, "reader": reader,
-           "embedder": embedder, "client": client}
+    yield {
+        "settings": settings,
+        "options": options,
+        "summary": summary,
+        "result": result,
+        "reader": reader,
+        "embedder": embedder,
+        "client": client,
+    }
     reset_run(graph, options, condition_runs(options.run, options.conditions, options.shuffles), {})
     added = [i for i in ids if i not in present]
-    graph.write("UNWIND $ids AS id MATCH (d:Document {id: id}) OPTIONAL MATCH (d)-[:HAS_CHUNK]->(c:Chunk) "
-                "DETACH DELETE c, d", {"ids": added})
+    graph.write(
+        "UNWIND $ids AS id MATCH (d:Document {id: id}) OPTIONAL MATCH (d)-[:HAS_CHUNK]->(c:Chunk) DETACH DELETE c, d",
+        {"ids": added},
+    )
 
 
 def _records(ev) -> dict[str, list[dict]]:
     o = ev["options"]
-    return {cr.name: read_records(predictions_path(o.out, cr)) for cr in condition_runs(o.run, o.conditions, o.shuffles)}
+    return {
+        cr.name: read_records(predictions_path(o.out, cr)) for cr in condition_runs(o.run, o.conditions, o.shuffles)
+    }
 
 
 def test_every_condition_has_a_record_per_anchor_and_the_metrics_table_has_every_condition(evaluated):
@@ -80,8 +110,14 @@ def test_every_condition_has_a_record_per_anchor_and_the_metrics_table_has_every
     assert strategies[:2] == ["market proxy (sp500)", "equal-weight universe"]
     assert set(strategies[2:]) == set(records)
     out = evaluated["options"].out
-    for name in ("metrics.json", "event_metrics.csv", "event_metrics_by_run.csv", "portfolio.csv", "audit.csv",
-                 "manifest.json"):
+    for name in (
+        "metrics.json",
+        "event_metrics.csv",
+        "event_metrics_by_run.csv",
+        "portfolio.csv",
+        "audit.csv",
+        "manifest.json",
+    ):
         assert (out / name).is_file(), name
     stored = json.loads((out / "metrics.json").read_text())
     assert stored["audit"]["future_rate"] == 0.0 and len(stored["by_run"]) == 4
@@ -92,12 +128,19 @@ def test_no_chunk_dated_after_the_decision_reaches_the_reader(graph, evaluated):
     assert audit["selected"] > 0 and audit["future"] == 0 and audit["future_rate"] == 0.0
     records = _records(evaluated)
     shown_ids = sorted({c["id"] for rows in records.values() for r in rows for c in r["context"]})
-    times = {r["id"]: r["t"] for r in graph.read(
-        "UNWIND $ids AS id MATCH (c:Chunk {id: id}) RETURN c.id AS id, c.available_at AS t", {"ids": shown_ids})}
+    times = {
+        r["id"]: r["t"]
+        for r in graph.read(
+            "UNWIND $ids AS id MATCH (c:Chunk {id: id}) RETURN c.id AS id, c.available_at AS t", {"ids": shown_ids}
+        )
+    }
     assert len(times) == len(shown_ids)
     first = records["memory"][0]
-    msft = graph.read("MATCH (d:Document)-[:HAS_CHUNK]->(c:Chunk) WHERE 'MSFT' IN d.tickers AND c.available_at > $t "
-                      "RETURN c.id AS id", {"t": first["decision_time"]})
+    msft = graph.read(
+        "MATCH (d:Document)-[:HAS_CHUNK]->(c:Chunk) WHERE 'MSFT' IN d.tickers AND c.available_at > $t "
+        "RETURN c.id AS id",
+        {"t": first["decision_time"]},
+    )
     later = [r["id"] for r in msft]
     assert len(later) > 30  # most of the slice lies after the first anchor's decision: the check is not empty
     for rows in records.values():
@@ -110,8 +153,11 @@ def test_no_chunk_dated_after_the_decision_reaches_the_reader(graph, evaluated):
 
 def test_memory_is_updated_only_from_matured_labels(graph, evaluated):
     run = evaluated["options"].run + ".memory"
-    rows = graph.read("MATCH (f:SourceMemoryFeedback {run: $run}) RETURN f.anchor_id AS anchor, f.horizon AS h, "
-                      "f.matured_at AS matured, f.applied_at AS applied", {"run": run})
+    rows = graph.read(
+        "MATCH (f:SourceMemoryFeedback {run: $run}) RETURN f.anchor_id AS anchor, f.horizon AS h, "
+        "f.matured_at AS matured, f.applied_at AS applied",
+        {"run": run},
+    )
     records = _records(evaluated)["memory"]
     decisions = [r["decision_time"] for r in records]
     assert rows, "the memory run recorded no feedback"
@@ -167,9 +213,33 @@ def test_bad_inputs_name_the_path_or_field(tmp_path):
         _options(tmp_path, "x", conditions=("memory", "oracle")).check()
     with pytest.raises(FeedbackEvalError, match="--run"):
         _options(tmp_path, "a|b").check()
-    out = finkg("eval", "feedback", "--tweets", str(TWEETS), "--prices", str(tmp_path / "nowhere"), "--market",
-                str(MARKET), "--tickers", "MSFT", "--out", str(tmp_path / "o"))
+    out = finkg(
+        "eval",
+        "feedback",
+        "--tweets",
+        str(TWEETS),
+        "--prices",
+        str(tmp_path / "nowhere"),
+        "--market",
+        str(MARKET),
+        "--tickers",
+        "MSFT",
+        "--out",
+        str(tmp_path / "o"),
+    )
     assert out.returncode == 1 and "nowhere: prices folder not found" in out.stderr
-    out = finkg("eval", "feedback", "--tweets", str(TWEETS), "--prices", str(PRICES), "--market", str(MARKET),
-                "--tickers", "MSFT,FOO", "--out", str(tmp_path / "o"))
+    out = finkg(
+        "eval",
+        "feedback",
+        "--tweets",
+        str(TWEETS),
+        "--prices",
+        str(PRICES),
+        "--market",
+        str(MARKET),
+        "--tickers",
+        "MSFT,FOO",
+        "--out",
+        str(tmp_path / "o"),
+    )
     assert out.returncode == 1 and "unknown ticker 'FOO'" in out.stderr and "FOO.csv" in out.stderr

@@ -119,7 +119,12 @@ def test_sleeves_by_hand():
 
 def test_ties_break_by_static_score_then_ticker():
     scores = pd.DataFrame(
-        {"prediction_day": [DAYS[0]] * 3, "ticker": ["C", "B", "A"], "score": [1.0, 1.0, 1.0], "static": [0.2, 0.9, 0.2]}
+        {
+            "prediction_day": [DAYS[0]] * 3,
+            "ticker": ["C", "B", "A"],
+            "score": [1.0, 1.0, 1.0],
+            "static": [0.2, 0.9, 0.2],
+        }
     )
     cfg = fm.PortfolioConfig(top_k=2)
     w = fm.sleeve_weights(scores, DAYS, ["A", "B", "C"], cfg, tiebreak="static")
@@ -178,16 +183,34 @@ def test_performance_row_by_hand():
         (lambda: fm.performance("x", pd.Series([0.01, np.nan])), ValueError, "finite"),
         (lambda: fm.top_k_sleeve_portfolio(SCORES.iloc[:0], RETURNS), ValueError, "no scores"),
         (lambda: fm.top_k_sleeve_portfolio(SCORES, RETURNS.iloc[:0]), ValueError, "no returns"),
-        (lambda: fm.top_k_sleeve_portfolio(pd.concat([SCORES, SCORES.iloc[:1]]), RETURNS), ValueError, "more than one score for A"),
         (
-            lambda: fm.top_k_sleeve_portfolio(SCORES.iloc[:1].assign(prediction_day=pd.Timestamp("2015-01-10")), RETURNS),
+            lambda: fm.top_k_sleeve_portfolio(pd.concat([SCORES, SCORES.iloc[:1]]), RETURNS),
+            ValueError,
+            "more than one score for A",
+        ),
+        (
+            lambda: fm.top_k_sleeve_portfolio(
+                SCORES.iloc[:1].assign(prediction_day=pd.Timestamp("2015-01-10")), RETURNS
+            ),
             ValueError,
             "2015-01-10 is not a session",
         ),
-        (lambda: fm.top_k_sleeve_portfolio(SCORES.iloc[:1].assign(ticker="Z"), RETURNS), ValueError, "'Z' is not in the universe"),
+        (
+            lambda: fm.top_k_sleeve_portfolio(SCORES.iloc[:1].assign(ticker="Z"), RETURNS),
+            ValueError,
+            "'Z' is not in the universe",
+        ),
         (lambda: fm.top_k_sleeve_portfolio(SCORES.drop(columns="score"), RETURNS), KeyError, "score"),
-        (lambda: fm.simulate(pd.DataFrame(0.6, index=DAYS, columns=["A", "B"]), RETURNS), ValueError, "sum to at most 1"),
-        (lambda: fm.simulate(pd.DataFrame(0.1, index=DAYS[:3], columns=["A", "B"]), RETURNS), ValueError, "same sessions"),
+        (
+            lambda: fm.simulate(pd.DataFrame(0.6, index=DAYS, columns=["A", "B"]), RETURNS),
+            ValueError,
+            "sum to at most 1",
+        ),
+        (
+            lambda: fm.simulate(pd.DataFrame(0.1, index=DAYS[:3], columns=["A", "B"]), RETURNS),
+            ValueError,
+            "same sessions",
+        ),
         (lambda: fm.PortfolioConfig(top_k=0), ValueError, "top_k"),
         (lambda: fm.performance_table([]), ValueError, "no performance rows"),
     ],

@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import bm25s
 import numpy as np
 import pytest
-
 from conftest import minilm_dir
+
 from finkg.eval.retrieval import ingest_corpus
 from ingest.datasets.tatqa import read_tatqa, scoped_id, table_chunk_id
 from kg import Graph
-from retrieval.text.documents import Passage
 from retrieval.embeddings import make_embedder
+from retrieval.text.documents import Passage
 from retrieval.text.hybrid import (
     RRF_K,
     VECTOR_INDEX,
@@ -51,8 +51,15 @@ def passages(contexts):
     out = []
     for i, c in enumerate(contexts):
         day = f"2020-01-0{i + 1}T12:00:00Z"
-        out.append(Passage(table_chunk_id(c.table_uid), "\n".join(" | ".join(r) for r in c.table),
-                           f"doc{i}", "annual_report" if i % 2 == 0 else "news", day))
+        out.append(
+            Passage(
+                table_chunk_id(c.table_uid),
+                "\n".join(" | ".join(r) for r in c.table),
+                f"doc{i}",
+                "annual_report" if i % 2 == 0 else "news",
+                day,
+            )
+        )
         out += [Passage(p.id, p.text, f"doc{i}", "annual_report" if i % 2 == 0 else "news", day) for p in c.passages]
     return out
 
@@ -68,7 +75,9 @@ QUERY = "What was the change in revenue between 2019 and 2018?"
 def test_bm25_within_the_whole_pool_equals_bm25s(index, passages):
     """With the whole corpus as the pool, finkg's BM25 gives bm25s's scores (Lucene variant, k1 1.5, b 0.75)."""
     ref = bm25s.BM25()
-    ref.index(bm25s.tokenize([p.text for p in index.passages], stopwords="en", show_progress=False), show_progress=False)
+    ref.index(
+        bm25s.tokenize([p.text for p in index.passages], stopwords="en", show_progress=False), show_progress=False
+    )
     expected = ref.get_scores(tokenize([QUERY])[0])
     got = index.bm25(QUERY, index.pool())
     assert got.max() > 0
@@ -114,11 +123,15 @@ def test_rrf_by_hand(index):
     sparse = {h.passage.id: h.sparse for h in hits}
     dense = {h.passage.id: h.dense for h in hits}
     order = [p.id for p in index.passages[:4]]  # pool order breaks ties
-    s_rank = {c: r + 1 for r, c in enumerate(sorted((c for c in order if sparse[c] > 0),
-                                                   key=lambda c: (-sparse[c], order.index(c))))}
+    s_rank = {
+        c: r + 1
+        for r, c in enumerate(sorted((c for c in order if sparse[c] > 0), key=lambda c: (-sparse[c], order.index(c))))
+    }
     d_rank = {c: r + 1 for r, c in enumerate(sorted(order, key=lambda c: (-dense[c], order.index(c))))}
     for h in hits:
-        want = 1 / (RRF_K + d_rank[h.passage.id]) + (1 / (RRF_K + s_rank[h.passage.id]) if h.passage.id in s_rank else 0)
+        want = 1 / (RRF_K + d_rank[h.passage.id]) + (
+            1 / (RRF_K + s_rank[h.passage.id]) if h.passage.id in s_rank else 0
+        )
         assert h.score == pytest.approx(want)
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
@@ -126,13 +139,17 @@ def test_rrf_by_hand(index):
 def test_a_document_one_second_after_as_of_is_never_scored(passages, embedder):
     """A chunk available one second after as_of whose text IS the query: absent, and the pool's scores are
     exactly those of an index that never held it (so it shaped no BM25 statistic either)."""
-    as_of = datetime(2020, 1, 2, 12, 0, 0, tzinfo=timezone.utc)
-    future = Passage("future-chunk", QUERY, "future-doc", "news",
-                     (as_of + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    as_of = datetime(2020, 1, 2, 12, 0, 0, tzinfo=UTC)
+    future = Passage(
+        "future-chunk", QUERY, "future-doc", "news", (as_of + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    )
     undated = Passage("undated-chunk", QUERY, "undated-doc", "news", None)
     both = [*passages, future, undated]
     index = HybridIndex(both, embedder.encode([p.text for p in both]), embedder)
-    assert index.search(QUERY, k=1)[0].passage.id in ("future-chunk", "undated-chunk")  # without as_of: the exact match wins
+    assert index.search(QUERY, k=1)[0].passage.id in (
+        "future-chunk",
+        "undated-chunk",
+    )  # without as_of: the exact match wins
     hits = index.search(QUERY, k=len(both), as_of=as_of)
     got = {h.passage.id for h in hits}
     assert "future-chunk" not in got and "undated-chunk" not in got
@@ -141,7 +158,9 @@ def test_a_document_one_second_after_as_of_is_never_scored(passages, embedder):
     alone = HybridIndex(past, embedder.encode([p.text for p in past]), embedder)
     ref = {h.passage.id: (h.sparse, h.score) for h in alone.search(QUERY, k=len(past))}
     for h in hits:
-        assert h.sparse == pytest.approx(ref[h.passage.id][0]) and h.score == pytest.approx(ref[h.passage.id][1], abs=1e-4)
+        assert h.sparse == pytest.approx(ref[h.passage.id][0]) and h.score == pytest.approx(
+            ref[h.passage.id][1], abs=1e-4
+        )
     # at exactly the availability time the chunk is in
     at = index.search(QUERY, k=1, as_of=as_of + timedelta(seconds=1))
     assert at[0].passage.id == "future-chunk"
@@ -193,7 +212,10 @@ def test_from_graph_stores_embeddings_and_reads_them_back(graph: Graph, corpus, 
     np.testing.assert_allclose(again.vectors, index.vectors, atol=1e-6)
     direct = embedder.encode([p.text for p in index.passages])
     np.testing.assert_allclose(index.vectors, direct, atol=1e-5)
-    assert graph.read("SHOW INDEXES YIELD name, type WHERE name = $n RETURN type", {"n": VECTOR_INDEX})[0]["type"] == "VECTOR"
+    assert (
+        graph.read("SHOW INDEXES YIELD name, type WHERE name = $n RETURN type", {"n": VECTOR_INDEX})[0]["type"]
+        == "VECTOR"
+    )
     table = scoped_id(corpus, table_chunk_id(contexts[0].table_uid))
     assert table in {p.id for p in index.passages}
     assert index.alpha == 0.5  # no sweep stored yet: seed 000's equal weights
@@ -202,7 +224,7 @@ def test_from_graph_stores_embeddings_and_reads_them_back(graph: Graph, corpus, 
 
 
 def test_alpha_is_stored_on_the_corpus_and_read_back(graph: Graph, corpus, embedder):
-    moment = datetime(2024, 5, 1, 8, 30, tzinfo=timezone.utc)
+    moment = datetime(2024, 5, 1, 8, 30, tzinfo=UTC)
     store_alpha(graph, corpus, 0.375, "ndcg@10", 18, 0.81, 0.025, moment, embedder.identity)
     got = read_alpha(graph, corpus)
     assert got["hybrid_alpha"] == 0.375 and got["hybrid_alpha_metric"] == "ndcg@10"

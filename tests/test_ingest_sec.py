@@ -27,14 +27,18 @@ def test_daily_layout_is_read_and_normalized():
     assert len({f["key"] for f in d.facts}) == len(d.facts)  # keys unique
     factset = next(f for f in d.filings if f["adsh"] == "0001013237-25-000051")
     assert (factset["form"], factset["period"], factset["fp"]) == ("10-Q", "20250228", "Q2")
-    revenue = {(f["ddate"], f["qtrs"]): f for f in d.facts
-               if f["adsh"] == factset["adsh"] and f["tag"] == "RevenueFromContractWithCustomerExcludingAssessedTax"}
+    revenue = {
+        (f["ddate"], f["qtrs"]): f
+        for f in d.facts
+        if f["adsh"] == factset["adsh"] and f["tag"] == "RevenueFromContractWithCustomerExcludingAssessedTax"
+    }
     assert revenue[("20250228", 1)]["period_role"] == "current"
     assert revenue[("20250228", 2)]["period_role"] == "current_ytd"
     assert revenue[("20240229", 1)]["period_role"] == "comparative"
     assert revenue[("20250228", 1)]["stmt"] == "IS"
     assert revenue[("20250228", 1)]["citation"] == (
-        "0001013237-25-000051:1013237:RevenueFromContractWithCustomerExcludingAssessedTax:20250228:1:USD")
+        "0001013237-25-000051:1013237:RevenueFromContractWithCustomerExcludingAssessedTax:20250228:1:USD"
+    )
 
 
 def test_period_role_rules():
@@ -58,8 +62,13 @@ def test_ingest_twice_changes_nothing(graph):
         "RETURN c.name AS company, x.value AS value, k.key AS concept",
         {"a": "0001013237-25-000051", "t": "RevenueFromContractWithCustomerExcludingAssessedTax"},
     )
-    assert got == [{"company": "FACTSET RESEARCH SYSTEMS INC", "value": 570_660_000.0,
-                    "concept": "us-gaap/2024:RevenueFromContractWithCustomerExcludingAssessedTax"}]
+    assert got == [
+        {
+            "company": "FACTSET RESEARCH SYSTEMS INC",
+            "value": 570_660_000.0,
+            "concept": "us-gaap/2024:RevenueFromContractWithCustomerExcludingAssessedTax",
+        }
+    ]
     n = graph.read("MATCH (:Filing {source: $s})-[:REPORTS]->(x:Fact) RETURN count(x) AS n", {"s": DAILY.name})
     assert n == [{"n": d.counts["kept"]}]
 
@@ -120,9 +129,12 @@ def test_not_a_zip_is_named(tmp_path):
 def test_cli_records_the_run(graph):
     out = finkg("ingest", "sec", str(DAILY))
     assert out.returncode == 0, out.stderr
-    run = graph.read("MATCH (r:IngestRun {kind: 'sec-fsds'}) WHERE r.source ENDS WITH $s "
-                     "OPTIONAL MATCH (r)-[:LOADED]->(f:Filing) RETURN r.status AS status, r.counts AS counts, "
-                     "count(f) AS filings", {"s": DAILY.name})
+    run = graph.read(
+        "MATCH (r:IngestRun {kind: 'sec-fsds'}) WHERE r.source ENDS WITH $s "
+        "OPTIONAL MATCH (r)-[:LOADED]->(f:Filing) RETURN r.status AS status, r.counts AS counts, "
+        "count(f) AS filings",
+        {"s": DAILY.name},
+    )
     assert run[0]["status"] == "done" and run[0]["filings"] == 12
     assert json.loads(run[0]["counts"])["kept"] == 1884
 
@@ -184,10 +196,15 @@ def test_failed_ingest_is_recorded_then_a_fixed_rerun_completes(graph, tmp_path)
     out = finkg("ingest", "sec", str(bad))
     assert out.returncode == 1 and "broken.zip: num.txt line 3: column 'value'" in out.stderr
     assert "Traceback" not in out.stderr
-    run = graph.read("MATCH (r:IngestRun) WHERE r.source = $s RETURN r.status AS status, r.error AS error, "
-                     "count{(r)-[:LOADED]->()} AS loaded", {"s": str(bad.resolve())})
+    run = graph.read(
+        "MATCH (r:IngestRun) WHERE r.source = $s RETURN r.status AS status, r.error AS error, "
+        "count{(r)-[:LOADED]->()} AS loaded",
+        {"s": str(bad.resolve())},
+    )
     assert run[0]["status"] == "failed" and "line 3" in run[0]["error"] and run[0]["loaded"] == 0
     assert finkg("ingest", "sec", str(DAILY)).returncode == 0  # the rerun with the good file completes
-    runs = graph.read("MATCH (r:IngestRun) WHERE r.source IN $s RETURN r.status AS status ORDER BY status",
-                      {"s": [str(bad.resolve()), str(DAILY.resolve())]})
+    runs = graph.read(
+        "MATCH (r:IngestRun) WHERE r.source IN $s RETURN r.status AS status ORDER BY status",
+        {"s": [str(bad.resolve()), str(DAILY.resolve())]},
+    )
     assert [r["status"] for r in runs] == ["done", "failed"]  # the failed attempt stays on record

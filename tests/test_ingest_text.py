@@ -7,16 +7,16 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import minilm_dir
 from test_cli import finkg
 
 from finkg.config import ConfigError, load_settings
 from finkg.pipelines.text import TextIngestOptions, ingest_text
 from ingest.text.chunking import ApproxTokenCounter, chunk_sections, load_token_counter, split_sentences
+from ingest.text.documents import TextFormatError, chunk_id, decode, parse_iso_utc
 from ingest.text.filing_text import read_html_file, read_markdown_file
 from ingest.text.fomc import read_fomc_file
-from ingest.text.documents import TextFormatError, chunk_id, decode, parse_iso_utc
 from ingest.text.sources import read_source
-from conftest import minilm_dir
 from ingest.text.tweets import NEWS_OUTLET_ACCOUNTS, read_tweets, source_family
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -31,15 +31,13 @@ FOMC_IDS = sorted(
 )
 
 DELETE_DOCUMENTS = (
-    "UNWIND $ids AS id MATCH (d:Document {id: id}) "
-    "OPTIONAL MATCH (d)-[:HAS_CHUNK]->(c:Chunk) DETACH DELETE c, d"
+    "UNWIND $ids AS id MATCH (d:Document {id: id}) OPTIONAL MATCH (d)-[:HAS_CHUNK]->(c:Chunk) DETACH DELETE c, d"
 )
 
 
 def _settings(**overrides):
     """Settings with the default [text] chunking and the approximate counter, whatever the file says."""
-    return load_settings(**{"text_tokenizer": None, "text_chunk_tokens": 240, "text_chunk_overlap": 48,
-                            **overrides})
+    return load_settings(**{"text_tokenizer": None, "text_chunk_tokens": 240, "text_chunk_overlap": 48, **overrides})
 
 
 @pytest.fixture
@@ -84,27 +82,48 @@ def test_fomc_sample_loads_with_counts_availability_and_run(graph, fresh):
         "collect(DISTINCT d.source_family) AS families, "
         "sum(CASE WHEN c.available_at = d.available_at AND c.document_id = d.id AND r.seq = c.seq "
         "THEN 1 ELSE 0 END) AS consistent",
-        {"ids": FOMC_IDS})
-    assert got == [{"docs": 20, "chunks": 46, "tokens": row["tokens"], "sentences": got[0]["sentences"],
-                    "kinds": ["text"], "families": ["central_bank"], "consistent": 46}]
+        {"ids": FOMC_IDS},
+    )
+    assert got == [
+        {
+            "docs": 20,
+            "chunks": 46,
+            "tokens": row["tokens"],
+            "sentences": got[0]["sentences"],
+            "kinds": ["text"],
+            "families": ["central_bank"],
+            "consistent": 46,
+        }
+    ]
     assert got[0]["sentences"] >= 238  # overlapping sentences are stored in both chunks
     # availability: 14:15 New York time on the release date, in UTC (EST in December, EDT in September)
-    docs = {r["id"]: r for r in graph.read(
-        "UNWIND $ids AS id MATCH (d:Document {id: id}) RETURN d.id AS id, d.available_at AS at, "
-        "d.published_at AS pub, d.available_at_approx AS approx, d.doc_type AS type, d.title AS title",
-        {"ids": FOMC_IDS})}
+    docs = {
+        r["id"]: r
+        for r in graph.read(
+            "UNWIND $ids AS id MATCH (d:Document {id: id}) RETURN d.id AS id, d.available_at AS at, "
+            "d.published_at AS pub, d.available_at_approx AS approx, d.doc_type AS type, d.title AS title",
+            {"ids": FOMC_IDS},
+        )
+    }
     assert docs["fomc:statement:20081216"]["at"] == "2008-12-16T19:15:00Z"
     assert docs["fomc:statement:20150917"]["at"] == "2015-09-17T18:15:00Z"
     assert docs["fomc:statement:20081216"]["approx"] is True
     assert docs["fomc:statement:20080916"]["title"] == "FOMC statement 2008-09-16"  # the file is named 20080916.xt
     assert docs["fomc:implementation_note:20151216"]["type"] == "fomc_implementation_note"
-    first = graph.read("MATCH (:Document {id: 'fomc:statement:20081216'})-[:HAS_CHUNK {seq: 0}]->(c) "
-                       "RETURN c.sentences[0] AS s")
-    assert first == [{"s": "The Federal Open Market Committee decided today to establish a target range for "
-                           "the federal funds rate of 0 to 1/4 percent."}]
-    run = graph.read("MATCH (r:IngestRun {id: $id}) OPTIONAL MATCH (r)-[:LOADED]->(d:Document) "
-                     "RETURN r.status AS status, r.kind AS kind, r.counts AS counts, count(d) AS loaded",
-                     {"id": row["run"]})[0]
+    first = graph.read(
+        "MATCH (:Document {id: 'fomc:statement:20081216'})-[:HAS_CHUNK {seq: 0}]->(c) RETURN c.sentences[0] AS s"
+    )
+    assert first == [
+        {
+            "s": "The Federal Open Market Committee decided today to establish a target range for "
+            "the federal funds rate of 0 to 1/4 percent."
+        }
+    ]
+    run = graph.read(
+        "MATCH (r:IngestRun {id: $id}) OPTIONAL MATCH (r)-[:LOADED]->(d:Document) "
+        "RETURN r.status AS status, r.kind AS kind, r.counts AS counts, count(d) AS loaded",
+        {"id": row["run"]},
+    )[0]
     assert (run["status"], run["kind"], run["loaded"]) == ("done", "text-fomc", 20)
     counts = json.loads(run["counts"])
     assert (counts["documents"], counts["chunks"], counts["chunks_created"]) == (20, 46, 46)
@@ -125,8 +144,10 @@ def test_new_chunk_settings_replace_the_old_chunks(graph, fresh, tmp_runs):
     (second,), _ = ingest_text(graph, _settings(text_chunk_tokens=80, text_chunk_overlap=30), [one])
     assert first["chunks"] == 3 and second["chunks"] > 3
     assert second["stale removed"] == 3
-    n = graph.read("MATCH (:Document {id: 'fomc:statement:20081216'})-[:HAS_CHUNK]->(c) "
-                   "RETURN count(c) AS n, max(c.n_tokens) AS top")
+    n = graph.read(
+        "MATCH (:Document {id: 'fomc:statement:20081216'})-[:HAS_CHUNK]->(c) "
+        "RETURN count(c) AS n, max(c.n_tokens) AS top"
+    )
     assert n[0]["n"] == second["chunks"] and n[0]["top"] <= 80
 
 
@@ -211,24 +232,38 @@ def test_markdown_sections_tables_and_deadline_estimate():
     assert not any("Q3 2024 Form 10-Q |" in line for line in item1)  # running page footer dropped
     assert "<div" not in " ".join(text.values())
     assert (doc.id, doc.source_family, doc.doc_type) == (
-        "sec_filing:aapl-10q-2024-06-29-excerpt.md", "sec_filing", "10-Q")
-    assert doc.props.items() >= {"ticker": "AAPL", "period_end": "2024-06-29",
-                                 "filer_category": "Large accelerated filer"}.items()
+        "sec_filing:aapl-10q-2024-06-29-excerpt.md",
+        "sec_filing",
+        "10-Q",
+    )
+    assert (
+        doc.props.items()
+        >= {"ticker": "AAPL", "period_end": "2024-06-29", "filer_category": "Large accelerated filer"}.items()
+    )
     # no acceptance time: the 40-day deadline of a large accelerated filer, 17:30 New York, flagged
     assert (doc.available_at, doc.available_at_approx, doc.availability_basis) == (
-        "2024-08-08T21:30:00Z", True, "filing-deadline-estimate")
+        "2024-08-08T21:30:00Z",
+        True,
+        "filing-deadline-estimate",
+    )
     assert doc.published_at is None
     exact = read_markdown_file(APPLE_MD, accepted=parse_iso_utc("2024-08-02T18:04:57-04:00"))
     assert (exact.available_at, exact.available_at_approx, exact.published_at) == (
-        "2024-08-02T22:04:57Z", False, "2024-08-02T22:04:57Z")
+        "2024-08-02T22:04:57Z",
+        False,
+        "2024-08-02T22:04:57Z",
+    )
 
 
 def test_html_cleaning_drops_hidden_xbrl_scripts_and_styles(tmp_path):
     raw = NVDA_HTML.read_text(encoding="utf-8")
     assert "ix:header" in raw and "http://fasb.org/us-gaap/2022#" in raw
     injected = raw.replace(
-        "<body>", "<body><script>var tracking = 'SCRIPTTEXT';</script><style>.x{color:red} STYLETEXT</style>"
-                  "<div style='display: none'>HIDDENTEXT</div>", 1)
+        "<body>",
+        "<body><script>var tracking = 'SCRIPTTEXT';</script><style>.x{color:red} STYLETEXT</style>"
+        "<div style='display: none'>HIDDENTEXT</div>",
+        1,
+    )
     assert injected != raw
     copy = tmp_path / "nvda-10k-excerpt.html"
     copy.write_text(injected, encoding="utf-8")
@@ -241,8 +276,10 @@ def test_html_cleaning_drops_hidden_xbrl_scripts_and_styles(tmp_path):
         assert "Common Stock, $0.001 par value per share | NVDA | The Nasdaq Global Select Market" in lines
         assert "For the fiscal year ended January 29, 2023" in lines
         assert dict(doc.sections)["PART I / ITEM 1A. RISK FACTORS"].startswith("In evaluating NVIDIA, the following")
-        assert doc.props.items() >= {"form": "10-K", "period_end": "2023-01-29", "ticker": "NVDA",
-                                     "company": "NVIDIA CORP"}.items()
+        assert (
+            doc.props.items()
+            >= {"form": "10-K", "period_end": "2023-01-29", "ticker": "NVDA", "company": "NVIDIA CORP"}.items()
+        )
         assert doc.available_at == "2023-03-30T21:30:00Z"  # 60 days after the period, large accelerated filer
 
 
@@ -261,9 +298,18 @@ def test_tweet_family_split_duplicates_and_times():
     assert len(NEWS_OUTLET_ACCOUNTS) == len({k.lower() for k in NEWS_OUTLET_ACCOUNTS})
     tweet = next(d for d in result.documents if d.id == "tweet:456755280626192386")
     assert (tweet.available_at, tweet.props["author"], tweet.props["news_outlet"]) == (
-        "2014-04-17T11:25:19Z", "ForTraders", "4-traders (MarketScreener)")
-    ids_in = {t: {json.loads(line)["id_str"] for f in (TWEETS / t).iterdir()
-                  for line in f.read_text(encoding="utf-8").splitlines()} for t in ("GE", "MSFT")}
+        "2014-04-17T11:25:19Z",
+        "ForTraders",
+        "4-traders (MarketScreener)",
+    )
+    ids_in = {
+        t: {
+            json.loads(line)["id_str"]
+            for f in (TWEETS / t).iterdir()
+            for line in f.read_text(encoding="utf-8").splitlines()
+        }
+        for t in ("GE", "MSFT")
+    }
     both = ids_in["GE"] & ids_in["MSFT"]
     assert len(both) == 2  # filed under both tickers: one Document each, tickers merged
     assert all({"GE", "MSFT"} <= set(d.props["tickers"]) for d in result.documents if d.id[6:] in both)
@@ -276,8 +322,11 @@ def test_tweets_in_graph_by_family(graph, fresh):
     (row,), warnings = ingest_text(graph, _settings(), [TWEETS], TextIngestOptions(kind="tweets"))
     assert (row["documents"], row["chunks"], row["duplicates"], row["created"]) == (27, 27, 2, 54)
     assert row["families"] == "news 4, social 23" and warnings == []
-    got = graph.read("UNWIND $ids AS id MATCH (d:Document {id: id})-[:HAS_CHUNK]->(c:Chunk) "
-                     "RETURN c.source_family AS family, count(*) AS n ORDER BY family", {"ids": ids})
+    got = graph.read(
+        "UNWIND $ids AS id MATCH (d:Document {id: id})-[:HAS_CHUNK]->(c:Chunk) "
+        "RETURN c.source_family AS family, count(*) AS n ORDER BY family",
+        {"ids": ids},
+    )
     assert got == [{"family": "news", "n": 4}, {"family": "social", "n": 23}]
 
 
@@ -315,8 +364,9 @@ def test_malformed_tweet_lines_are_recorded_and_the_rest_kept(tmp_path):
     lines = (TWEETS / "MSFT" / "2014-04-17").read_text(encoding="utf-8").splitlines()
     no_user = json.loads(lines[1])
     del no_user["user"]
-    day.write_text("\n".join([lines[0], '{"created_at": "Thu Apr 17', json.dumps(no_user), *lines[2:]]) + "\n",
-                   encoding="utf-8")
+    day.write_text(
+        "\n".join([lines[0], '{"created_at": "Thu Apr 17', json.dumps(no_user), *lines[2:]]) + "\n", encoding="utf-8"
+    )
     result = read_tweets([day])
     assert len(result.documents) == len(lines) - 1
     assert [str(b) for b in result.bad_lines] == [
@@ -333,8 +383,10 @@ def test_failed_source_is_recorded_then_a_fixed_rerun_completes(graph, fresh, tm
     bad.write_bytes((FOMC / "statements" / "20081216.txt").read_bytes() + b"\n\xff\xfe\n")
     with pytest.raises(TextFormatError, match=rf"{bad}:\d+: not valid UTF-8"):
         ingest_text(graph, _settings(), [folder])
-    failed = graph.read("MATCH (r:IngestRun) WHERE r.source = $s RETURN r.status AS status, r.error AS error",
-                        {"s": str(folder.resolve())})
+    failed = graph.read(
+        "MATCH (r:IngestRun) WHERE r.source = $s RETURN r.status AS status, r.error AS error",
+        {"s": str(folder.resolve())},
+    )
     assert len(failed) == 1 and failed[0]["status"] == "failed" and str(bad) in failed[0]["error"]
     assert graph.read("MATCH (d:Document {id: 'fomc:statement:20081216'}) RETURN d.id") == []
     shutil.copy(FOMC / "statements" / "20081216.txt", bad)
@@ -364,20 +416,21 @@ def test_cli_ingests_and_reports_bad_input_in_one_line(graph, tmp_runs, fresh):
     out = finkg("ingest", "text", str(day.parent))
     assert out.returncode == 0, out.stderr
     assert f"skipped: {day}:2: not JSON" in out.stderr.replace("\n", "")
-    run = graph.read("MATCH (r:IngestRun {source: $s}) RETURN r.status AS status, r.counts AS counts",
-                     {"s": str(day.parent.resolve())})
+    run = graph.read(
+        "MATCH (r:IngestRun {source: $s}) RETURN r.status AS status, r.counts AS counts",
+        {"s": str(day.parent.resolve())},
+    )
     counts = json.loads(run[0]["counts"])
     assert run[0]["status"] == "done" and (counts["documents"], counts["bad_lines"]) == (1, 1)
     assert counts["bad_line_examples"] == [
-        f"{day}:2: not JSON: Expecting property name enclosed in double quotes (column 2)"]
+        f"{day}:2: not JSON: Expecting property name enclosed in double quotes (column 2)"
+    ]
 
 
 def test_docstring_examples_hold():
     import doctest
 
-    from ingest.text import chunking
-    from ingest.text import filing_text
-    from ingest.text import fomc
+    from ingest.text import chunking, filing_text, fomc
     from ingest.text import documents as text
 
     for module in (chunking, filing_text, fomc, text):

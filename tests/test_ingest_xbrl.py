@@ -37,20 +37,44 @@ def _by(facts, **match):
 
 # --- XBRL instance -------------------------------------------------------------------------------
 
+
 def test_instance_is_read_and_normalized():
     d = read_instance(TSLA)
     c = d.counts
-    assert (c["rows"], c["kept"], c["skipped_not_usd"], c["skipped_dimensional"], c["skipped_non_numeric"],
-            c["skipped_duplicate"], c["nil_value"]) == (1149, 402, 105, 495, 105, 42, 2)
+    assert (
+        c["rows"],
+        c["kept"],
+        c["skipped_not_usd"],
+        c["skipped_dimensional"],
+        c["skipped_non_numeric"],
+        c["skipped_duplicate"],
+        c["nil_value"],
+    ) == (1149, 402, 105, 495, 105, 42, 2)
     assert _reconciles(c)
     assert len({f["key"] for f in d.facts}) == len(d.facts)
     assert d.companies == [{"cik": 1318605, "name": "Tesla, Inc.", "sic": None}]
-    assert d.filings == [{"adsh": TSLA_ADSH, "cik": 1318605, "form": "10-Q", "period": "20240630", "fy": 2024,
-                          "fp": "Q2", "filed": None, "accepted": None, "source": TSLA.name}]
+    assert d.filings == [
+        {
+            "adsh": TSLA_ADSH,
+            "cik": 1318605,
+            "form": "10-Q",
+            "period": "20240630",
+            "fy": 2024,
+            "fp": "Q2",
+            "filed": None,
+            "accepted": None,
+            "source": TSLA.name,
+        }
+    ]
     revenues = _by(d.facts, tag="Revenues")
     q2 = revenues[("20240630", 1)]  # line 5196: contextRef c-33 (2024-04-01 .. 2024-06-30)
     assert (q2["value"], q2["decimals"], q2["period_role"], q2["version"], q2["source"]) == (
-        25_500_000_000.0, -6, "current", "us-gaap/2023", "xbrl-instance")
+        25_500_000_000.0,
+        -6,
+        "current",
+        "us-gaap/2023",
+        "xbrl-instance",
+    )
     assert q2["key"] == f"{TSLA_ADSH}:Revenues:us-gaap/2023:20240630:1:USD::"
     assert q2["citation"] == f"{TSLA_ADSH}:1318605:Revenues:20240630:1:USD"
     assert (q2["stmt"], q2["negating"], q2["footnote"]) == (None, None, None)
@@ -80,7 +104,9 @@ def test_instance_with_accession_names_extension_concepts_by_it():
 def test_taxonomy_version_rules():
     assert taxonomy_version("http://xbrl.sec.gov/dei/2023", "dei", None) == "dei/2023"
     assert taxonomy_version("http://fasb.org/srt/2022", "srt", "x") == "srt/2022"
-    assert taxonomy_version("https://xbrl.ifrs.org/taxonomy/2023-03-23/ifrs-full", "ifrs-full", None) == "ifrs-full/2023"
+    assert (
+        taxonomy_version("https://xbrl.ifrs.org/taxonomy/2023-03-23/ifrs-full", "ifrs-full", None) == "ifrs-full/2023"
+    )
     assert taxonomy_version("http://www.tesla.com/20240630", "tsla", None) == "tsla"
 
 
@@ -100,24 +126,31 @@ def test_truncated_xml_is_named(tmp_path):
 
 
 def test_missing_context_is_named(tmp_path):
-    bad = _broken_xml(tmp_path, '<us-gaap:Revenues contextRef="c-33" decimals="-6" id="f-1114"',
-                      '<us-gaap:Revenues contextRef="c-999" decimals="-6" id="f-1114"')
-    with pytest.raises(XbrlInstanceFormatError,
-                       match=r"broken.xml: line 5196: fact us-gaap:Revenues: contextRef 'c-999' is not a defined context"):
+    bad = _broken_xml(
+        tmp_path,
+        '<us-gaap:Revenues contextRef="c-33" decimals="-6" id="f-1114"',
+        '<us-gaap:Revenues contextRef="c-999" decimals="-6" id="f-1114"',
+    )
+    with pytest.raises(
+        XbrlInstanceFormatError,
+        match=r"broken.xml: line 5196: fact us-gaap:Revenues: contextRef 'c-999' is not a defined context",
+    ):
         read_instance(bad)
 
 
 def test_non_numeric_xml_value_is_named(tmp_path):
     bad = _broken_xml(tmp_path, 'id="f-1114" unitRef="usd">25500000000<', 'id="f-1114" unitRef="usd">25,5 bn<')
-    with pytest.raises(XbrlInstanceFormatError,
-                       match=r"broken.xml: line 5196: fact us-gaap:Revenues \(context c-33\): value is not a number: '25,5 bn'"):
+    with pytest.raises(
+        XbrlInstanceFormatError,
+        match=r"broken.xml: line 5196: fact us-gaap:Revenues \(context c-33\): value is not a number: '25,5 bn'",
+    ):
         read_instance(bad)
 
 
 def test_bad_xml_date_is_named(tmp_path):
     text = TSLA.read_text(encoding="utf-8")
     start = text.index('<context id="c-4">')
-    old = text[start:text.index("</context>", start)]
+    old = text[start : text.index("</context>", start)]
     bad = _broken_xml(tmp_path, old, old.replace("2023-12-31", "2023-12-32"))
     with pytest.raises(XbrlInstanceFormatError, match=r"broken.xml: line 48: context c-4 instant: bad date"):
         read_instance(bad)
@@ -131,18 +164,32 @@ def test_missing_document_type_is_named(tmp_path):
 
 # --- SEC companyfacts ----------------------------------------------------------------------------
 
+
 def test_companyfacts_is_read_and_normalized():
     d = read_companyfacts(SNOW)
     c = d.counts
     assert (c["rows"], c["kept"], c["skipped_not_usd"], c["skipped_dimensional"], c["filings"]) == (
-        8163, 7003, 1160, 0, 19)
+        8163,
+        7003,
+        1160,
+        0,
+        19,
+    )
     assert _reconciles(c) and c["filings_without_period"] == 0
     assert len({f["key"] for f in d.facts}) == len(d.facts)
     assert d.companies == [{"cik": 1640147, "name": "SNOWFLAKE INC.", "sic": None}]
     filings = {f["adsh"]: f for f in d.filings}
-    assert filings[SNOW_10K] == {"adsh": SNOW_10K, "cik": 1640147, "form": "10-K", "period": "20250131",
-                                 "fy": 2025, "fp": "FY", "filed": "20250321", "accepted": None,
-                                 "source": SNOW.name}
+    assert filings[SNOW_10K] == {
+        "adsh": SNOW_10K,
+        "cik": 1640147,
+        "form": "10-K",
+        "period": "20250131",
+        "fy": 2025,
+        "fp": "FY",
+        "filed": "20250321",
+        "accepted": None,
+        "source": SNOW.name,
+    }
     assert (filings[SNOW_10Q]["period"], filings[SNOW_10Q]["fp"]) == ("20240430", "Q1")
     annual = _by(d.facts, adsh=SNOW_10K, tag=REVENUE)
     assert annual[("20250131", 4)]["value"] == 3_626_396_000.0
@@ -155,14 +202,21 @@ def test_companyfacts_is_read_and_normalized():
     fact = annual[("20250131", 4)]
     assert fact["key"] == f"{SNOW_10K}:{REVENUE}:us-gaap:20250131:4:USD::"
     assert (fact["version"], fact["concept"], fact["decimals"], fact["source"]) == (
-        "us-gaap", f"us-gaap:{REVENUE}", None, "sec-companyfacts")
+        "us-gaap",
+        f"us-gaap:{REVENUE}",
+        None,
+        "sec-companyfacts",
+    )
     concept = next(k for k in d.concepts if k["key"] == f"us-gaap:{REVENUE}")
     assert concept["label"] == "Revenue from Contract with Customer, Excluding Assessed Tax"
 
 
 def _companyfacts(tmp_path: Path, entries: list[dict], name: str = "cf.json") -> Path:
-    doc = {"cik": 1, "entityName": "X", "facts": {"us-gaap": {"Revenues": {"label": "Revenues", "units": {
-        "USD": entries}}}}}
+    doc = {
+        "cik": 1,
+        "entityName": "X",
+        "facts": {"us-gaap": {"Revenues": {"label": "Revenues", "units": {"USD": entries}}}},
+    }
     out = tmp_path / name
     out.write_text(json.dumps(doc))
     return out
@@ -179,8 +233,12 @@ def test_companyfacts_period_is_the_most_frequent_end(tmp_path):
     d = read_companyfacts(_companyfacts(tmp_path, entries))
     assert d.filings[0]["period"] == "20220331"
     roles = {(f["ddate"], f["qtrs"]): f["period_role"] for f in d.facts}
-    assert roles == {("20220331", 1): "current", ("20210331", 1): "comparative",
-                     ("20220331", 0): "current", ("20220413", 0): "comparative"}
+    assert roles == {
+        ("20220331", 1): "current",
+        ("20210331", 1): "comparative",
+        ("20220331", 0): "current",
+        ("20220413", 0): "comparative",
+    }
 
 
 def test_truncated_json_is_named(tmp_path):
@@ -200,25 +258,32 @@ def _broken_json(tmp_path: Path, edit) -> Path:
 
 def test_non_numeric_json_value_is_named(tmp_path):
     bad = _broken_json(tmp_path, lambda e: e.update(val="12,5"))
-    with pytest.raises(CompanyFactsFormatError,
-                       match=rf"broken.json: facts.us-gaap.{REVENUE}.units.USD\[3\].val: expected int/float, got \"12,5\""):
+    with pytest.raises(
+        CompanyFactsFormatError,
+        match=rf"broken.json: facts.us-gaap.{REVENUE}.units.USD\[3\].val: expected int/float, got \"12,5\"",
+    ):
         read_companyfacts(bad)
 
 
 def test_bad_json_date_is_named(tmp_path):
     bad = _broken_json(tmp_path, lambda e: e.update(end="2024-02-30"))
-    with pytest.raises(CompanyFactsFormatError, match=rf"broken.json: facts.us-gaap.{REVENUE}.units.USD\[3\].end: bad date"):
+    with pytest.raises(
+        CompanyFactsFormatError, match=rf"broken.json: facts.us-gaap.{REVENUE}.units.USD\[3\].end: bad date"
+    ):
         read_companyfacts(bad)
 
 
 def test_missing_json_field_is_named(tmp_path):
     bad = _broken_json(tmp_path, lambda e: e.pop("accn"))
-    with pytest.raises(CompanyFactsFormatError,
-                       match=rf"broken.json: facts.us-gaap.{REVENUE}.units.USD\[3\].accn: required field is missing"):
+    with pytest.raises(
+        CompanyFactsFormatError,
+        match=rf"broken.json: facts.us-gaap.{REVENUE}.units.USD\[3\].accn: required field is missing",
+    ):
         read_companyfacts(bad)
 
 
 # --- into Neo4j ----------------------------------------------------------------------------------
+
 
 def test_instance_ingest_twice_changes_nothing(graph):
     d = read_instance(TSLA)
@@ -232,9 +297,19 @@ def test_instance_ingest_twice_changes_nothing(graph):
         "MATCH (c:Company)-[:FILED]->(f:Filing {adsh: $a})-[:REPORTS]->(x:Fact)-[:OF_CONCEPT]->(k:Concept) "
         "WHERE x.tag = 'Revenues' AND x.period_role = 'current' "
         "RETURN c.name AS company, f.period AS period, x.value AS value, x.decimals AS decimals, "
-        "x.source AS source, k.key AS concept", {"a": TSLA_ADSH})
-    assert got == [{"company": "Tesla, Inc.", "period": "20240630", "value": 25_500_000_000.0, "decimals": -6,
-                    "source": "xbrl-instance", "concept": "us-gaap/2023:Revenues"}]
+        "x.source AS source, k.key AS concept",
+        {"a": TSLA_ADSH},
+    )
+    assert got == [
+        {
+            "company": "Tesla, Inc.",
+            "period": "20240630",
+            "value": 25_500_000_000.0,
+            "decimals": -6,
+            "source": "xbrl-instance",
+            "concept": "us-gaap/2023:Revenues",
+        }
+    ]
     n = graph.read("MATCH (:Filing {adsh: $a})-[:REPORTS]->(x:Fact) RETURN count(x) AS n", {"a": TSLA_ADSH})
     assert n == [{"n": 402}]
 
@@ -251,9 +326,17 @@ def test_companyfacts_ingest_twice_changes_nothing(graph):
         "MATCH (c:Company {cik: 1640147})-[:FILED]->(f:Filing {adsh: $a})-[:REPORTS]->(x:Fact)"
         "-[:OF_CONCEPT]->(k:Concept) WHERE x.tag = $t AND x.period_role = 'current' "
         "RETURN c.name AS company, f.form AS form, x.value AS value, x.qtrs AS qtrs, k.label AS label",
-        {"a": SNOW_10K, "t": REVENUE})
-    assert got == [{"company": "SNOWFLAKE INC.", "form": "10-K", "value": 3_626_396_000.0, "qtrs": 4,
-                    "label": "Revenue from Contract with Customer, Excluding Assessed Tax"}]
+        {"a": SNOW_10K, "t": REVENUE},
+    )
+    assert got == [
+        {
+            "company": "SNOWFLAKE INC.",
+            "form": "10-K",
+            "value": 3_626_396_000.0,
+            "qtrs": 4,
+            "label": "Revenue from Contract with Customer, Excluding Assessed Tax",
+        }
+    ]
     n = graph.read("MATCH (:Filing {source: $s})-[:REPORTS]->(x:Fact) RETURN count(x) AS n", {"s": SNOW.name})
     assert n == [{"n": d.counts["kept"]}]
 
@@ -262,9 +345,12 @@ def test_cli_records_the_xbrl_run(graph):
     out = finkg("ingest", "xbrl", str(TSLA))
     assert out.returncode == 0, out.stderr
     assert "XBRL instance ingest" in out.stdout and "tsla-20240630-10q.xml" in out.stdout
-    run = graph.read("MATCH (r:IngestRun {kind: 'xbrl-instance'}) WHERE r.source ENDS WITH $s "
-                     "OPTIONAL MATCH (r)-[:LOADED]->(f:Filing) RETURN r.status AS status, r.counts AS counts, "
-                     "collect(f.adsh) AS filings", {"s": TSLA.name})
+    run = graph.read(
+        "MATCH (r:IngestRun {kind: 'xbrl-instance'}) WHERE r.source ENDS WITH $s "
+        "OPTIONAL MATCH (r)-[:LOADED]->(f:Filing) RETURN r.status AS status, r.counts AS counts, "
+        "collect(f.adsh) AS filings",
+        {"s": TSLA.name},
+    )
     assert run[0]["status"] == "done" and run[0]["filings"] == [TSLA_ADSH]
     assert json.loads(run[0]["counts"])["kept"] == 402
 

@@ -20,26 +20,48 @@ import pytest
 from conftest import free_port
 
 from finkg import models
-from generation.llm import (BudgetExceeded, Completion, LLMAnswerError, LLMCache, LLMClient, LLMUnavailable,
-                            LLMUsage, LlamaCppBackend, OpenAICompatibleBackend, TransformersBackend,
-                            backend_from_settings, cache_key, client_from_settings, parse_answer)
+from generation.llm import (
+    BudgetExceeded,
+    Completion,
+    LlamaCppBackend,
+    LLMAnswerError,
+    LLMCache,
+    LLMClient,
+    LLMUnavailable,
+    LLMUsage,
+    OpenAICompatibleBackend,
+    TransformersBackend,
+    backend_from_settings,
+    cache_key,
+    client_from_settings,
+    parse_answer,
+)
 from generation.llm.jsonmode import AnswerNotJSON, schema_problems
 
 SMOL = "smollm2-135m-instruct-q4_1"
 SMOL_SHA256 = models.spec(SMOL).sha256
 
-SCHEMA = {"type": "object", "properties": {"company": {"type": "string"}, "revenue": {"type": "number"}},
-          "required": ["company", "revenue"]}
-FACT = [{"role": "system", "content": "You extract facts as JSON."},
-        {"role": "user", "content": "Walmart had revenue of 100 billion dollars in 2009. Give company and revenue."}]
+SCHEMA = {
+    "type": "object",
+    "properties": {"company": {"type": "string"}, "revenue": {"type": "number"}},
+    "required": ["company", "revenue"],
+}
+FACT = [
+    {"role": "system", "content": "You extract facts as JSON."},
+    {"role": "user", "content": "Walmart had revenue of 100 billion dollars in 2009. Give company and revenue."},
+]
 # Asks for a JSON answer with a trailing comma inside a code fence: what json-repair is for.
-FENCED = [{"role": "user", "content": 'Repeat this JSON exactly, in a ```json code block: '
-                                      '{"company": "Walmart", "revenue": 100,}'}]
+FENCED = [
+    {
+        "role": "user",
+        "content": 'Repeat this JSON exactly, in a ```json code block: {"company": "Walmart", "revenue": 100,}',
+    }
+]
 # A real model that, shown six turns where the assistant said nothing, says nothing (SmolLM2
 # answers "" with finish_reason "stop"; checked with llama-cpp-python 0.3.36, temperature 0).
-SILENT = [m for _ in range(6) for m in ({"role": "user", "content": "Stay silent."},
-                                        {"role": "assistant", "content": ""})] + [
-    {"role": "user", "content": "Stay silent."}]
+SILENT = [
+    m for _ in range(6) for m in ({"role": "user", "content": "Stay silent."}, {"role": "assistant", "content": ""})
+] + [{"role": "user", "content": "Stay silent."}]
 
 
 def smol_gguf() -> Path:
@@ -93,8 +115,11 @@ def test_a_second_identical_call_comes_from_the_cache_without_a_backend_call(lla
     assert rerun.chat(FACT, max_tokens=40, json_schema=SCHEMA).cached and llama.calls == calls
     assert (rerun.usage.calls, rerun.usage.cache_hits, rerun.usage.tokens) == (0, 1, 0)
     # any other parameter is another request
-    for kwargs in ({"max_tokens": 41, "json_schema": SCHEMA}, {"max_tokens": 40, "temperature": 0.5,
-                                                              "json_schema": SCHEMA}, {"max_tokens": 40}):
+    for kwargs in (
+        {"max_tokens": 41, "json_schema": SCHEMA},
+        {"max_tokens": 40, "temperature": 0.5, "json_schema": SCHEMA},
+        {"max_tokens": 40},
+    ):
         assert not client.chat(FACT, **kwargs).cached
     assert llama.calls == calls + 3
     assert (client.usage.calls, client.usage.cache_hits) == (4, 1)
@@ -170,32 +195,41 @@ def test_the_model_identity_follows_the_file_content(gguf, tmp_path):
 # --------------------------------------------------------------------------- parsing
 
 
-@pytest.mark.parametrize("raw, data", [
-    ('{"company": "Walmart", "revenue": 100,}', {"company": "Walmart", "revenue": 100}),
-    ('```json\n{"company": "Walmart", "revenue": 1.5}\n```', {"company": "Walmart", "revenue": 1.5}),
-    ('Here it is: {"company": "X", "revenue": 2} Hope it helps.', {"company": "X", "revenue": 2}),
-    ('{"company": "X", "revenue": 3', {"company": "X", "revenue": 3}),  # cut off by max_tokens
-])
+@pytest.mark.parametrize(
+    "raw, data",
+    [
+        ('{"company": "Walmart", "revenue": 100,}', {"company": "Walmart", "revenue": 100}),
+        ('```json\n{"company": "Walmart", "revenue": 1.5}\n```', {"company": "Walmart", "revenue": 1.5}),
+        ('Here it is: {"company": "X", "revenue": 2} Hope it helps.', {"company": "X", "revenue": 2}),
+        ('{"company": "X", "revenue": 3', {"company": "X", "revenue": 3}),  # cut off by max_tokens
+    ],
+)
 def test_json_repair_fixes_what_local_models_write(raw, data):
     assert parse_answer(raw, SCHEMA) == (data, True)
 
 
-@pytest.mark.parametrize("raw, why", [
-    ("", "empty"),
-    ("I cannot answer that.", "no JSON"),
-    ('{"company": "X"}', "required key 'revenue' is missing"),
-    ('{"company": "X", "revenue": "100 billion"}', "revenue: expected number, got str"),
-    ('[{"company": "X", "revenue": 1}]', "expected a JSON object, got list"),
-    ('{"company": "X", "revenue": true}', "revenue: expected number, got bool"),
-])
+@pytest.mark.parametrize(
+    "raw, why",
+    [
+        ("", "empty"),
+        ("I cannot answer that.", "no JSON"),
+        ('{"company": "X"}', "required key 'revenue' is missing"),
+        ('{"company": "X", "revenue": "100 billion"}', "revenue: expected number, got str"),
+        ('[{"company": "X", "revenue": 1}]', "expected a JSON object, got list"),
+        ('{"company": "X", "revenue": true}', "revenue: expected number, got bool"),
+    ],
+)
 def test_answers_that_are_not_json_or_do_not_fit_are_refused(raw, why):
     with pytest.raises(AnswerNotJSON, match=why):
         parse_answer(raw, SCHEMA)
 
 
 def test_the_schema_check_covers_arrays_and_enums():
-    triples = {"type": "object", "required": ["triples"], "properties": {"triples": {
-        "type": "array", "items": {"type": "object"}}, "kind": {"enum": ["a", "b"]}}}
+    triples = {
+        "type": "object",
+        "required": ["triples"],
+        "properties": {"triples": {"type": "array", "items": {"type": "object"}}, "kind": {"enum": ["a", "b"]}},
+    }
     assert schema_problems({"triples": [{"h": 1}]}, triples) == []
     assert schema_problems({"triples": ["x"]}, triples) == ["triples: item 0: expected object, got str"]
     assert schema_problems({"triples": [], "kind": "c"}, triples) == ["kind: 'c' is not one of ['a', 'b']"]
@@ -206,12 +240,26 @@ def test_the_schema_check_covers_arrays_and_enums():
 
 
 def test_settings_pick_the_backend_and_errors_name_the_keys(settings, gguf, tmp_path):
-    bare = settings.model_copy(update={"llm_backend": None, "llm_model_path": None, "llm_base_url": None,
-                                       "llm_model": None, "llm_api_key": None, "llm_gguf_file": None})
+    bare = settings.model_copy(
+        update={
+            "llm_backend": None,
+            "llm_model_path": None,
+            "llm_base_url": None,
+            "llm_model": None,
+            "llm_api_key": None,
+            "llm_gguf_file": None,
+        }
+    )
     with pytest.raises(LLMUnavailable) as err:
         backend_from_settings(bare)
-    for key in ("[llm] backend", "[llm] model_path", "[llm] gguf_file", "[llm] base_url", "[llm] model",
-                "FINKG_LLM_BACKEND"):
+    for key in (
+        "[llm] backend",
+        "[llm] model_path",
+        "[llm] gguf_file",
+        "[llm] base_url",
+        "[llm] model",
+        "FINKG_LLM_BACKEND",
+    ):
         assert key in str(err.value)
     with pytest.raises(LLMUnavailable, match=r"\[llm\] base_url .* and \[llm\] model"):
         backend_from_settings(bare.model_copy(update={"llm_backend": "openai"}))
@@ -220,12 +268,23 @@ def test_settings_pick_the_backend_and_errors_name_the_keys(settings, gguf, tmp_
             backend_from_settings(bare.model_copy(update={"llm_backend": kind}))
     hf = backend_from_settings(bare.model_copy(update={"llm_backend": "transformers", "llm_model_path": gguf}))
     assert isinstance(hf, TransformersBackend) and hf.gguf_file == gguf.name and hf.model_dir == gguf.parent
-    client = client_from_settings(bare.model_copy(update={
-        "llm_backend": "llama-cpp", "llm_model_path": gguf, "llm_cache_dir": tmp_path / "c", "llm_budget_tokens": 99}))
+    client = client_from_settings(
+        bare.model_copy(
+            update={
+                "llm_backend": "llama-cpp",
+                "llm_model_path": gguf,
+                "llm_cache_dir": tmp_path / "c",
+                "llm_budget_tokens": 99,
+            }
+        )
+    )
     assert isinstance(client.backend, LlamaCppBackend) and client.budget_tokens == 99
     assert client.cache is not None and client.cache.directory == tmp_path / "c"
-    off = client_from_settings(bare.model_copy(update={"llm_backend": "openai", "llm_base_url": "http://h/v1",
-                                                       "llm_model": "m", "llm_cache": False}))
+    off = client_from_settings(
+        bare.model_copy(
+            update={"llm_backend": "openai", "llm_base_url": "http://h/v1", "llm_model": "m", "llm_cache": False}
+        )
+    )
     assert off.cache is None and off.model_id == "openai:http://h/v1:m"
 
 
@@ -261,9 +320,27 @@ def server(gguf, tmp_path_factory):
     a pipe nobody reads would fill up and stall the server)."""
     port = free_port()
     log = tmp_path_factory.mktemp("llama-server") / "server.log"
-    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",
-                             "--port", str(port), "--n_ctx", "2048", "--n_threads", "2", "--verbose", "false"],
-                            stdout=subprocess.DEVNULL, stderr=open(log, "wb"))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(gguf),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "2048",
+            "--n_threads",
+            "2",
+            "--verbose",
+            "false",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=open(log, "wb"),
+    )
     base = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 120
     while True:

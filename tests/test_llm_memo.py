@@ -16,14 +16,13 @@ import pytest
 from test_llm import smol_gguf
 from test_memos import WALMART, ctx, loaded  # noqa: F401  (module fixtures: the 2009q3 graph)
 
+from generation.llm import LlamaCppBackend, LLMCache, LLMClient
 from generation.memo.claims import RiskThresholds
-from generation.llm import LLMCache, LLMClient, LlamaCppBackend
 from generation.memo.llm_render import SYSTEM, claims_prompt, generate_llm_memo, llm_body
-from generation.verify.numbers import find_numbers
 from generation.memo.render import EVIDENCE_HEADING, claim_sentence
 from generation.verify.claims import REMOVED, verify_body
+from generation.verify.numbers import find_numbers
 from retrieval.facts.fact_map import read_fact_maps
-
 
 
 @pytest.fixture(scope="module")
@@ -55,6 +54,7 @@ def memo(walmart, ctx, client):  # noqa: F811
 
 def test_the_prompt_gives_each_claim_as_the_deterministic_renderer_writes_it(walmart, ctx):  # noqa: F811
     from generation.memo.drafting import draft_structured
+
     claims = draft_structured(walmart, ctx.thresholds)
     prompt = claims_prompt(claims, walmart.filing)
     for c in claims:
@@ -100,6 +100,7 @@ def test_unmarked_numbers_in_llm_prose_are_matched_to_the_filing_or_removed(memo
 
 def test_llm_body_passes_the_answer_through_untouched_but_for_a_code_fence(client, walmart, ctx):  # noqa: F811
     from generation.memo.drafting import draft_structured
+
     claims = draft_structured(walmart, ctx.thresholds)
     text, res = llm_body(claims, walmart.filing, client, max_tokens=60)
     assert text and text == text.strip() and not text.startswith("```")

@@ -54,7 +54,9 @@ def test_reads_iso_and_us_dates(panel, market):
     assert market.index[0] == pd.Timestamp("2013-01-02") and market.iloc[0] == pytest.approx(1462.420044)
     msft = mm.read_price_file(DATA / "prices" / "MSFT.csv")
     assert list(msft.columns) == ["open", "high", "low", "close", "adj_close", "volume"]
-    assert msft.loc["2015-12-31", "adj_close"] == 53.084164  # the file's last row: 2015-12-31,...,55.480000,53.084164,26529600
+    assert (
+        msft.loc["2015-12-31", "adj_close"] == 53.084164
+    )  # the file's last row: 2015-12-31,...,55.480000,53.084164,26529600
     assert panel["BABA"].first_valid_index() == pd.Timestamp("2014-09-19")
 
 
@@ -181,7 +183,9 @@ def _by_hand(panel, market, ticker: str, day: str, h: int, tau: float = 1.0):
     r = p[d + h] / p[d] - 1
     mr = m[d + h] / m[d] - 1
     z = (r - alpha - beta * mr) / sigma
-    return dict(n=int(ok.sum()), alpha=alpha, beta=beta, sigma=sigma, r=r, mr=mr, z=z, label=int(np.sign(z) * (abs(z) > tau)))
+    return dict(
+        n=int(ok.sum()), alpha=alpha, beta=beta, sigma=sigma, r=r, mr=mr, z=z, label=int(np.sign(z) * (abs(z) > tau))
+    )
 
 
 @pytest.mark.parametrize("h", [1, 3, 5])
@@ -251,7 +255,10 @@ def test_not_matured_at_the_end_of_the_data(labels):
     # 2015-12-28 + 3 sessions = 12-31 (the last row): 1D and 3D mature, 5D does not
     reasons = last.set_index("horizon")["reason"]
     assert reasons.isna().tolist() == [True, True, False] and reasons[5] == mm.REASON_NOT_MATURED
-    assert last.set_index("horizon")["label_date"].tolist()[:2] == [pd.Timestamp("2015-12-29"), pd.Timestamp("2015-12-31")]
+    assert last.set_index("horizon")["label_date"].tolist()[:2] == [
+        pd.Timestamp("2015-12-29"),
+        pd.Timestamp("2015-12-31"),
+    ]
 
 
 def test_no_look_ahead(panel, market):
@@ -286,7 +293,12 @@ def test_label_anchors_keeps_every_anchor(labels, calendar):
     anchors = pd.DataFrame(
         {
             "ticker": ["MSFT", "XOM", "MSFT", "BABA"],
-            "anchor_time": ["Thu Jan 23 21:40:19 +0000 2014", "2014-01-23T15:00Z", "2030-01-02T15:00Z", "2014-10-01T15:00Z"],
+            "anchor_time": [
+                "Thu Jan 23 21:40:19 +0000 2014",
+                "2014-01-23T15:00Z",
+                "2030-01-02T15:00Z",
+                "2014-10-01T15:00Z",
+            ],
             "id": [1, 2, 3, 4],
         }
     )
@@ -311,7 +323,14 @@ def test_price_on_a_non_session_is_an_error(panel, market):
 
 @pytest.mark.parametrize(
     "kwargs",
-    [dict(horizons=()), dict(horizons=(0,)), dict(min_observations=300), dict(min_observations=2), dict(threshold=0.0), dict(gap=-1)],
+    [
+        dict(horizons=()),
+        dict(horizons=(0,)),
+        dict(min_observations=300),
+        dict(min_observations=2),
+        dict(threshold=0.0),
+        dict(gap=-1),
+    ],
 )
 def test_config_validation(kwargs):
     with pytest.raises(ValueError):

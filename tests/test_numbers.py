@@ -36,7 +36,7 @@ def spans(text: str) -> list[tuple[str, str]]:
 def assert_offsets(text: str, found: list[NumberMention]) -> None:
     last_end = -1
     for m in found:
-        assert text[m.start:m.end] == m.text
+        assert text[m.start : m.end] == m.text
         assert m.start >= last_end, "mentions overlap or are out of order"
         last_end = m.end
 
@@ -44,6 +44,7 @@ def assert_offsets(text: str, found: list[NumberMention]) -> None:
 # ---------------------------------------------------------------------------------------------
 # currency
 # ---------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     ("written", "value", "scale", "decimals", "negative"),
@@ -123,13 +124,19 @@ def test_scale_word_only_directly_after_the_number():
 
 def test_plain_numbers_take_full_scale_words():
     m = only("Shares outstanding were 1,234.5 million at year end.")
-    assert (m.text, m.kind, m.value, m.scale, m.decimals_shown) == ("1,234.5 million", "number", 1_234_500_000.0,
-                                                                     1e6, 1)
+    assert (m.text, m.kind, m.value, m.scale, m.decimals_shown) == (
+        "1,234.5 million",
+        "number",
+        1_234_500_000.0,
+        1e6,
+        1,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # negatives in parentheses
 # ---------------------------------------------------------------------------------------------
+
 
 def test_parenthesized_plain_number_is_negative():
     text = "Operating cash flow was (1,234) thousand dollars, against 5,678 a year earlier."
@@ -163,6 +170,7 @@ def test_parentheses_that_are_prose_are_not_negatives():
 # percentages and ratios
 # ---------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     ("written", "value", "decimals", "negative"),
     [
@@ -186,13 +194,20 @@ def test_percent_forms(written, value, decimals, negative):
     assert m.text == written
     assert m.value == pytest.approx(value, rel=1e-15)
     assert (m.decimals_shown, m.negative, m.scale) == (decimals, negative, 1.0)
-    assert sentence[m.start:m.end] == written
+    assert sentence[m.start : m.end] == written
 
 
 @pytest.mark.parametrize(
     ("written", "value", "decimals"),
-    [("1.85x", 1.85, 2), ("1.85X", 1.85, 2), ("1.85\u00d7", 1.85, 2), ("1.85 \u00d7", 1.85, 2),
-     ("0.62 times", 0.62, 2), ("10x", 10.0, 0), ("-0.5x", -0.5, 1)],
+    [
+        ("1.85x", 1.85, 2),
+        ("1.85X", 1.85, 2),
+        ("1.85\u00d7", 1.85, 2),
+        ("1.85 \u00d7", 1.85, 2),
+        ("0.62 times", 0.62, 2),
+        ("10x", 10.0, 0),
+        ("-0.5x", -0.5, 1),
+    ],
 )
 def test_ratio_forms(written, value, decimals):
     sentence = f"The current ratio was {written} as of 2023-12-31 [2]."
@@ -210,11 +225,20 @@ def test_ratio_suffix_must_end_the_word():
 # dates and years
 # ---------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     ("written", "iso"),
-    [("2009-06-30", "2009-06-30"), ("June 30, 2009", "2009-06-30"), ("June 30 2009", "2009-06-30"),
-     ("30 June 2009", "2009-06-30"), ("Jun. 30, 2009", "2009-06-30"), ("Sept. 30, 2023", "2023-09-30"),
-     ("December 31st, 2023", "2023-12-31"), ("06/30/2009", "2009-06-30"), ("JUNE 30, 2009", "2009-06-30")],
+    [
+        ("2009-06-30", "2009-06-30"),
+        ("June 30, 2009", "2009-06-30"),
+        ("June 30 2009", "2009-06-30"),
+        ("30 June 2009", "2009-06-30"),
+        ("Jun. 30, 2009", "2009-06-30"),
+        ("Sept. 30, 2023", "2023-09-30"),
+        ("December 31st, 2023", "2023-12-31"),
+        ("06/30/2009", "2009-06-30"),
+        ("JUNE 30, 2009", "2009-06-30"),
+    ],
 )
 def test_dates_are_one_mention(written, iso):
     sentence = f"Total assets were $2.1 billion as of {written} [3]."
@@ -222,8 +246,14 @@ def test_dates_are_one_mention(written, iso):
     assert [m.kind for m in found] == ["currency", "date"]
     d = found[1]
     assert (d.text, d.iso_date, d.value, d.scale, d.decimals_shown, d.negative) == (
-        written, iso, float(iso.replace("-", "")), 1.0, 0, False)
-    assert sentence[d.start:d.end] == written
+        written,
+        iso,
+        float(iso.replace("-", "")),
+        1.0,
+        0,
+        False,
+    )
+    assert sentence[d.start : d.end] == written
 
 
 def test_invalid_dates_are_not_dates():
@@ -234,8 +264,11 @@ def test_invalid_dates_are_not_dates():
 def test_years():
     text = "Revenue for fiscal 2009 rose versus 2008; Q4 2023 and FY2024 are later."
     found = find_numbers(text)
-    assert [(m.text, m.kind, m.value) for m in found] == [("2009", "year", 2009.0), ("2008", "year", 2008.0),
-                                                          ("2023", "year", 2023.0)]
+    assert [(m.text, m.kind, m.value) for m in found] == [
+        ("2009", "year", 2009.0),
+        ("2008", "year", 2008.0),
+        ("2023", "year", 2023.0),
+    ]
     assert_offsets(text, found)
     # not a year: out of range, grouped, signed, scaled or with a unit
     assert only("a count of 1899").kind == "number"
@@ -256,10 +289,17 @@ def test_month_and_year_without_a_day_is_a_year():
 # plain numbers
 # ---------------------------------------------------------------------------------------------
 
+
 def test_plain_numbers():
     m = only("Headcount was 1,234.5 on average.")
-    assert (m.text, m.kind, m.value, m.decimals_shown, m.scale, m.negative) == ("1,234.5", "number", 1234.5, 1,
-                                                                                1.0, False)
+    assert (m.text, m.kind, m.value, m.decimals_shown, m.scale, m.negative) == (
+        "1,234.5",
+        "number",
+        1234.5,
+        1,
+        1.0,
+        False,
+    )
     m = only("beta of 0.62 versus peers")
     assert (m.text, m.kind, m.value, m.decimals_shown) == ("0.62", "number", 0.62, 2)
     m = only("1,234.50")
@@ -277,18 +317,38 @@ def test_malformed_groupings_and_dotted_numbers_are_left_alone():
 # what is not a number mention
 # ---------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     "text",
     [
         "Revenue grew [1] [F12] [R3] [12, 13].",
         "Accession 0000950123-09-012345 was filed.",
         "as filed under 0000950123-09-012345",
-        "CIK 1318605", "CIK: 0001318605", "CIK#1318605", "cik 1318605", "SIC 3711",
+        "CIK 1318605",
+        "CIK: 0001318605",
+        "CIK#1318605",
+        "cik 1318605",
+        "SIC 3711",
         "tagged us-gaap/2023 and us-gaap:Revenues",
-        "Q2 results", "FY23 and 2Q24", "the 1st and 2nd quarters",
-        "the 10-Q", "the 10-K", "a 20-F", "an 8-K", "a 10-K/A", "the 10K and an 8K", "Form 4",
-        "see Note 3", "(see note 3)", "Notes 12", "Item 7A", "Section 13(a)", "Exhibit 31.1", "Rule 10b-5",
-        "a 10-20% range", "pages 3-5",
+        "Q2 results",
+        "FY23 and 2Q24",
+        "the 1st and 2nd quarters",
+        "the 10-Q",
+        "the 10-K",
+        "a 20-F",
+        "an 8-K",
+        "a 10-K/A",
+        "the 10K and an 8K",
+        "Form 4",
+        "see Note 3",
+        "(see note 3)",
+        "Notes 12",
+        "Item 7A",
+        "Section 13(a)",
+        "Exhibit 31.1",
+        "Rule 10b-5",
+        "a 10-20% range",
+        "pages 3-5",
         "`0000950123-09-012345:1318605:Revenues:20231231:4:USD`",
     ],
 )
@@ -297,10 +357,14 @@ def test_not_number_mentions(text):
 
 
 def test_memo_header_yields_only_dates():
-    header = ("> 10-K · accession 0000950123-09-012345 · CIK 1318605 · SIC 3711 · period 2023-12-31 · "
-              "filed 2024-01-29 · system structured")
+    header = (
+        "> 10-K · accession 0000950123-09-012345 · CIK 1318605 · SIC 3711 · period 2023-12-31 · "
+        "filed 2024-01-29 · system structured"
+    )
     assert [(m.text, m.kind, m.iso_date) for m in find_numbers(header)] == [
-        ("2023-12-31", "date", "2023-12-31"), ("2024-01-29", "date", "2024-01-29")]
+        ("2023-12-31", "date", "2023-12-31"),
+        ("2024-01-29", "date", "2024-01-29"),
+    ]
 
 
 def test_citation_markers_next_to_numbers():
@@ -346,13 +410,22 @@ def test_memo_mentions_in_order_with_exact_offsets():
     found = find_numbers(MEMO)
     assert_offsets(MEMO, found)
     assert [(m.text, m.kind) for m in found] == [
-        ("2023-12-31", "date"), ("2024-01-29", "date"),
-        ("$96,773 million", "currency"), ("2023-12-31", "date"),
-        ("($1.2 billion)", "currency"), ("December 31, 2023", "date"),
-        ("$49,616.2 million", "currency"), ("2023-12-31", "date"), ("$28,748 million", "currency"),
-        ("2023-12-31", "date"), ("1.73x", "ratio"),
-        ("40.5%", "percent"), ("(3.2)%", "percent"), ("2023", "year"),
-        ("13.7 percent", "percent"), ("0.62 times", "ratio"),
+        ("2023-12-31", "date"),
+        ("2024-01-29", "date"),
+        ("$96,773 million", "currency"),
+        ("2023-12-31", "date"),
+        ("($1.2 billion)", "currency"),
+        ("December 31, 2023", "date"),
+        ("$49,616.2 million", "currency"),
+        ("2023-12-31", "date"),
+        ("$28,748 million", "currency"),
+        ("2023-12-31", "date"),
+        ("1.73x", "ratio"),
+        ("40.5%", "percent"),
+        ("(3.2)%", "percent"),
+        ("2023", "year"),
+        ("13.7 percent", "percent"),
+        ("0.62 times", "ratio"),
     ]
     values = {m.text: m.value for m in found}
     assert values["$96,773 million"] == 96_773_000_000.0
@@ -363,8 +436,30 @@ def test_memo_mentions_in_order_with_exact_offsets():
 
 def test_random_text_offsets_never_overlap():
     rng = random.Random(3)
-    pieces = ["$1.2 million", "(1,234)", "12.5%", "1.85x", "June 30, 2009", "2009-06-30", "[3]", "CIK 1318605",
-              "10-K", "fiscal 2009", "Q2", "-$4", "$(5)", "0.62 times", "a", "and", "(", ")", ",", "-", "7k", "$5 b"]
+    pieces = [
+        "$1.2 million",
+        "(1,234)",
+        "12.5%",
+        "1.85x",
+        "June 30, 2009",
+        "2009-06-30",
+        "[3]",
+        "CIK 1318605",
+        "10-K",
+        "fiscal 2009",
+        "Q2",
+        "-$4",
+        "$(5)",
+        "0.62 times",
+        "a",
+        "and",
+        "(",
+        ")",
+        ",",
+        "-",
+        "7k",
+        "$5 b",
+    ]
     for _ in range(300):
         text = " ".join(rng.choice(pieces) for _ in range(rng.randint(1, 15)))
         assert_offsets(text, find_numbers(text))
@@ -374,12 +469,27 @@ def test_random_text_offsets_never_overlap():
 # rounding tolerance
 # ---------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     ("written", "tolerance"),
-    [("$1,234.5 million", 0.05e6), ("$1,234 million", 0.5e6), ("$1,234", 0.5), ("$1,234.56", 0.005),
-     ("$3.4 bn", 0.05e9), ("$7k", 500.0), ("12.5%", 0.0005), ("12%", 0.005), ("(3.20)%", 0.00005),
-     ("1.23x", 0.005), ("2x", 0.5), ("0.62 times", 0.005), ("1,234.5", 0.05), ("1.5 million", 0.05e6),
-     ("2009-06-30", 0.0), ("fiscal 2009", 0.0)],
+    [
+        ("$1,234.5 million", 0.05e6),
+        ("$1,234 million", 0.5e6),
+        ("$1,234", 0.5),
+        ("$1,234.56", 0.005),
+        ("$3.4 bn", 0.05e9),
+        ("$7k", 500.0),
+        ("12.5%", 0.0005),
+        ("12%", 0.005),
+        ("(3.20)%", 0.00005),
+        ("1.23x", 0.005),
+        ("2x", 0.5),
+        ("0.62 times", 0.005),
+        ("1,234.5", 0.05),
+        ("1.5 million", 0.05e6),
+        ("2009-06-30", 0.0),
+        ("fiscal 2009", 0.0),
+    ],
 )
 def test_rounding_tolerance(written, tolerance):
     assert rounding_tolerance(only(written)) == pytest.approx(tolerance, rel=1e-12)
@@ -388,6 +498,7 @@ def test_rounding_tolerance(written, tolerance):
 # ---------------------------------------------------------------------------------------------
 # formatting
 # ---------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     ("value", "tolerance", "expected"),
@@ -448,6 +559,7 @@ def test_formatters_reject_non_finite():
 # round trips: format, then parse back within the tolerance
 # ---------------------------------------------------------------------------------------------
 
+
 def _random_amount(rng: random.Random) -> float:
     magnitude = 10 ** rng.uniform(-1, 13)
     value = rng.choice([magnitude, round(magnitude), round(magnitude, 2)])
@@ -502,7 +614,7 @@ def test_round_trip_ratio():
         m = parse_number(s)
         assert m is not None and m.kind == "ratio", s
         assert m.decimals_shown == digits
-        assert abs(m.value - v) <= 0.5 * 10 ** -digits + 1e-9, (v, s)
+        assert abs(m.value - v) <= 0.5 * 10**-digits + 1e-9, (v, s)
         assert abs(m.value - v) <= rounding_tolerance(m) + 1e-9
 
 
@@ -515,7 +627,7 @@ def test_round_trip_percent():
         m = parse_number(s)
         assert m is not None and m.kind == "percent", s
         assert m.decimals_shown == digits
-        assert abs(m.value - v) <= 0.5 * 10 ** -digits / 100 + 1e-12, (v, s)
+        assert abs(m.value - v) <= 0.5 * 10**-digits / 100 + 1e-12, (v, s)
         assert abs(m.value - v) <= rounding_tolerance(m) + 1e-12
 
 
@@ -523,12 +635,16 @@ def test_round_trip_percent():
 # replace_span and parse_number
 # ---------------------------------------------------------------------------------------------
 
+
 def test_replace_span_repairs_in_place():
     text = "Revenue was $1.3 million [1], net margin (3.2)% [2] and current ratio 1.90x [3]."
     found = find_numbers(text)
     assert [m.text for m in found] == ["$1.3 million", "(3.2)%", "1.90x"]
-    new = {"$1.3 million": format_usd(1_234_000, 123.4), "(3.2)%": format_percent(-0.0345),
-           "1.90x": format_ratio(1.8523)}
+    new = {
+        "$1.3 million": format_usd(1_234_000, 123.4),
+        "(3.2)%": format_percent(-0.0345),
+        "1.90x": format_ratio(1.8523),
+    }
     for m in sorted(found, key=lambda m: m.start, reverse=True):
         text = replace_span(text, m, new[m.text])
     assert text == "Revenue was $1.234 million [1], net margin -3.5% [2] and current ratio 1.85x [3]."

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -17,8 +17,19 @@ from finkg.pipelines.text import TextIngestOptions, ingest_text
 from ingest.text.tweets import read_tweets
 from kg import BatchWriter
 from retrieval.text.point_in_time import (
-    Anchor, Candidate, EvidenceInputError, EvidenceSelection, SelectedEvidence, audit_evidence, build_pool,
-    delete_selections, filter_candidates, load_candidates, load_sectors, near_duplicate_score, prepare_evidence,
+    Anchor,
+    Candidate,
+    EvidenceInputError,
+    EvidenceSelection,
+    SelectedEvidence,
+    audit_evidence,
+    build_pool,
+    delete_selections,
+    filter_candidates,
+    load_candidates,
+    load_sectors,
+    near_duplicate_score,
+    prepare_evidence,
     store_selections,
 )
 
@@ -32,8 +43,16 @@ def _candidates() -> list[Candidate]:
     out = []
     for d in read_tweets(FILES).documents:
         text = d.sections[0][1]
-        out.append(Candidate(id=f"chunk-of:{d.id}", document_id=d.id, text=text, source_family=d.source_family,
-                             available_at=d.available_at, tickers=tuple(d.props["tickers"])))
+        out.append(
+            Candidate(
+                id=f"chunk-of:{d.id}",
+                document_id=d.id,
+                text=text,
+                source_family=d.source_family,
+                available_at=d.available_at,
+                tickers=tuple(d.props["tickers"]),
+            )
+        )
     return out
 
 
@@ -47,8 +66,15 @@ def _by_author(author: str, day: str = "2015-07-21") -> Candidate:
 
 
 def _anchor(c: Candidate, decision_time: str = DECISION, **kw) -> Anchor:
-    return Anchor(id=c.id, ticker="MSFT", event_time=c.available_at, text=c.text, document_id=c.document_id,
-                  decision_time=decision_time, **kw)
+    return Anchor(
+        id=c.id,
+        ticker="MSFT",
+        event_time=c.available_at,
+        text=c.text,
+        document_id=c.document_id,
+        decision_time=decision_time,
+        **kw,
+    )
 
 
 def _raw_times() -> dict[str, datetime]:
@@ -80,10 +106,10 @@ def test_future_documents_are_excluded_at_the_one_second_boundary_and_never_scor
     assert before.removed_ids[selerity.id] == "future"
     assert before.removed["future"] == at.removed["future"] + 1
     # the count agrees with the raw files' created_at, and the scorer never saw a future passage
-    cut = datetime(2015, 7, 21, 20, 5, 15, tzinfo=timezone.utc)
+    cut = datetime(2015, 7, 21, 20, 5, 15, tzinfo=UTC)
     raw = _raw_times()
     assert before.removed["future"] == sum(raw[c.document_id] > cut for c in CANDIDATES) == 15
-    future_ids = {c.id for c in CANDIDATES if raw[c.document_id] > datetime(2015, 7, 21, 20, 5, 16, tzinfo=timezone.utc)}
+    future_ids = {c.id for c in CANDIDATES if raw[c.document_id] > datetime(2015, 7, 21, 20, 5, 16, tzinfo=UTC)}
     assert future_ids and not future_ids & set(seen_by_scorer)
 
 
@@ -94,8 +120,13 @@ def test_anchor_exact_url_and_near_duplicates_are_removed():
     assert result.removed_ids[anchor_c.id] == "anchor"
     assert result.removed_ids[retweet.id] == "exact_url"
     # without the shared link the retweet is still caught, as a near-duplicate (ratio 100 after normalizing)
-    no_link = Anchor(id="headline-only", ticker="MSFT", event_time="2015-07-21T16:12:20Z", decision_time=DECISION,
-                     text="$MSFT in cup w/ handle base ahead of earnings after the close; 49.64 buy point")
+    no_link = Anchor(
+        id="headline-only",
+        ticker="MSFT",
+        event_time="2015-07-21T16:12:20Z",
+        decision_time=DECISION,
+        text="$MSFT in cup w/ handle base ahead of earnings after the close; 49.64 buy point",
+    )
     assert filter_candidates(no_link, CANDIDATES, SECTORS).removed_ids[retweet.id] == "near_duplicate"
     # two outlets' copies of one headline with different short links: ratio 95 >= 90
     qp_msft, qp_tech = _by_author("QP_MSFT", "2015-07-20"), _by_author("QP_Technology", "2015-07-20")
@@ -103,9 +134,13 @@ def test_anchor_exact_url_and_near_duplicates_are_removed():
     res = filter_candidates(_anchor(qp_msft), CANDIDATES, SECTORS)
     assert res.removed_ids[qp_tech.id] == "near_duplicate" and res.removed["near_duplicate"] == 1
     # different tweets about the same spam link with other tickers (ratio 84) are not near-duplicates
-    assert near_duplicate_score(
-        "$MU Micron Technology Inc http://t.co/RUzsdeDOYZ  $AAPL $BAC", "$TWTR Twitter Inc http://t.co/RUzsdeDOYZ $AAPL $BAC"
-    ) < 90
+    assert (
+        near_duplicate_score(
+            "$MU Micron Technology Inc http://t.co/RUzsdeDOYZ  $AAPL $BAC",
+            "$TWTR Twitter Inc http://t.co/RUzsdeDOYZ $AAPL $BAC",
+        )
+        < 90
+    )
     # seven copies of one spam retweet take one place; unrelated sectors are no candidates
     assert result.removed["pool_duplicate"] == 9
     assert all(c.id not in result.removed_ids for c in result.eligible)
@@ -116,10 +151,14 @@ def test_anchor_exact_url_and_near_duplicates_are_removed():
 def test_title_duplicates_are_removed():
     anchor_c = _by_author("IBD_KShreve")
     other = _by_author("ymscapital")
-    titled = Candidate(**{**other.__dict__, "title": "MICROSOFT:  Q4 revenues beat estimates!", "available_at": "2015-07-21T19:00:00Z"})
+    titled = Candidate(
+        **{**other.__dict__, "title": "MICROSOFT:  Q4 revenues beat estimates!", "available_at": "2015-07-21T19:00:00Z"}
+    )
     anchor = _anchor(anchor_c, title="Microsoft Q4 revenues beat estimates")
     assert filter_candidates(anchor, [titled], SECTORS).removed == {
-        **{r: 0 for r in filter_candidates(anchor, [], SECTORS).removed}, "title_duplicate": 1}
+        **{r: 0 for r in filter_candidates(anchor, [], SECTORS).removed},
+        "title_duplicate": 1,
+    }
 
 
 def test_same_sector_peers_fill_at_most_20_percent_of_the_pool():
@@ -139,12 +178,18 @@ def test_same_sector_peers_fill_at_most_20_percent_of_the_pool():
     assert [c.id in pool.peers for c in pool.candidates[:4]] == [True] * 4  # the kept peers are the best ones
     # a short pool: 3 company passages leave no room for a peer (1 of 4 would be 25%)
     company = [c for c in filtered.eligible if c.id not in peers][:3]
-    short = build_pool(filter_candidates(_anchor(anchor_c), company + [c for c in CANDIDATES if c.id in peers], SECTORS),
-                       None, pool_size=20)
+    short = build_pool(
+        filter_candidates(_anchor(anchor_c), company + [c for c in CANDIDATES if c.id in peers], SECTORS),
+        None,
+        pool_size=20,
+    )
     assert len(short.candidates) == 3 and short.peers == set() and short.removed["peer_cap"] == 11
     eight = [c for c in filtered.eligible if c.id not in peers][:8]
-    mid = build_pool(filter_candidates(_anchor(anchor_c), eight + [c for c in CANDIDATES if c.id in peers], SECTORS),
-                     None, pool_size=20)
+    mid = build_pool(
+        filter_candidates(_anchor(anchor_c), eight + [c for c in CANDIDATES if c.id in peers], SECTORS),
+        None,
+        pool_size=20,
+    )
     assert len(mid.peers) == 2 and len(mid.candidates) == 10 and mid.peer_share == 0.2
 
 
@@ -161,7 +206,9 @@ def test_bad_inputs_name_the_item_and_field(tmp_path):
     bad.write_text("Sector\tSymbol\tCompany\nTechnology\t$MSFT\tMicrosoft\n\t$XOM\tExxon\n", encoding="utf-8")
     with pytest.raises(EvidenceInputError, match=rf"{bad}:3: expected a sector and a symbol"):
         load_sectors(bad)
-    bad.write_text("Sector\tSymbol\tCompany\nTechnology\t$MSFT\tMicrosoft\nServices\t$MSFT\tMicrosoft\n", encoding="utf-8")
+    bad.write_text(
+        "Sector\tSymbol\tCompany\nTechnology\t$MSFT\tMicrosoft\nServices\t$MSFT\tMicrosoft\n", encoding="utf-8"
+    )
     with pytest.raises(EvidenceInputError, match=rf"{bad}:3: MSFT listed again with another sector"):
         load_sectors(bad)
     assert len(SECTORS) == 88 and SECTORS["MSFT"] == "Technology" and SECTORS["XOM"] == "Basic Matierials"
@@ -175,8 +222,7 @@ def tweets_in_graph(graph):
     """The tweet sample ingested as Documents and Chunks (the real text ingest); removed afterwards, with
     its ingest run."""
     ids = [d.id for d in read_tweets(FILES).documents]
-    drop = ("UNWIND $ids AS id MATCH (d:Document {id: id}) OPTIONAL MATCH (d)-[:HAS_CHUNK]->(c:Chunk) "
-            "DETACH DELETE c, d")
+    drop = "UNWIND $ids AS id MATCH (d:Document {id: id}) OPTIONAL MATCH (d)-[:HAS_CHUNK]->(c:Chunk) DETACH DELETE c, d"
     graph.write(drop, {"ids": ids})
     settings = load_settings(text_tokenizer=None, text_chunk_tokens=240, text_chunk_overlap=48)
     (row,), _ = ingest_text(graph, settings, [TWEETS], TextIngestOptions(kind="tweets"))
@@ -188,7 +234,9 @@ def tweets_in_graph(graph):
 
 def _chunk_in_graph(graph, candidate: Candidate) -> str:
     """The id of the chunk the ingest wrote for ``candidate``'s tweet."""
-    (row,) = graph.read("MATCH (:Document {id: $d})-[:HAS_CHUNK]->(c:Chunk) RETURN c.id AS id", {"d": candidate.document_id})
+    (row,) = graph.read(
+        "MATCH (:Document {id: $d})-[:HAS_CHUNK]->(c:Chunk) RETURN c.id AS id", {"d": candidate.document_id}
+    )
     return row["id"]
 
 
@@ -211,8 +259,12 @@ def test_candidates_from_the_graph_stop_at_the_decision_time(graph, tweets_in_gr
 def test_stored_selections_audit_at_zero_and_a_planted_future_document_is_caught(graph, tweets_in_graph, run):
     writer = BatchWriter(graph)
     anchor = _anchor(_by_author("IBD_KShreve"))
-    pool = prepare_evidence(anchor, load_candidates(graph, anchor, SECTORS), SECTORS,
-                            scorer=lambda a, cs: [near_duplicate_score(a.text, c.text) / 100 for c in cs])
+    pool = prepare_evidence(
+        anchor,
+        load_candidates(graph, anchor, SECTORS),
+        SECTORS,
+        scorer=lambda a, cs: [near_duplicate_score(a.text, c.text) / 100 for c in cs],
+    )
     top = [SelectedEvidence(c.id, i, c.score, c.score) for i, c in enumerate(pool.candidates[:5], start=1)]
     first = store_selections(writer, [EvidenceSelection(run, pool, tuple(top))])
     assert (first["selections"], first["links"], first["missing_chunks"]) == (1, 5, 0)

@@ -7,17 +7,33 @@ from __future__ import annotations
 import pytest
 from test_llm import smol_gguf
 
-from generation.llm import LLMCache, LLMClient, LlamaCppBackend
 from generation.feedback.reader import (
-    HORIZONS, MAX_REASON_CHARS, SYSTEM, EventAnchor, EvidenceItem, FrozenReader, parse_reader_answer,
-    reader_messages, reader_schema,
+    HORIZONS,
+    MAX_REASON_CHARS,
+    SYSTEM,
+    EventAnchor,
+    EvidenceItem,
+    FrozenReader,
+    parse_reader_answer,
+    reader_messages,
+    reader_schema,
 )
+from generation.llm import LlamaCppBackend, LLMCache, LLMClient
 
 # Real tweets (tests/data/feedback_tweets/MSFT, 2015-07-22): the anchor and two earlier tweets
-ANCHOR = EventAnchor("MSFT", "Microsoft: Send, Slack, And Power BI http://t.co/4PbU67cvEZ $MSFT #MICROSOFT #WINDOWS",
-                     "2015-07-22 17:38 New York (after hours)", "2015-07-23", "Other/Mixed")
+ANCHOR = EventAnchor(
+    "MSFT",
+    "Microsoft: Send, Slack, And Power BI http://t.co/4PbU67cvEZ $MSFT #MICROSOFT #WINDOWS",
+    "2015-07-22 17:38 New York (after hours)",
+    "2015-07-23",
+    "Other/Mixed",
+)
 EVIDENCE = [
-    EvidenceItem("text:a", "news", "RT @LizzyDuncan: Trading at Noon: Apple drags down markets: http://t.co/VInfPSJDdE $AAPL $MSFT $YHOO"),
+    EvidenceItem(
+        "text:a",
+        "news",
+        "RT @LizzyDuncan: Trading at Noon: Apple drags down markets: http://t.co/VInfPSJDdE $AAPL $MSFT $YHOO",
+    ),
     EvidenceItem("text:b", "social", "$MSFT Microsoft Q4 revenue beats, cloud revenue up; shares rise after hours"),
 ]
 CARD = "as_of: 2015-07-22 close; market_proxy: sp500\nMSFT returns: prior 1D -3.72%, prior 5D -2.10%, prior 20D +2.95%"
@@ -70,9 +86,13 @@ def test_parsed_answers_keep_invalid_ids_apart_and_reject_bad_signals():
     predictions, valid, invalid, reason = parse_reader_answer(data, EVIDENCE)
     assert predictions == {"1D": 1, "3D": 0, "5D": -1}
     assert valid == ["text:b"] and invalid == ["E9", "N1"] and len(reason) == MAX_REASON_CHARS
-    for bad, message in (({"1D": "+1", "3D": 0, "5D": 0}, "1D is '\\+1'"), ({"1D": True, "3D": 0, "5D": 0}, "1D is True"),
-                         ({"1D": 2, "3D": 0, "5D": 0}, "1D is 2"), ({"1D": 0, "3D": 0}, "no '5D' signal"),
-                         (["E1"], "not a JSON object")):
+    for bad, message in (
+        ({"1D": "+1", "3D": 0, "5D": 0}, "1D is '\\+1'"),
+        ({"1D": True, "3D": 0, "5D": 0}, "1D is True"),
+        ({"1D": 2, "3D": 0, "5D": 0}, "1D is 2"),
+        ({"1D": 0, "3D": 0}, "no '5D' signal"),
+        (["E1"], "not a JSON object"),
+    ):
         with pytest.raises(ValueError, match=message):
             parse_reader_answer(bad, EVIDENCE)
     with pytest.raises(ValueError, match="max_tokens"):

@@ -4,21 +4,40 @@ ChinaBond 10-year yield and SHIBOR of 2015-06-30, a 2009 10-Q revenue figure).""
 
 from __future__ import annotations
 
-from generation.verify.report_numbers import MARK, check_numbers
 import pytest
 
 from generation.report.two_stage import parse_citations, points_schema, render_points, selection_schema
+from generation.verify.report_numbers import MARK, check_numbers
 from retrieval.facts.indicators import FinancialFact
 
-YIELD = FinancialFact("akshare:cn_treasury_yield_10y:2015-06-30:level",
-                      "China treasury yield, 10-year: 3.62 % on 2015-06-30.", (3.62,), "%", "2015-06-30",
-                      "cn_treasury_yield_10y", "akshare:bond_china_yield",
-                      (("Observation", "id", "cn_treasury_yield_10y:2015-06-30"),))
-CHANGE = FinancialFact("akshare:cn_treasury_yield_10y:2015-06-30:change_3m",
-                       "China treasury yield, 10-year: 3.62 % on 2015-06-30, up 0.05 pp from 3.57 % on 2015-03-31.",
-                       (3.62, 0.05, 3.57), "pp", "2015-06-30", "cn_treasury_yield_10y", "akshare:bond_china_yield")
-REVENUE = FinancialFact("0001193125-09-189177:1:Revenues:20090630:USD", "ACME revenue was USD 1,234,567,000.",
-                        (1234567000.0,), "USD", "2009-06-30", "Revenues", "sec:2009q3.zip")
+YIELD = FinancialFact(
+    "akshare:cn_treasury_yield_10y:2015-06-30:level",
+    "China treasury yield, 10-year: 3.62 % on 2015-06-30.",
+    (3.62,),
+    "%",
+    "2015-06-30",
+    "cn_treasury_yield_10y",
+    "akshare:bond_china_yield",
+    (("Observation", "id", "cn_treasury_yield_10y:2015-06-30"),),
+)
+CHANGE = FinancialFact(
+    "akshare:cn_treasury_yield_10y:2015-06-30:change_3m",
+    "China treasury yield, 10-year: 3.62 % on 2015-06-30, up 0.05 pp from 3.57 % on 2015-03-31.",
+    (3.62, 0.05, 3.57),
+    "pp",
+    "2015-06-30",
+    "cn_treasury_yield_10y",
+    "akshare:bond_china_yield",
+)
+REVENUE = FinancialFact(
+    "0001193125-09-189177:1:Revenues:20090630:USD",
+    "ACME revenue was USD 1,234,567,000.",
+    (1234567000.0,),
+    "USD",
+    "2009-06-30",
+    "Revenues",
+    "sec:2009q3.zip",
+)
 SHORT = {"F1": YIELD.id, "F2": CHANGE.id, "F3": REVENUE.id}
 
 
@@ -65,11 +84,19 @@ def test_cited_points_answers_cite_only_shown_ids_and_render_as_checkable_text()
     assert point["maxItems"] == 4 and point["items"]["properties"]["cites"]["items"]["enum"] == ["F1", "F2", "K1"]
     assert point["items"]["properties"]["cites"]["minItems"] == 1  # a claim cannot go uncited
     assert points_schema(0, 0)["properties"]["points"]["items"]["properties"]["cites"]["maxItems"] == 0
-    answer = render_points({"points": [{"claim": "The 10-year yield was 3.62 %.", "cites": ["F1", "F1", "K1"]},
-                                       {"claim": "It rose 0.05 pp over three months.", "cites": ["F2"]}],
-                            "conclusion": "Long yields edged up."})
-    assert answer == ("The 10-year yield was 3.62 % [F1, K1].\nIt rose 0.05 pp over three months [F2].\n"
-                      "Conclusion: Long yields edged up.")
+    answer = render_points(
+        {
+            "points": [
+                {"claim": "The 10-year yield was 3.62 %.", "cites": ["F1", "F1", "K1"]},
+                {"claim": "It rose 0.05 pp over three months.", "cites": ["F2"]},
+            ],
+            "conclusion": "Long yields edged up.",
+        }
+    )
+    assert answer == (
+        "The 10-year yield was 3.62 % [F1, K1].\nIt rose 0.05 pp over three months [F2].\n"
+        "Conclusion: Long yields edged up."
+    )
     # the rendered text goes through the same citation reader and number check as free text
     assert parse_citations(answer, 2, 1) == ([0, 1], [0], [])
     marked, checks = check_numbers(answer, "How did yields move?", [YIELD, CHANGE], SHORT)

@@ -16,38 +16,57 @@ import pytest
 from conftest import minilm_dir
 from test_llm import smol_gguf
 
-from finkg.pipelines import indicators
-from finkg.pipelines import reports
-from finkg.pipelines import text as text_ingest
 from finkg.config import load_settings
+from finkg.pipelines import indicators, reports
+from finkg.pipelines import text as text_ingest
+from generation.kgbuild.names import entity_id
+from generation.kgbuild.resolution import write_entities, write_relations
 from generation.llm import client_from_settings
 from generation.verify.report_numbers import MARK
 from kg import BatchWriter
 from retrieval.embeddings import make_embedder
-from generation.kgbuild.names import entity_id
-from generation.kgbuild.resolution import write_entities, write_relations
 
 ROOT = Path(__file__).resolve().parents[1]
 STATEMENT = ROOT / "data" / "fomc-statements" / "statements" / "20151216.txt"
-AKSHARE = sorted((ROOT / "data" / "china-bond").glob("*akshare_wide.csv")) + sorted((ROOT / "data" / "china-macro").glob("*.csv"))
+AKSHARE = sorted((ROOT / "data" / "china-bond").glob("*akshare_wide.csv")) + sorted(
+    (ROOT / "data" / "china-macro").glob("*.csv")
+)
 QUESTIONS = [
-    {"id": "yields-2015q2", "question": "How did China's treasury yields move in the second quarter of 2015?",
-     "as_of": "2015-06-30"},
-    {"id": "hike-2015-12", "question": "What did the FOMC decide in December 2015, and where was SHIBOR?",
-     "as_of": "2016-01-29", "facts": [{"id": "target", "text": "The FOMC set the target range at 1/4 to 1/2 percent.",
-                                       "numbers": [0.25, 0.5]}]},
+    {
+        "id": "yields-2015q2",
+        "question": "How did China's treasury yields move in the second quarter of 2015?",
+        "as_of": "2015-06-30",
+    },
+    {
+        "id": "hike-2015-12",
+        "question": "What did the FOMC decide in December 2015, and where was SHIBOR?",
+        "as_of": "2016-01-29",
+        "facts": [
+            {"id": "target", "text": "The FOMC set the target range at 1/4 to 1/2 percent.", "numbers": [0.25, 0.5]}
+        ],
+    },
 ]
-TRIPLES = [("federal funds rate", "indicator", "AFFECT", "financial conditions", "market_status"),
-           ("labor market conditions", "market_status", "INDICATE", "economic activity", "indicator"),
-           ("energy prices", "indicator", "AFFECT", "inflation", "indicator"),
-           ("raise the target range", "policy", "MAY_LEAD_TO", "inflation at 2 percent", "threshold_comparison")]
+TRIPLES = [
+    ("federal funds rate", "indicator", "AFFECT", "financial conditions", "market_status"),
+    ("labor market conditions", "market_status", "INDICATE", "economic activity", "indicator"),
+    ("energy prices", "indicator", "AFFECT", "inflation", "indicator"),
+    ("raise the target range", "policy", "MAY_LEAD_TO", "inflation at 2 percent", "threshold_comparison"),
+]
 
 
 @pytest.fixture(scope="module")
 def rsettings(tmp_path_factory):
-    return load_settings(llm_backend="llama-cpp", llm_model_path=smol_gguf(), llm_n_ctx=8192,
-                         llm_cache_dir=tmp_path_factory.mktemp("llm-cache"), embedding_model_path=minilm_dir(),
-                         retrieval_k=3, retrieval_top_n=4, report_max_facts=12, report_answer_tokens=120)
+    return load_settings(
+        llm_backend="llama-cpp",
+        llm_model_path=smol_gguf(),
+        llm_n_ctx=8192,
+        llm_cache_dir=tmp_path_factory.mktemp("llm-cache"),
+        embedding_model_path=minilm_dir(),
+        retrieval_k=3,
+        retrieval_top_n=4,
+        report_max_facts=12,
+        report_answer_tokens=120,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -55,21 +74,32 @@ def ready(graph, rsettings):
     """AKShare observations, one FOMC statement's chunks, and four triples sourced from its first chunk."""
     indicators.ingest_akshare_files(graph, rsettings, AKSHARE)
     text_ingest.ingest_text(graph, rsettings, [STATEMENT])
-    chunk = graph.read("MATCH (:Document {id: 'fomc:statement:20151216'})-[:HAS_CHUNK]->(c:Chunk {kind: 'text'}) "
-                       "RETURN c.id AS id ORDER BY c.seq LIMIT 1")[0]["id"]
+    chunk = graph.read(
+        "MATCH (:Document {id: 'fomc:statement:20151216'})-[:HAS_CHUNK]->(c:Chunk {kind: 'text'}) "
+        "RETURN c.id AS id ORDER BY c.seq LIMIT 1"
+    )[0]["id"]
     graph.run_autocommit("MATCH (e:Entity) WHERE e.name STARTS WITH 'rpttest ' DETACH DELETE e")
     ents, rels = [], []
     for i, (h, ht, rel, t, tt) in enumerate(TRIPLES):
         h, t = f"rpttest {h}", f"rpttest {t}"
         ents += [{"type": ht, "name": h}, {"type": tt, "name": t}]
-        rels.append({"type": rel, "head": entity_id(ht, h), "tail": entity_id(tt, t), "id": f"rpttest-{i}",
-                     "props": {"chunk_id": chunk, "cluster": f"c{i % 2}"}})
+        rels.append(
+            {
+                "type": rel,
+                "head": entity_id(ht, h),
+                "tail": entity_id(tt, t),
+                "id": f"rpttest-{i}",
+                "props": {"chunk_id": chunk, "cluster": f"c{i % 2}"},
+            }
+        )
     write_entities(graph, ents)
     write_relations(graph, BatchWriter(graph), rels)
     yield chunk
     graph.run_autocommit("MATCH (e:Entity) WHERE e.name STARTS WITH 'rpttest ' DETACH DELETE e")
-    graph.run_autocommit("MATCH (r:Report) WHERE r.id STARTS WITH 'report:yields-2015q2' OR r.id STARTS WITH "
-                         "'report:hike-2015-12' DETACH DELETE r")
+    graph.run_autocommit(
+        "MATCH (r:Report) WHERE r.id STARTS WITH 'report:yields-2015q2' OR r.id STARTS WITH "
+        "'report:hike-2015-12' DETACH DELETE r"
+    )
 
 
 def _batch(tmp_path: Path, rows) -> Path:
@@ -110,11 +140,16 @@ def test_batch_writes_verified_reports_linked_in_the_graph_and_resumes(graph, rs
         assert len(rec["k2"]) == 3 and all(k["cluster"] and k["cluster_weight"] is not None for k in rec["k2"])
         # each triple's source chunk is the one its relationship records, and that chunk exists (the graph may
         # hold other extracted triples besides this test's four, so TFR may retrieve those too)
-        sources = graph.read("UNWIND $ids AS id MATCH ()-[r]->() WHERE r.id = id MATCH (c:Chunk {id: r.chunk_id}) "
-                             "RETURN r.id AS id, c.id AS chunk", {"ids": [k["id"] for k in rec["k2"]]})
+        sources = graph.read(
+            "UNWIND $ids AS id MATCH ()-[r]->() WHERE r.id = id MATCH (c:Chunk {id: r.chunk_id}) "
+            "RETURN r.id AS id, c.id AS chunk",
+            {"ids": [k["id"] for k in rec["k2"]]},
+        )
         assert {x["id"]: x["chunk"] for x in sources} == {k["id"]: k["chunk_id"] for k in rec["k2"]}
-        links = graph.read("MATCH (r:Report {id: $id})-[c:CITES]->(x) RETURN labels(x)[0] AS label, c.kind AS kind, "
-                           "count(*) AS n", {"id": rec["report_id"]})
+        links = graph.read(
+            "MATCH (r:Report {id: $id})-[c:CITES]->(x) RETURN labels(x)[0] AS label, c.kind AS kind, count(*) AS n",
+            {"id": rec["report_id"]},
+        )
         got = {(x["label"], x["kind"]): x["n"] for x in links}
         assert got[("Chunk", "triple")] == 3 and got[("Entity", "triple")] == 3
         observations = sum(len([c for c in f["cites"] if c[0] == "Observation"]) for f in rec["selected_facts"])
@@ -147,13 +182,16 @@ def test_baselines_and_single_stage_share_the_batch_interface(graph, rsettings, 
         reports.ReportContext(graph, rsettings, client, embedder, "none", "three-stage")
 
 
-@pytest.mark.parametrize("line, message", [
-    ('{"id": "a b", "question": "What?"}', "questions.jsonl:2: field 'id'"),
-    ('{"id": "x", "question": "What?", "as_of": "2015-13-01"}', "questions.jsonl:2: field 'as_of'"),
-    ('{"id": "ok", "question": "Again?"}', "questions.jsonl:2: field 'id': 'ok' repeats line 1"),
-    ('{"id": "y", "question": "What?", "facts": [{"id": "f"}]}', "questions.jsonl:2: field 'facts.0.text'"),
-    ("not json", "questions.jsonl:2"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ('{"id": "a b", "question": "What?"}', "questions.jsonl:2: field 'id'"),
+        ('{"id": "x", "question": "What?", "as_of": "2015-13-01"}', "questions.jsonl:2: field 'as_of'"),
+        ('{"id": "ok", "question": "Again?"}', "questions.jsonl:2: field 'id': 'ok' repeats line 1"),
+        ('{"id": "y", "question": "What?", "facts": [{"id": "f"}]}', "questions.jsonl:2: field 'facts.0.text'"),
+        ("not json", "questions.jsonl:2"),
+    ],
+)
 def test_bad_batch_lines_name_the_line_and_field(tmp_path, line, message):
     path = tmp_path / "questions.jsonl"
     path.write_text('{"id": "ok", "question": "Fine?"}\n' + line + "\n", encoding="utf-8")
@@ -167,13 +205,26 @@ def test_eval_reports_scores_systems_against_references(graph, rsettings, ready,
     from finkg.eval import reports as report_eval
     from finkg.eval.metrics.text import BertScoreModel
 
-    q = {**QUESTIONS[0], "reference": "The 10-year yield was 3.60% on 2015-06-30, little changed over three months, "
-                                      "while short-term yields fell.", "conclusion": "Short-term yields fell."}
+    q = {
+        **QUESTIONS[0],
+        "reference": "The 10-year yield was 3.60% on 2015-06-30, little changed over three months, "
+        "while short-term yields fell.",
+        "conclusion": "Short-term yields fell.",
+    }
     questions = reports.load_questions(_batch(tmp_path, [q]))
     client = client_from_settings(rsettings)
     bert = BertScoreModel(minilm_dir())
-    rows = report_eval.evaluate_reports(graph, rsettings, client, make_embedder(minilm_dir()), questions,
-                                        ["none", "bm25-docs"], tmp_path / "eval", bertscore=bert, judge=client)
+    rows = report_eval.evaluate_reports(
+        graph,
+        rsettings,
+        client,
+        make_embedder(minilm_dir()),
+        questions,
+        ["none", "bm25-docs"],
+        tmp_path / "eval",
+        bertscore=bert,
+        judge=client,
+    )
     assert [r["system"] for r in rows] == ["no retrieval", "BM25 documents"]
     for r in rows:
         assert r["texts"] == 1 and 0 <= r["rouge_l_f1"] <= 1 and 0 <= r["bertscore_f1"] <= 1
@@ -189,12 +240,28 @@ def test_eval_reports_scores_systems_against_references(graph, rsettings, ready,
     else:
         assert scores[0]["bertscore"]["f1"] == 0 and rec["calls"]["answer"]["error"]
     calls = client.usage.calls
-    report_eval.evaluate_reports(graph, rsettings, client, make_embedder(minilm_dir()), questions, ["none"],
-                                 tmp_path / "eval", bertscore=bert, judge=None)
+    report_eval.evaluate_reports(
+        graph,
+        rsettings,
+        client,
+        make_embedder(minilm_dir()),
+        questions,
+        ["none"],
+        tmp_path / "eval",
+        bertscore=bert,
+        judge=None,
+    )
     assert client.usage.calls == calls  # the reports were reused, nothing generated again
     with pytest.raises(ValueError, match="no question has a 'reference'"):
-        report_eval.evaluate_reports(graph, rsettings, client, make_embedder(minilm_dir()),
-                                     reports.load_questions(_batch(tmp_path, QUESTIONS[1:])), ["none"], tmp_path / "eval")
+        report_eval.evaluate_reports(
+            graph,
+            rsettings,
+            client,
+            make_embedder(minilm_dir()),
+            reports.load_questions(_batch(tmp_path, QUESTIONS[1:])),
+            ["none"],
+            tmp_path / "eval",
+        )
 
 
 def test_finkg_report_command_runs_a_batch_and_names_bad_lines(graph, rsettings, ready, tmp_path):
@@ -202,18 +269,46 @@ def test_finkg_report_command_runs_a_batch_and_names_bad_lines(graph, rsettings,
     import subprocess
     import sys
 
-    env = {**os.environ, "FINKG_LLM_BACKEND": "llama-cpp", "FINKG_LLM_MODEL_PATH": str(rsettings.llm_model_path),
-           "FINKG_LLM_N_CTX": "8192", "FINKG_LLM_CACHE_DIR": str(rsettings.llm_cache_dir),
-           "FINKG_EMBEDDING_MODEL_PATH": str(minilm_dir()), "FINKG_REPORT_MAX_FACTS": "12",
-           "FINKG_REPORT_ANSWER_TOKENS": "120", "COLUMNS": "200"}
+    env = {
+        **os.environ,
+        "FINKG_LLM_BACKEND": "llama-cpp",
+        "FINKG_LLM_MODEL_PATH": str(rsettings.llm_model_path),
+        "FINKG_LLM_N_CTX": "8192",
+        "FINKG_LLM_CACHE_DIR": str(rsettings.llm_cache_dir),
+        "FINKG_EMBEDDING_MODEL_PATH": str(minilm_dir()),
+        "FINKG_REPORT_MAX_FACTS": "12",
+        "FINKG_REPORT_ANSWER_TOKENS": "120",
+        "COLUMNS": "200",
+    }
     batch = _batch(tmp_path, QUESTIONS[:1])
-    run = subprocess.run([sys.executable, "-m", "finkg", "report", "--batch", str(batch), "--out", str(tmp_path / "r"),
-                          "--system", "none"], capture_output=True, text=True, timeout=900, env=env)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "finkg",
+            "report",
+            "--batch",
+            str(batch),
+            "--out",
+            str(tmp_path / "r"),
+            "--system",
+            "none",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+    )
     assert run.returncode == 0, run.stderr
     assert "reports written" in run.stdout and "MATCH (r:Report)-[c:CITES]->(x)" in run.stdout
     assert (tmp_path / "r" / "yields-2015q2.none.two-stage.md").is_file()
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "ok", "question": "Fine?"}\n{"id": "ok", "question": "Again?"}\n', encoding="utf-8")
-    run = subprocess.run([sys.executable, "-m", "finkg", "report", "--batch", str(bad)], capture_output=True,
-                         text=True, timeout=300, env=env)
+    run = subprocess.run(
+        [sys.executable, "-m", "finkg", "report", "--batch", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert run.returncode == 1 and "bad.jsonl:2: field 'id': 'ok' repeats line 1" in run.stderr

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import minilm_dir
+
 from ingest.datasets.tatqa import corpus_rows, question_gains, read_tatqa
-from retrieval.text.hybrid import Hit
 from retrieval.text.documents import Passage
+from retrieval.text.hybrid import Hit
 from retrieval.text.rerank import (
     UNGRADED,
     CrossEncoderReranker,
@@ -41,8 +41,15 @@ def tiny_model(tmp_path_factory, sample) -> Path:
     """A cross-encoder trained from MiniLM on 4 real questions' pairs (a few seconds on 2 cores)."""
     texts, questions = sample
     pairs = training_pairs(questions[:4], texts, lambda q: [], negatives_per_query=1, seed=0)
-    return train_cross_encoder(pairs, minilm_dir(), tmp_path_factory.mktemp("reranker") / "tiny",
-                               epochs=1, batch_size=4, max_length=64, threads=2)
+    return train_cross_encoder(
+        pairs,
+        minilm_dir(),
+        tmp_path_factory.mktemp("reranker") / "tiny",
+        epochs=1,
+        batch_size=4,
+        max_length=64,
+        threads=2,
+    )
 
 
 def test_training_pairs_grade_evidence_context_and_negatives(sample):
@@ -153,7 +160,14 @@ def test_llm_judge_grades_each_passage_and_records_answers_without_a_grade():
     assert prompts[0].index("What was revenue in 2019?") < prompts[0].index("Passage: a b\nc a b\nc a b\nc a \n")
     assert "c a b\nc a b\nc a b\nc a b" not in prompts[0]  # rows kept, spaces collapsed, cut to max_chars
     reordered = LLMJudgeReranker(lambda p: '{"relevance": 1}' if "third" in p else '{"relevance": 0}').rerank(
-        "q", passages, str)
+        "q", passages, str
+    )
     assert reordered == [passages[2], passages[0], passages[1], passages[3], passages[4]]
-    assert [LLMJudgeReranker.grade(a) for a in ['{"relevance": 2}', "relevance: 1", " 3 ", "grade 7", "", "12"]] \
-        == [2, 1, 3, None, None, None]
+    assert [LLMJudgeReranker.grade(a) for a in ['{"relevance": 2}', "relevance: 1", " 3 ", "grade 7", "", "12"]] == [
+        2,
+        1,
+        3,
+        None,
+        None,
+        None,
+    ]

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import minilm_dir
 from typer.testing import CliRunner
 
-from conftest import minilm_dir
-from finkg.eval import retrieval as rev
 from finkg.cli import app
+from finkg.eval import retrieval as rev
 from ingest.datasets.tatqa import (
     TatqaFormatError,
     question_gains,
@@ -111,14 +111,16 @@ def test_evaluate_end_to_end_on_the_sample(graph: Graph, corpus, tmp_path):
     _, held, _, queries = rev.tatqa_queries(SAMPLE, eval_corpus=corpus)
     assert result["queries"] == len(queries) == rows["bm25"]["queries"]
     assert result["chunks"] == sum(1 + len(c.passages) for c in held)
-    assert rows["hybrid"]["ndcg@10"] >= max(rows["bm25"]["ndcg@10"], rows["dense"]["ndcg@10"],
-                                            rows["hybrid@0.5"]["ndcg@10"])  # the sweep includes 0, 0.5 and 1
+    assert rows["hybrid"]["ndcg@10"] >= max(
+        rows["bm25"]["ndcg@10"], rows["dense"]["ndcg@10"], rows["hybrid@0.5"]["ndcg@10"]
+    )  # the sweep includes 0, 0.5 and 1
     stored = read_alpha(graph, corpus)
     assert stored["hybrid_alpha"] == result["alpha"] and stored["hybrid_alpha_queries"] == len(queries)
     # bm25's figure is the mean NDCG@10 of the alpha = 0 rankings, recomputed here through search()
     index = HybridIndex.from_graph(graph, embedder, corpus=corpus, kinds=None)
-    mine = np.mean([rev.ndcg_at_k([h.passage.id for h in index.search(q.text, k=10, alpha=0.0)], q.gains)
-                    for q in queries])
+    mine = np.mean(
+        [rev.ndcg_at_k([h.passage.id for h in index.search(q.text, k=10, alpha=0.0)], q.gains) for q in queries]
+    )
     assert rows["bm25"]["ndcg@10"] == pytest.approx(mine, abs=1e-4)
     saved = json.loads(rev.save(result, tmp_path).read_text())
     assert saved["alpha"] == result["alpha"] and len(saved["sweep"]) == 41
@@ -153,8 +155,9 @@ def test_cli_reranks_with_the_llm_judge_when_the_backend_is_llm(graph: Graph, tm
     monkeypatch.setenv("FINKG_LLM_BACKEND", "llama-cpp")
     monkeypatch.setenv("FINKG_LLM_MODEL_PATH", str(smol))
     monkeypatch.setenv("FINKG_LLM_CACHE", "false")
-    result = CliRunner().invoke(app, ["eval", "retrieval", str(SAMPLE), "--rerank-queries", "1", "--no-store",
-                                      "--out", str(tmp_path)])
+    result = CliRunner().invoke(
+        app, ["eval", "retrieval", str(SAMPLE), "--rerank-queries", "1", "--no-store", "--out", str(tmp_path)]
+    )
     assert result.exit_code == 0, result.output
     saved = json.loads((tmp_path / "retrieval_eval.json").read_text())
     rows = {r["system"]: r for r in saved["rows"]}

@@ -13,7 +13,9 @@ from kg.schema import SchemaObject, SchemaStep
 def definitions(graph):
     shown = schema.show_schema(graph)
     cons = {(c["name"], c["type"], tuple(c["labelsOrTypes"]), tuple(c["properties"])) for c in shown["constraints"]}
-    idx = {(i["name"], i["type"], tuple(i["labelsOrTypes"] or ()), tuple(i["properties"] or ())) for i in shown["indexes"]}
+    idx = {
+        (i["name"], i["type"], tuple(i["labelsOrTypes"] or ()), tuple(i["properties"] or ())) for i in shown["indexes"]
+    }
     return cons, idx
 
 

@@ -14,15 +14,27 @@ from test_cli import finkg
 
 from ingest.text.tweets import read_tweets
 from kg import cypher
-from retrieval.text.point_in_time import Candidate
 from retrieval.memory.source_memory import (
-    Feedback, MemoryControl, MemoryParams, SourceMemory, class_weights, memory_adjustment, memory_score,
-    rank_evidence, shrinkage, utility,
+    Feedback,
+    MemoryControl,
+    MemoryParams,
+    SourceMemory,
+    class_weights,
+    memory_adjustment,
+    memory_score,
+    rank_evidence,
+    shrinkage,
+    utility,
 )
+from retrieval.text.point_in_time import Candidate
 
 ROOT = Path(__file__).resolve().parents[1]
-FILES = sorted(p for d in (ROOT / "data" / "tweets", ROOT / "tests" / "data" / "market_tweets")
-               for p in d.rglob("*") if p.is_file())
+FILES = sorted(
+    p
+    for d in (ROOT / "data" / "tweets", ROOT / "tests" / "data" / "market_tweets")
+    for p in d.rglob("*")
+    if p.is_file()
+)
 DOCS = read_tweets(FILES).documents
 NEWS = [d for d in DOCS if d.source_family == "news"][:2]
 SOCIAL = [d for d in DOCS if d.source_family == "social"][:3]
@@ -30,8 +42,11 @@ CONTEXT = {d.id: d.source_family for d in NEWS + SOCIAL}  # the retrieved top-5:
 EARNINGS, LEGAL = "Earnings & Guidance", "Legal & Regulatory"
 EVENT_TYPES = (EARNINGS, LEGAL, "Capital & Transactions", "Management & Operations", "Other/Mixed")
 # Validation-split label shares per horizon (seed 000, Table 1, Validation row: +1 / 0 / -1 in %)
-VALIDATION = {"1D": {1: 0.184, 0: 0.637, -1: 0.179}, "3D": {1: 0.192, 0: 0.615, -1: 0.193},
-              "5D": {1: 0.207, 0: 0.586, -1: 0.207}}
+VALIDATION = {
+    "1D": {1: 0.184, 0: 0.637, -1: 0.179},
+    "3D": {1: 0.192, 0: 0.615, -1: 0.193},
+    "5D": {1: 0.207, 0: 0.586, -1: 0.207},
+}
 PARAMS = MemoryParams(kappa=10.0, clip=0.2, strength=0.3, top_k=5)
 
 
@@ -63,7 +78,7 @@ def test_equation_6_by_hand():
     assert memory_adjustment(3, 1, PARAMS) == pytest.approx(1 / 21)
     assert memory_score(0.5, 3, 1, PARAMS) == pytest.approx(0.5 + 0.3 / 21) == pytest.approx(0.5142857)
     # a = 60, b = 0: rho (u - 1/2) = 60/70 * (61/62 - 1/2) = 0.4147 -> clipped to c = 0.2: at most lambda * c = 0.06
-    assert 60 / 70 * (61 / 62 - 0.5) == pytest.approx(0.414747, abs=1e-6)
+    assert pytest.approx(0.414747, abs=1e-6) == 60 / 70 * (61 / 62 - 0.5)
     assert memory_score(0.5, 60, 0, PARAMS) == pytest.approx(0.56)
     assert memory_score(0.5, 0, 60, PARAMS) == pytest.approx(0.44)
     # lambda = 0: static ranking
@@ -77,8 +92,17 @@ def test_equation_6_by_hand():
 
 
 def test_the_shared_context_ranks_by_equation_6_averaged_over_horizons():
-    cands = [Candidate(id=d.id, document_id=d.id, text=d.sections[0][1], source_family=d.source_family,
-                       available_at=d.available_at, score=s) for d, s in zip(SOCIAL + NEWS, (0.9, 0.8, 0.7, 0.68, 0.6))]
+    cands = [
+        Candidate(
+            id=d.id,
+            document_id=d.id,
+            text=d.sections[0][1],
+            source_family=d.source_family,
+            available_at=d.available_at,
+            score=s,
+        )
+        for d, s in zip(SOCIAL + NEWS, (0.9, 0.8, 0.7, 0.68, 0.6))
+    ]
     cells = {("news", EARNINGS, "3D"): (60.0, 0.0), ("social", EARNINGS, "3D"): (0.0, 60.0)}
     ranked = rank_evidence(cands, cells, EARNINGS, PARAMS, k=5)
     # news +0.06 / 3 horizons = +0.02, social -0.02: 0.88, 0.78, 0.70 (news), 0.68 (social), 0.62 (news)
@@ -92,15 +116,17 @@ def test_the_shared_context_ranks_by_equation_6_averaged_over_horizons():
 def test_fractional_credit_invalid_ids_no_citation_matured_only_and_idempotent(graph, runs):
     memory = runs()
     news, social = NEWS[0].id, SOCIAL[0].id
-    memory.record([
-        # correct +1 at 3D citing a news and a social passage and a hallucinated id: each family w(+1)/2
-        _fb("A", "3D", 1, 1, "2015-07-24T20:00:00Z", [news, social, "N9", news]),
-        # wrong at 3D (label -1) citing one social passage: social gets w(-1) negative
-        _fb("B", "3D", 0, -1, "2015-07-27T20:00:00Z", [SOCIAL[1].id]),
-        # only invalid ids, and no ids: no update
-        _fb("C", "3D", 1, 1, "2015-07-24T20:00:00Z", ["F1", "not-retrieved"]),
-        _fb("D", "1D", 1, 1, "2015-07-22T20:00:00Z", []),
-    ])
+    memory.record(
+        [
+            # correct +1 at 3D citing a news and a social passage and a hallucinated id: each family w(+1)/2
+            _fb("A", "3D", 1, 1, "2015-07-24T20:00:00Z", [news, social, "N9", news]),
+            # wrong at 3D (label -1) citing one social passage: social gets w(-1) negative
+            _fb("B", "3D", 0, -1, "2015-07-27T20:00:00Z", [SOCIAL[1].id]),
+            # only invalid ids, and no ids: no update
+            _fb("C", "3D", 1, 1, "2015-07-24T20:00:00Z", ["F1", "not-retrieved"]),
+            _fb("D", "1D", 1, 1, "2015-07-22T20:00:00Z", []),
+        ]
+    )
     w_pos, w_neg = 1 / (3 * 0.192), 1 / (3 * 0.193)
     assert memory.apply_matured("2015-07-22T19:59:59Z").applied == 0  # nothing matured yet
     assert memory.cells() == {}
@@ -122,14 +148,20 @@ def test_fractional_credit_invalid_ids_no_citation_matured_only_and_idempotent(g
     assert memory.cells()[("social", EARNINGS, "3D")] == pytest.approx((w_pos / 2, w_neg))
     assert memory.counts() == {"recorded": 4, "applied": 4, "no_citation": 2}
     # inspectable: each applied event links to the cells it moved, with its credit
-    links = graph.read("MATCH (f:SourceMemoryFeedback {run: $run})-[k:CREDITED]->(c:SourceMemoryCell) "
-                       "RETURN f.anchor_id AS anchor, c.family AS family, k.positive AS pos, k.negative AS neg "
-                       "ORDER BY anchor, family", {"run": memory.run})
+    links = graph.read(
+        "MATCH (f:SourceMemoryFeedback {run: $run})-[k:CREDITED]->(c:SourceMemoryCell) "
+        "RETURN f.anchor_id AS anchor, c.family AS family, k.positive AS pos, k.negative AS neg "
+        "ORDER BY anchor, family",
+        {"run": memory.run},
+    )
     assert [(r["anchor"], r["family"]) for r in links] == [("A", "news"), ("A", "social"), ("B", "social")]
     out = finkg("audit", "memory", "--run", memory.run)
     assert out.returncode == 0, out.stderr
     assert "Earnings & Guidance" in out.stdout and "Neo4j Browser: MATCH (c:SourceMemoryCell" in out.stdout
-    assert graph.read(cypher.memory_browser_query(memory.run).replace("RETURN c, k, f", "RETURN count(c) AS n"))[0]["n"] == 3
+    assert (
+        graph.read(cypher.memory_browser_query(memory.run).replace("RETURN c, k, f", "RETURN count(c) AS n"))[0]["n"]
+        == 3
+    )
 
 
 def test_runs_live_side_by_side_and_bad_feedback_is_named(graph, runs):
@@ -159,8 +191,9 @@ def _history(n: int) -> list[Feedback]:
 def test_shuffled_label_control_is_seeded_and_follows_the_validation_distribution(runs):
     control = MemoryControl("shuffled_label", seed=3)
     draws = [control.draw_label(f"run|A{i}|3D", VALIDATION["3D"]) for i in range(4000)]
-    assert draws == [MemoryControl("shuffled_label", seed=3).draw_label(f"run|A{i}|3D", VALIDATION["3D"])
-                     for i in range(4000)]
+    assert draws == [
+        MemoryControl("shuffled_label", seed=3).draw_label(f"run|A{i}|3D", VALIDATION["3D"]) for i in range(4000)
+    ]
     shares = Counter(draws)
     assert abs(shares[0] / 4000 - 0.615) < 0.03 and abs(shares[1] / 4000 - 0.192) < 0.03
     other = [MemoryControl("shuffled_label", seed=4).draw_label(f"run|A{i}|3D", VALIDATION["3D"]) for i in range(200)]
@@ -185,8 +218,9 @@ def test_shuffled_event_type_control_permutes_the_update_key(runs):
     perm = control.permutation()
     assert sorted(perm) == sorted(perm.values()) == sorted(EVENT_TYPES)  # a permutation
     assert perm == MemoryControl("shuffled_event_type", seed=1, event_types=EVENT_TYPES).permutation()
-    assert any(perm != MemoryControl("shuffled_event_type", seed=s, event_types=EVENT_TYPES).permutation()
-               for s in range(2, 6))
+    assert any(
+        perm != MemoryControl("shuffled_event_type", seed=s, event_types=EVENT_TYPES).permutation() for s in range(2, 6)
+    )
     m = runs(control)
     m.record(_history(4))
     m.apply_matured("2015-08-03T20:00:00Z")

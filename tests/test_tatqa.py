@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 
 from finkg import models
-from finkg.eval.tatqa import direct_systems, evaluate, score_text
-from generation.llm import LLMClient, LlamaCppBackend
-from generation.qa.answer import ANSWER_INSTRUCTION, answer_messages, extract_answer
 from finkg.eval.metrics.tatqa import TatqaScore, answer_string, gold_answers, normalize_answer, score, to_number
+from finkg.eval.tatqa import direct_systems, evaluate, score_text
+from generation.llm import LlamaCppBackend, LLMClient
+from generation.qa.answer import ANSWER_INSTRUCTION, answer_messages, extract_answer
 from ingest.datasets.tatqa import TatqaFormatError, parse_numbers, read_tatqa
 
 SAMPLE = Path(__file__).parent / "data" / "tatqa_dev_sample.json"
@@ -77,11 +77,23 @@ CASES = [
     ("f8073b0e-9327-40f7-9646-dd96da92ea3a", ["5.4"], "billion", 1.0, 1.0),
     ("f8073b0e-9327-40f7-9646-dd96da92ea3a", ["5,400"], "million", 1.0, 1.0),  # same value, other scale word
     # text span: 11 of the gold's 25 distinct normalized words, all correct: P 1, R 0.44, F1 0.61
-    ("75cadcb4-da5e-4e3e-b2ad-36a31be3d013",
-     ["components of an enterprise for which separate financial information is evaluated regularly"], "", 0.0, 0.61),
-    ("75cadcb4-da5e-4e3e-b2ad-36a31be3d013",
-     ["Components of an enterprise for which separate financial information is evaluated regularly by the chief "
-      "operating decision maker in deciding how to allocate resources and assessing performance"], "", 1.0, 1.0),
+    (
+        "75cadcb4-da5e-4e3e-b2ad-36a31be3d013",
+        ["components of an enterprise for which separate financial information is evaluated regularly"],
+        "",
+        0.0,
+        0.61,
+    ),
+    (
+        "75cadcb4-da5e-4e3e-b2ad-36a31be3d013",
+        [
+            "Components of an enterprise for which separate financial information is evaluated regularly by the chief "
+            "operating decision maker in deciding how to allocate resources and assessing performance"
+        ],
+        "",
+        1.0,
+        1.0,
+    ),
     ("75cadcb4-da5e-4e3e-b2ad-36a31be3d013", [""], "", 0.0, 0.0),  # empty prediction
 ]
 
@@ -126,8 +138,9 @@ def test_the_reader_turns_cells_into_facts_and_paragraphs_into_passages(contexts
     assert deferred.table_uid == "561569ae-db50-4eb5-8d0a-5a80bd1be46c"
     facts = {f.id: f for f in deferred.facts}
     less = facts["tatqa:561569ae-db50-4eb5-8d0a-5a80bd1be46c:r9c1"]
-    assert less.text == ("Deferred tax assets / Less valuation allowance | As of December 31, 2019 (Dollars in "
-                         "millions): (1,319)")
+    assert less.text == (
+        "Deferred tax assets / Less valuation allowance | As of December 31, 2019 (Dollars in millions): (1,319)"
+    )
     assert less.numbers == (-1319.0,) and less.indicator == "Deferred tax assets / Less valuation allowance"
     assert less.source == "tatqa:tatqa_dev_sample.json"
     net = facts["tatqa:561569ae-db50-4eb5-8d0a-5a80bd1be46c:r16c1"]
@@ -135,7 +148,8 @@ def test_the_reader_turns_cells_into_facts_and_paragraphs_into_passages(contexts
     assert net.numbers == (-2780.0,) and net.unit == "USD"
     assert facts["tatqa:561569ae-db50-4eb5-8d0a-5a80bd1be46c:r14c1"].numbers == ()  # "—"
     assert facts["tatqa:561569ae-db50-4eb5-8d0a-5a80bd1be46c:r14c2"].text == (
-        "Deferred tax liabilities / Other | 2018: (23)")
+        "Deferred tax liabilities / Other | 2018: (23)"
+    )
     # every non-empty value cell is a fact: 12 value rows x 2 columns ("—" included)
     cells = sum(1 for row in deferred.table[3:] for c in row[1:] if c.strip())
     assert len(deferred.facts) == cells == 24
@@ -144,18 +158,35 @@ def test_the_reader_turns_cells_into_facts_and_paragraphs_into_passages(contexts
     assert "Revenue / License | January 31, 2020: $3,181" in texts
     assert "Services / Professional services | February 2, 2018: 862" in texts
     assert [(p.id, p.order, p.text) for p in revenue.passages[:1]] == [
-        ("tatqa:2a9b3ee7-884d-48ae-bf53-41443a2014f7", 1, "R. Segment Information")]
+        ("tatqa:2a9b3ee7-884d-48ae-bf53-41443a2014f7", 1, "R. Segment Information")
+    ]
     assert [p.order for p in revenue.passages] == list(range(1, len(revenue.passages) + 1))
     q = question(contexts, "9307945c-0f8a-4ab8-8f5a-c5ee43b4d6d7")
-    assert (q.answer, q.answer_type, q.scale, q.derivation, q.answer_from) == (432, "arithmetic", "million",
-                                                                               "4,351-3,919", "table-text")
+    assert (q.answer, q.answer_type, q.scale, q.derivation, q.answer_from) == (
+        432,
+        "arithmetic",
+        "million",
+        "4,351-3,919",
+        "table-text",
+    )
 
 
-@pytest.mark.parametrize("cell,numbers", [
-    ("(1,234)", (-1234.0,)), ("$(2,780)", (-2780.0,)), ("12.5%", (12.5,)), ("-3.2 %", (-3.2,)),
-    ("$ 1,452.4", (1452.4,)), ("—", ()), ("N/A", ()), ("(3.2)%", (-3.2,)), ("2018-2019", (2018.0, 2019.0)),
-    ("−5", (-5.0,)), ("Q2", ()),
-])
+@pytest.mark.parametrize(
+    "cell,numbers",
+    [
+        ("(1,234)", (-1234.0,)),
+        ("$(2,780)", (-2780.0,)),
+        ("12.5%", (12.5,)),
+        ("-3.2 %", (-3.2,)),
+        ("$ 1,452.4", (1452.4,)),
+        ("—", ()),
+        ("N/A", ()),
+        ("(3.2)%", (-3.2,)),
+        ("2018-2019", (2018.0, 2019.0)),
+        ("−5", (-5.0,)),
+        ("Q2", ()),
+    ],
+)
 def test_cell_numbers(cell, numbers):
     assert parse_numbers(cell) == numbers
 
@@ -186,21 +217,24 @@ def test_bad_tatqa_files_name_the_file_and_the_context(tmp_path):
 # --------------------------------------------------------------------------- the answer line
 
 
-@pytest.mark.parametrize("text,spans,scale,found", [
-    ("The change is large.\nAnswer: -67.6%", ("-67.6%",), "", True),
-    ("**Answer:** $2.8 billion.", ("$2.8",), "billion", True),
-    ("Answer: 2020, 2019 and 2018", ("2020", "2019", "2018"), "", True),
-    ("Answer: fixed-price type | cost-plus type", ("fixed-price type", "cost-plus type"), "", True),
-    ("Final answer: 1,234.5 million", ("1,234.5",), "million", True),
-    ("Answer: −5,062 thousand; −6,533 thousand", ("-5,062", "-6,533"), "thousand", True),
-    ('Answer: "Property, plant and equipment"', ("Property, plant and equipment",), "", True),
-    ("Answer: 12.5 per cent", ("12.5",), "percent", True),
-    ("Answer: $2.8bn", ("$2.8",), "billion", True),
-    ("Answer: 1\nAnswer: 2", ("2",), "", True),  # the last answer line counts
-    ("I think it is 42", ("I think it is 42",), "", False),
-    ("So the answer is 1,234.5 million.", ("1,234.5",), "million", False),
-    ("", (), "", False),
-])
+@pytest.mark.parametrize(
+    "text,spans,scale,found",
+    [
+        ("The change is large.\nAnswer: -67.6%", ("-67.6%",), "", True),
+        ("**Answer:** $2.8 billion.", ("$2.8",), "billion", True),
+        ("Answer: 2020, 2019 and 2018", ("2020", "2019", "2018"), "", True),
+        ("Answer: fixed-price type | cost-plus type", ("fixed-price type", "cost-plus type"), "", True),
+        ("Final answer: 1,234.5 million", ("1,234.5",), "million", True),
+        ("Answer: −5,062 thousand; −6,533 thousand", ("-5,062", "-6,533"), "thousand", True),
+        ('Answer: "Property, plant and equipment"', ("Property, plant and equipment",), "", True),
+        ("Answer: 12.5 per cent", ("12.5",), "percent", True),
+        ("Answer: $2.8bn", ("$2.8",), "billion", True),
+        ("Answer: 1\nAnswer: 2", ("2",), "", True),  # the last answer line counts
+        ("I think it is 42", ("I think it is 42",), "", False),
+        ("So the answer is 1,234.5 million.", ("1,234.5",), "million", False),
+        ("", (), "", False),
+    ],
+)
 def test_the_final_answer_is_read_from_the_generated_text(text, spans, scale, found):
     got = extract_answer(text)
     assert (got.spans, got.scale, got.found) == (spans, scale, found)
@@ -225,10 +259,21 @@ def test_gold_answers_written_as_instructed_score_full_marks_for_every_type(cont
     wrong = [(r.question_uid, r.generated, r.predicted, r.predicted_scale) for r in results.results if r.em != 1.0]
     assert wrong == []
     rows = {r["answer_type"]: r for r in results.rows()}
-    assert rows["all"] == {"system": "gold", "answer_type": "all", "questions": 30, "em": 100.0, "f1": 100.0,
-                           "no_answer_line": 0, "errors": 0}
+    assert rows["all"] == {
+        "system": "gold",
+        "answer_type": "all",
+        "questions": 30,
+        "em": 100.0,
+        "f1": 100.0,
+        "no_answer_line": 0,
+        "errors": 0,
+    }
     assert {k: rows[k]["questions"] for k in ("span", "multi-span", "arithmetic", "count")} == {
-        "span": 11, "multi-span": 4, "arithmetic": 10, "count": 5}
+        "span": 11,
+        "multi-span": 4,
+        "arithmetic": 10,
+        "count": 5,
+    }
 
 
 def test_a_scale_slip_costs_the_exact_match_and_rows_average_the_answers(contexts):
@@ -256,11 +301,13 @@ def smol_client():
 def test_the_harness_runs_real_llm_answerers_end_to_end(contexts, smol_client, tmp_path):
     """SmolLM2 with and without the context on the first 2 questions: every answer is generated, read
     and scored; a model answer that cannot be used is recorded as an error, not dropped."""
-    silent = [m for _ in range(6) for m in ({"role": "user", "content": "Stay silent."},
-                                            {"role": "assistant", "content": ""})] + [
-        {"role": "user", "content": "Stay silent."}]  # SmolLM2 answers "" here (see tests/test_llm.py)
-    answerers = {**direct_systems(smol_client, max_tokens=48),
-                 "silent": lambda question, facts, passages: smol_client.chat(silent, max_tokens=16).text}
+    silent = [
+        m for _ in range(6) for m in ({"role": "user", "content": "Stay silent."}, {"role": "assistant", "content": ""})
+    ] + [{"role": "user", "content": "Stay silent."}]  # SmolLM2 answers "" here (see tests/test_llm.py)
+    answerers = {
+        **direct_systems(smol_client, max_tokens=48),
+        "silent": lambda question, facts, passages: smol_client.chat(silent, max_tokens=16).text,
+    }
     ticks: list[tuple[str, int]] = []
 
     def progress(stage, total):
@@ -298,6 +345,7 @@ def test_an_interrupted_run_resumes_without_asking_again_and_refuses_another_mod
             if name == "b" and len(asked) > 3:
                 raise KeyboardInterrupt  # the run is stopped after 3 answers
             return "Answer: 3,181 million"
+
         return answer
 
     out = tmp_path / "tatqa"
@@ -331,8 +379,8 @@ def test_retrieved_passages_that_overflow_the_context_window_are_trimmed_lowest_
     lowest-ranked passages, recorded; an over-long prompt sent as it is fails as a recorded answer error."""
     from generation.llm import LLMAnswerError
     from generation.report.two_stage import TwoStageGenerator
-    from retrieval.text.documents import DocumentIndex, Passage
     from retrieval.knowledge import KnowledgeRetriever
+    from retrieval.text.documents import DocumentIndex, Passage
 
     small = LLMClient(LlamaCppBackend(smol_client.backend.model_path, n_ctx=1024, n_threads=2))
     c = contexts[0]
@@ -360,16 +408,33 @@ def test_the_direct_prompt_holds_the_context_only_when_asked(contexts):
 
 
 def _finkg(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "finkg", *args], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, **env})
+    return subprocess.run(
+        [sys.executable, "-m", "finkg", *args], capture_output=True, text=True, timeout=600, env={**os.environ, **env}
+    )
 
 
 def test_finkg_eval_tatqa_runs_and_reports_bad_files(tmp_path, smol_client):
-    env = {"FINKG_CONFIG": str(tmp_path / "none.toml"), "FINKG_LLM_BACKEND": "llama-cpp",
-           "FINKG_LLM_MODEL_PATH": str(smol_client.backend.model_path), "FINKG_LLM_CACHE_DIR": str(tmp_path / "cache"),
-           "COLUMNS": "200"}
-    run = _finkg("eval", "tatqa", str(SAMPLE), "--system", "no-retrieval", "--limit", "2", "--max-tokens", "32",
-                 "--out", str(tmp_path / "out"), env=env)
+    env = {
+        "FINKG_CONFIG": str(tmp_path / "none.toml"),
+        "FINKG_LLM_BACKEND": "llama-cpp",
+        "FINKG_LLM_MODEL_PATH": str(smol_client.backend.model_path),
+        "FINKG_LLM_CACHE_DIR": str(tmp_path / "cache"),
+        "COLUMNS": "200",
+    }
+    run = _finkg(
+        "eval",
+        "tatqa",
+        str(SAMPLE),
+        "--system",
+        "no-retrieval",
+        "--limit",
+        "2",
+        "--max-tokens",
+        "32",
+        "--out",
+        str(tmp_path / "out"),
+        env=env,
+    )
     assert run.returncode == 0, run.stderr
     assert "TAT-QA EM / F1 (%) on tatqa_dev_sample.json" in run.stdout and "no-retrieval" in run.stdout
     rows = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))

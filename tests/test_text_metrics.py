@@ -14,17 +14,31 @@ from conftest import minilm_dir
 
 from finkg import models
 from finkg.config import load_settings
-from generation.llm import Completion, LLMCache, LLMClient, LlamaCppBackend, cache_key
-from finkg.eval.metrics.text import (JUDGE_SCHEMA, PRF, BertScoreModel, BertScoreUnavailable, JudgeVerdict,
-                                     RougeTokenizer, bertscore_from_settings, judge_consistency, judge_messages,
-                                     mean_judge_score, rouge_l, score_texts, summarize)
+from finkg.eval.metrics.text import (
+    JUDGE_SCHEMA,
+    PRF,
+    BertScoreModel,
+    BertScoreUnavailable,
+    JudgeVerdict,
+    RougeTokenizer,
+    bertscore_from_settings,
+    judge_consistency,
+    judge_messages,
+    mean_judge_score,
+    rouge_l,
+    score_texts,
+    summarize,
+)
+from generation.llm import Completion, LlamaCppBackend, LLMCache, LLMClient, cache_key
 
 SMOL = "smollm2-135m-instruct-q4_1"
 
 # Real FOMC statement sentences (data/fomc-statements: 2008-12-16 and 2015-12-16) as references.
-CUT = ("The Federal Open Market Committee decided today to establish a target range for the federal funds rate "
-       "of 0 to 1/4 percent.")
-HIKE = ("The Committee decided to raise the target range for the federal funds rate to 1/4 to 1/2 percent.")
+CUT = (
+    "The Federal Open Market Committee decided today to establish a target range for the federal funds rate "
+    "of 0 to 1/4 percent."
+)
+HIKE = "The Committee decided to raise the target range for the federal funds rate to 1/4 to 1/2 percent."
 CUT_PARAPHRASE = "The FOMC lowered its federal funds rate target to a range of zero to 0.25 percent."
 UNRELATED = "Apple sold more iPhones in China during the June quarter than a year earlier."
 
@@ -32,7 +46,15 @@ UNRELATED = "Apple sold more iPhones in China during the June quarter than a yea
 def test_the_rouge_tokenizer_keeps_numbers_and_non_ascii_text():
     tok = RougeTokenizer()
     assert tok.tokenize("Revenue rose 12.5 % to $1,234.5 million in 2019.") == [
-        "revenue", "rose", "12.5%", "to", "1234.5", "million", "in", "2019"]
+        "revenue",
+        "rose",
+        "12.5%",
+        "to",
+        "1234.5",
+        "million",
+        "in",
+        "2019",
+    ]
     assert tok.tokenize("营收增长12%") == ["营", "收", "增", "长", "12%"]
     assert tok.tokenize("Zürich's loss was -3.2%; 2018-2019") == ["zürich's", "loss", "was", "-3.2%", "2018", "2019"]
     assert tok.tokenize("ＧＤＰ　１２３") == ["gdp", "123"]  # NFKC: full-width letters and digits
@@ -89,8 +111,11 @@ def test_bertscore_refuses_what_would_need_a_download_or_cannot_work(tmp_path):
 
 def test_bertscore_from_settings_reads_the_eval_section(monkeypatch, tmp_path):
     config = tmp_path / "config.toml"
-    config.write_text(f'[eval]\nbertscore_model_path = "{minilm_dir()}"\nbertscore_num_layers = 3\n'
-                      f'bertscore_batch_size = 4\nbertscore_device = "cpu"\njudge = false\n', encoding="utf-8")
+    config.write_text(
+        f'[eval]\nbertscore_model_path = "{minilm_dir()}"\nbertscore_num_layers = 3\n'
+        f'bertscore_batch_size = 4\nbertscore_device = "cpu"\njudge = false\n',
+        encoding="utf-8",
+    )
     monkeypatch.setenv("FINKG_CONFIG", str(config))
     s = load_settings()
     assert (s.eval_bertscore_num_layers, s.eval_bertscore_batch_size, s.eval_judge) == (3, 4, False)
@@ -117,13 +142,16 @@ def test_the_judge_rates_with_a_real_llm(smol):
         judge_consistency(client, CUT, CUT, "summary")
 
 
-@pytest.mark.parametrize("raw,error", [
-    ("I would rate this a four out of five.", "no JSON"),
-    ('{"score": 7, "reason": "very consistent"}', "score 7 is not an integer in 0..5"),
-    ('{"score": "high", "reason": "x"}', "score"),
-    ('{"reason": "forgot the score"}', "score"),
-    ('{"score": 4, "reason": "cut o', None),  # cut off by max_tokens: json-repair closes it
-])
+@pytest.mark.parametrize(
+    "raw,error",
+    [
+        ("I would rate this a four out of five.", "no JSON"),
+        ('{"score": 7, "reason": "very consistent"}', "score 7 is not an integer in 0..5"),
+        ('{"score": "high", "reason": "x"}', "score"),
+        ('{"reason": "forgot the score"}', "score"),
+        ('{"score": 4, "reason": "cut o', None),  # cut off by max_tokens: json-repair closes it
+    ],
+)
 def test_a_malformed_judge_answer_is_recorded_not_scored_zero(smol, tmp_path, raw, error):
     cache = LLMCache(tmp_path / "cache")
     client = LLMClient(smol, cache=cache)
@@ -140,8 +168,11 @@ def test_a_malformed_judge_answer_is_recorded_not_scored_zero(smol, tmp_path, ra
 
 
 def test_means_skip_malformed_ratings_and_count_them():
-    verdicts = [JudgeVerdict(4, "ok", "text", "{}"), JudgeVerdict(None, "", "text", "garbage", "no JSON"),
-                JudgeVerdict(2, "ok", "text", "{}")]
+    verdicts = [
+        JudgeVerdict(4, "ok", "text", "{}"),
+        JudgeVerdict(None, "", "text", "garbage", "no JSON"),
+        JudgeVerdict(2, "ok", "text", "{}"),
+    ]
     summary = mean_judge_score(verdicts)
     assert (summary.mean, summary.valid, summary.malformed) == (3.0, 2, 1)
     assert mean_judge_score([verdicts[1]]).mean is None
@@ -150,11 +181,19 @@ def test_means_skip_malformed_ratings_and_count_them():
 def test_all_metrics_together(bert, smol):
     client = LLMClient(smol)
     ticks = []
-    scores = score_texts([CUT_PARAPHRASE, UNRELATED], [CUT, HIKE], conclusions=["Rates were cut.", "Rates were raised."],
-                         bertscore=bert, judge=client, judge_max_tokens=96, progress=ticks.append)
+    scores = score_texts(
+        [CUT_PARAPHRASE, UNRELATED],
+        [CUT, HIKE],
+        conclusions=["Rates were cut.", "Rates were raised."],
+        bertscore=bert,
+        judge=client,
+        judge_max_tokens=96,
+        progress=ticks.append,
+    )
     assert ticks == [1, 1] and len(scores) == 2
-    assert all(s.judge_conclusion.reference_kind == "conclusion" and s.judge_text.reference_kind == "text"
-               for s in scores)
+    assert all(
+        s.judge_conclusion.reference_kind == "conclusion" and s.judge_text.reference_kind == "text" for s in scores
+    )
     row = summarize(scores)
     assert row["texts"] == 2
     assert math.isclose(row["rouge_l_f1"], round((scores[0].rouge_l.f1 + scores[1].rouge_l.f1) / 2, 4))

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from conftest import minilm_dir
 
+from generation.kgbuild.names import entity_id
+from generation.kgbuild.resolution import write_entities, write_relations
 from kg import BatchWriter
-from retrieval.text.documents import DocumentIndex, Passage
 from retrieval.embeddings import make_embedder
 from retrieval.knowledge import KnowledgeRetriever
-from generation.kgbuild.resolution import write_entities, write_relations
-from generation.kgbuild.names import entity_id
+from retrieval.text.documents import DocumentIndex, Passage
 from retrieval.triples.tfr import Triple, TripleIndex, allocate, softmax
 
 # Real triples from FOMC statements (2008-2015), in three clusters of meaning.
@@ -27,7 +27,14 @@ ROWS = [
     ("unemployment rate", "indicator", "INDICATE", "labor market slack", "market_status", "c:labor"),
     ("job gains", "indicator_change", "BELONG_TO", "labor market", "indicator", "c:labor"),
     ("strains in financial markets", "market_status", "AFFECT", "credit conditions", "market_status", "c:credit"),
-    ("tight credit conditions", "market_status", "MAY_LEAD_TO", "weaker economic growth", "indicator_change", "c:credit"),
+    (
+        "tight credit conditions",
+        "market_status",
+        "MAY_LEAD_TO",
+        "weaker economic growth",
+        "indicator_change",
+        "c:credit",
+    ),
 ]
 
 
@@ -55,8 +62,10 @@ def embedder():
 
 @pytest.fixture(scope="module")
 def index(embedder):
-    triples = [Triple(f"t{i}", rel, h, t, f"e{i}h", f"e{i}t", cluster, None)
-               for i, (h, _ht, rel, t, _tt, cluster) in enumerate(ROWS)]
+    triples = [
+        Triple(f"t{i}", rel, h, t, f"e{i}h", f"e{i}t", cluster, None)
+        for i, (h, _ht, rel, t, _tt, cluster) in enumerate(ROWS)
+    ]
     return TripleIndex(triples, embedder.encode([t.text for t in triples]), embedder)
 
 
@@ -90,8 +99,15 @@ def test_triples_load_from_the_graph_and_keep_their_embeddings(graph, embedder):
     for i, (h, ht, rel, t, tt, cluster) in enumerate(ROWS):
         h, t = f"tfrtest {h}", f"tfrtest {t}"
         ents += [{"type": ht, "name": h}, {"type": tt, "name": t}]
-        rels.append({"type": rel, "head": entity_id(ht, h), "tail": entity_id(tt, t), "id": f"tfrtest-{i}",
-                     "props": {"chunk_id": "tfrtest-chunk", "cluster": cluster}})
+        rels.append(
+            {
+                "type": rel,
+                "head": entity_id(ht, h),
+                "tail": entity_id(tt, t),
+                "id": f"tfrtest-{i}",
+                "props": {"chunk_id": "tfrtest-chunk", "cluster": cluster},
+            }
+        )
     write_entities(graph, ents)
     write_relations(graph, BatchWriter(graph), rels)
     first = TripleIndex.from_graph(graph, embedder)
@@ -109,9 +125,11 @@ def test_triples_load_from_the_graph_and_keep_their_embeddings(graph, embedder):
 
 
 def test_document_baselines_rank_the_right_sentence(embedder):
-    passages = [Passage("p1", "The Committee decided to lower its target for the federal funds rate by 50 basis points."),
-                Passage("p2", "Energy and other commodity prices have increased, and inflation expectations have risen."),
-                Passage("p3", "Labor market conditions improved further, with solid job gains and a lower unemployment rate.")]
+    passages = [
+        Passage("p1", "The Committee decided to lower its target for the federal funds rate by 50 basis points."),
+        Passage("p2", "Energy and other commodity prices have increased, and inflation expectations have risen."),
+        Passage("p3", "Labor market conditions improved further, with solid job gains and a lower unemployment rate."),
+    ]
     docs = DocumentIndex(passages, embedder)
     assert docs.bm25("unemployment rate and job gains", 2)[0].passage.id == "p3"
     assert docs.dense("Has the labor market improved?", 1)[0].passage.id == "p3"

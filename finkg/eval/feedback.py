@@ -66,44 +66,69 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from finkg.eval import feedback_metrics as fm
 from finkg.config import Settings
+from finkg.eval import feedback_metrics as fm
 from finkg.pipelines.text import TextIngestOptions, ingest_text
-from generation.feedback.reader import EventAnchor, EvidenceItem, FrozenReader, ReaderAnswer
-from kg import BatchWriter, Graph, cypher
-from retrieval.embeddings import Embedder
 from generation.feedback.events import EVENT_TYPES, event_type
-from retrieval.text.hybrid import HybridIndex
 from generation.feedback.market_context import MarketContext
 from generation.feedback.market_model import (
-    EASTERN, REGULAR_CLOSE, MarketModelConfig, TradingCalendar, adj_close_panel, label_anchors, load_market_proxy,
+    EASTERN,
+    REGULAR_CLOSE,
+    MarketModelConfig,
+    TradingCalendar,
+    adj_close_panel,
+    label_anchors,
+    load_market_proxy,
     residual_labels,
 )
-from retrieval.text.point_in_time import (
-    Anchor, EvidencePool, EvidenceSelection, SelectedEvidence, audit_evidence, delete_selections, load_candidates,
-    load_sectors, normalize_text, prepare_evidence, store_selections, utc_text,
-)
+from generation.feedback.reader import EventAnchor, EvidenceItem, FrozenReader, ReaderAnswer
+from kg import BatchWriter, Graph, cypher
+from kg.errors import EvaluationError
+from retrieval.embeddings import Embedder
 from retrieval.memory.source_memory import (
-    HORIZONS, Feedback, MemoryControl, MemoryParams, SourceMemory, rank_evidence,
+    HORIZONS,
+    Feedback,
+    MemoryControl,
+    MemoryParams,
+    SourceMemory,
+    rank_evidence,
+)
+from retrieval.text.hybrid import HybridIndex
+from retrieval.text.point_in_time import (
+    Anchor,
+    EvidencePool,
+    EvidenceSelection,
+    SelectedEvidence,
+    audit_evidence,
+    delete_selections,
+    load_candidates,
+    load_sectors,
+    normalize_text,
+    prepare_evidence,
+    store_selections,
+    utc_text,
 )
 
 CONDITIONS = ("no-memory", "memory", "shuffled-label", "shuffled-event-type")
 """The compared variants (seed 000, Tables 2-3; the frozen reader throughout)."""
-PAPER_VALIDATION_SHARES = {"1D": {1: 0.184, 0: 0.637, -1: 0.179}, "3D": {1: 0.192, 0: 0.615, -1: 0.193},
-                           "5D": {1: 0.207, 0: 0.586, -1: 0.207}}
+PAPER_VALIDATION_SHARES = {
+    "1D": {1: 0.184, 0: 0.637, -1: 0.179},
+    "3D": {1: 0.192, 0: 0.615, -1: 0.193},
+    "5D": {1: 0.207, 0: 0.586, -1: 0.207},
+}
 """Seed 000, Table 1, the Validation row (+1 / 0 / -1), the fallback class shares."""
 MIN_VALIDATION_LABELS = 30
 VALIDATION_SESSIONS = 252
 
 
-class FeedbackEvalError(ValueError):
+class FeedbackEvalError(EvaluationError):
     """The evaluation cannot run as asked; the message names the path, option or field."""
 
 
@@ -176,7 +201,9 @@ class ConditionRun:
 
     def control(self) -> MemoryControl:
         """The memory control of this run (``none`` for the method)."""
-        kind = {"shuffled-label": "shuffled_label", "shuffled-event-type": "shuffled_event_type"}.get(self.condition, "none")
+        kind = {"shuffled-label": "shuffled_label", "shuffled-event-type": "shuffled_event_type"}.get(
+            self.condition, "none"
+        )
         return MemoryControl(kind, self.seed, EVENT_TYPES)  # type: ignore[arg-type]
 
 
@@ -224,10 +251,12 @@ def load_market(options: FeedbackOptions, config: MarketModelConfig | None = Non
 def close_instant(day: pd.Timestamp) -> datetime:
     """The 16:00 New York close of session ``day`` as an aware UTC datetime."""
     local = datetime.combine(pd.Timestamp(day).date(), REGULAR_CLOSE, tzinfo=EASTERN)
-    return local.astimezone(timezone.utc)
+    return local.astimezone(UTC)
 
 
-def validation_shares(labels: pd.DataFrame, calendar: TradingCalendar, start: date) -> tuple[dict[str, dict[int, float]], str]:
+def validation_shares(
+    labels: pd.DataFrame, calendar: TradingCalendar, start: date
+) -> tuple[dict[str, dict[int, float]], str]:
     """p_val(y | h): label shares of the ticker-days decided in the :data:`VALIDATION_SESSIONS` sessions before
     ``start`` whose labels matured before it; the paper's Table 1 shares when too few (module doc).
 
@@ -274,8 +303,15 @@ class AnchorRow:
 
     def anchor(self) -> Anchor:
         """The point-in-time anchor (evidence cut-off: the decision time)."""
-        return Anchor(id=self.id, ticker=self.ticker, event_time=self.event_time, text=self.text, url=self.url,
-                      document_id=self.document_id, decision_time=self.decision_time)
+        return Anchor(
+            id=self.id,
+            ticker=self.ticker,
+            event_time=self.event_time,
+            text=self.text,
+            url=self.url,
+            document_id=self.document_id,
+            decision_time=self.decision_time,
+        )
 
     def event_anchor(self) -> EventAnchor:
         """The reader's view (Appendix B's A0)."""
@@ -296,20 +332,34 @@ class AnchorSet:
 
     def counts(self) -> dict[str, int]:
         """The counts as a dict."""
-        return {"found": self.found, "duplicates_dropped": self.duplicates, "outside_calendar": self.unassigned,
-                "sampled_out": self.sampled_out, "beyond_limit": self.limited_out, "anchors": len(self.anchors)}
+        return {
+            "found": self.found,
+            "duplicates_dropped": self.duplicates,
+            "outside_calendar": self.unassigned,
+            "sampled_out": self.sampled_out,
+            "beyond_limit": self.limited_out,
+            "anchors": len(self.anchors),
+        }
 
 
 def _sample_key(seed: int, anchor_id: str) -> str:
-    return hashlib.sha256(f"{seed}|{anchor_id}".encode("utf-8")).hexdigest()
+    return hashlib.sha256(f"{seed}|{anchor_id}".encode()).hexdigest()
 
 
 def load_anchors(graph: Graph, options: FeedbackOptions, market: MarketData) -> AnchorSet:
     """The run's anchors in decision-time order, labelled (section 3.4), deduplicated and sampled (module doc)."""
-    end = datetime.combine(options.end, datetime.min.time(), tzinfo=timezone.utc) + pd.Timedelta(days=1)
-    start = datetime.combine(options.start, datetime.min.time(), tzinfo=timezone.utc)
-    rows = graph.read(cypher.FEEDBACK_ANCHORS, {"doc_type": "tweet", "families": ["news"], "start": utc_text(start),
-                                                "end": utc_text(end), "tickers": list(options.tickers)})
+    end = datetime.combine(options.end, datetime.min.time(), tzinfo=UTC) + pd.Timedelta(days=1)
+    start = datetime.combine(options.start, datetime.min.time(), tzinfo=UTC)
+    rows = graph.read(
+        cypher.FEEDBACK_ANCHORS,
+        {
+            "doc_type": "tweet",
+            "families": ["news"],
+            "start": utc_text(start),
+            "end": utc_text(end),
+            "tickers": list(options.tickers),
+        },
+    )
     flat = [{**r, "ticker": t} for r in rows for t in sorted(r["tickers"])]
     result = AnchorSet([], found=len(flat))
     if not flat:
@@ -332,15 +382,25 @@ def load_anchors(graph: Graph, options: FeedbackOptions, market: MarketData) -> 
         by_h = {f"{int(r['horizon'])}D": r for _, r in group.iterrows()}
         moment = max(first["anchor_time"].to_pydatetime(), close_instant(first["decision_date"]))
         row = AnchorRow(
-            id=f"{first['id']}@{first['ticker']}", chunk_id=first["id"], document_id=first["document_id"],
-            ticker=first["ticker"], text=first["text"], url=first["url"] if isinstance(first["url"], str) else None,
-            event_time=first["available_at"], local_time=first["local_time"], phase=str(first["phase"]),
-            decision_date=first["decision_date"], prediction_day=first["prediction_day"], decision_time=moment,
+            id=f"{first['id']}@{first['ticker']}",
+            chunk_id=first["id"],
+            document_id=first["document_id"],
+            ticker=first["ticker"],
+            text=first["text"],
+            url=first["url"] if isinstance(first["url"], str) else None,
+            event_time=first["available_at"],
+            local_time=first["local_time"],
+            phase=str(first["phase"]),
+            decision_date=first["decision_date"],
+            prediction_day=first["prediction_day"],
+            decision_time=moment,
             event_type=event_type(first["text"]),
             labels={h: (None if pd.isna(r["label"]) else int(r["label"])) for h, r in by_h.items()},
             residuals={h: (None if pd.isna(r["residual"]) else float(r["residual"])) for h, r in by_h.items()},
-            matured_at={h: (None if pd.isna(r["label_date"]) else utc_text(close_instant(r["label_date"])))
-                        for h, r in by_h.items()},
+            matured_at={
+                h: (None if pd.isna(r["label_date"]) else utc_text(close_instant(r["label_date"])))
+                for h, r in by_h.items()
+            },
             reasons={h: (None if pd.isna(r["reason"]) else str(r["reason"])) for h, r in by_h.items()},
         )
         keep[(row.ticker, row.prediction_day)].append(row)
@@ -410,14 +470,16 @@ class RunSummary:
         """The closing table."""
         per = self.done or 1
         values = {
-            "anchors (after dedup, sampling, limit)": self.anchors, "anchors evaluated now": self.done,
-            "anchors skipped (already done)": self.skipped, "prediction records written": self.records,
+            "anchors (after dedup, sampling, limit)": self.anchors,
+            "anchors evaluated now": self.done,
+            "anchors skipped (already done)": self.skipped,
+            "prediction records written": self.records,
             "LLM calls / cache hits": f"{self.reader_calls} / {self.cache_hits}",
             "reader answers failed (recorded)": self.failed_answers,
             "tokens (prompt / completion, backend)": f"{self.prompt_tokens} / {self.completion_tokens}",
             "seconds": f"{self.seconds:.1f}",
             "per anchor: retrieval / memory / reader s": f"{self.seconds_retrieval / per:.3f} / "
-                                                         f"{self.seconds_memory / per:.3f} / {self.seconds_reader / per:.2f}",
+            f"{self.seconds_memory / per:.3f} / {self.seconds_reader / per:.2f}",
             "class shares p_val from": self.validation,
         }
         return [{"measure": k, "value": v} for k, v in values.items()]
@@ -445,19 +507,42 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def _manifest(options: FeedbackOptions, crs: Sequence[ConditionRun], anchors: AnchorSet, shares: dict, source: str,
-              settings: Settings, model_id: str, embedder: str) -> dict[str, Any]:
-    return {"run": options.run, "tickers": list(options.tickers), "start": str(options.start), "end": str(options.end),
-            "limit": options.limit, "max_anchors_per_day": options.max_anchors_per_day,
-            "sample_seed": options.sample_seed, "conditions": [c.name for c in crs],
-            "tweets": str(options.tweets), "prices": str(options.prices), "market": str(options.market),
-            "anchor_counts": anchors.counts(), "validation_shares": {h: {str(k): v for k, v in d.items()}
-                                                                       for h, d in shares.items()},
-            "validation_source": source, "model_id": model_id, "embedder": embedder,
-            "alpha": settings.feedback_alpha, "pool_size": settings.memory_pool_size,
-            "peer_share": settings.memory_peer_share, "top_k": settings.memory_top_k,
-            "kappa": settings.memory_kappa, "clip": settings.memory_clip, "lambda": settings.memory_lambda,
-            "reader_max_tokens": settings.feedback_reader_max_tokens}
+def _manifest(
+    options: FeedbackOptions,
+    crs: Sequence[ConditionRun],
+    anchors: AnchorSet,
+    shares: dict,
+    source: str,
+    settings: Settings,
+    model_id: str,
+    embedder: str,
+) -> dict[str, Any]:
+    return {
+        "run": options.run,
+        "tickers": list(options.tickers),
+        "start": str(options.start),
+        "end": str(options.end),
+        "limit": options.limit,
+        "max_anchors_per_day": options.max_anchors_per_day,
+        "sample_seed": options.sample_seed,
+        "conditions": [c.name for c in crs],
+        "tweets": str(options.tweets),
+        "prices": str(options.prices),
+        "market": str(options.market),
+        "anchor_counts": anchors.counts(),
+        "validation_shares": {h: {str(k): v for k, v in d.items()} for h, d in shares.items()},
+        "validation_source": source,
+        "model_id": model_id,
+        "embedder": embedder,
+        "alpha": settings.feedback_alpha,
+        "pool_size": settings.memory_pool_size,
+        "peer_share": settings.memory_peer_share,
+        "top_k": settings.memory_top_k,
+        "kappa": settings.memory_kappa,
+        "clip": settings.memory_clip,
+        "lambda": settings.memory_lambda,
+        "reader_max_tokens": settings.feedback_reader_max_tokens,
+    }
 
 
 def _check_manifest(out: Path, options: FeedbackOptions) -> None:
@@ -466,8 +551,10 @@ def _check_manifest(out: Path, options: FeedbackOptions) -> None:
         return
     old = json.loads(path.read_text(encoding="utf-8"))
     if old.get("run") != options.run:
-        raise FeedbackEvalError(f"{path}: this folder holds run {old.get('run')!r}, not {options.run!r} "
-                                "(use another --out, the same --run, or --redo)")
+        raise FeedbackEvalError(
+            f"{path}: this folder holds run {old.get('run')!r}, not {options.run!r} "
+            "(use another --out, the same --run, or --redo)"
+        )
 
 
 def reset_run(graph: Graph, options: FeedbackOptions, crs: Sequence[ConditionRun], shares: dict) -> None:
@@ -478,9 +565,15 @@ def reset_run(graph: Graph, options: FeedbackOptions, crs: Sequence[ConditionRun
         delete_selections(graph, cr.run_id)
 
 
-def run_evaluation(graph: Graph, settings: Settings, options: FeedbackOptions, reader: FrozenReader,
-                   embedder: Embedder, progress: Callable[[str, int], Callable[..., None]] | None = None,
-                   market: MarketData | None = None) -> RunSummary:
+def run_evaluation(
+    graph: Graph,
+    settings: Settings,
+    options: FeedbackOptions,
+    reader: FrozenReader,
+    embedder: Embedder,
+    progress: Callable[[str, int], Callable[..., None]] | None = None,
+    market: MarketData | None = None,
+) -> RunSummary:
     """The prequential loop of the module docstring; writes ``out/predictions/*.jsonl`` and ``out/manifest.json``.
 
     Raises:
@@ -493,8 +586,7 @@ def run_evaluation(graph: Graph, settings: Settings, options: FeedbackOptions, r
     _check_manifest(options.out, options)
     _predictions_dir(options.out).mkdir(exist_ok=True)
     if options.ingest:
-        ingest_text(graph, settings, [options.tweets], TextIngestOptions(kind="tweets"),
-                    progress=progress)
+        ingest_text(graph, settings, [options.tweets], TextIngestOptions(kind="tweets"), progress=progress)
     market = market or load_market(options)
     shares, source = validation_shares(market.labels, market.calendar, options.start)
     crs = condition_runs(options.run, options.conditions, options.shuffles)
@@ -502,29 +594,50 @@ def run_evaluation(graph: Graph, settings: Settings, options: FeedbackOptions, r
         reset_run(graph, options, crs, shares)
     anchors = load_anchors(graph, options, market)
     summary = RunSummary(anchors=len(anchors.anchors), anchor_counts=anchors.counts(), validation=source)
-    (options.out / "manifest.json").write_text(json.dumps(
-        _manifest(options, crs, anchors, shares, source, settings, reader.client.model_id, embedder.identity),
-        indent=1), encoding="utf-8")
+    (options.out / "manifest.json").write_text(
+        json.dumps(
+            _manifest(options, crs, anchors, shares, source, settings, reader.client.model_id, embedder.identity),
+            indent=1,
+        ),
+        encoding="utf-8",
+    )
     done = {cr.name: {r["anchor_id"] for r in read_records(predictions_path(options.out, cr))} for cr in crs}
     todo = [a for a in anchors.anchors if any(a.id not in done[cr.name] for cr in crs)]
     summary.skipped = len(anchors.anchors) - len(todo)
     if not todo:
         summary.seconds = time.perf_counter() - t_start
         return summary
-    index = HybridIndex.from_graph(graph, embedder, kinds=("text",),
-                                   progress=progress("embed chunks", 0) if progress else None)
+    index = HybridIndex.from_graph(
+        graph, embedder, kinds=("text",), progress=progress("embed chunks", 0) if progress else None
+    )
     scorer = hybrid_scorer(index, settings.feedback_alpha)
     sectors = load_sectors()
     params = MemoryParams(settings.memory_kappa, settings.memory_clip, settings.memory_lambda, settings.memory_top_k)
     writer = BatchWriter(graph, batch_size=settings.writer_batch_size)
-    memories = {cr.name: SourceMemory(graph, cr.run_id, shares, params, cr.control(), writer)
-                for cr in crs if cr.condition != "no-memory"}
+    memories = {
+        cr.name: SourceMemory(graph, cr.run_id, shares, params, cr.control(), writer)
+        for cr in crs
+        if cr.condition != "no-memory"
+    }
     files = {cr.name: predictions_path(options.out, cr).open("a", encoding="utf-8") for cr in crs}
     advance = progress("anchors (reader)", len(todo)) if progress else (lambda _n, **_k: None)
     try:
         for a in todo:
-            tokens = _one_anchor(graph, settings, a, [cr for cr in crs if a.id not in done[cr.name]], memories,
-                                 files, reader, scorer, sectors, params, market, writer, summary)
+            tokens = _one_anchor(
+                graph,
+                settings,
+                a,
+                [cr for cr in crs if a.id not in done[cr.name]],
+                memories,
+                files,
+                reader,
+                scorer,
+                sectors,
+                params,
+                market,
+                writer,
+                summary,
+            )
             summary.done += 1
             advance(1, tokens=tokens)
     finally:
@@ -534,16 +647,33 @@ def run_evaluation(graph: Graph, settings: Settings, options: FeedbackOptions, r
     return summary
 
 
-def _one_anchor(graph: Graph, settings: Settings, a: AnchorRow, crs: Sequence[ConditionRun],
-                memories: dict[str, SourceMemory], files: dict[str, Any], reader: FrozenReader,
-                scorer: Callable, sectors: dict[str, str], params: MemoryParams, market: MarketData,
-                writer: BatchWriter, summary: RunSummary) -> int:
+def _one_anchor(
+    graph: Graph,
+    settings: Settings,
+    a: AnchorRow,
+    crs: Sequence[ConditionRun],
+    memories: dict[str, SourceMemory],
+    files: dict[str, Any],
+    reader: FrozenReader,
+    scorer: Callable,
+    sectors: dict[str, str],
+    params: MemoryParams,
+    market: MarketData,
+    writer: BatchWriter,
+    summary: RunSummary,
+) -> int:
     """Retrieval once, then per condition: matured feedback, ranking, selection, reader, feedback, record."""
     t0 = time.perf_counter()
     anchor = a.anchor()
-    pool: EvidencePool = prepare_evidence(anchor, load_candidates(graph, anchor, sectors), sectors, scorer,
-                                          settings.memory_pool_size, settings.memory_peer_share,
-                                          settings.memory_near_duplicate_threshold)
+    pool: EvidencePool = prepare_evidence(
+        anchor,
+        load_candidates(graph, anchor, sectors),
+        sectors,
+        scorer,
+        settings.memory_pool_size,
+        settings.memory_peer_share,
+        settings.memory_near_duplicate_threshold,
+    )
     card = market.context.card(a.ticker, a.decision_date).render()
     t_retrieval = time.perf_counter() - t0
     family = {c.id: c.source_family for c in pool.candidates}
@@ -558,8 +688,15 @@ def _one_anchor(graph: Graph, settings: Settings, a: AnchorRow, crs: Sequence[Co
             memory.apply_matured(a.decision_time)
             ranked = memory.rank(pool.candidates, a.event_type)
         contexts[cr.name] = ranked
-    store_selections(writer, [EvidenceSelection(cr.run_id, pool, tuple(SelectedEvidence(r.id, r.rank, r.score, r.relevance)
-                                                                       for r in contexts[cr.name])) for cr in crs])
+    store_selections(
+        writer,
+        [
+            EvidenceSelection(
+                cr.run_id, pool, tuple(SelectedEvidence(r.id, r.rank, r.score, r.relevance) for r in contexts[cr.name])
+            )
+            for cr in crs
+        ],
+    )
     t_memory = time.perf_counter() - t1
     summary.seconds_retrieval += t_retrieval
     summary.seconds_memory += t_memory
@@ -580,25 +717,67 @@ def _one_anchor(graph: Graph, settings: Settings, a: AnchorRow, crs: Sequence[Co
         memory = memories.get(cr.name)
         if memory is not None and answer.ok:
             retrieved = {r.id: family[r.id] for r in ranked}
-            memory.record([Feedback(a.id, a.event_type, h, answer.predictions[h], a.labels[h], a.matured_at[h],
-                                    answer.cited_ids, retrieved)
-                           for h in HORIZONS if a.labels.get(h) is not None and a.matured_at.get(h)])
+            memory.record(
+                [
+                    Feedback(
+                        a.id,
+                        a.event_type,
+                        h,
+                        answer.predictions[h],
+                        a.labels[h],
+                        a.matured_at[h],
+                        answer.cited_ids,
+                        retrieved,
+                    )
+                    for h in HORIZONS
+                    if a.labels.get(h) is not None and a.matured_at.get(h)
+                ]
+            )
         record = {
-            "anchor_id": a.id, "chunk_id": a.chunk_id, "ticker": a.ticker, "text": a.text, "event_time": a.event_time,
-            "phase": a.phase, "decision_time": utc_text(a.decision_time), "decision_date": str(a.decision_date.date()),
-            "prediction_day": str(a.prediction_day.date()), "event_type": a.event_type, "condition": cr.condition,
-            "condition_run": cr.name, "run": cr.run_id, "labels": a.labels, "residuals": a.residuals,
-            "label_reasons": a.reasons, "matured_at": a.matured_at, "pool": len(pool.candidates),
+            "anchor_id": a.id,
+            "chunk_id": a.chunk_id,
+            "ticker": a.ticker,
+            "text": a.text,
+            "event_time": a.event_time,
+            "phase": a.phase,
+            "decision_time": utc_text(a.decision_time),
+            "decision_date": str(a.decision_date.date()),
+            "prediction_day": str(a.prediction_day.date()),
+            "event_type": a.event_type,
+            "condition": cr.condition,
+            "condition_run": cr.name,
+            "run": cr.run_id,
+            "labels": a.labels,
+            "residuals": a.residuals,
+            "label_reasons": a.reasons,
+            "matured_at": a.matured_at,
+            "pool": len(pool.candidates),
             "removed": {k: v for k, v in pool.removed.items() if v},
-            "context": [{"id": r.id, "family": r.source_family, "rank": r.rank, "relevance": round(r.relevance, 6),
-                         "score": round(r.score, 6)} for r in ranked],
+            "context": [
+                {
+                    "id": r.id,
+                    "family": r.source_family,
+                    "rank": r.rank,
+                    "relevance": round(r.relevance, 6),
+                    "score": round(r.score, 6),
+                }
+                for r in ranked
+            ],
             "relevance_mean": (sum(r.relevance for r in ranked) / len(ranked)) if ranked else 0.0,
-            "status": answer.status, "predictions": answer.predictions, "cited_ids": answer.cited_ids,
-            "cited_families": sorted({family[i] for i in answer.cited_ids}), "invalid_ids": answer.invalid_ids,
-            "reason": answer.reason, "error": answer.error, "raw": answer.raw if not answer.ok else "",
-            "prompt_tokens": answer.prompt_tokens, "completion_tokens": answer.completion_tokens,
-            "cached": answer.cached, "repaired": answer.repaired,
-            "seconds_retrieval": round(t_retrieval, 4), "seconds_memory": round(t_memory / max(len(crs), 1), 4),
+            "status": answer.status,
+            "predictions": answer.predictions,
+            "cited_ids": answer.cited_ids,
+            "cited_families": sorted({family[i] for i in answer.cited_ids}),
+            "invalid_ids": answer.invalid_ids,
+            "reason": answer.reason,
+            "error": answer.error,
+            "raw": answer.raw if not answer.ok else "",
+            "prompt_tokens": answer.prompt_tokens,
+            "completion_tokens": answer.completion_tokens,
+            "cached": answer.cached,
+            "repaired": answer.repaired,
+            "seconds_retrieval": round(t_retrieval, 4),
+            "seconds_memory": round(t_memory / max(len(crs), 1), 4),
             "seconds_reader": round(answer.seconds, 3),
         }
         files[cr.name].write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -615,12 +794,20 @@ def _frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
     rows = []
     for r in records:
         for h in HORIZONS:
-            rows.append({"anchor_id": r["anchor_id"], "ticker": r["ticker"], "horizon": h,
-                         "prediction_day": pd.Timestamp(r["prediction_day"]),
-                         "signal": r["predictions"].get(h) if r["status"] == "ok" else np.nan,
-                         "label": r["labels"].get(h), "residual": r["residuals"].get(h),
-                         "relevance": r["relevance_mean"], "ok": r["status"] == "ok",
-                         "cited": bool(r["cited_ids"])})
+            rows.append(
+                {
+                    "anchor_id": r["anchor_id"],
+                    "ticker": r["ticker"],
+                    "horizon": h,
+                    "prediction_day": pd.Timestamp(r["prediction_day"]),
+                    "signal": r["predictions"].get(h) if r["status"] == "ok" else np.nan,
+                    "label": r["labels"].get(h),
+                    "residual": r["residuals"].get(h),
+                    "relevance": r["relevance_mean"],
+                    "ok": r["status"] == "ok",
+                    "cited": bool(r["cited_ids"]),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -636,8 +823,9 @@ def event_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     out["scored_pairs"] = len(scored)
     nan = math.nan
     out["macro_f1"] = fm.macro_f1(scored["label"].astype(int), scored["signal"].astype(int)) if len(scored) else nan
-    out["non_neutral_f1"] = (fm.non_neutral_f1(scored["label"].astype(int), scored["signal"].astype(int))
-                             if len(scored) else nan)
+    out["non_neutral_f1"] = (
+        fm.non_neutral_f1(scored["label"].astype(int), scored["signal"].astype(int)) if len(scored) else nan
+    )
     for h in HORIZONS:
         part = scored[scored["horizon"] == h] if len(scored) else scored
         out[f"macro_f1_{h}"] = fm.macro_f1(part["label"].astype(int), part["signal"].astype(int)) if len(part) else nan
@@ -647,11 +835,13 @@ def event_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         days = fm.stock_day_signals(three, also_mean=["residual"])
         if days["residual"].notna().any():
             ic = fm.rank_ic(days, day="prediction_day", signal="score", realized="residual")
-            out["rank_ic_3d"], out["rank_ic_days"] = ic.mean, int(len(ic.daily))
+            out["rank_ic_3d"], out["rank_ic_days"] = ic.mean, len(ic.daily)
     return out
 
 
-def _returns(market: MarketData, tickers: Sequence[str], first: pd.Timestamp, last: pd.Timestamp) -> tuple[pd.DataFrame, pd.Series]:
+def _returns(
+    market: MarketData, tickers: Sequence[str], first: pd.Timestamp, last: pd.Timestamp
+) -> tuple[pd.DataFrame, pd.Series]:
     sessions = market.calendar.sessions
     span = sessions[(sessions >= first) & (sessions <= last)]
     prices = market.panel.reindex(columns=list(tickers))
@@ -660,8 +850,9 @@ def _returns(market: MarketData, tickers: Sequence[str], first: pd.Timestamp, la
     return returns, proxy
 
 
-def portfolio_rows(by_run: dict[str, list[dict[str, Any]]], market: MarketData, tickers: Sequence[str],
-                   config: fm.PortfolioConfig) -> list[dict[str, Any]]:
+def portfolio_rows(
+    by_run: dict[str, list[dict[str, Any]]], market: MarketData, tickers: Sequence[str], config: fm.PortfolioConfig
+) -> list[dict[str, Any]]:
     """Table-4 rows (section 4.4): market proxy, equal-weight universe, and each condition run's top-K sleeves
     of its 3D stock-day score (ties by the context's mean static relevance, then ticker)."""
     days = [pd.Timestamp(r["prediction_day"]) for rs in by_run.values() for r in rs]
@@ -674,9 +865,12 @@ def portfolio_rows(by_run: dict[str, list[dict[str, Any]]], market: MarketData, 
     returns, proxy = _returns(market, tickers, first, last)
     if len(returns) < 2:
         return []
-    rows = [fm.performance(f"market proxy ({market.market.name})", fm.equal_weight_portfolio(proxy.fillna(0.0),
-                                                                                              config.cost_bps)),
-            fm.performance("equal-weight universe", fm.equal_weight_portfolio(returns, config.cost_bps))]
+    rows = [
+        fm.performance(
+            f"market proxy ({market.market.name})", fm.equal_weight_portfolio(proxy.fillna(0.0), config.cost_bps)
+        ),
+        fm.performance("equal-weight universe", fm.equal_weight_portfolio(returns, config.cost_bps)),
+    ]
     for name, records in by_run.items():
         frame = _frame(records)
         three = frame[(frame["horizon"] == "3D") & frame["signal"].notna()] if len(frame) else frame
@@ -690,12 +884,30 @@ def portfolio_rows(by_run: dict[str, list[dict[str, Any]]], market: MarketData, 
             continue
         result = fm.top_k_sleeve_portfolio(scores, returns, config, tiebreak="relevance")
         rows.append(fm.performance(name, result))
-    return [{"strategy": p.name, "ann_return": p.annual_return, "ann_volatility": p.annual_volatility,
-             "sharpe": p.sharpe, "max_drawdown": p.max_drawdown, "turnover": p.turnover, "days": p.days} for p in rows]
+    return [
+        {
+            "strategy": p.name,
+            "ann_return": p.annual_return,
+            "ann_volatility": p.annual_volatility,
+            "sharpe": p.sharpe,
+            "max_drawdown": p.max_drawdown,
+            "turnover": p.turnover,
+            "days": p.days,
+        }
+        for p in rows
+    ]
 
 
-METRIC_KEYS = ("non_neutral_f1", "macro_f1", "macro_f1_1D", "macro_f1_3D", "macro_f1_5D", "rank_ic_3d",
-               "citation_rate", "failure_rate")
+METRIC_KEYS = (
+    "non_neutral_f1",
+    "macro_f1",
+    "macro_f1_1D",
+    "macro_f1_3D",
+    "macro_f1_5D",
+    "rank_ic_3d",
+    "citation_rate",
+    "failure_rate",
+)
 
 
 def _mean_sd(values: Sequence[float]) -> tuple[float, float]:
@@ -712,8 +924,12 @@ def condition_table(per_run: dict[str, dict[str, Any]], crs: Sequence[ConditionR
         names = [cr.name for cr in crs if cr.condition == condition and cr.name in per_run]
         if not names:
             continue
-        row: dict[str, Any] = {"condition": condition, "runs": len(names),
-                               "anchors": per_run[names[0]]["anchors"], "scored_pairs": per_run[names[0]]["scored_pairs"]}
+        row: dict[str, Any] = {
+            "condition": condition,
+            "runs": len(names),
+            "anchors": per_run[names[0]]["anchors"],
+            "scored_pairs": per_run[names[0]]["scored_pairs"],
+        }
         for k in METRIC_KEYS:
             mean, sd = _mean_sd([per_run[n][k] for n in names])
             row[k] = mean
@@ -723,7 +939,9 @@ def condition_table(per_run: dict[str, dict[str, Any]], crs: Sequence[ConditionR
     return rows
 
 
-def summarize(graph: Graph, options: FeedbackOptions, settings: Settings, market: MarketData | None = None) -> dict[str, Any]:
+def summarize(
+    graph: Graph, options: FeedbackOptions, settings: Settings, market: MarketData | None = None
+) -> dict[str, Any]:
     """Metrics, portfolio and audit of the run in ``options.out``; writes ``metrics.json``,
     ``event_metrics.csv``, ``event_metrics_by_run.csv``, ``portfolio.csv`` and ``audit.csv`` there.
     Conditions are compared on the anchors every condition run has done (``anchors``); records of an
@@ -753,23 +971,46 @@ def summarize(graph: Graph, options: FeedbackOptions, settings: Settings, market
         if cr.name not in by_run:
             continue
         a = audit_evidence(graph, cr.run_id, settings.memory_near_duplicate_threshold)
-        audit_rows.append({"condition_run": cr.name, "selections": a.selections, "selected": a.selected,
-                           "future": a.future, "future_rate": a.future_rate, "near_duplicate": a.near_duplicate,
-                           "near_duplicate_rate": a.near_duplicate_rate})
+        audit_rows.append(
+            {
+                "condition_run": cr.name,
+                "selections": a.selections,
+                "selected": a.selected,
+                "future": a.future,
+                "future_rate": a.future_rate,
+                "near_duplicate": a.near_duplicate,
+                "near_duplicate_rate": a.near_duplicate_rate,
+            }
+        )
     selected = sum(r["selected"] for r in audit_rows)
     future = sum(r["future"] for r in audit_rows)
     near = sum(r["near_duplicate"] for r in audit_rows)
-    audit = {"selected": selected, "future": future, "future_rate": future / selected if selected else 0.0,
-             "near_duplicate": near, "near_duplicate_rate": near / selected if selected else 0.0, "runs": audit_rows}
-    result = {"run": options.run, "anchors": len(common), "records_not_compared": partial, "conditions": table,
-              "by_run": per_run, "portfolio": portfolio, "audit": audit,
-              "portfolio_top_k": config.top_k, "cost_bps": config.cost_bps,
-              "rank_ic": "3D stock-day signal vs realized 3D residual return, daily Spearman across tickers, mean"}
+    audit = {
+        "selected": selected,
+        "future": future,
+        "future_rate": future / selected if selected else 0.0,
+        "near_duplicate": near,
+        "near_duplicate_rate": near / selected if selected else 0.0,
+        "runs": audit_rows,
+    }
+    result = {
+        "run": options.run,
+        "anchors": len(common),
+        "records_not_compared": partial,
+        "conditions": table,
+        "by_run": per_run,
+        "portfolio": portfolio,
+        "audit": audit,
+        "portfolio_top_k": config.top_k,
+        "cost_bps": config.cost_bps,
+        "rank_ic": "3D stock-day signal vs realized 3D residual return, daily Spearman across tickers, mean",
+    }
     out = options.out
     (out / "metrics.json").write_text(json.dumps(result, indent=1, default=_json_default), encoding="utf-8")
     pd.DataFrame(table).to_csv(out / "event_metrics.csv", index=False)
-    pd.DataFrame([{"condition_run": k, **v} for k, v in per_run.items()]).to_csv(out / "event_metrics_by_run.csv",
-                                                                                 index=False)
+    pd.DataFrame([{"condition_run": k, **v} for k, v in per_run.items()]).to_csv(
+        out / "event_metrics_by_run.csv", index=False
+    )
     pd.DataFrame(portfolio).to_csv(out / "portfolio.csv", index=False)
     pd.DataFrame(audit_rows).to_csv(out / "audit.csv", index=False)
     return result
@@ -793,26 +1034,53 @@ def display_rows(result: dict[str, Any]) -> tuple[list[dict[str, str]], list[dic
         sd = row.get(f"sd_{key}")
         return f"{v:.3f}" + (f" ± {sd:.3f}" if sd is not None and not math.isnan(sd) else "")
 
-    events = [{"condition": r["condition"] + (f" (x{r['runs']})" if r["runs"] > 1 else ""),
-              "anchors": str(r["anchors"]), "non-neutral F1": f3(r, "non_neutral_f1"), "macro-F1": f3(r, "macro_f1"),
-              "1D": f3(r, "macro_f1_1D"), "3D": f3(r, "macro_f1_3D"), "5D": f3(r, "macro_f1_5D"),
-              "Rank IC (3D)": f3(r, "rank_ic_3d"), "cites >=1 id": f3(r, "citation_rate"),
-              "failed": f3(r, "failure_rate")} for r in result["conditions"]]
+    events = [
+        {
+            "condition": r["condition"] + (f" (x{r['runs']})" if r["runs"] > 1 else ""),
+            "anchors": str(r["anchors"]),
+            "non-neutral F1": f3(r, "non_neutral_f1"),
+            "macro-F1": f3(r, "macro_f1"),
+            "1D": f3(r, "macro_f1_1D"),
+            "3D": f3(r, "macro_f1_3D"),
+            "5D": f3(r, "macro_f1_5D"),
+            "Rank IC (3D)": f3(r, "rank_ic_3d"),
+            "cites >=1 id": f3(r, "citation_rate"),
+            "failed": f3(r, "failure_rate"),
+        }
+        for r in result["conditions"]
+    ]
 
     def pct(v: float) -> str:
         return "n/a" if v is None or math.isnan(v) else f"{100 * v:.1f}%"
 
-    portfolio = [{"strategy": p["strategy"], "ann. return": pct(p["ann_return"]), "ann. vol.": pct(p["ann_volatility"]),
-                  "Sharpe": "n/a" if math.isnan(p["sharpe"]) else f"{p['sharpe']:.2f}",
-                  "max DD": pct(p["max_drawdown"]),
-                  "turnover": "n/a" if math.isnan(p["turnover"]) else f"{p['turnover']:.3f}", "days": str(p["days"])}
-                 for p in result["portfolio"]]
+    portfolio = [
+        {
+            "strategy": p["strategy"],
+            "ann. return": pct(p["ann_return"]),
+            "ann. vol.": pct(p["ann_volatility"]),
+            "Sharpe": "n/a" if math.isnan(p["sharpe"]) else f"{p['sharpe']:.2f}",
+            "max DD": pct(p["max_drawdown"]),
+            "turnover": "n/a" if math.isnan(p["turnover"]) else f"{p['turnover']:.3f}",
+            "days": str(p["days"]),
+        }
+        for p in result["portfolio"]
+    ]
     a = result["audit"]
-    audit = [{"metric": "anchors compared (done by every condition run)", "value": str(result["anchors"])
-              + (f" ({result['records_not_compared']} records of unfinished anchors left out)"
-                 if result["records_not_compared"] else "")},
-             {"metric": "selected evidence (all condition runs)", "value": str(a["selected"])},
-             {"metric": "future documents", "value": f"{a['future']} ({100 * a['future_rate']:.2f}%)"},
-             {"metric": "near-duplicates of the anchor", "value": f"{a['near_duplicate']} "
-                                                                  f"({100 * a['near_duplicate_rate']:.2f}%)"}]
+    audit = [
+        {
+            "metric": "anchors compared (done by every condition run)",
+            "value": str(result["anchors"])
+            + (
+                f" ({result['records_not_compared']} records of unfinished anchors left out)"
+                if result["records_not_compared"]
+                else ""
+            ),
+        },
+        {"metric": "selected evidence (all condition runs)", "value": str(a["selected"])},
+        {"metric": "future documents", "value": f"{a['future']} ({100 * a['future_rate']:.2f}%)"},
+        {
+            "metric": "near-duplicates of the anchor",
+            "value": f"{a['near_duplicate']} ({100 * a['near_duplicate_rate']:.2f}%)",
+        },
+    ]
     return events, portfolio, audit

@@ -161,7 +161,9 @@ class RankIC:
     skipped_days: int
 
 
-def rank_ic(frame: pd.DataFrame, *, day: str = "prediction_day", signal: str = "score", realized: str = "residual") -> RankIC:
+def rank_ic(
+    frame: pd.DataFrame, *, day: str = "prediction_day", signal: str = "score", realized: str = "residual"
+) -> RankIC:
     """Rank IC: daily Spearman correlation of signal and realized residual return, averaged.
 
     Args:

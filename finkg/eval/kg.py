@@ -63,8 +63,9 @@ def _sim(a: str, b: str) -> float:
     return fuzz.token_set_ratio(a.lower(), b.lower())
 
 
-def match(predicted: Sequence[Triple], gold: Sequence[GoldTriple], threshold: float = 70.0,
-          use_relation: bool = True) -> list[tuple[int, int]]:
+def match(
+    predicted: Sequence[Triple], gold: Sequence[GoldTriple], threshold: float = 70.0, use_relation: bool = True
+) -> list[tuple[int, int]]:
     """One-to-one matches ``(predicted index, gold index)``, greedy by the mean head/tail similarity."""
     pairs = []
     for i, p in enumerate(predicted):
@@ -90,8 +91,9 @@ def prf(n_pred: int, n_gold: int, n_match: int) -> dict[str, float]:
     return {"precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0.0}
 
 
-def score(stages: dict[str, dict[str, list[Triple]]], gold: Sequence[GoldTriple], threshold: float = 70.0
-          ) -> list[dict[str, Any]]:
+def score(
+    stages: dict[str, dict[str, list[Triple]]], gold: Sequence[GoldTriple], threshold: float = 70.0
+) -> list[dict[str, Any]]:
     """Rows for the table: per stage (proposed, verified) and matching (with / without relation),
     micro-averaged over the statements in ``stages`` (``{statement: {"proposed": [...], "verified": [...]}}``)."""
     by_statement: dict[str, list[GoldTriple]] = {}
@@ -107,11 +109,18 @@ def score(stages: dict[str, dict[str, list[Triple]]], gold: Sequence[GoldTriple]
                 n_pred += len(pred)
                 n_gold += len(golds)
                 n_match += len(m)
-                typed += sum(pred[i].head_type == golds[j].head_type and pred[i].tail_type == golds[j].tail_type
-                             for i, j in m)
-            row = {"stage": stage, "matching": "head+relation+tail" if use_relation else "head+tail",
-                   "statements": len(by_statement), "predicted": n_pred, "gold": n_gold, "matched": n_match,
-                   **{k: round(v, 3) for k, v in prf(n_pred, n_gold, n_match).items()},
-                   "types right (matched)": round(typed / n_match, 3) if n_match else 0.0}
+                typed += sum(
+                    pred[i].head_type == golds[j].head_type and pred[i].tail_type == golds[j].tail_type for i, j in m
+                )
+            row = {
+                "stage": stage,
+                "matching": "head+relation+tail" if use_relation else "head+tail",
+                "statements": len(by_statement),
+                "predicted": n_pred,
+                "gold": n_gold,
+                "matched": n_match,
+                **{k: round(v, 3) for k, v in prf(n_pred, n_gold, n_match).items()},
+                "types right (matched)": round(typed / n_match, 3) if n_match else 0.0,
+            }
             rows.append(row)
     return rows

@@ -34,16 +34,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generation.memo.claims import RATIOS, HALLUCINATED_RATIO_ERROR
+from finkg.config import Settings
+from finkg.pipelines.memos import build_context
+from generation.memo.claims import HALLUCINATED_RATIO_ERROR, RATIOS
 from generation.memo.systems import SYSTEM_NAMES, SYSTEMS, MemoContext, MemoResult, generate_memo
-from generation.verify.numbers import find_numbers
 from generation.verify.claims import fact_tolerance, gold_for_claims, verify_body
+from generation.verify.numbers import find_numbers
 from kg import Graph
 from retrieval.facts import concepts as cc
 from retrieval.facts.fact_map import FactMap, list_filings, read_fact_maps
-
-from finkg.config import Settings
-from finkg.pipelines.memos import build_context
 
 KS = (5, 10, 20, 30)
 SCALE_SWAP = {"million": "billion", "billion": "million", "thousand": "million"}
@@ -153,18 +152,37 @@ def summarize(scores: Sequence[MemoScore]) -> dict[str, dict[str, Any]]:
 def retrieval_table(scores: Sequence[MemoScore]) -> list[dict[str, Any]]:
     """Table 5: mean recall and precision at k of the text retriever (Text RAG memos)."""
     ss = [s for s in scores if s.system == "text-rag" and s.recall]
-    return [{"k": k, "mean recall": _pct(statistics.fmean(s.recall[k] for s in ss)),
-             "mean precision": _pct(statistics.fmean(s.precision[k] for s in ss))} for k in KS] if ss else []
+    return (
+        [
+            {
+                "k": k,
+                "mean recall": _pct(statistics.fmean(s.recall[k] for s in ss)),
+                "mean precision": _pct(statistics.fmean(s.precision[k] for s in ss)),
+            }
+            for k in KS
+        ]
+        if ss
+        else []
+    )
 
 
 def system_table(summary: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """Table 6: overall memo reliability by system."""
-    return [{"system": SYSTEM_NAMES[k], "memos": v["memos"], "numeric exact": _pct(v["numeric_exact"]),
-             "citation precision": _pct(v["citation_precision"]), "ratio MAE": f"{v['ratio_mae']:.4f}",
-             "unsupported/memo": f"{v['unsupported_per_memo']:.2f}",
-             "hallucinated/memo": f"{v['hallucinated_per_memo']:.2f}",
-             "risk label acc.": _pct(v["risk_label_accuracy"]), "latency ms mean": f"{v['latency_ms_mean']:.2f}",
-             "latency ms p95": f"{v['latency_ms_p95']:.2f}"} for k, v in summary.items()]
+    return [
+        {
+            "system": SYSTEM_NAMES[k],
+            "memos": v["memos"],
+            "numeric exact": _pct(v["numeric_exact"]),
+            "citation precision": _pct(v["citation_precision"]),
+            "ratio MAE": f"{v['ratio_mae']:.4f}",
+            "unsupported/memo": f"{v['unsupported_per_memo']:.2f}",
+            "hallucinated/memo": f"{v['hallucinated_per_memo']:.2f}",
+            "risk label acc.": _pct(v["risk_label_accuracy"]),
+            "latency ms mean": f"{v['latency_ms_mean']:.2f}",
+            "latency ms p95": f"{v['latency_ms_p95']:.2f}",
+        }
+        for k, v in summary.items()
+    ]
 
 
 def ratio_table(scores: Sequence[MemoScore]) -> list[dict[str, Any]]:
@@ -174,17 +192,32 @@ def ratio_table(scores: Sequence[MemoScore]) -> list[dict[str, Any]]:
         for r in RATIOS:
             errs = [s.ratio_errors[r.name] for s in scores if s.system == system and r.name in s.ratio_errors]
             if errs:
-                rows.append({"system": SYSTEM_NAMES[system], "ratio": r.name, "n": len(errs),
-                             "MAE": f"{statistics.fmean(errs):.4f}", "p95 abs. error": f"{percentile(errs, 95):.4f}"})
+                rows.append(
+                    {
+                        "system": SYSTEM_NAMES[system],
+                        "ratio": r.name,
+                        "n": len(errs),
+                        "MAE": f"{statistics.fmean(errs):.4f}",
+                        "p95 abs. error": f"{percentile(errs, 95):.4f}",
+                    }
+                )
     return rows
 
 
 def taxonomy_table(summary: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """Table 8 (claim-level error taxonomy), with Table 12's label distribution."""
-    return [{"system": SYSTEM_NAMES[k], "numeric error": _pct(v["numeric_error_rate"]),
-             "citation error": _pct(v["citation_error_rate"]), "unsupported claim": _pct(v["unsupported_rate"]),
-             "High": v["labels"].get("High", 0), "Medium": v["labels"].get("Medium", 0),
-             "Low": v["labels"].get("Low", 0)} for k, v in summary.items()]
+    return [
+        {
+            "system": SYSTEM_NAMES[k],
+            "numeric error": _pct(v["numeric_error_rate"]),
+            "citation error": _pct(v["citation_error_rate"]),
+            "unsupported claim": _pct(v["unsupported_rate"]),
+            "High": v["labels"].get("High", 0),
+            "Medium": v["labels"].get("Medium", 0),
+            "Low": v["labels"].get("Low", 0),
+        }
+        for k, v in summary.items()
+    ]
 
 
 def sic_table(scores: Sequence[MemoScore], system: str = "structured", top: int = 10) -> list[dict[str, Any]]:
@@ -197,13 +230,20 @@ def sic_table(scores: Sequence[MemoScore], system: str = "structured", top: int 
     for sic, ss in sorted(by_sic.items(), key=lambda kv: (-len(kv[1]), str(kv[0])))[:top]:
         numeric = sum(s.numeric for s in ss)
         errs = [e for s in ss for e in s.ratio_errors.values()]
-        rows.append({"SIC": sic, "memos": len(ss), "numeric exact": _pct(sum(s.exact for s in ss) / numeric),
-                     "citation precision": _pct(sum(s.cited_correct for s in ss) / numeric),
-                     "ratio MAE": f"{statistics.fmean(errs) if errs else 0.0:.4f}"})
+        rows.append(
+            {
+                "SIC": sic,
+                "memos": len(ss),
+                "numeric exact": _pct(sum(s.exact for s in ss) / numeric),
+                "citation precision": _pct(sum(s.cited_correct for s in ss) / numeric),
+                "ratio MAE": f"{statistics.fmean(errs) if errs else 0.0:.4f}",
+            }
+        )
     return rows
 
 
 # --------------------------------------------------------------------------- mutation test
+
 
 def mutations(body: str) -> list[tuple[str, int, str]]:
     """Wrong-number variants of a verified memo body: ``(kind, sentence line, mutated body)``.
@@ -224,24 +264,34 @@ def mutations(body: str) -> list[tuple[str, int, str]]:
         m = mentions[0]
         j = next(j for j in range(m.start, m.end) if line[j].isdigit())
         d = int(line[j])
-        variants = [("digit", line[:j] + str(d + 5 if d < 5 else d - 4) + line[j + 1:])]
-        word = re.search(r"\b(million|billion|thousand)\b", line[m.start:m.end])
+        variants = [("digit", line[:j] + str(d + 5 if d < 5 else d - 4) + line[j + 1 :])]
+        word = re.search(r"\b(million|billion|thousand)\b", line[m.start : m.end])
         if word:
             a, b = m.start + word.start(), m.start + word.end()
             variants.append(("scale", line[:a] + SCALE_SWAP[word.group(1)] + line[b:]))
         if m.value != 0:  # -0 is 0: not a wrong number
-            variants.append(("sign", line[:m.start] + (line[m.start + 1:m.end] if m.negative and line[m.start] == "-"
-                                                       else "-" + line[m.start:m.end]) + line[m.end:]))
+            variants.append(
+                (
+                    "sign",
+                    line[: m.start]
+                    + (
+                        line[m.start + 1 : m.end]
+                        if m.negative and line[m.start] == "-"
+                        else "-" + line[m.start : m.end]
+                    )
+                    + line[m.end :],
+                )
+            )
         date = re.search(r"\b(\d{4})-(\d{2})-(\d{2})\b", line)
         if date:
             moved = f"{int(date.group(1)) - 1}-{date.group(2)}-{date.group(3)}"
-            variants.append(("period", line[:date.start()] + moved + line[date.end():]))
+            variants.append(("period", line[: date.start()] + moved + line[date.end() :]))
         span = re.search(r"\b(three|six) months\b", line)
         if span:
             swapped = "six months" if span.group(1) == "three" else "three months"
-            variants.append(("span", line[:span.start()] + swapped + line[span.end():]))
+            variants.append(("span", line[: span.start()] + swapped + line[span.end() :]))
         for kind, changed in variants:
-            out.append((kind, i, "\n".join(lines[:i] + [changed] + lines[i + 1:])))
+            out.append((kind, i, "\n".join(lines[:i] + [changed] + lines[i + 1 :])))
     return out
 
 
@@ -254,8 +304,10 @@ def mutation_test(memos: Iterable[tuple[MemoResult, FactMap]], ctx: MemoContext)
     tally: dict[str, Counter] = defaultdict(Counter)
     for memo, fm in memos:
         for kind, _, mutated in mutations(memo.body):
-            claims = [type(c)(**{**c.__dict__, "citations": list(c.citations),
-                                 "citation_labels": list(c.citation_labels)}) for c in memo.claims]
+            claims = [
+                type(c)(**{**c.__dict__, "citations": list(c.citations), "citation_labels": list(c.citation_labels)})
+                for c in memo.claims
+            ]
             v = verify_body(mutated, claims, fm, ctx.thresholds, repair=True)
             tally[kind]["injected"] += 1
             tally[kind]["caught"] += any(c.status != "exact" for c in v.checks)
@@ -264,6 +316,7 @@ def mutation_test(memos: Iterable[tuple[MemoResult, FactMap]], ctx: MemoContext)
 
 
 # --------------------------------------------------------------------------- the run
+
 
 @dataclass
 class EvalResult:
@@ -276,9 +329,14 @@ class EvalResult:
     mutation: list[dict[str, Any]]
 
 
-def evaluate(graph: Graph, settings: Settings, systems: Sequence[str] = SYSTEMS, limit: int | None = None,
-             source: str | None = None,
-             progress: Callable[[str, int], Callable[[int], None]] | None = None) -> EvalResult:
+def evaluate(
+    graph: Graph,
+    settings: Settings,
+    systems: Sequence[str] = SYSTEMS,
+    limit: int | None = None,
+    source: str | None = None,
+    progress: Callable[[str, int], Callable[[int], None]] | None = None,
+) -> EvalResult:
     """Run the systems over every complete filing in the graph (only those loaded from ``source``,
     e.g. ``2009q3.zip``; the first ``limit``) and score them. The prior and the evidence index
     cover the whole graph, as they would in use."""
@@ -315,11 +373,17 @@ def evaluate(graph: Graph, settings: Settings, systems: Sequence[str] = SYSTEMS,
 def save(result: EvalResult, out: Path) -> list[Path]:
     """Write the tables as CSV and the summary as JSON under ``out``; returns the paths."""
     out.mkdir(parents=True, exist_ok=True)
-    tables = {"systems": system_table(result.summary), "retrieval": retrieval_table(result.scores),
-              "ratios": ratio_table(result.scores), "taxonomy": taxonomy_table(result.summary),
-              "sic": sic_table(result.scores), "mutation": result.mutation,
-              "memo_scores": [{k: (json.dumps(v) if isinstance(v, dict) else v) for k, v in s.__dict__.items()}
-                              for s in result.scores]}
+    tables = {
+        "systems": system_table(result.summary),
+        "retrieval": retrieval_table(result.scores),
+        "ratios": ratio_table(result.scores),
+        "taxonomy": taxonomy_table(result.summary),
+        "sic": sic_table(result.scores),
+        "mutation": result.mutation,
+        "memo_scores": [
+            {k: (json.dumps(v) if isinstance(v, dict) else v) for k, v in s.__dict__.items()} for s in result.scores
+        ],
+    }
     paths = []
     for name, rows in tables.items():
         if not rows:
@@ -331,7 +395,17 @@ def save(result: EvalResult, out: Path) -> list[Path]:
             w.writerows(rows)
         paths.append(p)
     p = out / "summary.json"
-    p.write_text(json.dumps({"tasks": result.tasks, "excluded": result.excluded, "systems": result.summary,
-                             "mutation": result.mutation}, indent=2), encoding="utf-8")
+    p.write_text(
+        json.dumps(
+            {
+                "tasks": result.tasks,
+                "excluded": result.excluded,
+                "systems": result.summary,
+                "mutation": result.mutation,
+            },
+            indent=2,
+        ),
+        encoding="utf-8",
+    )
     paths.append(p)
     return paths

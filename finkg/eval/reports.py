@@ -14,25 +14,38 @@ those marked ``[unverified]``.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from collections.abc import Callable, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from finkg.config import Settings
-from finkg.pipelines.reports import ReportContext, ReportQuestion, report_stem, run_batch
 from finkg.eval.metrics.text import BertScoreModel, score_texts, summarize
+from finkg.pipelines.reports import ReportContext, ReportQuestion, report_stem, run_batch
 from kg import Graph
 from retrieval.embeddings import Embedder
 
-SYSTEM_NAMES = {"tfr": "TFR (cluster-weighted triples)", "dense-triples": "dense triples", "bm25-docs": "BM25 documents",
-                "dense-docs": "dense documents", "none": "no retrieval"}
+SYSTEM_NAMES = {
+    "tfr": "TFR (cluster-weighted triples)",
+    "dense-triples": "dense triples",
+    "bm25-docs": "BM25 documents",
+    "dense-docs": "dense documents",
+    "none": "no retrieval",
+}
 
 
-def evaluate_reports(graph: Graph, settings: Settings, client: Any, embedder: Embedder,
-                     questions: Sequence[ReportQuestion], systems: Sequence[str], out: Path,
-                     bertscore: BertScoreModel | None = None, judge: Any = None,
-                     progress: Callable[[str, int], Callable[..., None]] | None = None) -> list[dict[str, Any]]:
+def evaluate_reports(
+    graph: Graph,
+    settings: Settings,
+    client: Any,
+    embedder: Embedder,
+    questions: Sequence[ReportQuestion],
+    systems: Sequence[str],
+    out: Path,
+    bertscore: BertScoreModel | None = None,
+    judge: Any = None,
+    progress: Callable[[str, int], Callable[..., None]] | None = None,
+) -> list[dict[str, Any]]:
     """Generate (or reuse) every system's reports and score them against the references.
 
     Args:
@@ -60,11 +73,18 @@ def evaluate_reports(graph: Graph, settings: Settings, client: Any, embedder: Em
             raise RuntimeError(f"{system}: {len(summary.failed)} report(s) failed: {summary.failed[0]}")
         records = [json.loads((folder / (report_stem(q, ctx) + ".json")).read_text(encoding="utf-8")) for q in scored]
         tick = progress(f"score {system}", len(scored)) if progress else None
-        scores = score_texts([r["answer_raw"] for r in records], [q.reference or "" for q in scored],
-                             [q.conclusion or q.reference or "" for q in scored], bertscore=bertscore, judge=judge,
-                             progress=tick)
-        (folder / "scores.json").write_text(json.dumps([{"id": q.id, **asdict(s)} for q, s in zip(scored, scores)],
-                                                       ensure_ascii=False, indent=1), encoding="utf-8")
+        scores = score_texts(
+            [r["answer_raw"] for r in records],
+            [q.reference or "" for q in scored],
+            [q.conclusion or q.reference or "" for q in scored],
+            bertscore=bertscore,
+            judge=judge,
+            progress=tick,
+        )
+        (folder / "scores.json").write_text(
+            json.dumps([{"id": q.id, **asdict(s)} for q, s in zip(scored, scores)], ensure_ascii=False, indent=1),
+            encoding="utf-8",
+        )
         row = {"system": SYSTEM_NAMES.get(system, system), **summarize(scores)}
         row["numbers verified"] = sum(c["status"] == "verified" for r in records for c in r["numbers"])
         row["numbers unverified"] = sum(c["status"] == "unverified" for r in records for c in r["numbers"])

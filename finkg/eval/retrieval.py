@@ -32,7 +32,7 @@ import math
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,7 @@ from ingest.datasets.tatqa import (
     split_contexts,
 )
 from kg import BatchWriter, Graph
+from kg.errors import EvaluationError
 from retrieval.embeddings import Embedder
 from retrieval.text.hybrid import HybridIndex, PoolScores, check_alpha, store_alpha, top_k
 from retrieval.text.rerank import JUDGE_SCHEMA, LLMJudgeReranker, Reranker, train_cross_encoder, training_pairs
@@ -56,7 +57,7 @@ STEP = 0.025
 Stage = Callable[[str, int], Callable[[int], None] | None]
 
 
-class RetrievalEvalError(ValueError):
+class RetrievalEvalError(EvaluationError):
     """The evaluation cannot run (no questions, an empty corpus, a bad step); the message says why."""
 
 
@@ -99,8 +100,9 @@ def alphas(step: float = STEP) -> list[float]:
     return [round(i * step, 6) for i in range(n + 1)]
 
 
-def sweep_alpha(pools: Sequence[PoolScores], ids: Sequence[str], queries: Sequence[LabelledQuery],
-                step: float = STEP, k: int = K) -> tuple[float, float, list[dict[str, float]]]:
+def sweep_alpha(
+    pools: Sequence[PoolScores], ids: Sequence[str], queries: Sequence[LabelledQuery], step: float = STEP, k: int = K
+) -> tuple[float, float, list[dict[str, float]]]:
     """Mean NDCG@k for each alpha of :func:`alphas` (seed 002 §4.3, §5.4).
 
     Args:
@@ -116,8 +118,9 @@ def sweep_alpha(pools: Sequence[PoolScores], ids: Sequence[str], queries: Sequen
         raise RetrievalEvalError(f"{len(queries)} queries for {len(pools)} scored pools: need one pool per query, >= 1")
     curve = []
     for a in alphas(step):
-        scores = [ndcg_at_k([ids[int(p.rows[j])] for j in top_k(p.fused(a), k)], q.gains, k)
-                  for p, q in zip(pools, queries)]
+        scores = [
+            ndcg_at_k([ids[int(p.rows[j])] for j in top_k(p.fused(a), k)], q.gains, k) for p, q in zip(pools, queries)
+        ]
         curve.append({"alpha": a, "ndcg": float(np.mean(scores))})
     best = max(curve, key=lambda r: (r["ndcg"], -r["alpha"]))
     return best["alpha"], best["ndcg"], curve
@@ -126,8 +129,9 @@ def sweep_alpha(pools: Sequence[PoolScores], ids: Sequence[str], queries: Sequen
 TRAIN_CORPUS = "tatqa-dev-train"
 
 
-def tatqa_queries(path: Path, seed: int = 0, train_corpus: str = TRAIN_CORPUS, eval_corpus: str = CORPUS
-                  ) -> tuple[list[TatqaContext], list[TatqaContext], list[LabelledQuery], list[LabelledQuery]]:
+def tatqa_queries(
+    path: Path, seed: int = 0, train_corpus: str = TRAIN_CORPUS, eval_corpus: str = CORPUS
+) -> tuple[list[TatqaContext], list[TatqaContext], list[LabelledQuery], list[LabelledQuery]]:
     """TAT-QA split by context, with the labelled questions of each half (gains keyed by the chunk ids of
     ``train_corpus`` and ``eval_corpus``, :func:`ingest.datasets.tatqa.scoped_id`).
 
@@ -138,14 +142,14 @@ def tatqa_queries(path: Path, seed: int = 0, train_corpus: str = TRAIN_CORPUS, e
     train, held = split_contexts(contexts, seed)
 
     def labelled(half: Sequence[TatqaContext], corpus: str) -> list[LabelledQuery]:
-        return [LabelledQuery(q.uid, q.question, question_gains(c, q, corpus)) for c in half
-                for q in c.questions]
+        return [LabelledQuery(q.uid, q.question, question_gains(c, q, corpus)) for c in half for q in c.questions]
 
     return train, held, labelled(train, train_corpus), labelled(held, eval_corpus)
 
 
-def ingest_corpus(graph: Graph, contexts: Sequence[TatqaContext], corpus: str, source: str,
-                  stage: Stage | None = None) -> dict[str, int]:
+def ingest_corpus(
+    graph: Graph, contexts: Sequence[TatqaContext], corpus: str, source: str, stage: Stage | None = None
+) -> dict[str, int]:
     """Write the contexts as a retrieval corpus (:func:`ingest.datasets.tatqa.corpus_rows`) through
     :class:`kg.BatchWriter`; idempotent (deterministic ids). Returns created counts per part."""
     rows = corpus_rows(contexts, corpus, source)
@@ -153,18 +157,30 @@ def ingest_corpus(graph: Graph, contexts: Sequence[TatqaContext], corpus: str, s
     tick = (lambda name, n: stage(name, n)) if stage else (lambda name, n: None)
     out = {
         "corpus": w.merge_nodes("Corpus", rows["corpus"], key="name").created,
-        "documents": w.merge_nodes("Document", rows["documents"], key="id",
-                                   progress=tick("documents", len(rows["documents"]))).created,
-        "chunks": w.merge_nodes("Chunk", rows["chunks"], key="id", progress=tick("chunks", len(rows["chunks"]))).created,
+        "documents": w.merge_nodes(
+            "Document", rows["documents"], key="id", progress=tick("documents", len(rows["documents"]))
+        ).created,
+        "chunks": w.merge_nodes(
+            "Chunk", rows["chunks"], key="id", progress=tick("chunks", len(rows["chunks"]))
+        ).created,
     }
     w.merge_relationships("HAS_DOCUMENT", rows["has_document"], start=("Corpus", "name"), end=("Document", "id"))
     w.merge_relationships("HAS_CHUNK", rows["has_chunk"], start=("Document", "id"), end=("Chunk", "id"))
     return out
 
 
-def evaluate(graph: Graph, path: Path, embedder: Embedder, reranker: Reranker | None = None,
-             rerank_queries: int | None = 100, seed: int = 0, step: float = STEP, store: bool = True,
-             corpus: str = CORPUS, stage: Stage | None = None) -> dict[str, Any]:
+def evaluate(
+    graph: Graph,
+    path: Path,
+    embedder: Embedder,
+    reranker: Reranker | None = None,
+    rerank_queries: int | None = 100,
+    seed: int = 0,
+    step: float = STEP,
+    store: bool = True,
+    corpus: str = CORPUS,
+    stage: Stage | None = None,
+) -> dict[str, Any]:
     """The TAT-QA retrieval evaluation end to end (see the module doc): ingest the evaluation half, embed
     its chunks (stored on the chunks), score every question's pool once, sweep alpha (stored on the corpus
     node when ``store``), and NDCG@10 per system.
@@ -196,25 +212,46 @@ def evaluate(graph: Graph, path: Path, embedder: Embedder, reranker: Reranker | 
             bar(1)
     alpha, best, curve = sweep_alpha(pools, ids, queries, step)
     if store:
-        store_alpha(graph, corpus, alpha, f"ndcg@{K}", len(queries), best, step,
-                    embedding_model=embedder.identity)
+        store_alpha(graph, corpus, alpha, f"ndcg@{K}", len(queries), best, step, embedding_model=embedder.identity)
 
     def mean_ndcg(scores_of: Callable[[PoolScores], np.ndarray], which: Sequence[int]) -> float:
-        return float(np.mean([ndcg_at_k([ids[int(pools[i].rows[j])] for j in top_k(scores_of(pools[i]), K)],
-                                        queries[i].gains) for i in which]))
+        return float(
+            np.mean(
+                [
+                    ndcg_at_k([ids[int(pools[i].rows[j])] for j in top_k(scores_of(pools[i]), K)], queries[i].gains)
+                    for i in which
+                ]
+            )
+        )
 
     everyone = range(len(queries))
     n = len(queries)
     table = [
-        {"system": "bm25", "ndcg@10": mean_ndcg(lambda p: p.fused(0.0), everyone), "queries": n,
-         "note": "BM25 (pool statistics), alpha = 0"},
-        {"system": "dense", "ndcg@10": mean_ndcg(lambda p: p.fused(1.0), everyone), "queries": n,
-         "note": f"cosine, {embedder.identity.split('@')[0]}, alpha = 1"},
-        {"system": "hybrid@0.5", "ndcg@10": mean_ndcg(lambda p: p.fused(0.5), everyone), "queries": n,
-         "note": "min-max, equal weights (seed 000 §3.3)"},
+        {
+            "system": "bm25",
+            "ndcg@10": mean_ndcg(lambda p: p.fused(0.0), everyone),
+            "queries": n,
+            "note": "BM25 (pool statistics), alpha = 0",
+        },
+        {
+            "system": "dense",
+            "ndcg@10": mean_ndcg(lambda p: p.fused(1.0), everyone),
+            "queries": n,
+            "note": f"cosine, {embedder.identity.split('@')[0]}, alpha = 1",
+        },
+        {
+            "system": "hybrid@0.5",
+            "ndcg@10": mean_ndcg(lambda p: p.fused(0.5), everyone),
+            "queries": n,
+            "note": "min-max, equal weights (seed 000 §3.3)",
+        },
         {"system": "hybrid", "ndcg@10": best, "queries": n, "note": f"min-max, swept alpha = {alpha}"},
-        {"system": "hybrid-rrf", "ndcg@10": mean_ndcg(lambda p: p.fused(fusion="rrf"), everyone), "queries": n,
-         "note": "reciprocal rank fusion, k = 60"},
+        {
+            "system": "hybrid-rrf",
+            "ndcg@10": mean_ndcg(lambda p: p.fused(fusion="rrf"), everyone),
+            "queries": n,
+            "note": "reciprocal rank fusion, k = 60",
+        },
     ]
     details: list[dict[str, Any]] = []
     if reranker is not None:
@@ -227,28 +264,55 @@ def evaluate(graph: Graph, path: Path, embedder: Embedder, reranker: Reranker | 
             scores = np.asarray(reranker.score(queries[i].text, [text_of[c] for c in top]), dtype=np.float64)
             order = np.lexsort((np.arange(len(top)), -scores))
             reranked.append(ndcg_at_k([top[j] for j in order], queries[i].gains))
-            details.append({"uid": queries[i].uid, "ndcg_before": round(ndcg_at_k(top, queries[i].gains), 4),
-                            "ndcg_after": round(reranked[-1], 4), "top20": top,
-                            "gains": [queries[i].gains.get(c, 0) for c in top],
-                            "scores": [round(float(x), 4) for x in scores]})
+            details.append(
+                {
+                    "uid": queries[i].uid,
+                    "ndcg_before": round(ndcg_at_k(top, queries[i].gains), 4),
+                    "ndcg_after": round(reranked[-1], 4),
+                    "top20": top,
+                    "gains": [queries[i].gains.get(c, 0) for c in top],
+                    "scores": [round(float(x), 4) for x in scores],
+                }
+            )
             if bar:
                 bar(1)
-        table.append({"system": "hybrid (rerank sample)", "ndcg@10": mean_ndcg(lambda p: p.fused(alpha), sample),
-                      "queries": len(sample), "note": f"the reranked questions, before reranking (alpha = {alpha})"})
+        table.append(
+            {
+                "system": "hybrid (rerank sample)",
+                "ndcg@10": mean_ndcg(lambda p: p.fused(alpha), sample),
+                "queries": len(sample),
+                "note": f"the reranked questions, before reranking (alpha = {alpha})",
+            }
+        )
         ungraded = len(getattr(reranker, "ungraded", ()))
-        table.append({"system": "hybrid+rerank", "ndcg@10": float(np.mean(reranked)), "queries": len(sample),
-                      "note": f"top-20 reranked by {reranker.name}"
-                              + (f"; {ungraded} answers without a grade (mid-scale)" if ungraded else "")})
+        table.append(
+            {
+                "system": "hybrid+rerank",
+                "ndcg@10": float(np.mean(reranked)),
+                "queries": len(sample),
+                "note": f"top-20 reranked by {reranker.name}"
+                + (f"; {ungraded} answers without a grade (mid-scale)" if ungraded else ""),
+            }
+        )
     for r in table:
         r["ndcg@10"] = round(r["ndcg@10"], 4)
-    return {"corpus": corpus, "source": str(path), "split": {"by": "context", "seed": seed,
-                                                             "evaluation_contexts": len(held)},
-            "chunks": len(index), "queries": n, "alpha": alpha, "alpha_step": step, "k": K,
-            "embedding_model": embedder.identity, "reranker": reranker.name if reranker else None,
-            "rerank_ungraded": list(getattr(reranker, "ungraded", [])),
-            "rerank_questions": details,
-            "evaluated_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "rows": table, "sweep": [{"alpha": c["alpha"], "ndcg": round(c["ndcg"], 4)} for c in curve]}
+    return {
+        "corpus": corpus,
+        "source": str(path),
+        "split": {"by": "context", "seed": seed, "evaluation_contexts": len(held)},
+        "chunks": len(index),
+        "queries": n,
+        "alpha": alpha,
+        "alpha_step": step,
+        "k": K,
+        "embedding_model": embedder.identity,
+        "reranker": reranker.name if reranker else None,
+        "rerank_ungraded": list(getattr(reranker, "ungraded", [])),
+        "rerank_questions": details,
+        "evaluated_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "rows": table,
+        "sweep": [{"alpha": c["alpha"], "ndcg": round(c["ndcg"], 4)} for c in curve],
+    }
 
 
 def llm_judge(client: Any, max_tokens: int = 16) -> LLMJudgeReranker:
@@ -260,8 +324,9 @@ def llm_judge(client: Any, max_tokens: int = 16) -> LLMJudgeReranker:
 
     def ask(prompt: str) -> str:
         try:
-            return client.chat([{"role": "user", "content": prompt}], max_tokens=max_tokens,
-                               json_schema=JUDGE_SCHEMA).text
+            return client.chat(
+                [{"role": "user", "content": prompt}], max_tokens=max_tokens, json_schema=JUDGE_SCHEMA
+            ).text
         except LLMAnswerError as exc:
             return str(exc.raw or "")
 
@@ -277,10 +342,21 @@ def save(result: Mapping[str, Any], out: Path) -> Path:
     return path
 
 
-def train_tatqa_reranker(path: Path, base_model: Path, out_dir: Path, seed: int = 0, max_questions: int | None = 200,
-                         negatives_per_query: int = 3, epochs: int = 1, max_length: int = 128,
-                         batch_size: int = 16, learning_rate: float = 5e-5, device: str | None = None,
-                         threads: int | None = 2, stage: Stage | None = None) -> dict[str, Any]:
+def train_tatqa_reranker(
+    path: Path,
+    base_model: Path,
+    out_dir: Path,
+    seed: int = 0,
+    max_questions: int | None = 200,
+    negatives_per_query: int = 3,
+    epochs: int = 1,
+    max_length: int = 128,
+    batch_size: int = 16,
+    learning_rate: float = 5e-5,
+    device: str | None = None,
+    threads: int | None = 2,
+    stage: Stage | None = None,
+) -> dict[str, Any]:
     """Train finkg's offline cross-encoder on the **training half** of TAT-QA (split by context, ``seed``):
     pairs from :func:`retrieval.text.rerank.training_pairs` with BM25 hard negatives (top hits among the
     training half's chunks outside the question's context), at most ``max_questions`` questions (a seeded
@@ -312,14 +388,47 @@ def train_tatqa_reranker(path: Path, base_model: Path, out_dir: Path, seed: int 
         queries = sorted(random.Random(seed).sample(queries, max_questions), key=lambda q: q.uid)
     pairs = training_pairs([(q.text, q.gains) for q in queries], texts, hard, negatives_per_query, seed)
     started = time.perf_counter()
-    train_cross_encoder(pairs, base_model, out_dir, epochs=epochs, batch_size=batch_size,
-                        learning_rate=learning_rate, max_length=max_length, seed=seed, threads=threads, device=device,
-                        progress=tick("train", len(pairs) * epochs))
-    return {"out_dir": str(out_dir), "questions": len(queries), "pairs": len(pairs), "train_contexts": len(train),
-            "seed": seed, "epochs": epochs, "max_length": max_length, "negatives_per_query": negatives_per_query,
-            "batch_size": batch_size, "learning_rate": learning_rate,
-            "seconds": round(time.perf_counter() - started, 1)}
+    train_cross_encoder(
+        pairs,
+        base_model,
+        out_dir,
+        epochs=epochs,
+        batch_size=batch_size,
+        learning_rate=learning_rate,
+        max_length=max_length,
+        seed=seed,
+        threads=threads,
+        device=device,
+        progress=tick("train", len(pairs) * epochs),
+    )
+    return {
+        "out_dir": str(out_dir),
+        "questions": len(queries),
+        "pairs": len(pairs),
+        "train_contexts": len(train),
+        "seed": seed,
+        "epochs": epochs,
+        "max_length": max_length,
+        "negatives_per_query": negatives_per_query,
+        "batch_size": batch_size,
+        "learning_rate": learning_rate,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
 
 
-__all__ = ["CORPUS", "LabelledQuery", "RetrievalEvalError", "alphas", "check_alpha", "dcg", "evaluate",
-           "ingest_corpus", "llm_judge", "ndcg_at_k", "save", "sweep_alpha", "tatqa_queries", "train_tatqa_reranker"]
+__all__ = [
+    "CORPUS",
+    "LabelledQuery",
+    "RetrievalEvalError",
+    "alphas",
+    "check_alpha",
+    "dcg",
+    "evaluate",
+    "ingest_corpus",
+    "llm_judge",
+    "ndcg_at_k",
+    "save",
+    "sweep_alpha",
+    "tatqa_queries",
+    "train_tatqa_reranker",
+]

@@ -30,16 +30,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from finkg.eval.metrics.tatqa import ANSWER_TYPES, gold_answers, score
 from generation.llm import LLMAnswerError, LLMClient
 from generation.qa.answer import Answerer, direct_answerer, extract_answer
-from finkg.eval.metrics.tatqa import ANSWER_TYPES, gold_answers, score
-from ingest.sec.fsds import StageProgress
 from ingest.datasets.tatqa import TatqaContext
+from ingest.sec.fsds import StageProgress
+from kg.errors import EvaluationError
 
 ANSWERS, SUMMARY, MANIFEST = "answers.jsonl", "summary.json", "manifest.json"
 
 
-class TatqaRunError(ValueError):
+class TatqaRunError(EvaluationError):
     """An output folder that cannot be resumed: written with another model, or ``answers.jsonl`` has a
     malformed line before its last (the message names the file and line)."""
 
@@ -90,11 +91,17 @@ class TatqaResults:
                 if not group and kind != "all":
                     continue
                 n = len(group)
-                out.append({"system": system, "answer_type": kind, "questions": n,
-                            "em": round(100 * sum(r.em for r in group) / n, 2) if n else 0.0,
-                            "f1": round(100 * sum(r.f1 for r in group) / n, 2) if n else 0.0,
-                            "no_answer_line": sum(not r.answer_line for r in group),
-                            "errors": sum(r.error is not None for r in group)})
+                out.append(
+                    {
+                        "system": system,
+                        "answer_type": kind,
+                        "questions": n,
+                        "em": round(100 * sum(r.em for r in group) / n, 2) if n else 0.0,
+                        "f1": round(100 * sum(r.f1 for r in group) / n, 2) if n else 0.0,
+                        "no_answer_line": sum(not r.answer_line for r in group),
+                        "errors": sum(r.error is not None for r in group),
+                    }
+                )
         return out
 
     def save(self, out: Path) -> list[Path]:
@@ -137,8 +144,9 @@ def read_answers(path: Path) -> list[QuestionResult]:
         except (json.JSONDecodeError, TypeError) as exc:
             if n == len(lines):
                 break
-            raise TatqaRunError(f"{path}:{n}: not a TAT-QA answer record ({exc}); move the file away to start "
-                                "again") from exc
+            raise TatqaRunError(
+                f"{path}:{n}: not a TAT-QA answer record ({exc}); move the file away to start again"
+            ) from exc
     return out
 
 
@@ -153,31 +161,54 @@ def check_manifest(out: Path, model_id: str, source: str) -> None:
     if path.is_file():
         old = json.loads(path.read_text(encoding="utf-8"))
         if old.get("model_id") != model_id:
-            raise TatqaRunError(f"{out}: its answers are from model {old.get('model_id')}, not {model_id} (use "
-                                "another --out)")
+            raise TatqaRunError(
+                f"{out}: its answers are from model {old.get('model_id')}, not {model_id} (use another --out)"
+            )
     path.write_text(json.dumps({"model_id": model_id, "source": source}, indent=1) + "\n", encoding="utf-8")
 
 
 def direct_systems(client: LLMClient, max_tokens: int = 128) -> dict[str, Answerer]:
     """The answerers this module ships (one LLM call each, :func:`generation.qa.answer.direct_answerer`):
     ``no-retrieval`` (the question alone) and ``whole-context`` (every fact and passage of the context)."""
-    return {"no-retrieval": direct_answerer(client, with_context=False, max_tokens=max_tokens),
-            "whole-context": direct_answerer(client, with_context=True, max_tokens=max_tokens)}
+    return {
+        "no-retrieval": direct_answerer(client, with_context=False, max_tokens=max_tokens),
+        "whole-context": direct_answerer(client, with_context=True, max_tokens=max_tokens),
+    }
 
 
-def score_text(system: str, context: TatqaContext, question_index: int, generated: str,
-               error: str | None = None) -> QuestionResult:
+def score_text(
+    system: str, context: TatqaContext, question_index: int, generated: str, error: str | None = None
+) -> QuestionResult:
     """Score one generated text against the question's gold answer (extract, then TAT-QA EM/F1)."""
     q = context.questions[question_index]
     gold = gold_answers(q.record())
     answer = extract_answer(generated)
     s = score(list(answer.spans), answer.scale, gold, q.answer_type, q.scale)
-    return QuestionResult(system, context.index, q.uid, q.question, q.answer_type, gold, q.scale, generated,
-                          list(answer.spans), answer.scale, answer.found, s.em, s.f1, error)
+    return QuestionResult(
+        system,
+        context.index,
+        q.uid,
+        q.question,
+        q.answer_type,
+        gold,
+        q.scale,
+        generated,
+        list(answer.spans),
+        answer.scale,
+        answer.found,
+        s.em,
+        s.f1,
+        error,
+    )
 
 
-def evaluate(contexts: Sequence[TatqaContext], answerers: Mapping[str, Answerer], limit: int | None = None,
-             progress: StageProgress | None = None, out: Path | None = None) -> TatqaResults:
+def evaluate(
+    contexts: Sequence[TatqaContext],
+    answerers: Mapping[str, Answerer],
+    limit: int | None = None,
+    progress: StageProgress | None = None,
+    out: Path | None = None,
+) -> TatqaResults:
     """Ask every answerer every question (the first ``limit`` questions in file order) and score them,
     question by question.
 
@@ -210,8 +241,9 @@ def evaluate(contexts: Sequence[TatqaContext], answerers: Mapping[str, Answerer]
         done = {(r.system, r.question_uid): r for r in earlier}
         sink = path.open("a", encoding="utf-8")
     todo = {system: sum((system, c.questions[i].uid) not in done for c, i in work) for system in answerers}
-    ticks = {system: progress(f"TAT-QA: {system}", todo[system]) if progress else (lambda n: None)
-             for system in answerers}
+    ticks = {
+        system: progress(f"TAT-QA: {system}", todo[system]) if progress else (lambda n: None) for system in answerers
+    }
     results = TatqaResults(list(answerers))
     try:
         for context, i in work:

@@ -32,11 +32,11 @@ from typing import Any
 import numpy as np
 
 from finkg.config import Settings
-from kg import BatchWriter, Graph, GraphError, cypher
 from generation.kgbuild import resolution
 from generation.kgbuild.clustering import agglomerative_clusters, knn, representatives
-from retrieval.embeddings import Embedder, make_embedder, stored_vectors
 from generation.kgbuild.resolution import Entity
+from kg import BatchWriter, Graph, GraphError, cypher
+from retrieval.embeddings import Embedder, make_embedder, stored_vectors
 
 VECTOR_INDEX = "entity_embedding"
 PAGE = 5_000
@@ -82,11 +82,18 @@ class ClusterSummary:
         """The closing table of ``finkg cluster``: one row per figure."""
         figures = [("entities", self.entities), ("embedded", self.embedded)]
         figures += [(f"merges: {m}", self.merges.get(m, 0)) for m in resolution.METHODS]
-        figures += [("linked to Company/Concept", self.linked), ("clusters", self.clusters),
-                    ("singleton clusters", self.singletons), ("largest cluster", self.largest),
-                    ("triples", self.triples), ("triple clusters", self.triple_clusters),
-                    ("cluster values changed", self.updated), ("run", self.run), ("model", self.model),
-                    ("seconds", round(self.seconds, 1))]
+        figures += [
+            ("linked to Company/Concept", self.linked),
+            ("clusters", self.clusters),
+            ("singleton clusters", self.singletons),
+            ("largest cluster", self.largest),
+            ("triples", self.triples),
+            ("triple clusters", self.triple_clusters),
+            ("cluster values changed", self.updated),
+            ("run", self.run),
+            ("model", self.model),
+            ("seconds", round(self.seconds, 1)),
+        ]
         return [{"figure": k, "value": v} for k, v in figures]
 
 
@@ -94,28 +101,37 @@ def _tick(progress: StageProgress | None, stage: str, total: int) -> Callable[[i
     return progress(stage, total) if progress else (lambda n: None)
 
 
-def read_entities(graph: Graph, model: str, ids: Sequence[str] | None = None
-                  ) -> tuple[list[Entity], list[list[float] | None]]:
+def read_entities(
+    graph: Graph, model: str, ids: Sequence[str] | None = None
+) -> tuple[list[Entity], list[list[float] | None]]:
     """Every entity (or those of ``ids``) ordered by id, with its stored embedding when it was made
     by ``model`` (else None)."""
     entities: list[Entity] = []
     vectors: list[list[float] | None] = []
     after = ""
     while True:
-        page = graph.read(cypher.ENTITIES_PAGE, {"after": after, "ids": list(ids) if ids is not None else None,
-                                                 "model": model, "limit": PAGE})
+        page = graph.read(
+            cypher.ENTITIES_PAGE,
+            {"after": after, "ids": list(ids) if ids is not None else None, "model": model, "limit": PAGE},
+        )
         for r in page:
-            entities.append(Entity(r["id"], r["type"] or "", r["key"] or "", r["name"] or r["id"],
-                                   int(r["degree"] or 0)))
+            entities.append(
+                Entity(r["id"], r["type"] or "", r["key"] or "", r["name"] or r["id"], int(r["degree"] or 0))
+            )
             vectors.append(r["embedding"])
         if len(page) < PAGE:
             return entities, vectors
         after = page[-1]["id"]
 
 
-def embed_entities(graph: Graph, embedder: Embedder, entities: Sequence[Entity],
-                   stored: Sequence[list[float] | None], batch_size: int = 1_000,
-                   progress: StageProgress | None = None) -> tuple[np.ndarray, int]:
+def embed_entities(
+    graph: Graph,
+    embedder: Embedder,
+    entities: Sequence[Entity],
+    stored: Sequence[list[float] | None],
+    batch_size: int = 1_000,
+    progress: StageProgress | None = None,
+) -> tuple[np.ndarray, int]:
     """Vectors of all ``entities``: the stored ones, and new ones for the rest (written back).
 
     Returns:
@@ -123,12 +139,13 @@ def embed_entities(graph: Graph, embedder: Embedder, entities: Sequence[Entity],
     """
     x, missing = stored_vectors(stored, embedder.dimensions)
     if missing:
-        new = embedder.encode([entities[i].name for i in missing],
-                              progress=_tick(progress, "embedding entities", len(missing)))
+        new = embedder.encode(
+            [entities[i].name for i in missing], progress=_tick(progress, "embedding entities", len(missing))
+        )
         x[missing] = new
         tick = _tick(progress, "writing embeddings", len(missing))
         for start in range(0, len(missing), batch_size):
-            part = missing[start:start + batch_size]
+            part = missing[start : start + batch_size]
             rows = [{"id": entities[i].id, "embedding": x[i].tolist()} for i in part]
             graph.write(cypher.SET_ENTITY_EMBEDDINGS, {"rows": rows, "model": embedder.identity})
             tick(len(part))
@@ -149,27 +166,34 @@ def ensure_vector_index(graph: Graph, dimensions: int, name: str = VECTOR_INDEX)
         if have is not None and int(have) != dimensions:
             raise VectorIndexMismatch(
                 f"vector index {name} has {have} dimensions but the [embedding] model makes {dimensions}: "
-                f"drop it (finkg cypher --write \"DROP INDEX {name}\") and rerun `finkg cluster` "
+                f'drop it (finkg cypher --write "DROP INDEX {name}") and rerun `finkg cluster` '
                 "(every entity is re-embedded with the new model)"
             )
         return False
-    graph.run_autocommit(cypher.create_index(name, "vector", "Entity", ["embedding"], dimensions=dimensions,
-                                             similarity="cosine"))
+    graph.run_autocommit(
+        cypher.create_index(name, "vector", "Entity", ["embedding"], dimensions=dimensions, similarity="cosine")
+    )
     graph.run_autocommit(cypher.AWAIT_INDEXES, {"timeout_s": 300})
     return True
 
 
 def cluster_run_id(model: str, settings: Settings, ids: Sequence[str]) -> str:
     """``"cl-<12 hex>"``: a hash of the model identity, the clustering parameters and the ids."""
-    h = hashlib.sha256(f"{model}|{settings.cluster_distance_threshold}|{settings.cluster_n_neighbors}|"
-                       "average".encode())
+    h = hashlib.sha256(f"{model}|{settings.cluster_distance_threshold}|{settings.cluster_n_neighbors}|average".encode())
     for i in ids:
         h.update(i.encode() + b"\0")
     return "cl-" + h.hexdigest()[:12]
 
 
-def resolve(graph: Graph, settings: Settings, entities: list[Entity], x: np.ndarray, run: str,
-            summary: ClusterSummary, progress: StageProgress | None = None) -> tuple[list[Entity], np.ndarray]:
+def resolve(
+    graph: Graph,
+    settings: Settings,
+    entities: list[Entity],
+    x: np.ndarray,
+    run: str,
+    summary: ClusterSummary,
+    progress: StageProgress | None = None,
+) -> tuple[list[Entity], np.ndarray]:
     """Run the four resolution stages (``generation.kgbuild.resolution``) and apply each stage's merges.
 
     Returns:
@@ -179,25 +203,37 @@ def resolve(graph: Graph, settings: Settings, entities: list[Entity], x: np.ndar
     redirected = {k: v for k, v in resolution.resolve_ids(graph, [e.id for e in entities]).items() if k != v}
     summary.linked = resolution.identifier_links(graph, writer, entities)
     keep = np.arange(len(entities))
-    for method, threshold in (("exact", None), ("identifier", None),
-                              ("fuzzy", settings.cluster_fuzzy_threshold),
-                              ("embedding", settings.cluster_embedding_merge_threshold)):
+    for method, threshold in (
+        ("exact", None),
+        ("identifier", None),
+        ("fuzzy", settings.cluster_fuzzy_threshold),
+        ("embedding", settings.cluster_embedding_merge_threshold),
+    ):
         active = [entities[i] for i in keep]
         neighbors = None
         if method in ("fuzzy", "embedding") and len(active) > 1:
-            neighbors, _ = knn(x[keep], settings.cluster_n_neighbors,
-                               progress=_tick(progress, f"{method} candidates (kNN)", len(active)))
+            neighbors, _ = knn(
+                x[keep],
+                settings.cluster_n_neighbors,
+                progress=_tick(progress, f"{method} candidates (kNN)", len(active)),
+            )
         merges = resolution.plan_merges(active, x[keep], neighbors, method, threshold, redirected)
         if merges:
-            summary.merges.update(resolution.apply_merges(
-                graph, merges, run, progress=_tick(progress, f"{method} merges", len(merges))))
+            summary.merges.update(
+                resolution.apply_merges(graph, merges, run, progress=_tick(progress, f"{method} merges", len(merges)))
+            )
             gone = {m.from_id for m in merges}
             keep = np.array([i for i in keep if entities[i].id not in gone], dtype=np.int64)
     return [entities[i] for i in keep], x[keep]
 
 
-def run_cluster(graph: Graph, settings: Settings, ids: Sequence[str] | None = None,
-                embedder: Embedder | None = None, progress: StageProgress | None = None) -> ClusterSummary:
+def run_cluster(
+    graph: Graph,
+    settings: Settings,
+    ids: Sequence[str] | None = None,
+    embedder: Embedder | None = None,
+    progress: StageProgress | None = None,
+) -> ClusterSummary:
     """Embed, resolve and cluster the entities; write cluster ids and triple clusters (``finkg cluster``).
 
     Args:
@@ -214,8 +250,12 @@ def run_cluster(graph: Graph, settings: Settings, ids: Sequence[str] | None = No
         VectorIndexMismatch: the vector index has other dimensions than the model.
     """
     t0 = time.perf_counter()
-    embedder = embedder or make_embedder(settings.embedding_model_path, settings.embedding_backend,
-                                         settings.embedding_batch_size, settings.embedding_device)
+    embedder = embedder or make_embedder(
+        settings.embedding_model_path,
+        settings.embedding_backend,
+        settings.embedding_batch_size,
+        settings.embedding_device,
+    )
     summary = ClusterSummary(model=embedder.identity)
     entities, stored = read_entities(graph, embedder.identity, ids)
     summary.entities = len(entities)
@@ -226,8 +266,12 @@ def run_cluster(graph: Graph, settings: Settings, ids: Sequence[str] | None = No
     ids_after = [e.id for e in entities]
     summary.run = run = cluster_run_id(embedder.identity, settings, ids_after)
     if entities:
-        labels = agglomerative_clusters(x, settings.cluster_distance_threshold, settings.cluster_n_neighbors,
-                                        progress=_tick(progress, "clustering", 2 * len(entities)))
+        labels = agglomerative_clusters(
+            x,
+            settings.cluster_distance_threshold,
+            settings.cluster_n_neighbors,
+            progress=_tick(progress, "clustering", 2 * len(entities)),
+        )
         reps = representatives(x, labels)
         sizes = np.bincount(labels)
         summary.clusters, summary.singletons = len(sizes), int((sizes == 1).sum())
@@ -235,9 +279,9 @@ def run_cluster(graph: Graph, settings: Settings, ids: Sequence[str] | None = No
         rows = [{"id": e.id, "cluster": entities[reps[label]].id} for e, label in zip(entities, labels)]
         tick = _tick(progress, "writing clusters", len(rows))
         for start in range(0, len(rows), PAGE):
-            res = graph.write(cypher.SET_ENTITY_CLUSTERS, {"rows": rows[start:start + PAGE], "run": run})
+            res = graph.write(cypher.SET_ENTITY_CLUSTERS, {"rows": rows[start : start + PAGE], "run": run})
             summary.updated += int(res.records[0]["updated"]) if res.records else 0
-            tick(len(rows[start:start + PAGE]))
+            tick(len(rows[start : start + PAGE]))
     scope = None if ids is None else ids_after
     res = graph.run_autocommit(cypher.set_triple_clusters(), {"ids": scope, "run": run})
     summary.updated += int(res.records[0]["updated"]) if res.records else 0

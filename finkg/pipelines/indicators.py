@@ -18,18 +18,20 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from finkg.config import Settings
 from ingest import runs
 from ingest.market.akshare import AkshareFormatError, IndicatorData, fetch_live, read_csv
 from ingest.sec.fsds import StageProgress
 from kg import BatchWriter, Graph
 
-from finkg.config import Settings
-
 KIND = "akshare"
 
 
 def ingest_akshare_files(
-    graph: Graph, settings: Settings, paths: Sequence[Path], function: str | None = None,
+    graph: Graph,
+    settings: Settings,
+    paths: Sequence[Path],
+    function: str | None = None,
     progress: StageProgress | None = None,
 ) -> list[dict[str, Any]]:
     """Load saved AKShare CSVs, one ``(:IngestRun)`` per file.
@@ -54,16 +56,25 @@ def ingest_akshare_files(
             data = read_csv(path, function)
         except AkshareFormatError as exc:
             digest = _digest(path)
-            runs.record_failure(writer, runs.run_id(KIND, digest), exc, {"kind": KIND, "source": str(path.resolve()),
-                                                                         "sha256": digest, "started_at": runs.now()})
+            runs.record_failure(
+                writer,
+                runs.run_id(KIND, digest),
+                exc,
+                {"kind": KIND, "source": str(path.resolve()), "sha256": digest, "started_at": runs.now()},
+            )
             raise
         summary.append(_load(writer, data, progress, t0))
     return summary
 
 
 def ingest_akshare_live(
-    graph: Graph, settings: Settings, functions: Sequence[str], start: date | None = None,
-    end: date | None = None, save_dir: Path | None = None, progress: StageProgress | None = None,
+    graph: Graph,
+    settings: Settings,
+    functions: Sequence[str],
+    start: date | None = None,
+    end: date | None = None,
+    save_dir: Path | None = None,
+    progress: StageProgress | None = None,
 ) -> list[dict[str, Any]]:
     """Fetch AKShare functions now and load them (network needed), one ``(:IngestRun)`` per function.
 
@@ -82,8 +93,15 @@ def ingest_akshare_live(
     summary = []
     for name in functions:
         t0 = time.perf_counter()
-        data = fetch_live(name, start=start, end=end, attempts=settings.akshare_retry_attempts,
-                          wait_s=settings.akshare_retry_wait, timeout_s=settings.akshare_timeout, save_dir=save_dir)
+        data = fetch_live(
+            name,
+            start=start,
+            end=end,
+            attempts=settings.akshare_retry_attempts,
+            wait_s=settings.akshare_retry_wait,
+            timeout_s=settings.akshare_timeout,
+            save_dir=save_dir,
+        )
         summary.append(_load(writer, data, progress, t0))
     return summary
 
@@ -102,35 +120,64 @@ def _skipped_text(data: IndicatorData) -> str:
 def _load(writer: BatchWriter, data: IndicatorData, progress: StageProgress | None, t0: float) -> dict[str, Any]:
     """Write one source's indicators, observations and links around its run record; its summary row."""
     rid = runs.run_id(KIND, data.sha256)
-    runs.record_run(writer, {"id": rid, "kind": KIND, "function": data.function, "source": data.path,
-                             "sha256": data.sha256, "started_at": runs.now(), "status": "running", "error": ""})
+    runs.record_run(
+        writer,
+        {
+            "id": rid,
+            "kind": KIND,
+            "function": data.function,
+            "source": data.path,
+            "sha256": data.sha256,
+            "started_at": runs.now(),
+            "status": "running",
+            "error": "",
+        },
+    )
 
     def stage(name: str, total: int):
         return progress(f"{data.source}: {name}", total) if progress else None
 
     try:
-        ind = writer.merge_nodes("Indicator", data.indicator_rows(), key="code",
-                                 progress=stage("indicators", len(data.indicators)))
-        obs = writer.merge_nodes("Observation", data.observations, key="id",
-                                 progress=stage("observations", len(data.observations)))
-        rel = writer.merge_relationships("HAS_OBSERVATION", data.links(), start=("Indicator", "code"),
-                                         end=("Observation", "id"), progress=stage("HAS_OBSERVATION",
-                                                                                   len(data.observations)))
+        ind = writer.merge_nodes(
+            "Indicator", data.indicator_rows(), key="code", progress=stage("indicators", len(data.indicators))
+        )
+        obs = writer.merge_nodes(
+            "Observation", data.observations, key="id", progress=stage("observations", len(data.observations))
+        )
+        rel = writer.merge_relationships(
+            "HAS_OBSERVATION",
+            data.links(),
+            start=("Indicator", "code"),
+            end=("Observation", "id"),
+            progress=stage("HAS_OBSERVATION", len(data.observations)),
+        )
         runs.link_run(writer, rid, "Indicator", "code", (i.code for i in data.indicators))
     except Exception as exc:
         runs.record_failure(writer, rid, exc)
         raise
     counts = {
-        "function": data.function, "rows": data.rows, "rows_with_values": data.rows_with_values,
-        "indicators": len(data.indicators), "observations": len(data.observations),
-        "skipped": dict(sorted(data.skipped.items())), "indicators_created": ind.created,
-        "observations_created": obs.created, "observations_updated": obs.updated,
-        "has_observation_created": rel.created, "missing_endpoints": rel.missing_endpoints,
+        "function": data.function,
+        "rows": data.rows,
+        "rows_with_values": data.rows_with_values,
+        "indicators": len(data.indicators),
+        "observations": len(data.observations),
+        "skipped": dict(sorted(data.skipped.items())),
+        "indicators_created": ind.created,
+        "observations_created": obs.created,
+        "observations_updated": obs.updated,
+        "has_observation_created": rel.created,
+        "missing_endpoints": rel.missing_endpoints,
     }
     runs.record_run(writer, {"id": rid, "status": "done", "finished_at": runs.now()}, counts)
     return {
-        "file": data.source, "function": data.function, "indicators": len(data.indicators), "rows": data.rows,
-        "observations": len(data.observations), "skipped cells": _skipped_text(data),
-        "created": ind.created + obs.created + rel.created, "updated": ind.updated + obs.updated,
-        "s": round(time.perf_counter() - t0, 1), "run": rid,
+        "file": data.source,
+        "function": data.function,
+        "indicators": len(data.indicators),
+        "rows": data.rows,
+        "observations": len(data.observations),
+        "skipped cells": _skipped_text(data),
+        "created": ind.created + obs.created + rel.created,
+        "updated": ind.updated + obs.updated,
+        "s": round(time.perf_counter() - t0, 1),
+        "run": rid,
     }

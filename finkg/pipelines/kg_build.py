@@ -28,17 +28,16 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from finkg.config import Settings
 from generation.kgbuild import schema as kg_schema
 from generation.kgbuild.extraction import ChunkExtraction, SentenceMemo, Triple, TripleExtractor, overlap
-from kg import BatchWriter, Graph, batches, cypher
 from generation.kgbuild.names import entity_id
 from generation.kgbuild.resolution import write_entities, write_relations
-
-from finkg.config import Settings
+from kg import BatchWriter, Graph, batches, cypher
 
 StageProgress = Callable[[str, int], Callable[..., None]]  # advance(n, tokens=completion tokens spent)
 
@@ -53,9 +52,15 @@ def store_schema(graph: Graph) -> str:
     """Write the schema as ``(:KGSchema {version})`` (idempotent); returns the version."""
     version = kg_schema.schema_version()
     doc = kg_schema.schema_document()
-    graph.write(cypher.MERGE_KG_SCHEMA, {
-        "version": version, "document": json.dumps(doc, ensure_ascii=False),
-        "entity_types": list(kg_schema.ENTITY_CODES), "relations": list(kg_schema.RELATION_CODES)})
+    graph.write(
+        cypher.MERGE_KG_SCHEMA,
+        {
+            "version": version,
+            "document": json.dumps(doc, ensure_ascii=False),
+            "entity_types": list(kg_schema.ENTITY_CODES),
+            "relations": list(kg_schema.RELATION_CODES),
+        },
+    )
     return version
 
 
@@ -87,30 +92,52 @@ class ExtractSummary:
     def rows(self) -> list[dict[str, Any]]:
         """The closing table, one ``{"measure", "value"}`` row per total (reads well in a narrow terminal)."""
         rate = self.completion_tokens / self.seconds if self.seconds else 0.0
-        values = {"chunks to do": self.chunks, "sentences sent": self.sentences_sent,
-                  "sentences skipped (boilerplate, overlap)": self.sentences_skipped,
-                  "sentences reused (identical sentence extracted before)": self.sentences_reused,
-                  "triples proposed": self.proposed, "rejected by the checks": self.rejected,
-                  "verified (kept or fixed)": self.verified, "of which fixed": self.fixed, "dropped": self.dropped,
-                  "verdicts reused": self.verdicts_reused,
-                  "failed calls (raw answer recorded)": self.failures, "repaired answers": self.repaired,
-                  "entities written": self.entities_written, "relationships created": self.relationships_written,
-                  "LLM calls": self.calls, "answered from the cache": self.cached_calls,
-                  "tokens in / out": f"{self.prompt_tokens} / {self.completion_tokens}",
-                  "completion tokens/s": f"{rate:.1f}", "seconds": f"{self.seconds:.1f}"}
+        values = {
+            "chunks to do": self.chunks,
+            "sentences sent": self.sentences_sent,
+            "sentences skipped (boilerplate, overlap)": self.sentences_skipped,
+            "sentences reused (identical sentence extracted before)": self.sentences_reused,
+            "triples proposed": self.proposed,
+            "rejected by the checks": self.rejected,
+            "verified (kept or fixed)": self.verified,
+            "of which fixed": self.fixed,
+            "dropped": self.dropped,
+            "verdicts reused": self.verdicts_reused,
+            "failed calls (raw answer recorded)": self.failures,
+            "repaired answers": self.repaired,
+            "entities written": self.entities_written,
+            "relationships created": self.relationships_written,
+            "LLM calls": self.calls,
+            "answered from the cache": self.cached_calls,
+            "tokens in / out": f"{self.prompt_tokens} / {self.completion_tokens}",
+            "completion tokens/s": f"{rate:.1f}",
+            "seconds": f"{self.seconds:.1f}",
+        }
         return [{"measure": k, "value": v} for k, v in values.items()]
 
 
-def _record_rows(done: Sequence[tuple[dict[str, Any], ChunkExtraction]], suffix: str, status: str,
-                 schema_version: str, model_id: str) -> list[dict[str, Any]]:
-    return [{"id": f"{c['id']}:{suffix}", "chunk_id": c["id"], "document_id": c["document"], "suffix": suffix,
-             "schema_version": schema_version, "model_id": model_id, "status": status,
-             "updated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **ex.record()}
-            for c, ex in done]
+def _record_rows(
+    done: Sequence[tuple[dict[str, Any], ChunkExtraction]], suffix: str, status: str, schema_version: str, model_id: str
+) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": f"{c['id']}:{suffix}",
+            "chunk_id": c["id"],
+            "document_id": c["document"],
+            "suffix": suffix,
+            "schema_version": schema_version,
+            "model_id": model_id,
+            "status": status,
+            "updated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            **ex.record(),
+        }
+        for c, ex in done
+    ]
 
 
-def _graph_rows(chunk: dict[str, Any], ex: ChunkExtraction, verify: bool, suffix: str, schema_version: str,
-                model_id: str) -> tuple[list[dict], list[dict]]:
+def _graph_rows(
+    chunk: dict[str, Any], ex: ChunkExtraction, verify: bool, suffix: str, schema_version: str, model_id: str
+) -> tuple[list[dict], list[dict]]:
     """Entity rows (``type``, ``name``) and relationship rows (``type``, ``head``, ``tail``, ``id``,
     ``props``) for one chunk's accepted triples, in the shapes of :mod:`generation.kgbuild.resolution`."""
     entities: list[dict] = []
@@ -122,16 +149,27 @@ def _graph_rows(chunk: dict[str, Any], ex: ChunkExtraction, verify: bool, suffix
         entities += [{"type": t.head_type, "name": t.head}, {"type": t.tail_type, "name": t.tail}]
         rel_type = kg_schema.RELATIONSHIP_TYPES[t.relation]
         verdict = decisions.get(t)
-        rels.append({
-            "type": rel_type, "head": head, "tail": tail,
-            "id": hashlib.sha256(f"{chunk['id']}|{head}|{rel_type}|{tail}".encode()).hexdigest()[:20],
-            "props": {"chunk_id": chunk["id"], "sentence_index": t.sentence,
-                      "sentence": sentences[t.sentence] if t.sentence < len(sentences) else None,
-                      "head_text": t.head, "tail_text": t.tail, "verified": bool(verify and verdict),
-                      "verification": verdict.decision if verdict else "unverified",
-                      "verification_reason": (verdict.reason or None) if verdict else None,
-                      "schema_version": schema_version, "model_id": model_id,
-                      "extraction_id": f"{chunk['id']}:{suffix}"}})
+        rels.append(
+            {
+                "type": rel_type,
+                "head": head,
+                "tail": tail,
+                "id": hashlib.sha256(f"{chunk['id']}|{head}|{rel_type}|{tail}".encode()).hexdigest()[:20],
+                "props": {
+                    "chunk_id": chunk["id"],
+                    "sentence_index": t.sentence,
+                    "sentence": sentences[t.sentence] if t.sentence < len(sentences) else None,
+                    "head_text": t.head,
+                    "tail_text": t.tail,
+                    "verified": bool(verify and verdict),
+                    "verification": verdict.decision if verdict else "unverified",
+                    "verification_reason": (verdict.reason or None) if verdict else None,
+                    "schema_version": schema_version,
+                    "model_id": model_id,
+                    "extraction_id": f"{chunk['id']}:{suffix}",
+                },
+            }
+        )
     return entities, rels
 
 
@@ -176,24 +214,39 @@ def extract(
     if memo is not None and not redo:  # what earlier runs extracted answers identical sentences now
         for r in graph.read(cypher.EXTRACTION_RECORDS_OF_SUFFIX, {"suffix": suffix}):
             memo.add(list(r["sentences"] or []), ChunkExtraction.from_record(r["chunk"], r["record"]))
-    extractor = TripleExtractor(client, sentences_per_call=settings.extract_sentences_per_call,
-                                max_tokens=settings.extract_max_tokens, memo=memo)
-    rows = graph.read(cypher.TEXT_CHUNKS_FOR_EXTRACTION, {
-        "families": list(families) if families else None, "documents": list(documents) if documents else None,
-        "suffix": suffix, "redo": redo, "limit": limit})
+    extractor = TripleExtractor(
+        client,
+        sentences_per_call=settings.extract_sentences_per_call,
+        max_tokens=settings.extract_max_tokens,
+        memo=memo,
+    )
+    rows = graph.read(
+        cypher.TEXT_CHUNKS_FOR_EXTRACTION,
+        {
+            "families": list(families) if families else None,
+            "documents": list(documents) if documents else None,
+            "suffix": suffix,
+            "redo": redo,
+            "limit": limit,
+        },
+    )
     summary = ExtractSummary(chunks=len(rows))
     for r in rows:
         r["sentences"] = list(r["sentences"] or [])
     batch = settings.extract_batch_chunks
-    noop = (lambda _n, **_fields: None)
+    noop = lambda _n, **_fields: None
 
     # Phase 2 of seed 004 §3.1: few-shot extraction of every chunk not yet proposed.
     todo = [r for r in rows if r["status"] != "proposed" or redo]
     proposals: dict[str, ChunkExtraction] = {
-        r["id"]: ChunkExtraction.from_record(r["id"], r["record"]) for r in rows if r["status"] == "proposed" and not redo}
+        r["id"]: ChunkExtraction.from_record(r["id"], r["record"])
+        for r in rows
+        if r["status"] == "proposed" and not redo
+    }
     # what resumed proposals cost in an earlier run: the closing table counts this run's calls only
-    carried = {cid: (ex.calls, ex.cached_calls, ex.prompt_tokens, ex.completion_tokens)
-               for cid, ex in proposals.items()}
+    carried = {
+        cid: (ex.calls, ex.cached_calls, ex.prompt_tokens, ex.completion_tokens) for cid, ex in proposals.items()
+    }
     advance = progress("extract (LLM)", len(todo)) if progress else noop
     for part in batches(todo, batch):
         done = []
@@ -202,8 +255,12 @@ def extract(
             done.append((c, ex))
             advance(1, tokens=ex.completion_tokens)
         writer.merge_nodes("Extraction", _record_rows(done, suffix, "proposed", schema_version, model_id), key="id")
-        writer.merge_relationships("FROM_CHUNK", [{"start": f"{c['id']}:{suffix}", "end": c["id"]} for c, _ in done],
-                                   start=("Extraction", "id"), end=("Chunk", "id"))
+        writer.merge_relationships(
+            "FROM_CHUNK",
+            [{"start": f"{c['id']}:{suffix}", "end": c["id"]} for c, _ in done],
+            start=("Extraction", "id"),
+            end=("Chunk", "id"),
+        )
         proposals.update({c["id"]: ex for c, ex in done})
 
     # Phase 3: verification of each chunk's proposals, then entities and relationships.
@@ -230,8 +287,12 @@ def extract(
         where = write_entities(graph, entities, batch_size=settings.writer_batch_size)
         for st in write_relations(graph, writer, rels).values():
             summary.relationships_written += st.created
-        writer.merge_relationships("MENTIONS", [{"start": c, "end": where[e]} for c, e in dict.fromkeys(mentioned)],
-                                   start=("Chunk", "id"), end=("Entity", "id"))
+        writer.merge_relationships(
+            "MENTIONS",
+            [{"start": c, "end": where[e]} for c, e in dict.fromkeys(mentioned)],
+            start=("Chunk", "id"),
+            end=("Entity", "id"),
+        )
         summary.entities_written += len(set(where.values()))
         # the record is marked done last: a crash before this line redoes the chunk (idempotently)
         writer.merge_nodes("Extraction", _record_rows(finished, suffix, "done", schema_version, model_id), key="id")
@@ -241,8 +302,7 @@ def extract(
     return summary
 
 
-def _add(summary: ExtractSummary, ex: ChunkExtraction,
-         carried: tuple[int, int, int, int] | None = None) -> None:
+def _add(summary: ExtractSummary, ex: ChunkExtraction, carried: tuple[int, int, int, int] | None = None) -> None:
     """Add one chunk to the totals; ``carried`` is what its proposals cost in an earlier run (not counted)."""
     calls, cached, prompt, completion = carried or (0, 0, 0, 0)
     summary.sentences_sent += ex.sentences_sent
@@ -269,8 +329,9 @@ def _add(summary: ExtractSummary, ex: ChunkExtraction,
 FOMC_STATEMENT_PREFIX = "fomc:statement:"  # Document id of an FOMC statement (ingest/text/documents.py): + YYYYMMDD
 
 
-def stored_stages(graph: Graph, model_id: str, verify: bool, statements: Sequence[str]
-                  ) -> dict[str, dict[str, list[Triple]]]:
+def stored_stages(
+    graph: Graph, model_id: str, verify: bool, statements: Sequence[str]
+) -> dict[str, dict[str, list[Triple]]]:
     """Per FOMC statement (``YYYYMMDD``) that has stored extraction records for the current schema and
     ``model_id``: the triples at each stage, ``{"proposed": [...], "verified": [...]}`` (verified = kept
     or fixed by the verification pass; sentence indexes count across the statement's chunks)."""

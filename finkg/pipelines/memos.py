@@ -26,36 +26,62 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generation.memo.claims import RiskThresholds
+from finkg.config import Settings
 from generation import llm
 from generation.memo import llm_render
+from generation.memo.claims import RiskThresholds
 from generation.memo.drafting import Prior
-from generation.memo.systems import SYSTEMS, MemoContext, MemoResult, generate_memo
 from generation.memo.render import claim_sentence
+from generation.memo.systems import SYSTEMS, MemoContext, MemoResult, generate_memo
 from ingest.runs import now
 from kg import BatchWriter, Graph, cypher
+from kg.errors import GenerationError
 from retrieval.facts.fact_map import list_filings, read_fact_maps
 from retrieval.text.tfidf import EvidenceIndex, load_evidence
 
-from finkg.config import Settings
 
-class MemoError(ValueError):
+class MemoError(GenerationError):
     """A memo run cannot start: an unknown system or an accession that is not in the graph."""
 
 
-CLAIM_FIELDS = ("memo_id", "system", "adsh", "n", "kind", "name", "value", "qtrs", "ddate", "status",
-                "original_value", "gold_value", "citation_status", "citations", "citation_labels",
-                "note", "sentence", "repairs")
+CLAIM_FIELDS = (
+    "memo_id",
+    "system",
+    "adsh",
+    "n",
+    "kind",
+    "name",
+    "value",
+    "qtrs",
+    "ddate",
+    "status",
+    "original_value",
+    "gold_value",
+    "citation_status",
+    "citations",
+    "citation_labels",
+    "note",
+    "sentence",
+    "repairs",
+)
 
 
 def thresholds(settings: Settings) -> RiskThresholds:
     """The risk tests' thresholds from the ``[memo]`` settings."""
-    return RiskThresholds(settings.memo_current_ratio_floor, settings.memo_leverage_ceiling,
-                          settings.memo_ocf_margin_floor, settings.memo_net_margin_floor)
+    return RiskThresholds(
+        settings.memo_current_ratio_floor,
+        settings.memo_leverage_ceiling,
+        settings.memo_ocf_margin_floor,
+        settings.memo_net_margin_floor,
+    )
 
 
-def build_context(graph: Graph, settings: Settings, systems: Sequence[str],
-                  progress: Callable[[str, int], Callable[[int], None]] | None = None) -> MemoContext:
+def build_context(
+    graph: Graph,
+    settings: Settings,
+    systems: Sequence[str],
+    progress: Callable[[str, int], Callable[[int], None]] | None = None,
+) -> MemoContext:
     """What the chosen systems need: the prior from every filing's fact map (No-RAG and the text
     systems), the TF-IDF index over every evidence sentence (text systems)."""
     ctx = MemoContext(thresholds(settings))
@@ -74,8 +100,13 @@ def claim_rows(memo: MemoResult) -> list[dict[str, Any]]:
     for c in memo.claims:
         r = c.record()
         repairs = [x for x in memo.verification.repairs if x["claim"] == c.n]
-        r.update(memo_id=memo.memo_id, system=memo.system, adsh=memo.filing["adsh"],
-                 sentence=claim_sentence(c), repairs=json.dumps(repairs, default=str) if repairs else "")
+        r.update(
+            memo_id=memo.memo_id,
+            system=memo.system,
+            adsh=memo.filing["adsh"],
+            sentence=claim_sentence(c),
+            repairs=json.dumps(repairs, default=str) if repairs else "",
+        )
         for k in ("value", "original_value", "gold_value"):
             if r[k] is not None and not isinstance(r[k], (int, float)):
                 r[k] = str(r[k])
@@ -94,11 +125,22 @@ def write_memos(writer: BatchWriter, memos: Sequence[MemoResult], out: Path) -> 
         with open(folder / "claims" / f"{m.filing['adsh']}.jsonl", "w", encoding="utf-8") as fh:
             fh.writelines(json.dumps(r, default=str) + "\n" for r in rows)
         counts = m.verification.counts()
-        memo_rows.append({"id": m.memo_id, "system": m.system, "adsh": m.filing["adsh"],
-                          "issuer": m.filing.get("name"), "risk_label": m.risk_label, "text": m.markdown,
-                          "latency_ms": round(m.latency_ms, 3), "numbers_exact": counts["exact"],
-                          "numbers_repaired": counts["repaired"], "numbers_unsupported": counts["unsupported"],
-                          "status": "writing", "written_at": now()})
+        memo_rows.append(
+            {
+                "id": m.memo_id,
+                "system": m.system,
+                "adsh": m.filing["adsh"],
+                "issuer": m.filing.get("name"),
+                "risk_label": m.risk_label,
+                "text": m.markdown,
+                "latency_ms": round(m.latency_ms, 3),
+                "numbers_exact": counts["exact"],
+                "numbers_repaired": counts["repaired"],
+                "numbers_unsupported": counts["unsupported"],
+                "status": "writing",
+                "written_at": now(),
+            }
+        )
         about.append({"start": m.memo_id, "end": m.filing["adsh"]})
         for r in rows:
             cid = f"{m.memo_id}:{r['n']}"
@@ -145,9 +187,16 @@ class MemoRunSummary:
     labels: dict[str, int]
 
 
-def run_memos(graph: Graph, settings: Settings, out: Path, systems: Sequence[str],
-              adshs: Sequence[str] | None = None, source: str | None = None, resume: bool = True,
-              progress: Callable[[str, int], Callable[[int], None]] | None = None) -> list[MemoRunSummary]:
+def run_memos(
+    graph: Graph,
+    settings: Settings,
+    out: Path,
+    systems: Sequence[str],
+    adshs: Sequence[str] | None = None,
+    source: str | None = None,
+    resume: bool = True,
+    progress: Callable[[str, int], Callable[[int], None]] | None = None,
+) -> list[MemoRunSummary]:
     """Generate, verify and write memos (``finkg memo``); see the module docstring.
 
     Args:
@@ -186,8 +235,7 @@ def run_memos(graph: Graph, settings: Settings, out: Path, systems: Sequence[str
         batch: list[MemoResult] = []
         for fm in read_fact_maps(graph, todo, settings.memo_batch_size):
             if system == llm_render.SYSTEM:
-                memo = llm_render.generate_llm_memo(fm, ctx, client, settings.llm_max_tokens,
-                                                    settings.llm_temperature)
+                memo = llm_render.generate_llm_memo(fm, ctx, client, settings.llm_max_tokens, settings.llm_temperature)
             else:
                 memo = generate_memo(system, fm, ctx)
             batch.append(memo)
@@ -213,5 +261,3 @@ def _tally(s: MemoRunSummary, memo: MemoResult) -> None:
     s.repaired += c["repaired"]
     s.unsupported += c["unsupported"]
     s.labels[memo.risk_label] = s.labels.get(memo.risk_label, 0) + 1
-
-

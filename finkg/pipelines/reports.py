@@ -36,14 +36,15 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from finkg.config import Settings
 from generation.llm import BudgetExceeded, LLMUnavailable
-from generation.verify.report_numbers import NumberCheck, check_numbers
 from generation.report.two_stage import Generation, TwoStageGenerator
+from generation.verify.report_numbers import NumberCheck, check_numbers
 from kg import BatchWriter, Graph, cypher
-from retrieval.facts.company import company_facts
-from retrieval.text.documents import DocumentIndex
+from kg.errors import GenerationError
 from retrieval.embeddings import Embedder
+from retrieval.facts.company import company_facts
 from retrieval.facts.indicators import FinancialFact, indicator_facts
 from retrieval.knowledge import KnowledgeRetriever
+from retrieval.text.documents import DocumentIndex
 from retrieval.triples.tfr import TripleIndex
 
 MODES = ("two-stage", "single-stage")
@@ -81,7 +82,7 @@ class ReportQuestion(BaseModel):
         return v
 
 
-class BatchFileError(ValueError):
+class BatchFileError(GenerationError):
     """A batch file that cannot be read; the message names the file, line and field."""
 
 
@@ -135,17 +136,23 @@ class BatchSummary:
 
     def rows(self) -> list[dict[str, Any]]:
         """The closing table as ``{"measure", "value"}`` rows."""
-        values = {"questions": self.items, "reports written": self.done, "skipped (already done)": self.skipped,
-                  "failed": len(self.failed), "seconds": f"{self.seconds:.1f}",
-                  "questions per minute": f"{60 * self.done / self.seconds:.2f}" if self.seconds > 0 else "-",
-                  "seconds in retrieval": f"{self.retrieval_seconds:.2f}",
-                  "seconds in LLM stage 1 (fact selection)": f"{self.stage_seconds.get('select', 0.0):.1f}",
-                  "seconds in LLM stage 2 (answer)": f"{self.stage_seconds.get('answer', 0.0):.1f}",
-                  "tokens (backend)": self.tokens, "numbers verified": self.verified,
-                  "numbers that are context (dates, tenors, the question's)": self.context,
-                  "numbers marked unverified": self.unverified,
-                  "selected ids not in F (ignored)": self.invalid_ids,
-                  "citations of ids not shown": self.invalid_citations}
+        values = {
+            "questions": self.items,
+            "reports written": self.done,
+            "skipped (already done)": self.skipped,
+            "failed": len(self.failed),
+            "seconds": f"{self.seconds:.1f}",
+            "questions per minute": f"{60 * self.done / self.seconds:.2f}" if self.seconds > 0 else "-",
+            "seconds in retrieval": f"{self.retrieval_seconds:.2f}",
+            "seconds in LLM stage 1 (fact selection)": f"{self.stage_seconds.get('select', 0.0):.1f}",
+            "seconds in LLM stage 2 (answer)": f"{self.stage_seconds.get('answer', 0.0):.1f}",
+            "tokens (backend)": self.tokens,
+            "numbers verified": self.verified,
+            "numbers that are context (dates, tenors, the question's)": self.context,
+            "numbers marked unverified": self.unverified,
+            "selected ids not in F (ignored)": self.invalid_ids,
+            "citations of ids not shown": self.invalid_citations,
+        }
         return [{"measure": k, "value": v} for k, v in values.items()]
 
 
@@ -159,24 +166,44 @@ class ReportContext:
         ValueError: an unknown mode or system, or the index the system needs is empty.
     """
 
-    def __init__(self, graph: Graph, settings: Settings, client: Any, embedder: Embedder, system: str,
-                 mode: str = "two-stage", progress: Callable[[str, int], Callable[..., None]] | None = None) -> None:
+    def __init__(
+        self,
+        graph: Graph,
+        settings: Settings,
+        client: Any,
+        embedder: Embedder,
+        system: str,
+        mode: str = "two-stage",
+        progress: Callable[[str, int], Callable[..., None]] | None = None,
+    ) -> None:
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}: one of {', '.join(MODES)}")
         self.graph, self.settings, self.client, self.embedder = graph, settings, client, embedder
         self.system, self.mode = system, mode
         triples = documents = None
         if system in ("tfr", "dense-triples"):
-            triples = TripleIndex.from_graph(graph, embedder, progress=progress("embed triples", 0) if progress else None)
+            triples = TripleIndex.from_graph(
+                graph, embedder, progress=progress("embed triples", 0) if progress else None
+            )
         elif system.endswith("-docs"):
             documents = DocumentIndex.from_graph(graph, embedder, extracted=True)
-        self.retriever = KnowledgeRetriever(system, k=settings.retrieval_k, top_n=settings.retrieval_top_n,
-                                            temperature=settings.retrieval_temperature, triples=triples,
-                                            documents=documents)
-        self.generator = TwoStageGenerator(client, self.retriever, max_facts=settings.report_max_facts,
-                                           rank=self.rank, max_selected=settings.report_max_selected,
-                                           answer_tokens=settings.report_answer_tokens,
-                                           answer_format=settings.report_answer_format)
+        self.retriever = KnowledgeRetriever(
+            system,
+            k=settings.retrieval_k,
+            top_n=settings.retrieval_top_n,
+            temperature=settings.retrieval_temperature,
+            triples=triples,
+            documents=documents,
+        )
+        self.generator = TwoStageGenerator(
+            client,
+            self.retriever,
+            max_facts=settings.report_max_facts,
+            rank=self.rank,
+            max_selected=settings.report_max_selected,
+            answer_tokens=settings.report_answer_tokens,
+            answer_format=settings.report_answer_format,
+        )
 
     def rank(self, question: str, facts: Sequence[FinancialFact]) -> list[FinancialFact]:
         """``facts`` ordered by cosine similarity to ``question`` (ties: input order)."""
@@ -194,8 +221,18 @@ class ReportContext:
         found = company_facts(self.graph, q.companies, as_of) if q.companies else None
         if found is not None:
             facts += found.facts
-        facts += [FinancialFact(id=f"extra:{q.id}:{x.id}", text=x.text, numbers=tuple(x.numbers), unit="",
-                                date=as_of or "", indicator="", source="question") for x in q.facts]
+        facts += [
+            FinancialFact(
+                id=f"extra:{q.id}:{x.id}",
+                text=x.text,
+                numbers=tuple(x.numbers),
+                unit="",
+                date=as_of or "",
+                indicator="",
+                source="question",
+            )
+            for x in q.facts
+        ]
         return facts, (found.unmatched if found else [])
 
 
@@ -203,22 +240,43 @@ def _report_id(q: ReportQuestion, ctx: ReportContext) -> str:
     return f"report:{q.id}:{ctx.system}:{ctx.mode}"
 
 
-def _record(q: ReportQuestion, ctx: ReportContext, gen: Generation, marked: str, checks: list[NumberCheck],
-            unmatched: list[str], seconds: float) -> dict[str, Any]:
+def _record(
+    q: ReportQuestion,
+    ctx: ReportContext,
+    gen: Generation,
+    marked: str,
+    checks: list[NumberCheck],
+    unmatched: list[str],
+    seconds: float,
+) -> dict[str, Any]:
     return {
-        "id": q.id, "report_id": _report_id(q, ctx), "status": "done", "question": q.question,
-        "as_of": q.as_of.isoformat() if q.as_of else None, "companies": q.companies, "unmatched_companies": unmatched,
-        "system": ctx.system, "mode": ctx.mode, "model_id": ctx.client.model_id, "embedder": ctx.embedder.identity,
-        "facts_total": gen.facts_total, "facts_shown": [f.id for f in gen.facts],
-        "selected_facts": [asdict(f) for f in gen.selected], "invalid_ids": gen.invalid_ids,
-        "k1": [asdict(k) for k in gen.k1], "k2": [asdict(k) for k in gen.k2],
+        "id": q.id,
+        "report_id": _report_id(q, ctx),
+        "status": "done",
+        "question": q.question,
+        "as_of": q.as_of.isoformat() if q.as_of else None,
+        "companies": q.companies,
+        "unmatched_companies": unmatched,
+        "system": ctx.system,
+        "mode": ctx.mode,
+        "model_id": ctx.client.model_id,
+        "embedder": ctx.embedder.identity,
+        "facts_total": gen.facts_total,
+        "facts_shown": [f.id for f in gen.facts],
+        "selected_facts": [asdict(f) for f in gen.selected],
+        "invalid_ids": gen.invalid_ids,
+        "k1": [asdict(k) for k in gen.k1],
+        "k2": [asdict(k) for k in gen.k2],
         "knowledge_trimmed": gen.knowledge_trimmed,
-        "answer_raw": gen.answer, "answer": marked,
-        "cited_facts": gen.cited_facts, "cited_knowledge": gen.cited_knowledge,
+        "answer_raw": gen.answer,
+        "answer": marked,
+        "cited_facts": gen.cited_facts,
+        "cited_knowledge": gen.cited_knowledge,
         "invalid_citations": gen.invalid_citations,
         "numbers": [asdict(c) for c in checks],
         "calls": {k: asdict(v) for k, v in gen.calls.items()},
-        "seconds": round(seconds, 3), "seconds_retrieval": round(gen.seconds_retrieval, 4),
+        "seconds": round(seconds, 3),
+        "seconds_retrieval": round(gen.seconds_retrieval, 4),
     }
 
 
@@ -226,48 +284,79 @@ def _markdown(rec: dict[str, Any], gen: Generation) -> str:
     short_f = {f.id: f"F{i}" for i, f in enumerate(gen.selected, 1)}
     short_k = {k.id: f"K{i}" for i, k in enumerate(gen.knowledge, 1)}
     n = {s: sum(1 for c in rec["numbers"] if c["status"] == s) for s in ("verified", "context", "unverified")}
-    lines = [f"# {rec['question']}", "",
-             f"*As of {rec['as_of'] or '-'} · retrieval `{rec['system']}` · {rec['mode']} · model `{rec['model_id'][:24]}`*",
-             "", rec["answer"] or "*(no answer: see the record's calls)*", "",
-             f"Numbers: {n['verified']} verified against a fact, {n['context']} context (dates, tenors, the question's), "
-             f"{n['unverified']} marked [unverified].", "", "## Facts (F_select)", ""]
-    lines += [f"- **[{short_f[f.id]}]** {f.text} `{f.id}`" + (" (cited)" if f.id in rec["cited_facts"] else "")
-              for f in gen.selected] or ["- none selected"]
+    lines = [
+        f"# {rec['question']}",
+        "",
+        f"*As of {rec['as_of'] or '-'} · retrieval `{rec['system']}` · {rec['mode']} · model `{rec['model_id'][:24]}`*",
+        "",
+        rec["answer"] or "*(no answer: see the record's calls)*",
+        "",
+        f"Numbers: {n['verified']} verified against a fact, {n['context']} context (dates, tenors, the question's), "
+        f"{n['unverified']} marked [unverified].",
+        "",
+        "## Facts (F_select)",
+        "",
+    ]
+    lines += [
+        f"- **[{short_f[f.id]}]** {f.text} `{f.id}`" + (" (cited)" if f.id in rec["cited_facts"] else "")
+        for f in gen.selected
+    ] or ["- none selected"]
     lines += ["", "## Knowledge", ""]
-    lines += [f"- **[{short_k[k.id]}]** {k.text} (score {k.score:.3f}"
-              + (f", cluster `{k.cluster}` weight {k.cluster_weight:.2f}" if k.cluster_weight is not None else "")
-              + f", chunk `{k.chunk_id}`)" + (" (cited)" if k.id in rec["cited_knowledge"] else "")
-              for k in gen.knowledge] or ["- none"]
+    lines += [
+        f"- **[{short_k[k.id]}]** {k.text} (score {k.score:.3f}"
+        + (f", cluster `{k.cluster}` weight {k.cluster_weight:.2f}" if k.cluster_weight is not None else "")
+        + f", chunk `{k.chunk_id}`)"
+        + (" (cited)" if k.id in rec["cited_knowledge"] else "")
+        for k in gen.knowledge
+    ] or ["- none"]
     unverified = [c for c in rec["numbers"] if c["status"] == "unverified"]
     if unverified:
         lines += ["", "## Unverified numbers", ""] + [f"- {c['text']}: {c['why']}" for c in unverified]
-    lines += ["", "## In Neo4j Browser", "", "```cypher",
-              cypher.report_browser_query(rec["report_id"]), "```", ""]
+    lines += ["", "## In Neo4j Browser", "", "```cypher", cypher.report_browser_query(rec["report_id"]), "```", ""]
     return "\n".join(lines)
 
 
 def _graph_rows(rec: dict[str, Any], gen: Generation) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
     rid = rec["report_id"]
-    node = {"id": rid, "question": rec["question"], "as_of": rec["as_of"], "system": rec["system"],
-            "mode": rec["mode"], "model_id": rec["model_id"], "answer": rec["answer"],
-            "numbers_verified": sum(c["status"] == "verified" for c in rec["numbers"]),
-            "numbers_unverified": sum(c["status"] == "unverified" for c in rec["numbers"]),
-            "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    node = {
+        "id": rid,
+        "question": rec["question"],
+        "as_of": rec["as_of"],
+        "system": rec["system"],
+        "mode": rec["mode"],
+        "model_id": rec["model_id"],
+        "answer": rec["answer"],
+        "numbers_verified": sum(c["status"] == "verified" for c in rec["numbers"]),
+        "numbers_unverified": sum(c["status"] == "unverified" for c in rec["numbers"]),
+        "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
     links: dict[str, list[dict[str, Any]]] = {}
     for f in gen.selected:
         for label, key, value in f.cites:
             links.setdefault(f"{label}.{key}", []).append(
-                {"start": rid, "end": value, "id": f"{rid}|{f.id}|{value}",
-                 "props": {"kind": "fact", "fact_id": f.id, "cited": f.id in rec["cited_facts"]}})
+                {
+                    "start": rid,
+                    "end": value,
+                    "id": f"{rid}|{f.id}|{value}",
+                    "props": {"kind": "fact", "fact_id": f.id, "cited": f.id in rec["cited_facts"]},
+                }
+            )
     for k in gen.knowledge:
-        props = {"kind": k.kind, "knowledge_id": k.id, "cited": k.id in rec["cited_knowledge"], "score": k.score,
-                 "cluster": k.cluster}
+        props = {
+            "kind": k.kind,
+            "knowledge_id": k.id,
+            "cited": k.id in rec["cited_knowledge"],
+            "score": k.score,
+            "cluster": k.cluster,
+        }
         if k.chunk_id:
-            links.setdefault("Chunk.id", []).append({"start": rid, "end": k.chunk_id, "id": f"{rid}|{k.id}|chunk",
-                                                     "props": props})
+            links.setdefault("Chunk.id", []).append(
+                {"start": rid, "end": k.chunk_id, "id": f"{rid}|{k.id}|chunk", "props": props}
+            )
         if k.head_id:  # a triple: the link lands on its head entity; the relationship id is in the props
-            links.setdefault("Entity.id", []).append({"start": rid, "end": k.head_id, "id": f"{rid}|{k.id}|head",
-                                                      "props": {**props, "triple_id": k.id}})
+            links.setdefault("Entity.id", []).append(
+                {"start": rid, "end": k.head_id, "id": f"{rid}|{k.id}|head", "props": {**props, "triple_id": k.id}}
+            )
     return node, links
 
 
@@ -295,8 +384,11 @@ def _one(q: ReportQuestion, ctx: ReportContext, out: Path) -> dict[str, Any]:
     t0 = time.perf_counter()
     facts, unmatched = ctx.facts(q)
     as_of = q.as_of.isoformat() if q.as_of else None
-    gen = ctx.generator.run(q.question, facts, as_of) if ctx.mode == "two-stage" else \
-        ctx.generator.single_stage(q.question, facts, as_of)
+    gen = (
+        ctx.generator.run(q.question, facts, as_of)
+        if ctx.mode == "two-stage"
+        else ctx.generator.single_stage(q.question, facts, as_of)
+    )
     short = {f"F{i}": f.id for i, f in enumerate(gen.selected, 1)}
     marked, checks = check_numbers(gen.answer, q.question, gen.selected, short)
     rec = _record(q, ctx, gen, marked, checks, unmatched, time.perf_counter() - t0)
@@ -315,8 +407,14 @@ def report_stem(q: ReportQuestion, ctx: ReportContext) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", q.id + suffix)
 
 
-def run_batch(questions: Sequence[ReportQuestion], ctx: ReportContext, out: Path, redo: bool = False,
-              workers: int = 1, progress: Callable[[str, int], Callable[..., None]] | None = None) -> BatchSummary:
+def run_batch(
+    questions: Sequence[ReportQuestion],
+    ctx: ReportContext,
+    out: Path,
+    redo: bool = False,
+    workers: int = 1,
+    progress: Callable[[str, int], Callable[..., None]] | None = None,
+) -> BatchSummary:
     """Write a report per question into ``out`` (created), skipping those already done unless ``redo``.
 
     A question that fails (an LLM or graph error) is reported in ``failed`` with the reason and the batch
@@ -348,7 +446,7 @@ def run_batch(questions: Sequence[ReportQuestion], ctx: ReportContext, out: Path
             return _one(q, ctx, out)
         except (LLMUnavailable, BudgetExceeded):
             raise
-        except Exception as exc:  # noqa: BLE001 - one bad item must not lose the batch; the reason is kept
+        except Exception as exc:
             summary.failed.append(f"{q.id}: {type(exc).__name__}: {exc}")
             return None
 

@@ -7,19 +7,17 @@ callback and returns rows for a summary table.
 from __future__ import annotations
 
 import hashlib
-
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from finkg.config import Settings
 from ingest import runs
 from ingest.sec import companyfacts as sec_companyfacts
 from ingest.sec import fsds as sec_fsds
 from ingest.sec import xbrl_instance
 from ingest.sec.fsds import FsdsData, StageProgress
 from kg import BatchWriter, Graph
-
-from finkg.config import Settings
 
 
 def ingest_sec(
@@ -42,7 +40,11 @@ def ingest_sec(
 
 
 def _ingest_files(
-    graph: Graph, settings: Settings, paths: Sequence[Path], read: Callable[[Path], FsdsData], kind: str,
+    graph: Graph,
+    settings: Settings,
+    paths: Sequence[Path],
+    read: Callable[[Path], FsdsData],
+    kind: str,
     progress: StageProgress | None,
 ) -> list[dict[str, Any]]:
     """The loop every XBRL source shares: ``read(path)`` (when it raises, only a ``failed`` run
@@ -58,12 +60,25 @@ def _ingest_files(
         try:
             data = read(path)
         except ValueError as exc:  # every reader's format error: recorded, nothing else written
-            runs.record_failure(writer, rid, exc, {"kind": kind, "source": str(path.resolve()), "sha256": digest,
-                                                   "started_at": runs.now()})
+            runs.record_failure(
+                writer,
+                rid,
+                exc,
+                {"kind": kind, "source": str(path.resolve()), "sha256": digest, "started_at": runs.now()},
+            )
             raise
-        runs.record_run(writer, {"id": rid, "kind": kind, "source": str(path.resolve()),
-                                 "sha256": data.sha256, "started_at": runs.now(), "status": "running",
-                                 "error": ""})
+        runs.record_run(
+            writer,
+            {
+                "id": rid,
+                "kind": kind,
+                "source": str(path.resolve()),
+                "sha256": data.sha256,
+                "started_at": runs.now(),
+                "status": "running",
+                "error": "",
+            },
+        )
         try:
             labelled = (lambda stage, total: progress(f"{path.name} {stage}", total)) if progress else None
             stats = sec_fsds.write_fsds(writer, data, progress=labelled)
@@ -72,16 +87,27 @@ def _ingest_files(
             runs.record_failure(writer, rid, exc)
             raise
         c = data.counts
-        runs.record_run(writer, {"id": rid, "status": "done", "finished_at": runs.now()},
-                        {**c, **{f"{k}_created": v.created for k, v in stats.items()}})
+        runs.record_run(
+            writer,
+            {"id": rid, "status": "done", "finished_at": runs.now()},
+            {**c, **{f"{k}_created": v.created for k, v in stats.items()}},
+        )
         named = c["skipped_not_usd"] + c["skipped_coregistrant"] + c["skipped_dimensional"]
-        summary.append({
-            "source": path.name, "filings": c["filings"], "rows": c["rows"], "kept": c["kept"],
-            "not USD": c["skipped_not_usd"], "co-reg.": c["skipped_coregistrant"],
-            "dimensional": c["skipped_dimensional"], "other": c["rows"] - c["kept"] - named,
-            "facts new": stats["facts"].created,
-            "s": round(sum(v.seconds for v in stats.values()), 1), "run": rid,
-        })
+        summary.append(
+            {
+                "source": path.name,
+                "filings": c["filings"],
+                "rows": c["rows"],
+                "kept": c["kept"],
+                "not USD": c["skipped_not_usd"],
+                "co-reg.": c["skipped_coregistrant"],
+                "dimensional": c["skipped_dimensional"],
+                "other": c["rows"] - c["kept"] - named,
+                "facts new": stats["facts"].created,
+                "s": round(sum(v.seconds for v in stats.values()), 1),
+                "run": rid,
+            }
+        )
     return summary
 
 
@@ -97,12 +123,14 @@ def ingest_companyfacts(
     Raises:
         sec_companyfacts.CompanyFactsFormatError: a file is malformed (nothing of it is written).
     """
-    return _ingest_files(graph, settings, paths, sec_companyfacts.read_companyfacts, "sec-companyfacts",
-                         progress)
+    return _ingest_files(graph, settings, paths, sec_companyfacts.read_companyfacts, "sec-companyfacts", progress)
 
 
 def ingest_xbrl(
-    graph: Graph, settings: Settings, paths: Sequence[Path], accession: str | None = None,
+    graph: Graph,
+    settings: Settings,
+    paths: Sequence[Path],
+    accession: str | None = None,
     progress: StageProgress | None = None,
 ) -> list[dict[str, Any]]:
     """Load XBRL instance documents (``finkg ingest xbrl``), one ``(:IngestRun {kind:
@@ -122,6 +150,11 @@ def ingest_xbrl(
     """
     if accession and len(paths) > 1:
         raise ValueError(f"one accession number ({accession}) cannot name {len(paths)} files")
-    return _ingest_files(graph, settings, paths,
-                         lambda path: xbrl_instance.read_instance(path, adsh=accession), "xbrl-instance",
-                         progress)
+    return _ingest_files(
+        graph,
+        settings,
+        paths,
+        lambda path: xbrl_instance.read_instance(path, adsh=accession),
+        "xbrl-instance",
+        progress,
+    )

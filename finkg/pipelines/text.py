@@ -20,14 +20,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from finkg.config import ConfigError, Settings
 from ingest import runs
-from ingest.text.chunking import ChunkingStats, TokenCounter, chunk_sections, load_token_counter
 from ingest.sec.fsds import StageProgress
-from ingest.text.documents import ReadResult, TextFormatError, chunk_rows, detect_kind, document_row, expand, parse_iso_utc
+from ingest.text.chunking import ChunkingStats, TokenCounter, chunk_sections, load_token_counter
+from ingest.text.documents import (
+    ReadResult,
+    TextFormatError,
+    chunk_rows,
+    detect_kind,
+    document_row,
+    expand,
+    parse_iso_utc,
+)
 from ingest.text.sources import read_source
 from kg import BatchWriter, Graph, cypher
-
-from finkg.config import ConfigError, Settings
 
 BAD_LINE_EXAMPLES = 20
 
@@ -50,8 +57,10 @@ def tokenizer_path(settings: Settings) -> Path | None:
 
 def _check(settings: Settings) -> None:
     if not 0 <= settings.text_chunk_overlap < settings.text_chunk_tokens / 2:
-        raise ConfigError(f"[text] chunk_overlap ({settings.text_chunk_overlap}) must be below half of "
-                          f"chunk_tokens ({settings.text_chunk_tokens})")
+        raise ConfigError(
+            f"[text] chunk_overlap ({settings.text_chunk_overlap}) must be below half of "
+            f"chunk_tokens ({settings.text_chunk_tokens})"
+        )
 
 
 def _source_digest(path: Path, kind: str) -> tuple[str, str]:
@@ -82,7 +91,10 @@ def _source_digest(path: Path, kind: str) -> tuple[str, str]:
 
 
 def ingest_text(
-    graph: Graph, settings: Settings, paths: Sequence[Path], options: TextIngestOptions | None = None,
+    graph: Graph,
+    settings: Settings,
+    paths: Sequence[Path],
+    options: TextIngestOptions | None = None,
     progress: StageProgress | None = None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Load text sources (``finkg ingest text``), one ``(:IngestRun {kind: "text-<kind>"})`` per path.
@@ -126,16 +138,28 @@ def ingest_text(
             runs.record_failure(writer, rid, exc)
             raise
         examples = [str(b) for b in read.bad_lines[:BAD_LINE_EXAMPLES]]
-        runs.record_run(writer, {"id": rid, "status": "done", "finished_at": runs.now()},
-                        {**row["counts"], "bad_line_examples": examples})
+        runs.record_run(
+            writer,
+            {"id": rid, "status": "done", "finished_at": runs.now()},
+            {**row["counts"], "bad_line_examples": examples},
+        )
         warnings.extend(str(b) for b in read.bad_lines)
-        summary.append({k: v for k, v in row.items() if k != "counts"}
-                       | {"s": round(time.perf_counter() - t0, 1), "run": rid})
+        summary.append(
+            {k: v for k, v in row.items() if k != "counts"} | {"s": round(time.perf_counter() - t0, 1), "run": rid}
+        )
     return summary, warnings
 
 
-def _write(writer: BatchWriter, graph: Graph, settings: Settings, counter: TokenCounter, path: Path,
-           read: ReadResult, rid: str, progress: StageProgress | None) -> dict[str, Any]:
+def _write(
+    writer: BatchWriter,
+    graph: Graph,
+    settings: Settings,
+    counter: TokenCounter,
+    path: Path,
+    read: ReadResult,
+    rid: str,
+    progress: StageProgress | None,
+) -> dict[str, Any]:
     """Chunk and write one source's documents; the summary row with its ``counts`` for the run."""
     docs = read.documents
     stats = ChunkingStats()
@@ -156,28 +180,48 @@ def _write(writer: BatchWriter, graph: Graph, settings: Settings, counter: Token
 
     d = writer.merge_nodes("Document", doc_rows, key="id", progress=stage("documents", len(doc_rows)))
     c = writer.merge_nodes("Chunk", chunk_rows_all, key="id", progress=stage("chunks", len(chunk_rows_all)))
-    r = writer.merge_relationships("HAS_CHUNK", links, start=("Document", "id"), end=("Chunk", "id"),
-                                   progress=stage("HAS_CHUNK", len(links)))
+    r = writer.merge_relationships(
+        "HAS_CHUNK", links, start=("Document", "id"), end=("Chunk", "id"), progress=stage("HAS_CHUNK", len(links))
+    )
     removed = 0
     for i in range(0, len(keep), 500):
-        result = graph.write(cypher.DELETE_STALE_TEXT_CHUNKS, {"docs": keep[i:i + 500]})
+        result = graph.write(cypher.DELETE_STALE_TEXT_CHUNKS, {"docs": keep[i : i + 500]})
         removed += int(result.records[0]["removed"]) if result.records else 0
     runs.link_run(writer, rid, "Document", "id", (doc.id for doc in docs))
     families = Counter(doc.source_family for doc in docs)
     tokens = sum(row["n_tokens"] for row in chunk_rows_all)
     counts = {
-        "files": len(read.files), "documents": len(docs), "chunks": len(chunk_rows_all),
-        "sentences": stats.sentences, "sentences_split": stats.split_sentences, "tokens": tokens,
-        "documents_created": d.created, "documents_updated": d.updated, "chunks_created": c.created,
-        "chunks_updated": c.updated, "has_chunk_created": r.created, "stale_chunks_removed": removed,
-        "bad_lines": len(read.bad_lines), "duplicates": read.duplicates,
-        "families": dict(sorted(families.items())), "tokenizer": counter.name,
-        "chunk_tokens": settings.text_chunk_tokens, "chunk_overlap": settings.text_chunk_overlap,
+        "files": len(read.files),
+        "documents": len(docs),
+        "chunks": len(chunk_rows_all),
+        "sentences": stats.sentences,
+        "sentences_split": stats.split_sentences,
+        "tokens": tokens,
+        "documents_created": d.created,
+        "documents_updated": d.updated,
+        "chunks_created": c.created,
+        "chunks_updated": c.updated,
+        "has_chunk_created": r.created,
+        "stale_chunks_removed": removed,
+        "bad_lines": len(read.bad_lines),
+        "duplicates": read.duplicates,
+        "families": dict(sorted(families.items())),
+        "tokenizer": counter.name,
+        "chunk_tokens": settings.text_chunk_tokens,
+        "chunk_overlap": settings.text_chunk_overlap,
     }
     return {
-        "source": path.name, "files": len(read.files), "documents": len(docs), "chunks": len(chunk_rows_all),
-        "sentences": stats.sentences, "tokens": tokens, "created": d.created + c.created,
-        "updated": d.updated + c.updated, "skipped lines": len(read.bad_lines), "duplicates": read.duplicates,
-        "stale removed": removed, "families": ", ".join(f"{k} {v}" for k, v in sorted(families.items())),
+        "source": path.name,
+        "files": len(read.files),
+        "documents": len(docs),
+        "chunks": len(chunk_rows_all),
+        "sentences": stats.sentences,
+        "tokens": tokens,
+        "created": d.created + c.created,
+        "updated": d.updated + c.updated,
+        "skipped lines": len(read.bad_lines),
+        "duplicates": read.duplicates,
+        "stale removed": removed,
+        "families": ", ".join(f"{k} {v}" for k, v in sorted(families.items())),
         "counts": counts,
     }

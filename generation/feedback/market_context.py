@@ -93,15 +93,17 @@ class MarketCard:
 
         vol = lambda x: "n/a" if x is None else f"{100 * x:.1f}%"  # noqa: E731
         volume = "n/a" if self.stock.volume_ratio is None else f"{self.stock.volume_ratio:.2f}x"
-        return "\n".join([
-            f"as_of: {self.as_of.date()} close; market_proxy: {self.proxy}",
-            f"{self.ticker} returns: {rets(self.stock)}",
-            f"{self.proxy} returns: {rets(self.market)}",
-            f"relative 5D ({self.ticker} minus {self.proxy}): {pct(self.relative_5d)}",
-            f"20D realized volatility (annualized): {self.ticker} {vol(self.stock.volatility)}, "
-            f"{self.proxy} {vol(self.market.volatility)}",
-            f"{self.ticker} volume on the decision day: {volume} its 20-session mean",
-        ])
+        return "\n".join(
+            [
+                f"as_of: {self.as_of.date()} close; market_proxy: {self.proxy}",
+                f"{self.ticker} returns: {rets(self.stock)}",
+                f"{self.proxy} returns: {rets(self.market)}",
+                f"relative 5D ({self.ticker} minus {self.proxy}): {pct(self.relative_5d)}",
+                f"20D realized volatility (annualized): {self.ticker} {vol(self.stock.volatility)}, "
+                f"{self.proxy} {vol(self.market.volatility)}",
+                f"{self.ticker} volume on the decision day: {volume} its 20-session mean",
+            ]
+        )
 
 
 def series_state(frame: pd.DataFrame, decision_date: pd.Timestamp | str) -> tuple[SeriesState, pd.Timestamp | None]:
@@ -119,13 +121,12 @@ def series_state(frame: pd.DataFrame, decision_date: pd.Timestamp | str) -> tupl
     if len(prices) == 0:
         return SeriesState({n: None for n in RETURN_WINDOWS}, None, None), None
     returns = {n: (float(prices[-1] / prices[-1 - n] - 1.0) if len(prices) > n else None) for n in RETURN_WINDOWS}
-    daily = np.diff(prices[-(VOLATILITY_WINDOW + 1):]) / prices[-(VOLATILITY_WINDOW + 1):-1]
-    volatility = (float(np.std(daily, ddof=1) * math.sqrt(PERIODS_PER_YEAR))
-                  if len(daily) == VOLATILITY_WINDOW else None)
+    daily = np.diff(prices[-(VOLATILITY_WINDOW + 1) :]) / prices[-(VOLATILITY_WINDOW + 1) : -1]
+    volatility = float(np.std(daily, ddof=1) * math.sqrt(PERIODS_PER_YEAR)) if len(daily) == VOLATILITY_WINDOW else None
     volume = cut["volume"].to_numpy(dtype=float)
     ratio = None
     if len(volume) > VOLATILITY_WINDOW and np.isfinite(volume[-1]):
-        before = volume[-1 - VOLATILITY_WINDOW:-1]
+        before = volume[-1 - VOLATILITY_WINDOW : -1]
         mean = float(np.nanmean(before)) if np.isfinite(before).any() else math.nan
         ratio = float(volume[-1] / mean) if mean > 0 else None
     return SeriesState(returns, volatility, ratio), pd.Timestamp(cut.index[-1])

@@ -78,6 +78,8 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import pandas as pd
 
+from kg.errors import IngestError
+
 EASTERN = ZoneInfo("America/New_York")
 REGULAR_OPEN = dt.time(9, 30)
 REGULAR_CLOSE = dt.time(16, 0)
@@ -106,7 +108,7 @@ REASONS = (
 PHASES = ("pre_market", "regular", "after_hours", "closed_day")
 
 
-class MarketDataError(ValueError):
+class MarketDataError(IngestError):
     """A price file that cannot be read; the message names the file and, where known, the line."""
 
     def __init__(self, path: Path | str, line: int | None, message: str) -> None:
@@ -177,7 +179,9 @@ def read_price_file(path: Path | str) -> pd.DataFrame:
     order = np.diff(dates.asi8) <= 0
     if order.any():
         i = int(np.argmax(order)) + 1
-        raise MarketDataError(path, lines[i], f"date {dates[i].date()} is not after the previous row's {dates[i - 1].date()}")
+        raise MarketDataError(
+            path, lines[i], f"date {dates[i].date()} is not after the previous row's {dates[i - 1].date()}"
+        )
     return pd.DataFrame(values, index=pd.DatetimeIndex(dates, name="date"), columns=list(_FIELDS))
 
 
@@ -270,7 +274,9 @@ def _to_utc(anchor_times: Sequence[object] | pd.Series | pd.DatetimeIndex) -> pd
         except (ValueError, TypeError) as exc:
             raise ValueError(f"anchor {i}: unparseable time {value!r}") from exc
         if stamp is pd.NaT or stamp.tzinfo is None:
-            raise ValueError(f"anchor {i}: time {value!r} has no time zone (tweets' created_at is UTC: give the offset)")
+            raise ValueError(
+                f"anchor {i}: time {value!r} has no time zone (tweets' created_at is UTC: give the offset)"
+            )
         stamps.append(stamp.tz_convert("UTC"))
     return pd.DatetimeIndex(stamps, tz="UTC") if stamps else pd.DatetimeIndex([], tz="UTC")
 
@@ -660,7 +666,10 @@ def label_anchors(
     base = pd.concat([anchors.reset_index(drop=True), assigned.rename(columns={"reason": "assign_reason"})], axis=1)
     base = base.merge(pd.DataFrame({"horizon": np.array(horizons, dtype=np.int8)}), how="cross")
     merged = base.merge(
-        labels.drop(columns=["prediction_day"]), on=["ticker", "decision_date", "horizon"], how="left", validate="many_to_one"
+        labels.drop(columns=["prediction_day"]),
+        on=["ticker", "decision_date", "horizon"],
+        how="left",
+        validate="many_to_one",
     )
     known = set(labels["ticker"].unique())
     reason = merged["reason"].astype(object)

@@ -41,8 +41,10 @@ MAX_REASON_CHARS = 120
 MAX_EVIDENCE_CHARS = 400
 """Longest evidence passage shown, in characters (a tweet fits; a longer chunk is cut with an ellipsis)."""
 
-SYSTEM = ("You are a financial event-impact reader. Use only the provided event anchor, point-in-time evidence, "
-          "and pre-decision market context. Return valid JSON only.")
+SYSTEM = (
+    "You are a financial event-impact reader. Use only the provided event anchor, point-in-time evidence, "
+    "and pre-decision market context. Return valid JSON only."
+)
 """Appendix B's system prompt, verbatim."""
 
 FAMILY_NAMES = {"news": "News", "social": "Social", "sec_filing": "SEC Filing", "filing": "SEC Filing"}
@@ -126,12 +128,20 @@ def reader_schema(n_evidence: int) -> dict[str, Any]:
     most n items; with no evidence an empty array); ``reason`` a string of at most :data:`MAX_REASON_CHARS`.
     """
     signal = {"type": "integer", "enum": list(SIGNALS)}
-    cited: dict[str, Any] = ({"type": "array", "items": {"type": "string", "enum": short_ids(n_evidence)},
-                              "maxItems": n_evidence} if n_evidence else {"type": "array", "maxItems": 0})
-    return {"type": "object",
-            "properties": {**{h: signal for h in HORIZONS}, "cited_ids": cited,
-                           "reason": {"type": "string", "maxLength": MAX_REASON_CHARS}},
-            "required": [*HORIZONS, "cited_ids", "reason"]}
+    cited: dict[str, Any] = (
+        {"type": "array", "items": {"type": "string", "enum": short_ids(n_evidence)}, "maxItems": n_evidence}
+        if n_evidence
+        else {"type": "array", "maxItems": 0}
+    )
+    return {
+        "type": "object",
+        "properties": {
+            **{h: signal for h in HORIZONS},
+            "cited_ids": cited,
+            "reason": {"type": "string", "maxLength": MAX_REASON_CHARS},
+        },
+        "required": [*HORIZONS, "cited_ids", "reason"],
+    }
 
 
 def _clip(text: str, limit: int = MAX_EVIDENCE_CHARS) -> str:
@@ -141,34 +151,40 @@ def _clip(text: str, limit: int = MAX_EVIDENCE_CHARS) -> str:
 
 def reader_messages(anchor: EventAnchor, evidence: Sequence[EvidenceItem], market_card: str) -> list[dict[str, str]]:
     """The fixed prompt (Appendix B) for one anchor, its evidence and its market-context card."""
-    lines = [f"E{i} [{FAMILY_NAMES.get(e.source_family, e.source_family.title())}]: {_clip(e.text)}"
-             for i, e in enumerate(evidence, 1)] or ["(none)"]
+    lines = [
+        f"E{i} [{FAMILY_NAMES.get(e.source_family, e.source_family.title())}]: {_clip(e.text)}"
+        for i, e in enumerate(evidence, 1)
+    ] or ["(none)"]
     ids = ", ".join(short_ids(len(evidence))) or "none"
-    user = "\n".join([
-        "Predict residual market impact for fixed horizons: 1D, 3D, and 5D.",
-        "Allowed labels: 1 positive, 0 neutral/uncertain, -1 negative (residual return after removing the "
-        "market's move).",
-        "",
-        "Event anchor:",
-        f"A0: {_clip(anchor.headline)}",
-        f"ticker: {anchor.ticker}",
-        f"anchor_time: {anchor.anchor_time}",
-        f"prediction_day: {anchor.prediction_day}",
-        f"event_type: {anchor.event_type}",
-        "",
-        "Retrieved evidence:",
-        *lines,
-        "",
-        "Market context:",
-        market_card,
-        "",
-        'Answer with JSON {"1D": label, "3D": label, "5D": label, "cited_ids": [evidence ids you used, '
-        f'from {ids}], "reason": one short sentence}}.',
-    ])
+    user = "\n".join(
+        [
+            "Predict residual market impact for fixed horizons: 1D, 3D, and 5D.",
+            "Allowed labels: 1 positive, 0 neutral/uncertain, -1 negative (residual return after removing the "
+            "market's move).",
+            "",
+            "Event anchor:",
+            f"A0: {_clip(anchor.headline)}",
+            f"ticker: {anchor.ticker}",
+            f"anchor_time: {anchor.anchor_time}",
+            f"prediction_day: {anchor.prediction_day}",
+            f"event_type: {anchor.event_type}",
+            "",
+            "Retrieved evidence:",
+            *lines,
+            "",
+            "Market context:",
+            market_card,
+            "",
+            'Answer with JSON {"1D": label, "3D": label, "5D": label, "cited_ids": [evidence ids you used, '
+            f'from {ids}], "reason": one short sentence}}.',
+        ]
+    )
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 
-def parse_reader_answer(data: Any, evidence: Sequence[EvidenceItem]) -> tuple[dict[str, int], list[str], list[str], str]:
+def parse_reader_answer(
+    data: Any, evidence: Sequence[EvidenceItem]
+) -> tuple[dict[str, int], list[str], list[str], str]:
     """``(predictions, valid cited chunk ids, invalid ids, reason)`` of a parsed answer.
 
     Raises:
@@ -223,17 +239,27 @@ class FrozenReader:
         messages = reader_messages(anchor, evidence, market_card)
         t0 = time.perf_counter()
         try:
-            res = self.client.chat(messages, max_tokens=self.max_tokens, temperature=0.0,
-                                   json_schema=reader_schema(len(evidence)))
+            res = self.client.chat(
+                messages, max_tokens=self.max_tokens, temperature=0.0, json_schema=reader_schema(len(evidence))
+            )
         except LLMAnswerError as exc:
-            return ReaderAnswer("failed", evidence_ids=ids, raw=str(exc.raw), error=str(exc)[:500],
-                                seconds=time.perf_counter() - t0)
-        answer = ReaderAnswer("ok", evidence_ids=ids, raw=res.text, prompt_tokens=int(res.prompt_tokens or 0),
-                              completion_tokens=int(res.completion_tokens or 0), seconds=float(res.seconds or 0.0),
-                              cached=bool(res.cached), repaired=bool(res.repaired))
+            return ReaderAnswer(
+                "failed", evidence_ids=ids, raw=str(exc.raw), error=str(exc)[:500], seconds=time.perf_counter() - t0
+            )
+        answer = ReaderAnswer(
+            "ok",
+            evidence_ids=ids,
+            raw=res.text,
+            prompt_tokens=int(res.prompt_tokens or 0),
+            completion_tokens=int(res.completion_tokens or 0),
+            seconds=float(res.seconds or 0.0),
+            cached=bool(res.cached),
+            repaired=bool(res.repaired),
+        )
         try:
-            answer.predictions, answer.cited_ids, answer.invalid_ids, answer.reason = parse_reader_answer(res.data,
-                                                                                                          evidence)
+            answer.predictions, answer.cited_ids, answer.invalid_ids, answer.reason = parse_reader_answer(
+                res.data, evidence
+            )
         except ValueError as exc:
             answer.status, answer.error = "failed", str(exc)
         return answer

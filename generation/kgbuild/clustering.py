@@ -40,9 +40,8 @@ the smaller indices first); labels are numbered by their smallest member index.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import heapq
+from collections.abc import Callable
 
 import numpy as np
 from sklearn.cluster import AgglomerativeClustering
@@ -59,8 +58,9 @@ def _check_vectors(x: np.ndarray) -> np.ndarray:
     return x
 
 
-def knn(x: np.ndarray, k: int, block_rows: int = 1024,
-        progress: Progress | None = None) -> tuple[np.ndarray, np.ndarray]:
+def knn(
+    x: np.ndarray, k: int, block_rows: int = 1024, progress: Progress | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Exact k nearest neighbours of every row by cosine similarity (rows of unit norm), self excluded.
 
     Computed in blocks of ``block_rows`` rows against all rows (peak extra memory
@@ -89,14 +89,14 @@ def knn(x: np.ndarray, k: int, block_rows: int = 1024,
     if k == 0:
         return indices, sims
     for start in range(0, n, block_rows):
-        block = x[start:start + block_rows] @ x.T
+        block = x[start : start + block_rows] @ x.T
         rows = np.arange(len(block))
         block[rows, start + rows] = -np.inf
         part = np.argpartition(-block, k - 1, axis=1)[:, :k]
         psim = np.take_along_axis(block, part, axis=1)
         order = np.lexsort((part, -psim), axis=1)
-        indices[start:start + len(block)] = np.take_along_axis(part, order, axis=1)
-        sims[start:start + len(block)] = np.take_along_axis(psim, order, axis=1)
+        indices[start : start + len(block)] = np.take_along_axis(part, order, axis=1)
+        sims[start : start + len(block)] = np.take_along_axis(psim, order, axis=1)
         if progress is not None:
             progress(len(block))
     return indices, sims
@@ -203,8 +203,7 @@ def agglomerative_clusters(
     return canonical_labels(roots)
 
 
-def exact_agglomerative_clusters(x: np.ndarray, distance_threshold: float,
-                                 linkage: str = "average") -> np.ndarray:
+def exact_agglomerative_clusters(x: np.ndarray, distance_threshold: float, linkage: str = "average") -> np.ndarray:
     """Exact agglomerative clustering on the full cosine distance matrix (scikit-learn, no
     connectivity; scipy's Müllner implementation underneath): the baseline of
     :func:`agglomerative_clusters`. Memory O(n^2): 8 bytes x n(n-1)/2 (400 MB at 10,000 rows,
@@ -216,8 +215,9 @@ def exact_agglomerative_clusters(x: np.ndarray, distance_threshold: float,
     x = _check_vectors(x)
     if len(x) <= 1:
         return np.zeros(len(x), dtype=np.int64)
-    model = AgglomerativeClustering(n_clusters=None, distance_threshold=distance_threshold,
-                                    metric="cosine", linkage=linkage)
+    model = AgglomerativeClustering(
+        n_clusters=None, distance_threshold=distance_threshold, metric="cosine", linkage=linkage
+    )
     return canonical_labels(model.fit_predict(x))
 
 

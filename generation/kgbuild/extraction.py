@@ -35,8 +35,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from generation.llm import LLMAnswerError
 from generation.kgbuild.schema import ENTITY_CODES, ENTITY_TYPES, EXAMPLES, RELATION_CODES, RELATIONS
+from generation.llm import LLMAnswerError
 
 # ------------------------------------------------------------------------------------------ prompts
 
@@ -75,8 +75,7 @@ _REASON: dict[str, Any] = {"type": "string", "enum": list(REASONS)}
 
 
 def _tuple(*items: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "array", "prefixItems": list(items), "items": False,
-            "minItems": len(items), "maxItems": len(items)}
+    return {"type": "array", "prefixItems": list(items), "items": False, "minItems": len(items), "maxItems": len(items)}
 
 
 TRIPLE_FIELDS = ("s", "h", "ht", "r", "t", "tt")  # the positions of a triple array in an answer
@@ -94,10 +93,13 @@ def extraction_json_schema(n_sentences: int) -> dict[str, Any]:
     small model: unbounded, Qwen2.5-Coder-1.5B sometimes repeats one triple with s = 2, 3, 4, ...
     until the completion cap (384 tokens spent on one call, measured)."""
     item = _tuple(_numbers(n_sentences), _STR, _TYPE, _REL, _STR, _TYPE)
-    return {"type": "object",
-            "properties": {"triples": {"type": "array", "items": item,
-                                       "maxItems": MAX_TRIPLES_PER_SENTENCE * n_sentences + 2}},
-            "required": ["triples"]}
+    return {
+        "type": "object",
+        "properties": {
+            "triples": {"type": "array", "items": item, "maxItems": MAX_TRIPLES_PER_SENTENCE * n_sentences + 2}
+        },
+        "required": ["triples"],
+    }
 
 
 def verify_json_schema(n_triples: int) -> dict[str, Any]:
@@ -105,13 +107,23 @@ def verify_json_schema(n_triples: int) -> dict[str, Any]:
     [[i, "keep"] | [i, "drop", reason] | [i, "fix", reason, h, ht, r, t, tt], ...]}``, ``i`` in
     1..n, at most n verdicts."""
     i = _numbers(n_triples)
-    return {"type": "object",
-            "properties": {"verdicts": {"type": "array", "maxItems": n_triples, "items": {"anyOf": [
-                _tuple(i, {"type": "string", "enum": ["keep"]}),
-                _tuple(i, {"type": "string", "enum": ["drop"]}, _REASON),
-                _tuple(i, {"type": "string", "enum": ["fix"]}, _REASON, _STR, _TYPE, _REL, _STR, _TYPE),
-            ]}}},
-            "required": ["verdicts"]}
+    return {
+        "type": "object",
+        "properties": {
+            "verdicts": {
+                "type": "array",
+                "maxItems": n_triples,
+                "items": {
+                    "anyOf": [
+                        _tuple(i, {"type": "string", "enum": ["keep"]}),
+                        _tuple(i, {"type": "string", "enum": ["drop"]}, _REASON),
+                        _tuple(i, {"type": "string", "enum": ["fix"]}, _REASON, _STR, _TYPE, _REL, _STR, _TYPE),
+                    ]
+                },
+            }
+        },
+        "required": ["verdicts"],
+    }
 
 
 def triple_item(item: Any) -> Any:
@@ -164,31 +176,61 @@ def extraction_messages(sentences: Sequence[str]) -> list[dict[str, str]]:
     The system prompt and the few-shot turns are the same for every call (a shared KV-cache prefix);
     only the last user turn changes.
     """
-    return [{"role": "system", "content": EXTRACTION_SYSTEM}, *_FEW_SHOT,
-            {"role": "user", "content": "Sentences:\n" + _numbered(sentences)}]
+    return [
+        {"role": "system", "content": EXTRACTION_SYSTEM},
+        *_FEW_SHOT,
+        {"role": "user", "content": "Sentences:\n" + _numbered(sentences)},
+    ]
 
 
-_VERIFY_EXAMPLE_TEXT = ("Financial markets remain under considerable stress, and credit has tightened further "
-                        "for some businesses and households.")
+_VERIFY_EXAMPLE_TEXT = (
+    "Financial markets remain under considerable stress, and credit has tightened further "
+    "for some businesses and households."
+)
 _VERIFY_EXAMPLE = [
-    {"role": "user", "content": "Text:\n" + _VERIFY_EXAMPLE_TEXT + "\nTriples:\n"
-     "1. stress in financial markets [market_status] -affect-> credit for businesses and households [indicator]\n"
-     "2. credit [indicator] -belong_to-> tightened [indicator]\n"
-     "3. businesses [indicator] -equal_to-> households [indicator]\n"
-     "4. credit for businesses and households [indicator] -affect-> stress in financial markets [market_status]"},
-    {"role": "assistant", "content": _compact({"verdicts": [[1, "keep"], [2, "drop", "vague_entity"],
-                                                           [3, "drop", "not_stated"],
-        [4, "fix", "wrong_direction", "stress in financial markets", "market_status", "affect",
-         "credit for businesses and households", "indicator"]]})},
+    {
+        "role": "user",
+        "content": "Text:\n" + _VERIFY_EXAMPLE_TEXT + "\nTriples:\n"
+        "1. stress in financial markets [market_status] -affect-> credit for businesses and households [indicator]\n"
+        "2. credit [indicator] -belong_to-> tightened [indicator]\n"
+        "3. businesses [indicator] -equal_to-> households [indicator]\n"
+        "4. credit for businesses and households [indicator] -affect-> stress in financial markets [market_status]",
+    },
+    {
+        "role": "assistant",
+        "content": _compact(
+            {
+                "verdicts": [
+                    [1, "keep"],
+                    [2, "drop", "vague_entity"],
+                    [3, "drop", "not_stated"],
+                    [
+                        4,
+                        "fix",
+                        "wrong_direction",
+                        "stress in financial markets",
+                        "market_status",
+                        "affect",
+                        "credit for businesses and households",
+                        "indicator",
+                    ],
+                ]
+            }
+        ),
+    },
 ]
 
 
-def verification_messages(text: str, triples: Sequence["Triple"]) -> list[dict[str, str]]:
+def verification_messages(text: str, triples: Sequence[Triple]) -> list[dict[str, str]]:
     """Chat messages that ask for a keep / fix / drop verdict on each of ``triples`` given ``text``."""
-    lines = [f"{i}. {t.head} [{t.head_type}] -{t.relation}-> {t.tail} [{t.tail_type}]"
-             for i, t in enumerate(triples, 1)]
-    return [{"role": "system", "content": VERIFY_SYSTEM}, *_VERIFY_EXAMPLE,
-            {"role": "user", "content": "Text:\n" + text + "\nTriples:\n" + "\n".join(lines)}]
+    lines = [
+        f"{i}. {t.head} [{t.head_type}] -{t.relation}-> {t.tail} [{t.tail_type}]" for i, t in enumerate(triples, 1)
+    ]
+    return [
+        {"role": "system", "content": VERIFY_SYSTEM},
+        *_VERIFY_EXAMPLE,
+        {"role": "user", "content": "Text:\n" + text + "\nTriples:\n" + "\n".join(lines)},
+    ]
 
 
 # ------------------------------------------------------------------------------------ sentences
@@ -218,8 +260,9 @@ def overlap(previous: Sequence[str] | None, sentences: Sequence[str]) -> int:
     return 0
 
 
-def sentence_groups(sentences: Sequence[str], per_call: int, skip_first: int = 0,
-                    answered: Callable[[str], bool] | None = None) -> list[list[int]]:
+def sentence_groups(
+    sentences: Sequence[str], per_call: int, skip_first: int = 0, answered: Callable[[str], bool] | None = None
+) -> list[list[int]]:
     """Indexes (0-based, into ``sentences``) of the non-boilerplate sentences from ``skip_first`` on
     that ``answered`` (if given) does not already answer, in groups of at most ``per_call``
     consecutive ones; one LLM call per group.
@@ -230,7 +273,7 @@ def sentence_groups(sentences: Sequence[str], per_call: int, skip_first: int = 0
     if per_call < 1:
         raise ValueError("sentences_per_call must be >= 1")
     keep = [i for i in eligible_sentences(sentences, skip_first) if not (answered and answered(sentences[i]))]
-    return [keep[k:k + per_call] for k in range(0, len(keep), per_call)]
+    return [keep[k : k + per_call] for k in range(0, len(keep), per_call)]
 
 
 def eligible_sentences(sentences: Sequence[str], skip_first: int = 0) -> list[int]:
@@ -239,6 +282,7 @@ def eligible_sentences(sentences: Sequence[str], skip_first: int = 0) -> list[in
 
 
 # -------------------------------------------------------------------------------------- triples
+
 
 @dataclass(frozen=True)
 class Triple:
@@ -257,8 +301,46 @@ class Triple:
 
 
 _WORD = re.compile(r"[a-z0-9]+(?:[./-][a-z0-9]+)*")
-_STOP = frozenset("a an the of to in on for and or by with at from as its their this that these those "
-                  "be is are was were been has have had will would should could may might".split())
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "to",
+        "in",
+        "on",
+        "for",
+        "and",
+        "or",
+        "by",
+        "with",
+        "at",
+        "from",
+        "as",
+        "its",
+        "their",
+        "this",
+        "that",
+        "these",
+        "those",
+        "be",
+        "is",
+        "are",
+        "was",
+        "were",
+        "been",
+        "has",
+        "have",
+        "had",
+        "will",
+        "would",
+        "should",
+        "could",
+        "may",
+        "might",
+    ]
+)
 
 
 def _content_words(text: str) -> list[str]:
@@ -283,8 +365,29 @@ def clean_name(value: Any) -> str:
 
 
 MAX_ENTITY_WORDS = 16
-_BARE_ADJECTIVES = frozenset("tight weak strong low high elevated subdued moderate solid slow robust uncertain "
-                             "favorable unfavorable stable firm soft sluggish modest".split())
+_BARE_ADJECTIVES = frozenset(
+    [
+        "tight",
+        "weak",
+        "strong",
+        "low",
+        "high",
+        "elevated",
+        "subdued",
+        "moderate",
+        "solid",
+        "slow",
+        "robust",
+        "uncertain",
+        "favorable",
+        "unfavorable",
+        "stable",
+        "firm",
+        "soft",
+        "sluggish",
+        "modest",
+    ]
+)
 
 
 def is_noun_phrase(entity: str) -> bool:
@@ -297,7 +400,8 @@ def is_noun_phrase(entity: str) -> bool:
 _INSTITUTION = re.compile(
     r"^(the )?(federal open market committee|fomc|committee|federal reserve( system| board)?|fed|"
     r"board( of governors)?( of the federal reserve( system)?)?|federal reserve bank( of [a-z. ]+)?|"
-    r"reserve banks?)$")
+    r"reserve banks?)$"
+)
 
 
 def is_institution(entity: str) -> bool:
@@ -351,8 +455,9 @@ def check_candidate(item: Any, sentence_numbers: Sequence[int], sentences: Seque
     return Triple(idx, head, ht, rel, tail, tt), ""
 
 
-def parse_triples(data: Any, sentence_numbers: Sequence[int], sentences: Sequence[str],
-                  seen: set[tuple[str, str, str]] | None = None) -> tuple[list[Triple], list[dict[str, Any]]]:
+def parse_triples(
+    data: Any, sentence_numbers: Sequence[int], sentences: Sequence[str], seen: set[tuple[str, str, str]] | None = None
+) -> tuple[list[Triple], list[dict[str, Any]]]:
     """The valid, de-duplicated triples of one extraction answer, and the rejected items with reasons.
 
     ``seen`` holds the :meth:`Triple.key` of triples accepted before (earlier answers for the same
@@ -414,9 +519,14 @@ def apply_verdicts(data: Any, candidates: Sequence[Triple], sentences: Sequence[
         if decision == "keep":
             out.append(Verdict(cand, "keep", triple=cand))
         elif decision == "fix":
-            merged = {"s": 1, "h": v.get("h") or cand.head, "ht": v.get("ht") or cand.head_type,
-                      "r": v.get("r") or cand.relation, "t": v.get("t") or cand.tail,
-                      "tt": v.get("tt") or cand.tail_type}
+            merged = {
+                "s": 1,
+                "h": v.get("h") or cand.head,
+                "ht": v.get("ht") or cand.head_type,
+                "r": v.get("r") or cand.relation,
+                "t": v.get("t") or cand.tail,
+                "tt": v.get("tt") or cand.tail_type,
+            }
             fixed, why = check_candidate(merged, [cand.sentence], sentences)
             if fixed is None:
                 out.append(Verdict(cand, "drop", f"bad_fix:{why}"))
@@ -485,24 +595,42 @@ class ChunkExtraction:
     def record(self) -> dict[str, Any]:
         """JSON-serializable fields for the ``(:Extraction)`` node (lists as JSON strings)."""
         return {
-            "sentences_sent": self.sentences_sent, "sentences_skipped": self.sentences_skipped,
-            "sentences_reused": self.sentences_reused, "verdicts_reused": self.verdicts_reused,
-            "answered": _compact(self.answered), "n_proposed": len(self.proposed), "n_rejected": len(self.rejected),
+            "sentences_sent": self.sentences_sent,
+            "sentences_skipped": self.sentences_skipped,
+            "sentences_reused": self.sentences_reused,
+            "verdicts_reused": self.verdicts_reused,
+            "answered": _compact(self.answered),
+            "n_proposed": len(self.proposed),
+            "n_rejected": len(self.rejected),
             "n_kept": sum(v.decision == "keep" for v in self.verdicts),
             "n_fixed": sum(v.decision == "fix" for v in self.verdicts),
             "n_dropped": sum(v.decision == "drop" for v in self.verdicts),
-            "n_failures": len(self.failures), "n_repaired": len(self.repairs),
+            "n_failures": len(self.failures),
+            "n_repaired": len(self.repairs),
             "proposed": _compact([asdict(t) for t in self.proposed]),
             "rejected": _compact(self.rejected),
-            "verdicts": _compact([{"candidate": asdict(v.candidate), "decision": v.decision, "reason": v.reason,
-                                   "triple": asdict(v.triple) if v.triple else None} for v in self.verdicts]),
-            "failures": _compact(self.failures), "repairs": _compact(self.repairs),
-            "calls": self.calls, "cached_calls": self.cached_calls, "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens, "llm_seconds": round(self.seconds, 3),
+            "verdicts": _compact(
+                [
+                    {
+                        "candidate": asdict(v.candidate),
+                        "decision": v.decision,
+                        "reason": v.reason,
+                        "triple": asdict(v.triple) if v.triple else None,
+                    }
+                    for v in self.verdicts
+                ]
+            ),
+            "failures": _compact(self.failures),
+            "repairs": _compact(self.repairs),
+            "calls": self.calls,
+            "cached_calls": self.cached_calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "llm_seconds": round(self.seconds, 3),
         }
 
     @classmethod
-    def from_record(cls, chunk_id: str, rec: dict[str, Any]) -> "ChunkExtraction":
+    def from_record(cls, chunk_id: str, rec: dict[str, Any]) -> ChunkExtraction:
         """Rebuild the proposal stage from a stored record (to resume at the verification stage);
         the verdicts too when the record has them (to seed a :class:`SentenceMemo`)."""
         out = cls(chunk_id)
@@ -518,8 +646,14 @@ class ChunkExtraction:
             setattr(out, k, int(rec.get(k) or 0))
         out.seconds = float(rec.get("llm_seconds") or 0.0)
         for v in json.loads(rec.get("verdicts") or "[]"):
-            out.verdicts.append(Verdict(Triple(**v["candidate"]), v["decision"], v.get("reason") or "",
-                                        Triple(**v["triple"]) if v.get("triple") else None))
+            out.verdicts.append(
+                Verdict(
+                    Triple(**v["candidate"]),
+                    v["decision"],
+                    v.get("reason") or "",
+                    Triple(**v["triple"]) if v.get("triple") else None,
+                )
+            )
         return out
 
 
@@ -576,7 +710,10 @@ class SentenceMemo:
         """Record a verdict (``no_verdict`` drops, the mark of a failed call, are not remembered)."""
         if verdict.reason != "no_verdict":
             self.verdicts[(sentence_key(sentence), _fields(verdict.candidate))] = (
-                verdict.decision, verdict.reason, _fields(verdict.triple) if verdict.triple else None)
+                verdict.decision,
+                verdict.reason,
+                _fields(verdict.triple) if verdict.triple else None,
+            )
 
     def add(self, sentences: Sequence[str], extraction: ChunkExtraction) -> None:
         """Remember a stored chunk's answers: the triples of each answered sentence and the verdicts."""
@@ -589,6 +726,7 @@ class SentenceMemo:
 
 
 # ------------------------------------------------------------------------------------ the passes
+
 
 class TripleExtractor:
     """Runs the two LLM passes of seed 004 section 3.1 on chunks, through an ``LLMClient``.
@@ -606,8 +744,14 @@ class TripleExtractor:
     ``LLMUnavailable`` and ``BudgetExceeded`` propagate (the batch stops; what is written stays).
     """
 
-    def __init__(self, client: Any, sentences_per_call: int = 4, max_tokens: int = 384,
-                 verify_tokens_per_triple: int = 40, memo: SentenceMemo | None = None) -> None:
+    def __init__(
+        self,
+        client: Any,
+        sentences_per_call: int = 4,
+        max_tokens: int = 384,
+        verify_tokens_per_triple: int = 40,
+        memo: SentenceMemo | None = None,
+    ) -> None:
         self.client = client
         self.sentences_per_call = sentences_per_call
         self.max_tokens = max_tokens
@@ -637,11 +781,16 @@ class TripleExtractor:
         for group in groups:
             shown = [sentences[i] for i in group]
             try:
-                res = self.client.chat(extraction_messages(shown), max_tokens=self.max_tokens,
-                                       temperature=0.0, json_schema=extraction_json_schema(len(shown)))
+                res = self.client.chat(
+                    extraction_messages(shown),
+                    max_tokens=self.max_tokens,
+                    temperature=0.0,
+                    json_schema=extraction_json_schema(len(shown)),
+                )
             except LLMAnswerError as exc:
-                out.failures.append({"stage": "extract", "sentences": group, "error": str(exc)[:300],
-                                     "raw": str(exc.raw)[:2000]})
+                out.failures.append(
+                    {"stage": "extract", "sentences": group, "error": str(exc)[:300], "raw": str(exc.raw)[:2000]}
+                )
                 continue
             out.count(res, "extract")
             try:
@@ -683,9 +832,12 @@ class TripleExtractor:
         """One verification call for ``cands``; a failure is recorded and gives ``no_verdict`` drops."""
         text = " ".join(sentences[i] for i in sorted({t.sentence for t in cands}))
         try:
-            res = self.client.chat(verification_messages(text, cands),
-                                   max_tokens=24 + self.verify_tokens_per_triple * len(cands),
-                                   temperature=0.0, json_schema=verify_json_schema(len(cands)))
+            res = self.client.chat(
+                verification_messages(text, cands),
+                max_tokens=24 + self.verify_tokens_per_triple * len(cands),
+                temperature=0.0,
+                json_schema=verify_json_schema(len(cands)),
+            )
         except LLMAnswerError as exc:
             extraction.failures.append({"stage": "verify", "error": str(exc)[:300], "raw": str(exc.raw)[:2000]})
             return [Verdict(c, "drop", "no_verdict") for c in cands]

@@ -50,7 +50,6 @@ from typing import Any
 import numpy as np
 from rapidfuzz import fuzz
 
-from kg import BatchWriter, Graph, WriteStats, batches, cypher
 from generation.kgbuild.names import (
     ENTITY_TYPES,
     company_key,
@@ -60,10 +59,21 @@ from generation.kgbuild.names import (
     split_camel_case,
     split_id,
 )
+from kg import BatchWriter, Graph, WriteStats, batches, cypher
 
 __all__ = [
-    "ENTITY_TYPES", "Entity", "Merge", "RELATION_TYPES", "apply_merges", "entity_id", "identifier_links",
-    "normalize_name", "plan_merges", "resolve_ids", "write_entities", "write_relations",
+    "ENTITY_TYPES",
+    "RELATION_TYPES",
+    "Entity",
+    "Merge",
+    "apply_merges",
+    "entity_id",
+    "identifier_links",
+    "normalize_name",
+    "plan_merges",
+    "resolve_ids",
+    "write_entities",
+    "write_relations",
 ]
 
 RELATION_TYPES = cypher.ENTITY_RELATION_TYPES
@@ -105,7 +115,6 @@ class Merge:
 # --------------------------------------------------------------------------- writes and redirects
 
 
-
 def resolve_ids(graph: Graph, ids: Iterable[str], batch_size: int = 5_000) -> dict[str, str]:
     """Where each entity id lives now: itself, or the survivor its merge records lead to.
 
@@ -134,8 +143,9 @@ def resolve_ids(graph: Graph, ids: Iterable[str], batch_size: int = 5_000) -> di
     raise ValueError(f"entity merge records form a cycle (> {MAX_REDIRECT_HOPS} hops): {sorted(pending)[:5]}")
 
 
-def write_entities(graph: Graph, entities: Iterable[Mapping[str, Any]], batch_size: int = 5_000,
-                   progress: Progress | None = None) -> dict[str, str]:
+def write_entities(
+    graph: Graph, entities: Iterable[Mapping[str, Any]], batch_size: int = 5_000, progress: Progress | None = None
+) -> dict[str, str]:
     """Write extracted entities; each lands on the node its id resolves to.
 
     Args:
@@ -159,8 +169,10 @@ def write_entities(graph: Graph, entities: Iterable[Mapping[str, Any]], batch_si
         except (KeyError, ValueError) as exc:
             raise ValueError(f"entity row {i}: {exc}") from None
         typ, key = split_id(eid)
-        rows.setdefault(eid, {"id": eid, "type": typ, "key": key, "name": str(e["name"]).strip(),
-                              "props": dict(e.get("props") or {})})
+        rows.setdefault(
+            eid,
+            {"id": eid, "type": typ, "key": key, "name": str(e["name"]).strip(), "props": dict(e.get("props") or {})},
+        )
         names[eid].append(str(e["name"]).strip())
     where = resolve_ids(graph, rows, batch_size)
     by_target: dict[str, dict[str, Any]] = {}
@@ -172,15 +184,15 @@ def write_entities(graph: Graph, entities: Iterable[Mapping[str, Any]], batch_si
     targets = list(by_target.values())
     for batch in batches(targets, batch_size):
         graph.write(cypher.WRITE_NEW_ENTITIES, {"rows": list(batch)})
-        graph.write(cypher.ADD_ENTITY_ALIASES,
-                    {"rows": [{"id": r["id"], "names": aliases[r["id"]]} for r in batch]})
+        graph.write(cypher.ADD_ENTITY_ALIASES, {"rows": [{"id": r["id"], "names": aliases[r["id"]]} for r in batch]})
         if progress is not None:
             progress(len(batch))
     return {eid: where[eid] for eid in rows}
 
 
-def write_relations(graph: Graph, writer: BatchWriter, relations: Iterable[Mapping[str, Any]],
-                    progress: Progress | None = None) -> dict[str, WriteStats]:
+def write_relations(
+    graph: Graph, writer: BatchWriter, relations: Iterable[Mapping[str, Any]], progress: Progress | None = None
+) -> dict[str, WriteStats]:
     """Write extracted relationships between entities, on the entities' current (resolved) ids.
 
     Args:
@@ -197,19 +209,22 @@ def write_relations(graph: Graph, writer: BatchWriter, relations: Iterable[Mappi
         ValueError: an unknown relationship type or a row without ``id``, naming the row index.
     """
     rows = list(relations)
-    where = resolve_ids(graph, {x for r in rows for x in (r.get("head"), r.get("tail")) if x},
-                        writer.batch_size)
+    where = resolve_ids(graph, {x for r in rows for x in (r.get("head"), r.get("tail")) if x}, writer.batch_size)
     grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for i, r in enumerate(rows):
         if r.get("type") not in RELATION_TYPES:
             raise ValueError(f"relation row {i}: type {r.get('type')!r} is not one of {RELATION_TYPES}")
         if not r.get("id") or not r.get("head") or not r.get("tail"):
             raise ValueError(f"relation row {i}: needs 'id', 'head' and 'tail'")
-        grouped[r["type"]].append({"start": where[r["head"]], "end": where[r["tail"]], "id": r["id"],
-                                   "props": dict(r.get("props") or {})})
-    return {t: writer.merge_relationships(t, grouped[t], start=("Entity", "id"), end=("Entity", "id"),
-                                          key="id", progress=progress)
-            for t in sorted(grouped)}
+        grouped[r["type"]].append(
+            {"start": where[r["head"]], "end": where[r["tail"]], "id": r["id"], "props": dict(r.get("props") or {})}
+        )
+    return {
+        t: writer.merge_relationships(
+            t, grouped[t], start=("Entity", "id"), end=("Entity", "id"), key="id", progress=progress
+        )
+        for t in sorted(grouped)
+    }
 
 
 # --------------------------------------------------------------------------- identifiers
@@ -309,8 +324,13 @@ def _survivor_order(e: Entity) -> tuple:
     return (-e.degree, len(e.key), e.id)
 
 
-def _group_merges(entities: Sequence[Entity], pairs: Iterable[tuple[int, int]], method: str,
-                  score: Callable[[int, int], float], threshold: float | None) -> list[Merge]:
+def _group_merges(
+    entities: Sequence[Entity],
+    pairs: Iterable[tuple[int, int]],
+    method: str,
+    score: Callable[[int, int], float],
+    threshold: float | None,
+) -> list[Merge]:
     """Union the candidate pairs, pick each group's survivor, keep members similar to it."""
     uf = _UnionFind(len(entities))
     for a, b in pairs:
@@ -384,7 +404,9 @@ def plan_merges(
     if method not in ("fuzzy", "embedding"):
         raise ValueError(f"unknown resolution method {method!r}: expected one of {METHODS}")
     if threshold is None or neighbors is None or (method == "embedding" and vectors is None):
-        raise ValueError(f"the {method} stage needs a threshold, neighbours{' and vectors' if method == 'embedding' else ''}")
+        raise ValueError(
+            f"the {method} stage needs a threshold, neighbours{' and vectors' if method == 'embedding' else ''}"
+        )
     if n < 2:
         return []
     guards = [name_guard(e.key) for e in entities]
@@ -398,8 +420,7 @@ def plan_merges(
     for a in range(n):
         for b in neighbors[a]:
             b = int(b)
-            if a < b and entities[a].type == entities[b].type and guards[a] == guards[b] \
-                    and score(a, b) >= threshold:
+            if a < b and entities[a].type == entities[b].type and guards[a] == guards[b] and score(a, b) >= threshold:
                 pairs.append((a, b))
     # Union-find joins only pairs with equal guards, so a whole group shares one guard.
     return _group_merges(entities, pairs, method, score, threshold)
@@ -408,8 +429,9 @@ def plan_merges(
 # --------------------------------------------------------------------------- applying
 
 
-def apply_merges(graph: Graph, merges: Sequence[Merge], run: str, batch_size: int = 1_000,
-                 progress: Progress | None = None) -> Counter:
+def apply_merges(
+    graph: Graph, merges: Sequence[Merge], run: str, batch_size: int = 1_000, progress: Progress | None = None
+) -> Counter:
     """Carry out merges in the graph: move relationships, record, delete the merged nodes.
 
     Merges must be flat (no ``into`` is also a ``from``), as :func:`plan_merges` returns them.
@@ -432,8 +454,17 @@ def apply_merges(graph: Graph, merges: Sequence[Merge], run: str, batch_size: in
         raise ValueError(f"merges must be flat; these ids are merged and survive: {chained[:5]}")
     done: Counter = Counter()
     for batch in batches(list(merges), batch_size):
-        pairs = [{"from": m.from_id, "into": m.into_id, "method": m.method, "score": m.score,
-                  "threshold": m.threshold, "run": run} for m in batch]
+        pairs = [
+            {
+                "from": m.from_id,
+                "into": m.into_id,
+                "method": m.method,
+                "score": m.score,
+                "threshold": m.threshold,
+                "run": run,
+            }
+            for m in batch
+        ]
         ids = [m.from_id for m in batch]
         types = [r["type"] for r in graph.read(cypher.ENTITY_RELATIONSHIP_TYPES, {"ids": ids})]
         for rel_type in types:

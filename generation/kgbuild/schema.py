@@ -18,8 +18,8 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass
 
-from kg.cypher import ENTITY_RELATION_TYPES
 from generation.kgbuild.names import ENTITY_TYPES as STORED_ENTITY_TYPES
+from kg.cypher import ENTITY_RELATION_TYPES
 
 # Bump when the prompt wording in generation/kgbuild/extraction.py changes (it changes what is extracted).
 PROMPT_REVISION = 2
@@ -36,28 +36,49 @@ class Category:
 
 
 ENTITY_TYPES: tuple[Category, ...] = (
-    Category("indicator", "financial indicator",
-             "a measurable economic or financial quantity or aggregate, named without a direction: "
-             "federal funds rate, inflation, household spending, unemployment rate, energy prices, M2"),
-    Category("indicator_change", "change of financial indicator",
-             "a movement or trend of one indicator: rise in energy prices, slower job gains, "
-             "deterioration in business conditions, decline in the federal funds rate"),
-    Category("indicator_comparison", "comparison between indicators",
-             "two indicators set against each other: long-term yields relative to short-term yields, "
-             "wage growth outpacing productivity growth"),
-    Category("indicator_composition", "composition of two indicators",
-             "an aggregate formed of two (or more) named indicators: energy and commodity prices, "
-             "fiscal and monetary stimulus, sales and production"),
-    Category("threshold_comparison", "comparison of financial indicator and threshold",
-             "an indicator compared with a number or a stated objective: federal funds rate at 0 to 1/4 "
-             "percent, inflation below the 2 percent objective, unemployment rate above 6-1/2 percent"),
-    Category("market_status", "market status",
-             "a state or condition of a market or of the economy: tight credit conditions, strains in "
-             "financial markets, housing contraction, moderate economic expansion"),
-    Category("policy", "macro-economic control policy",
-             "a monetary, fiscal or regulatory action or stance: lower the target for the federal funds "
-             "rate by 50 basis points, purchases of agency mortgage-backed securities, accommodative "
-             "stance of monetary policy"),
+    Category(
+        "indicator",
+        "financial indicator",
+        "a measurable economic or financial quantity or aggregate, named without a direction: "
+        "federal funds rate, inflation, household spending, unemployment rate, energy prices, M2",
+    ),
+    Category(
+        "indicator_change",
+        "change of financial indicator",
+        "a movement or trend of one indicator: rise in energy prices, slower job gains, "
+        "deterioration in business conditions, decline in the federal funds rate",
+    ),
+    Category(
+        "indicator_comparison",
+        "comparison between indicators",
+        "two indicators set against each other: long-term yields relative to short-term yields, "
+        "wage growth outpacing productivity growth",
+    ),
+    Category(
+        "indicator_composition",
+        "composition of two indicators",
+        "an aggregate formed of two (or more) named indicators: energy and commodity prices, "
+        "fiscal and monetary stimulus, sales and production",
+    ),
+    Category(
+        "threshold_comparison",
+        "comparison of financial indicator and threshold",
+        "an indicator compared with a number or a stated objective: federal funds rate at 0 to 1/4 "
+        "percent, inflation below the 2 percent objective, unemployment rate above 6-1/2 percent",
+    ),
+    Category(
+        "market_status",
+        "market status",
+        "a state or condition of a market or of the economy: tight credit conditions, strains in "
+        "financial markets, housing contraction, moderate economic expansion",
+    ),
+    Category(
+        "policy",
+        "macro-economic control policy",
+        "a monetary, fiscal or regulatory action or stance: lower the target for the federal funds "
+        "rate by 50 basis points, purchases of agency mortgage-backed securities, accommodative "
+        "stance of monetary policy",
+    ),
 )
 
 RELATIONS: tuple[Category, ...] = (
@@ -65,8 +86,9 @@ RELATIONS: tuple[Category, ...] = (
     Category("indicate", "indicate", "the head is evidence or a signal of the tail"),
     Category("belong_to", "belong to", "the head is a part, component or sub-category of the tail"),
     Category("equal_to", "equal to", "the head and the tail are the same quantity, level or value"),
-    Category("may_lead_to", "may lead to",
-             "the head is expected, intended or at risk to bring about the tail in the future"),
+    Category(
+        "may_lead_to", "may lead to", "the head is expected, intended or at risk to bring about the tail in the future"
+    ),
 )
 
 ENTITY_CODES: tuple[str, ...] = tuple(c.code for c in ENTITY_TYPES)
@@ -91,62 +113,126 @@ class Example:
 # 2014-09-17 (none of the gold-set statements).
 EXAMPLES: tuple[Example, ...] = (
     Example(
-        ("Financial markets remain under considerable stress, and credit has tightened further for some "
-         "businesses and households.",
-         "Today's policy action, combined with those taken earlier, should help to promote moderate growth "
-         "over time and to mitigate the risks to economic activity.",
-         "The Federal Open Market Committee decided today to lower its target for the federal funds rate "
-         "50 basis points to 3 percent."),
-        ((1, "stress in financial markets", "market_status", "affect", "credit for businesses and households",
-          "indicator"),
-         (2, "today's policy action", "policy", "may_lead_to", "moderate growth", "market_status"),
-         (2, "today's policy action", "policy", "may_lead_to", "risks to economic activity", "indicator_change"),
-         (3, "lower the target for the federal funds rate by 50 basis points", "policy", "affect",
-          "federal funds rate", "indicator"),
-         (3, "target for the federal funds rate", "indicator", "equal_to", "federal funds rate at 3 percent",
-          "threshold_comparison")),
+        (
+            "Financial markets remain under considerable stress, and credit has tightened further for some "
+            "businesses and households.",
+            "Today's policy action, combined with those taken earlier, should help to promote moderate growth "
+            "over time and to mitigate the risks to economic activity.",
+            "The Federal Open Market Committee decided today to lower its target for the federal funds rate "
+            "50 basis points to 3 percent.",
+        ),
+        (
+            (
+                1,
+                "stress in financial markets",
+                "market_status",
+                "affect",
+                "credit for businesses and households",
+                "indicator",
+            ),
+            (2, "today's policy action", "policy", "may_lead_to", "moderate growth", "market_status"),
+            (2, "today's policy action", "policy", "may_lead_to", "risks to economic activity", "indicator_change"),
+            (
+                3,
+                "lower the target for the federal funds rate by 50 basis points",
+                "policy",
+                "affect",
+                "federal funds rate",
+                "indicator",
+            ),
+            (
+                3,
+                "target for the federal funds rate",
+                "indicator",
+                "equal_to",
+                "federal funds rate at 3 percent",
+                "threshold_comparison",
+            ),
+        ),
     ),
     Example(
-        ("Household spending appears to be rising moderately and business fixed investment is advancing, "
-         "while the recovery in the housing sector remains slow.",
-         "Fiscal policy is restraining economic growth, although the extent of restraint is diminishing.",
-         "Inflation has been running below the Committee's longer-run objective."),
-        ((1, "moderate rise in household spending", "indicator_change", "belong_to", "economic activity",
-          "indicator"),
-         (1, "slow recovery in the housing sector", "market_status", "indicate", "economic growth",
-          "indicator"),
-         (2, "fiscal policy", "policy", "affect", "economic growth", "indicator"),
-         (3, "inflation below the longer-run objective", "threshold_comparison", "belong_to", "inflation",
-          "indicator")),
+        (
+            "Household spending appears to be rising moderately and business fixed investment is advancing, "
+            "while the recovery in the housing sector remains slow.",
+            "Fiscal policy is restraining economic growth, although the extent of restraint is diminishing.",
+            "Inflation has been running below the Committee's longer-run objective.",
+        ),
+        (
+            (
+                1,
+                "moderate rise in household spending",
+                "indicator_change",
+                "belong_to",
+                "economic activity",
+                "indicator",
+            ),
+            (1, "slow recovery in the housing sector", "market_status", "indicate", "economic growth", "indicator"),
+            (2, "fiscal policy", "policy", "affect", "economic growth", "indicator"),
+            (
+                3,
+                "inflation below the longer-run objective",
+                "threshold_comparison",
+                "belong_to",
+                "inflation",
+                "indicator",
+            ),
+        ),
     ),
     Example(
-        ("Recent information indicates that economic activity remains weak.",
-         "Household and business spending has been subdued.",
-         "The substantial easing of monetary policy to date, combined with ongoing measures to foster "
-         "market liquidity, should help to promote moderate growth over time.",
-         "Energy and other commodity prices have increased, and some indicators of inflation expectations "
-         "have risen relative to long-term averages."),
-        ((1, "recent information", "indicator", "indicate", "weak economic activity", "market_status"),
-         (2, "household and business spending", "indicator_composition", "belong_to", "economic activity",
-          "indicator"),
-         (3, "easing of monetary policy", "policy", "may_lead_to", "moderate growth", "market_status"),
-         (4, "increase in energy and commodity prices", "indicator_change", "affect", "inflation expectations",
-          "indicator"),
-         (4, "inflation expectations relative to long-term averages", "indicator_comparison", "indicate",
-          "rise in inflation expectations", "indicator_change")),
+        (
+            "Recent information indicates that economic activity remains weak.",
+            "Household and business spending has been subdued.",
+            "The substantial easing of monetary policy to date, combined with ongoing measures to foster "
+            "market liquidity, should help to promote moderate growth over time.",
+            "Energy and other commodity prices have increased, and some indicators of inflation expectations "
+            "have risen relative to long-term averages.",
+        ),
+        (
+            (1, "recent information", "indicator", "indicate", "weak economic activity", "market_status"),
+            (
+                2,
+                "household and business spending",
+                "indicator_composition",
+                "belong_to",
+                "economic activity",
+                "indicator",
+            ),
+            (3, "easing of monetary policy", "policy", "may_lead_to", "moderate growth", "market_status"),
+            (
+                4,
+                "increase in energy and commodity prices",
+                "indicator_change",
+                "affect",
+                "inflation expectations",
+                "indicator",
+            ),
+            (
+                4,
+                "inflation expectations relative to long-term averages",
+                "indicator_comparison",
+                "indicate",
+                "rise in inflation expectations",
+                "indicator_change",
+            ),
+        ),
     ),
 )
 
 
 def _check() -> None:
     # the codes the graph stores (generation.kgbuild.names, kg.cypher) are these categories, in this order
-    if ENTITY_CODES != tuple(STORED_ENTITY_TYPES) or \
-            tuple(RELATIONSHIP_TYPES[c] for c in RELATION_CODES) != tuple(ENTITY_RELATION_TYPES):
+    if tuple(STORED_ENTITY_TYPES) != ENTITY_CODES or tuple(RELATIONSHIP_TYPES[c] for c in RELATION_CODES) != tuple(
+        ENTITY_RELATION_TYPES
+    ):
         raise ValueError("the schema's categories differ from the stored entity / relationship types")
     for ex in EXAMPLES:
         for n, _h, ht, rel, _t, tt in ex.triples:
-            if not 1 <= n <= len(ex.sentences) or ht not in ENTITY_CODES or tt not in ENTITY_CODES \
-                    or rel not in RELATION_CODES:
+            if (
+                not 1 <= n <= len(ex.sentences)
+                or ht not in ENTITY_CODES
+                or tt not in ENTITY_CODES
+                or rel not in RELATION_CODES
+            ):
                 raise ValueError(f"bad few-shot triple {(n, ht, rel, tt)}")
     used_types = {t for ex in EXAMPLES for tr in ex.triples for t in (tr[2], tr[5])}
     used_rels = {tr[3] for ex in EXAMPLES for tr in ex.triples}

@@ -13,14 +13,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from kg.errors import LLMError
 
-class LLMUnavailable(RuntimeError):
+
+class LLMUnavailable(LLMError):
     """No LLM can be used: none is configured, its package is not installed, its model file is
     missing or unloadable, or its server cannot be reached (after the retries). The message says
     which settings key to set or what to install."""
 
 
-class LLMAnswerError(RuntimeError):
+class LLMAnswerError(LLMError):
     """The LLM answered, but the answer cannot be used: empty, not JSON even after repair, or JSON
     that does not fit the schema asked for. Never swallowed into an empty result.
 
@@ -36,7 +38,7 @@ class LLMAnswerError(RuntimeError):
         self.raw = raw
 
 
-class BudgetExceeded(RuntimeError):
+class BudgetExceeded(LLMError):
     """A client's token budget is spent: raised *before* a backend call once the prompt +
     completion tokens this client has spent reach ``budget_tokens`` (cache hits cost nothing).
 
@@ -45,8 +47,10 @@ class BudgetExceeded(RuntimeError):
     """
 
     def __init__(self, spent: int, budget: int) -> None:
-        super().__init__(f"LLM token budget spent: {spent:,} prompt+completion tokens used, budget "
-                         f"{budget:,} ([llm] budget_tokens or FINKG_LLM_BUDGET_TOKENS; unset for no cap)")
+        super().__init__(
+            f"LLM token budget spent: {spent:,} prompt+completion tokens used, budget "
+            f"{budget:,} ([llm] budget_tokens or FINKG_LLM_BUDGET_TOKENS; unset for no cap)"
+        )
         self.spent, self.budget = spent, budget
 
 
@@ -70,15 +74,24 @@ class Completion:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict (the cache's value)."""
-        return {"text": self.text, "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens, "seconds": self.seconds,
-                "constrained": self.constrained}
+        return {
+            "text": self.text,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "seconds": self.seconds,
+            "constrained": self.constrained,
+        }
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Completion:
         """The inverse of :meth:`to_json`."""
-        return cls(str(d["text"]), int(d.get("prompt_tokens") or 0), int(d.get("completion_tokens") or 0),
-                   float(d.get("seconds") or 0.0), bool(d.get("constrained")))
+        return cls(
+            str(d["text"]),
+            int(d.get("prompt_tokens") or 0),
+            int(d.get("completion_tokens") or 0),
+            float(d.get("seconds") or 0.0),
+            bool(d.get("constrained")),
+        )
 
 
 @runtime_checkable
@@ -109,8 +122,9 @@ class LLMBackend(Protocol):
     @property
     def model_id(self) -> str: ...
 
-    def generate(self, messages: list[dict], max_tokens: int, temperature: float,
-                 json_schema: dict | None = None, seed: int = 0) -> Completion: ...
+    def generate(
+        self, messages: list[dict], max_tokens: int, temperature: float, json_schema: dict | None = None, seed: int = 0
+    ) -> Completion: ...
 
 
 _SHA_MEMO: dict[tuple[str, int, int], str] = {}

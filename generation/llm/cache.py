@@ -26,8 +26,13 @@ from generation.llm.base import Completion
 def cache_key(model_id: str, messages: list[dict], params: dict[str, Any]) -> str:
     """The sha256 (hex) identifying one request; ``params`` are every sampling parameter sent
     (max_tokens, temperature, json_schema, seed, ...). Dict key order does not matter."""
-    blob = json.dumps({"model": model_id, "messages": messages, "params": params}, sort_keys=True,
-                      ensure_ascii=False, separators=(",", ":"), default=str)
+    blob = json.dumps(
+        {"model": model_id, "messages": messages, "params": params},
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
+        default=str,
+    )
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 

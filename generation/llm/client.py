@@ -118,8 +118,9 @@ class LLMClient:
     Thread-safe: usage is updated under a lock; backends serialize their own model access.
     """
 
-    def __init__(self, backend: LLMBackend, cache: LLMCache | None = None, budget_tokens: int | None = None,
-                 seed: int = 0) -> None:
+    def __init__(
+        self, backend: LLMBackend, cache: LLMCache | None = None, budget_tokens: int | None = None, seed: int = 0
+    ) -> None:
         self.backend, self.cache, self.budget_tokens, self.seed = backend, cache, budget_tokens, seed
         self.usage = LLMUsage()
         self._lock = threading.Lock()
@@ -172,8 +173,9 @@ class LLMClient:
             return True
         return count(messages) + max_tokens <= window
 
-    def chat(self, messages: list[dict], max_tokens: int = 256, temperature: float = 0.0,
-             json_schema: dict | None = None) -> LLMResult:
+    def chat(
+        self, messages: list[dict], max_tokens: int = 256, temperature: float = 0.0, json_schema: dict | None = None
+    ) -> LLMResult:
         """The answer to ``messages`` (``{"role", "content"}`` dicts); see the module doc.
 
         Args:
@@ -188,8 +190,7 @@ class LLMClient:
             LLMUnavailable: the backend cannot be used.
         """
         t0 = time.perf_counter()
-        params = {"max_tokens": max_tokens, "temperature": temperature, "json_schema": json_schema,
-                  "seed": self.seed}
+        params = {"max_tokens": max_tokens, "temperature": temperature, "json_schema": json_schema, "seed": self.seed}
         comp: Completion | None = None
         key = None
         if self.cache is not None:
@@ -212,10 +213,20 @@ class LLMClient:
         except AnswerNotJSON as exc:
             with self._lock:
                 self.usage.failures += 1
-            raise LLMAnswerError(str(exc) + (" (answer from the cache)" if cached else ""),
-                                 self.backend.name, comp.text) from exc
+            raise LLMAnswerError(
+                str(exc) + (" (answer from the cache)" if cached else ""), self.backend.name, comp.text
+            ) from exc
         if repaired:
             with self._lock:
                 self.usage.repaired += 1
-        return LLMResult(comp.text.strip(), data, comp.prompt_tokens, comp.completion_tokens,
-                         time.perf_counter() - t0, cached, repaired, self.model_id, comp.constrained)
+        return LLMResult(
+            comp.text.strip(),
+            data,
+            comp.prompt_tokens,
+            comp.completion_tokens,
+            time.perf_counter() - t0,
+            cached,
+            repaired,
+            self.model_id,
+            comp.constrained,
+        )

@@ -36,33 +36,47 @@ def backend_from_settings(settings: Any) -> LLMBackend:
     kind = getattr(settings, "llm_backend", None)
     if not kind:
         raise LLMUnavailable(
-            "no LLM configured: set [llm] backend = \"llama-cpp\" with [llm] model_path (a GGUF file), "
-            "[llm] backend = \"transformers\" with [llm] model_path (a Hugging Face directory; [llm] gguf_file for "
-            "a GGUF in it), or [llm] backend = \"openai\" with [llm] base_url and [llm] model (and [llm] api_key if "
+            'no LLM configured: set [llm] backend = "llama-cpp" with [llm] model_path (a GGUF file), '
+            '[llm] backend = "transformers" with [llm] model_path (a Hugging Face directory; [llm] gguf_file for '
+            'a GGUF in it), or [llm] backend = "openai" with [llm] base_url and [llm] model (and [llm] api_key if '
             "needed) in the settings file, or FINKG_LLM_BACKEND, FINKG_LLM_MODEL_PATH, FINKG_LLM_BASE_URL, "
-            "FINKG_LLM_MODEL, FINKG_LLM_API_KEY")
+            "FINKG_LLM_MODEL, FINKG_LLM_API_KEY"
+        )
     threads = getattr(settings, "llm_threads", 2)
     if kind == "llama-cpp":
         if not settings.llm_model_path:
-            raise LLMUnavailable(f"[llm] backend = \"llama-cpp\" needs [llm] model_path: a GGUF file ({MODEL_HINT})")
-        return LlamaCppBackend(settings.llm_model_path, n_ctx=settings.llm_n_ctx, n_threads=threads,
-                               n_batch=getattr(settings, "llm_n_batch", 512))
+            raise LLMUnavailable(f'[llm] backend = "llama-cpp" needs [llm] model_path: a GGUF file ({MODEL_HINT})')
+        return LlamaCppBackend(
+            settings.llm_model_path,
+            n_ctx=settings.llm_n_ctx,
+            n_threads=threads,
+            n_batch=getattr(settings, "llm_n_batch", 512),
+        )
     if kind == "transformers":
         if not settings.llm_model_path:
-            raise LLMUnavailable("[llm] backend = \"transformers\" needs [llm] model_path (or FINKG_LLM_MODEL_PATH): "
-                                 "a Hugging Face model directory, or the folder of a GGUF file named by [llm] gguf_file")
+            raise LLMUnavailable(
+                '[llm] backend = "transformers" needs [llm] model_path (or FINKG_LLM_MODEL_PATH): '
+                "a Hugging Face model directory, or the folder of a GGUF file named by [llm] gguf_file"
+            )
         path, gguf = Path(settings.llm_model_path).expanduser(), getattr(settings, "llm_gguf_file", None)
         if path.is_file() and path.suffix == ".gguf" and not gguf:  # a GGUF file given directly
             path, gguf = path.parent, path.name
         return TransformersBackend(path, gguf_file=gguf, n_threads=threads)
     if kind == "openai":
-        missing = [k for k, v in (("[llm] base_url (FINKG_LLM_BASE_URL)", settings.llm_base_url),
-                                  ("[llm] model (FINKG_LLM_MODEL)", settings.llm_model)) if not v]
+        missing = [
+            k
+            for k, v in (
+                ("[llm] base_url (FINKG_LLM_BASE_URL)", settings.llm_base_url),
+                ("[llm] model (FINKG_LLM_MODEL)", settings.llm_model),
+            )
+            if not v
+        ]
         if missing:
-            raise LLMUnavailable(f"[llm] backend = \"openai\" needs {' and '.join(missing)}")
+            raise LLMUnavailable(f'[llm] backend = "openai" needs {" and ".join(missing)}')
         key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
-        return OpenAICompatibleBackend(settings.llm_base_url, settings.llm_model, key,
-                                       timeout=getattr(settings, "llm_timeout", 120.0))
+        return OpenAICompatibleBackend(
+            settings.llm_base_url, settings.llm_model, key, timeout=getattr(settings, "llm_timeout", 120.0)
+        )
     raise LLMUnavailable(f"unknown [llm] backend {kind!r}: use one of {', '.join(BACKENDS)}")
 
 
@@ -79,5 +93,9 @@ def client_from_settings(settings: Any) -> LLMClient:
     Raises:
         LLMUnavailable: see :func:`backend_from_settings`.
     """
-    return LLMClient(backend_from_settings(settings), cache=cache_from_settings(settings),
-                     budget_tokens=getattr(settings, "llm_budget_tokens", None), seed=getattr(settings, "llm_seed", 0))
+    return LLMClient(
+        backend_from_settings(settings),
+        cache=cache_from_settings(settings),
+        budget_tokens=getattr(settings, "llm_budget_tokens", None),
+        seed=getattr(settings, "llm_seed", 0),
+    )

@@ -56,8 +56,9 @@ class TransformersBackend:
 
     supports_schema = False
 
-    def __init__(self, model_dir: str | Path, gguf_file: str | None = None, n_threads: int = 2,
-                 device: str | None = None) -> None:
+    def __init__(
+        self, model_dir: str | Path, gguf_file: str | None = None, n_threads: int = 2, device: str | None = None
+    ) -> None:
         self.model_dir = Path(model_dir).expanduser()
         self.gguf_file = gguf_file
         self.n_threads, self.device = n_threads, device
@@ -69,14 +70,18 @@ class TransformersBackend:
 
     def _check(self) -> None:
         if not self.model_dir.is_dir():
-            raise LLMUnavailable(f"transformers model directory not found: {self.model_dir} (set [llm] model_path "
-                                 "to a Hugging Face model directory, or to the folder of a GGUF file with "
-                                 "[llm] gguf_file)")
+            raise LLMUnavailable(
+                f"transformers model directory not found: {self.model_dir} (set [llm] model_path "
+                "to a Hugging Face model directory, or to the folder of a GGUF file with "
+                "[llm] gguf_file)"
+            )
         if self.gguf_file and not (self.model_dir / self.gguf_file).is_file():
             raise LLMUnavailable(f"GGUF file {self.gguf_file!r} not found in {self.model_dir} ([llm] gguf_file)")
         if not self.gguf_file and not (self.model_dir / "config.json").is_file():
-            raise LLMUnavailable(f"{self.model_dir} has no config.json: not a Hugging Face model directory "
-                                 "(for a GGUF file set [llm] gguf_file to its name)")
+            raise LLMUnavailable(
+                f"{self.model_dir} has no config.json: not a Hugging Face model directory "
+                "(for a GGUF file set [llm] gguf_file to its name)"
+            )
 
     @property
     def model_id(self) -> str:
@@ -96,8 +101,10 @@ class TransformersBackend:
                 import torch
                 from transformers import AutoModelForCausalLM, AutoTokenizer
             except ImportError as exc:
-                raise LLMUnavailable("transformers and torch are needed for [llm] backend = \"transformers\" "
-                                     "(pip install transformers torch)") from exc
+                raise LLMUnavailable(
+                    'transformers and torch are needed for [llm] backend = "transformers" '
+                    "(pip install transformers torch)"
+                ) from exc
             self._check()
             torch.set_num_threads(self.n_threads)
             kw = {"gguf_file": self.gguf_file} if self.gguf_file else {}
@@ -105,14 +112,16 @@ class TransformersBackend:
                 tokenizer = AutoTokenizer.from_pretrained(str(self.model_dir), **kw)
                 model = AutoModelForCausalLM.from_pretrained(str(self.model_dir), **kw)
             except (OSError, ValueError, RuntimeError) as exc:
-                raise LLMUnavailable(f"transformers cannot load {self.model_dir}"
-                                     f"{'/' + self.gguf_file if self.gguf_file else ''}: {exc}") from exc
+                raise LLMUnavailable(
+                    f"transformers cannot load {self.model_dir}{'/' + self.gguf_file if self.gguf_file else ''}: {exc}"
+                ) from exc
             device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
             self._model, self._tokenizer = model.to(device).eval(), tokenizer
         return self._model, self._tokenizer
 
-    def generate(self, messages: list[dict], max_tokens: int, temperature: float,
-                 json_schema: dict | None = None, seed: int = 0) -> Completion:
+    def generate(
+        self, messages: list[dict], max_tokens: int, temperature: float, json_schema: dict | None = None, seed: int = 0
+    ) -> Completion:
         """One chat completion through the tokenizer's chat template (``json_schema`` is ignored
         here: the client puts it in the prompt; ``constrained`` is always False).
 
@@ -124,8 +133,7 @@ class TransformersBackend:
         with self._lock:
             model, tok = self._load()
             t0 = time.perf_counter()
-            enc = tok.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt",
-                                          return_dict=True)
+            enc = tok.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt", return_dict=True)
             enc = {k: v.to(model.device) for k, v in enc.items()}
             sampling: dict[str, Any] = {"do_sample": False}
             if temperature > 0:

@@ -21,13 +21,20 @@ from typing import Any
 
 import json_repair
 
+from kg.errors import LLMError
+
 _TYPES: dict[str, tuple[type, ...]] = {
-    "object": (dict,), "array": (list,), "string": (str,), "integer": (int,), "number": (int, float),
-    "boolean": (bool,), "null": (type(None),),
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
 }
 
 
-class AnswerNotJSON(ValueError):
+class AnswerNotJSON(LLMError):
     """The answer is not JSON even after repair, or does not fit the schema; the message says why."""
 
 
@@ -39,8 +46,10 @@ def describe_schema(schema: dict, depth: int = 0) -> str:
     if "enum" in schema:
         return "one of " + ", ".join(json.dumps(v) for v in schema["enum"])
     if kind == "object" and schema.get("properties") and depth < 3:
-        keys = ", ".join(f'"{k}" ({describe_schema(v, depth + 1) if isinstance(v, dict) else "any"})'
-                         for k, v in schema["properties"].items())
+        keys = ", ".join(
+            f'"{k}" ({describe_schema(v, depth + 1) if isinstance(v, dict) else "any"})'
+            for k, v in schema["properties"].items()
+        )
         required = schema.get("required") or []
         return f"a JSON object with the keys {keys}" + (f"; required: {', '.join(required)}" if required else "")
     if kind == "array" and isinstance(schema.get("items"), dict) and depth < 3:
@@ -127,8 +136,11 @@ def _value_problems(value: Any, sub: dict) -> list[str]:
         return [f"{value!r} is not one of {sub['enum']}"]
     if isinstance(value, list) and isinstance(sub.get("items"), dict):
         item_kind = _kind(sub["items"])
-        return [f"item {i}: expected {item_kind}, got {type(v).__name__}"
-                for i, v in enumerate(value) if not _type_ok(v, item_kind)]
+        return [
+            f"item {i}: expected {item_kind}, got {type(v).__name__}"
+            for i, v in enumerate(value)
+            if not _type_ok(v, item_kind)
+        ]
     return []
 
 

@@ -17,12 +17,16 @@ from typing import Any
 
 from generation.llm.base import Completion, LLMAnswerError, LLMUnavailable, file_sha256
 
-INSTALL_HINT = ("llama-cpp-python is not installed (a dependency of finkg: `bash scripts/bootstrap.sh` builds the "
-                "environment with it, compiling llama.cpp, a few minutes), or set [llm] backend = \"openai\" with a server")
+INSTALL_HINT = (
+    "llama-cpp-python is not installed (a dependency of finkg: `bash scripts/bootstrap.sh` builds the "
+    'environment with it, compiling llama.cpp, a few minutes), or set [llm] backend = "openai" with a server'
+)
 MESSAGE_OVERHEAD = 8
 """Tokens counted per chat message for the template's role and separator markers (ChatML uses 5)."""
-MODEL_HINT = "set [llm] model_path (or FINKG_LLM_MODEL_PATH); `finkg models install` fetches SmolLM2-135M and " \
-             "`finkg models list` shows its path"
+MODEL_HINT = (
+    "set [llm] model_path (or FINKG_LLM_MODEL_PATH); `finkg models install` fetches SmolLM2-135M and "
+    "`finkg models list` shows its path"
+)
 
 
 class LlamaCppBackend:
@@ -78,8 +82,13 @@ class LlamaCppBackend:
                 raise LLMUnavailable(INSTALL_HINT) from exc
             self._check_file()
             try:
-                self._llama = llama_cpp.Llama(model_path=str(self.model_path), n_ctx=self.n_ctx,
-                                              n_threads=self.n_threads, n_batch=self.n_batch, verbose=False)
+                self._llama = llama_cpp.Llama(
+                    model_path=str(self.model_path),
+                    n_ctx=self.n_ctx,
+                    n_threads=self.n_threads,
+                    n_batch=self.n_batch,
+                    verbose=False,
+                )
             except (ValueError, RuntimeError) as exc:
                 raise LLMUnavailable(f"llama.cpp cannot load {self.model_path}: {exc}") from exc
         return self._llama
@@ -99,11 +108,18 @@ class LlamaCppBackend:
         """
         with self._lock:
             llama = self.llama()
-            return sum(len(llama.tokenize(str(m.get("content", "")).encode("utf-8"), add_bos=False, special=False))
-                       + MESSAGE_OVERHEAD for m in messages) + MESSAGE_OVERHEAD
+            return (
+                sum(
+                    len(llama.tokenize(str(m.get("content", "")).encode("utf-8"), add_bos=False, special=False))
+                    + MESSAGE_OVERHEAD
+                    for m in messages
+                )
+                + MESSAGE_OVERHEAD
+            )
 
-    def generate(self, messages: list[dict], max_tokens: int, temperature: float,
-                 json_schema: dict | None = None, seed: int = 0) -> Completion:
+    def generate(
+        self, messages: list[dict], max_tokens: int, temperature: float, json_schema: dict | None = None, seed: int = 0
+    ) -> Completion:
         """One chat completion; with ``json_schema`` the grammar from the schema constrains
         decoding (``response_format={"type": "json_object", "schema": ...}``).
 
@@ -123,8 +139,9 @@ class LlamaCppBackend:
             llama = self.llama()
             t0 = time.perf_counter()
             try:
-                out = llama.create_chat_completion(messages=messages, max_tokens=max_tokens, temperature=temperature,
-                                                   seed=seed, **kwargs)
+                out = llama.create_chat_completion(
+                    messages=messages, max_tokens=max_tokens, temperature=temperature, seed=seed, **kwargs
+                )
             except ValueError as exc:  # llama-cpp-python's over-long prompt; the call fails, the caller records it
                 raise LLMAnswerError(f"the prompt does not fit: {exc}", self.name, "") from exc
             seconds = time.perf_counter() - t0
@@ -134,5 +151,10 @@ class LlamaCppBackend:
         except (KeyError, IndexError, TypeError) as exc:
             raise LLMAnswerError("the answer has no choices[0].message.content", self.name, out) from exc
         usage = out.get("usage") or {}
-        return Completion(text or "", int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
-                          seconds, constrained=json_schema is not None)
+        return Completion(
+            text or "",
+            int(usage.get("prompt_tokens") or 0),
+            int(usage.get("completion_tokens") or 0),
+            seconds,
+            constrained=json_schema is not None,
+        )

@@ -71,8 +71,15 @@ class OpenAICompatibleBackend:
 
     supports_schema = True
 
-    def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout: float = 120.0,
-                 attempts: int = 3, schema_styles: Sequence[str] = SCHEMA_STYLES) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        timeout: float = 120.0,
+        attempts: int = 3,
+        schema_styles: Sequence[str] = SCHEMA_STYLES,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.url = self.base_url + "/chat/completions"
         self.model, self.api_key, self.timeout, self.attempts = model, api_key, timeout, attempts
@@ -104,22 +111,33 @@ class OpenAICompatibleBackend:
             raise _ServerError(f"cannot reach {self.url}: {getattr(exc, 'reason', exc)}") from exc
 
     def _post(self, payload: dict[str, Any]) -> bytes:
-        post = retry(retry=retry_if_exception_type(_ServerError), stop=stop_after_attempt(self.attempts),
-                     wait=wait_exponential(multiplier=0.5, max=8), reraise=True)(self._post_once)
+        post = retry(
+            retry=retry_if_exception_type(_ServerError),
+            stop=stop_after_attempt(self.attempts),
+            wait=wait_exponential(multiplier=0.5, max=8),
+            reraise=True,
+        )(self._post_once)
         try:
             return post(payload)
         except _ServerError as exc:
             raise LLMUnavailable(f"{exc} (after {self.attempts} attempts)") from exc
 
-    def generate(self, messages: list[dict], max_tokens: int, temperature: float,
-                 json_schema: dict | None = None, seed: int = 0) -> Completion:
+    def generate(
+        self, messages: list[dict], max_tokens: int, temperature: float, json_schema: dict | None = None, seed: int = 0
+    ) -> Completion:
         """One chat completion (see the module doc for JSON mode).
 
         Raises:
             LLMUnavailable, LLMAnswerError: see the class.
         """
-        payload: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": max_tokens,
-                                   "temperature": temperature, "seed": seed, "stream": False}
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "seed": seed,
+            "stream": False,
+        }
         t0 = time.perf_counter()
         raw, constrained = None, False
         if json_schema is not None:
@@ -144,8 +162,16 @@ class OpenAICompatibleBackend:
             out = json.loads(raw)
             text = out["choices"][0]["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise LLMAnswerError(f"{self.url} did not answer with choices[0].message.content", self.name,
-                                 raw[:2000].decode("utf-8", "replace")) from exc
+            raise LLMAnswerError(
+                f"{self.url} did not answer with choices[0].message.content",
+                self.name,
+                raw[:2000].decode("utf-8", "replace"),
+            ) from exc
         usage = out.get("usage") or {}
-        return Completion(text or "", int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
-                          seconds, constrained)
+        return Completion(
+            text or "",
+            int(usage.get("prompt_tokens") or 0),
+            int(usage.get("completion_tokens") or 0),
+            seconds,
+            constrained,
+        )

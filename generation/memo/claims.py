@@ -19,8 +19,16 @@ from retrieval.facts import concepts as cc
 from retrieval.facts.fact_map import FactMap, ResolvedFact
 
 # Fact claims of a memo, in the order the memo states them.
-MEMO_FACTS: tuple[str, ...] = ("Revenues", "NetIncomeLoss", "OperatingCashFlow", "Cash", "CurrentAssets",
-                               "CurrentLiabilities", "Liabilities", "Assets")
+MEMO_FACTS: tuple[str, ...] = (
+    "Revenues",
+    "NetIncomeLoss",
+    "OperatingCashFlow",
+    "Cash",
+    "CurrentAssets",
+    "CurrentLiabilities",
+    "Liabilities",
+    "Assets",
+)
 
 
 @dataclass(frozen=True)
@@ -155,7 +163,8 @@ def gold_ratio(fm: FactMap, ratio: Ratio) -> GoldRatio:
         den = fm.facts.get(ratio.denominator)
     if den is None:
         why = fm.not_applicable.get(ratio.denominator) or (
-            f"{cc.BY_NAME[ratio.denominator].label} is not reported for the same period")
+            f"{cc.BY_NAME[ratio.denominator].label} is not reported for the same period"
+        )
         return GoldRatio(None, num, None, reason=why)
     if den.value == 0 or (ratio.denominator == "Revenues" and den.value < 0):
         return GoldRatio(None, num, den, reason=f"{cc.BY_NAME[ratio.denominator].label} is zero or negative")

@@ -82,9 +82,13 @@ def _own_qtrs(filing: dict[str, Any]) -> int:
     return cc.FORM_QUARTERS.get(str(filing.get("form")), 1)
 
 
-def _claims(filing: dict[str, Any], choices: dict[str, Choice | None],
-            ratio_values: dict[str, tuple[float | None, Sequence[str], Sequence[str], int | None, str]],
-            thresholds: RiskThresholds, not_applicable: dict[str, str] | None = None) -> list[Claim]:
+def _claims(
+    filing: dict[str, Any],
+    choices: dict[str, Choice | None],
+    ratio_values: dict[str, tuple[float | None, Sequence[str], Sequence[str], int | None, str]],
+    thresholds: RiskThresholds,
+    not_applicable: dict[str, str] | None = None,
+) -> list[Claim]:
     """Number the claims: the facts of :data:`MEMO_FACTS`, the four ratios, the label."""
     claims: list[Claim] = []
     not_applicable = not_applicable or {}
@@ -92,11 +96,24 @@ def _claims(filing: dict[str, Any], choices: dict[str, Choice | None],
         ch = choices.get(name)
         n = len(claims) + 1
         if ch is None:
-            claims.append(Claim(n, "not_applicable", name, None,
-                                note=not_applicable.get(name, "not reported for the period")))
+            claims.append(
+                Claim(n, "not_applicable", name, None, note=not_applicable.get(name, "not reported for the period"))
+            )
         else:
-            claims.append(Claim(n, "fact", name, ch.value, ch.qtrs, ch.ddate, list(ch.citations),
-                                list(ch.citation_labels), ch.note, decimals=ch.decimals))
+            claims.append(
+                Claim(
+                    n,
+                    "fact",
+                    name,
+                    ch.value,
+                    ch.qtrs,
+                    ch.ddate,
+                    list(ch.citations),
+                    list(ch.citation_labels),
+                    ch.note,
+                    decimals=ch.decimals,
+                )
+            )
     values: dict[str, float | None] = {}
     for r in RATIOS:
         value, keys, labels, qtrs, note = ratio_values[r.name]
@@ -108,8 +125,15 @@ def _claims(filing: dict[str, Any], choices: dict[str, Choice | None],
             ddate = next((c.ddate for c in claims if c.name == r.numerator and c.ddate), filing.get("period"))
             claims.append(Claim(n, "ratio", r.name, value, qtrs, ddate, list(keys), list(labels), note))
     label, active = risk_label(values, thresholds)
-    claims.append(Claim(len(claims) + 1, "label", "risk_label", label,
-                        note="active tests: " + (", ".join(active) if active else "none")))
+    claims.append(
+        Claim(
+            len(claims) + 1,
+            "label",
+            "risk_label",
+            label,
+            note="active tests: " + (", ".join(active) if active else "none"),
+        )
+    )
     return claims
 
 
@@ -120,9 +144,13 @@ def _ratios_from_choices(choices: dict[str, Choice | None]):
         if num is None or den is None or den.value == 0:
             out[r.name] = (None, (), (), None, "a component is not available")
         else:
-            out[r.name] = (num.value / den.value, num.citations + den.citations,
-                           num.citation_labels + den.citation_labels, num.qtrs or den.qtrs or None,
-                           f"{r.numerator} / {r.denominator}")
+            out[r.name] = (
+                num.value / den.value,
+                num.citations + den.citations,
+                num.citation_labels + den.citation_labels,
+                num.qtrs or den.qtrs or None,
+                f"{r.numerator} / {r.denominator}",
+            )
     return out
 
 
@@ -136,12 +164,19 @@ def draft_structured(fm: FactMap, thresholds: RiskThresholds) -> list[Claim]:
             choices[name] = None
             continue
         comps = [c for _, c in f.components]
-        note = (f"derived: {f.formula}" if f.derived else "")
+        note = f"derived: {f.formula}" if f.derived else ""
         alts = fm.alternatives.get(name)
         if alts:
             note = (note + "; " if note else "") + f"reported tag {f.tag}; also reported: {', '.join(alts)}"
-        choices[name] = Choice(f.value, f.qtrs, f.ddate, tuple(f.cited_keys),
-                               tuple(c.citation for c in comps) if comps else (f.citation,), note, f.decimals)
+        choices[name] = Choice(
+            f.value,
+            f.qtrs,
+            f.ddate,
+            tuple(f.cited_keys),
+            tuple(c.citation for c in comps) if comps else (f.citation,),
+            note,
+            f.decimals,
+        )
     ratio_values = {}
     for name, g in gold_ratios(fm).items():
         if g.value is None:
@@ -149,8 +184,13 @@ def draft_structured(fm: FactMap, thresholds: RiskThresholds) -> list[Claim]:
         else:
             facts = [g.numerator, g.denominator]
             labels = [c.citation for f in facts for c in ([x for _, x in f.components] or [f])]
-            ratio_values[name] = (g.value, g.cited_keys, labels, g.numerator.qtrs or g.denominator.qtrs or None,
-                                  f"{_tag_name(g.numerator)} / {_tag_name(g.denominator)}")
+            ratio_values[name] = (
+                g.value,
+                g.cited_keys,
+                labels,
+                g.numerator.qtrs or g.denominator.qtrs or None,
+                f"{_tag_name(g.numerator)} / {_tag_name(g.denominator)}",
+            )
     return _claims(fm.filing, choices, ratio_values, thresholds, fm.not_applicable)
 
 
@@ -165,12 +205,19 @@ def parse_evidence(text: str) -> dict[str, Any] | None:
     if m is None or m["value"] == "nil":
         return None
     date = (m["instant"] or m["end"]).replace("-", "")
-    return {"citation": m["citation"], "tag": m["tag"], "value": float(m["value"]),
-            "qtrs": int(m["qtrs"] or 0), "ddate": date, "uom": m["uom"]}
+    return {
+        "citation": m["citation"],
+        "tag": m["tag"],
+        "value": float(m["value"]),
+        "qtrs": int(m["qtrs"] or 0),
+        "ddate": date,
+        "uom": m["uom"],
+    }
 
 
-def draft_from_evidence(filing: dict[str, Any], hits: Sequence[Hit], prior: Prior,
-                        thresholds: RiskThresholds) -> list[Claim]:
+def draft_from_evidence(
+    filing: dict[str, Any], hits: Sequence[Hit], prior: Prior, thresholds: RiskThresholds
+) -> list[Claim]:
     """Text RAG system: for each memo concept, the highest-ranked retrieved sentence whose tag is
     one of the concept's synonyms (any period, any filing); the prior when none (uncited)."""
     choices: dict[str, Choice | None] = {}

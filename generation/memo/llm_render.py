@@ -29,13 +29,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from generation.llm import LLMAnswerError, LLMClient, LLMResult
 from generation.memo import render
 from generation.memo.claims import Claim
 from generation.memo.drafting import draft_structured
-from generation.llm import LLMAnswerError, LLMClient, LLMResult
 from generation.memo.systems import MemoContext, MemoResult
-from generation.verify.numbers import find_numbers
 from generation.verify.claims import verify_body
+from generation.verify.numbers import find_numbers
 from retrieval.facts.concepts import iso_date
 from retrieval.facts.fact_map import FactMap
 
@@ -63,8 +63,12 @@ def claims_prompt(claims: Sequence[Claim], filing: dict[str, Any]) -> str:
     Identity numbers (accession, CIK) are left out: they are not claims, and a number the body
     states must come from a claim.
     """
-    lines = [f"Filing: {filing.get('form', '')} of {filing.get('name', '')} for the period ended "
-             f"{iso_date(filing.get('period'))}.", "", "Claims:"]
+    lines = [
+        f"Filing: {filing.get('form', '')} of {filing.get('name', '')} for the period ended "
+        f"{iso_date(filing.get('period'))}.",
+        "",
+        "Claims:",
+    ]
     lines += [f"- {render.claim_sentence(c)}" for c in claims]
     lines += ["", "Write the memo body now."]
     return "\n".join(lines)
@@ -72,12 +76,16 @@ def claims_prompt(claims: Sequence[Claim], filing: dict[str, Any]) -> str:
 
 def llm_messages(claims: Sequence[Claim], filing: dict[str, Any]) -> list[dict[str, str]]:
     """The chat messages :func:`llm_body` sends: the instructions (system) and the claims (user)."""
-    return [{"role": "system", "content": INSTRUCTIONS},
-            {"role": "user", "content": claims_prompt(claims, filing)}]
+    return [{"role": "system", "content": INSTRUCTIONS}, {"role": "user", "content": claims_prompt(claims, filing)}]
 
 
-def llm_body(claims: Sequence[Claim], filing: dict[str, Any], client: LLMClient,
-             max_tokens: int = DEFAULT_MAX_TOKENS, temperature: float = 0.0) -> tuple[str, LLMResult]:
+def llm_body(
+    claims: Sequence[Claim],
+    filing: dict[str, Any],
+    client: LLMClient,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    temperature: float = 0.0,
+) -> tuple[str, LLMResult]:
     """The memo body the LLM writes from ``claims`` (Markdown prose, unverified).
 
     Args:
@@ -129,8 +137,9 @@ class LLMMemoResult(MemoResult):
         return self.completion_tokens / self.llm_seconds
 
 
-def generate_llm_memo(fm: FactMap, ctx: MemoContext, client: LLMClient, max_tokens: int = DEFAULT_MAX_TOKENS,
-                      temperature: float = 0.0) -> LLMMemoResult:
+def generate_llm_memo(
+    fm: FactMap, ctx: MemoContext, client: LLMClient, max_tokens: int = DEFAULT_MAX_TOKENS, temperature: float = 0.0
+) -> LLMMemoResult:
     """One memo for the filing of ``fm`` whose body the LLM writes and the verifier checks.
 
     The claims are the structured system's (:func:`generation.memo.drafting.draft_structured`); the
@@ -148,7 +157,20 @@ def generate_llm_memo(fm: FactMap, ctx: MemoContext, client: LLMClient, max_toke
     verification = verify_body(raw, claims, fm, ctx.thresholds, repair=True, available_keys=None)
     latency_ms = (time.perf_counter() - start) * 1000
     markdown = render.render_memo(fm.filing, SYSTEM_NAME, verification.claims, verification.body + "\n")
-    return LLMMemoResult(SYSTEM, fm.filing, verification.claims, verification.body, markdown, verification,
-                         [], latency_ms, raw_body=raw, backend=client.name, llm_seconds=res.seconds,
-                         completion_tokens=res.completion_tokens, prompt_tokens=res.prompt_tokens,
-                         numbers_written=len(find_numbers(raw)), llm_cached=res.cached)
+    return LLMMemoResult(
+        SYSTEM,
+        fm.filing,
+        verification.claims,
+        verification.body,
+        markdown,
+        verification,
+        [],
+        latency_ms,
+        raw_body=raw,
+        backend=client.name,
+        llm_seconds=res.seconds,
+        completion_tokens=res.completion_tokens,
+        prompt_tokens=res.prompt_tokens,
+        numbers_written=len(find_numbers(raw)),
+        llm_cached=res.cached,
+    )

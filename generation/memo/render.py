@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from generation.memo.claims import RATIO_BY_NAME, Claim
-from generation.verify.numbers import format_percent, format_ratio, format_usd
 from generation.verify.claims import fact_tolerance, span_words
+from generation.verify.numbers import format_percent, format_ratio, format_usd
 from retrieval.facts.concepts import BY_NAME, iso_date
 
 EVIDENCE_HEADING = "## Evidence"
@@ -74,8 +74,11 @@ def body(claims: Sequence[Claim]) -> str:
     sections = (("## Facts", ("fact",)), ("## Ratios", ("ratio",)), ("## Desk-risk label", ("label",)))
     out = []
     for title, kinds in sections:
-        lines = [c for c in claims if c.kind in kinds
-                 or (c.kind == "not_applicable" and ("fact" in kinds) == (c.name in BY_NAME))]
+        lines = [
+            c
+            for c in claims
+            if c.kind in kinds or (c.kind == "not_applicable" and ("fact" in kinds) == (c.name in BY_NAME))
+        ]
         out.append(title + "\n\n" + "\n".join(f"- {claim_sentence(c)}" for c in lines) + "\n")
     return "\n".join(out)
 
@@ -98,5 +101,4 @@ def evidence(claims: Sequence[Claim]) -> str:
 def render_memo(filing: dict[str, Any], system: str, claims: Sequence[Claim], body_text: str | None = None) -> str:
     """The whole Markdown memo: header, body (rendered from ``claims`` unless ``body_text`` is
     given, e.g. the verified body), evidence list."""
-    return "\n".join((header(filing, system), body_text if body_text is not None else body(claims),
-                      evidence(claims)))
+    return "\n".join((header(filing, system), body_text if body_text is not None else body(claims), evidence(claims)))

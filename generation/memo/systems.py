@@ -29,8 +29,12 @@ from retrieval.facts.fact_map import FactMap
 from retrieval.text.tfidf import EvidenceIndex, Hit, memo_query
 
 SYSTEMS: tuple[str, ...] = ("no-rag", "text-rag", "verifier-rag", "structured")
-SYSTEM_NAMES = {"no-rag": "No-RAG", "text-rag": "Text RAG", "verifier-rag": "Verifier RAG",
-                "structured": "Structured+Verifier"}
+SYSTEM_NAMES = {
+    "no-rag": "No-RAG",
+    "text-rag": "Text RAG",
+    "verifier-rag": "Verifier RAG",
+    "structured": "Structured+Verifier",
+}
 VERIFIED = ("verifier-rag", "structured")
 
 
@@ -99,5 +103,6 @@ def generate_memo(system: str, fm: FactMap, ctx: MemoContext) -> MemoResult:
     if not verified:
         verification = verify_body(body, claims, fm, ctx.thresholds, repair=False)
     markdown = render.render_memo(fm.filing, SYSTEM_NAMES[system], verification.claims, verification.body)
-    return MemoResult(system, fm.filing, verification.claims, verification.body, markdown, verification,
-                      hits, latency_ms)
+    return MemoResult(
+        system, fm.filing, verification.claims, verification.body, markdown, verification, hits, latency_ms
+    )

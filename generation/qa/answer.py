@@ -35,17 +35,33 @@ from generation.llm import LLMClient
 ANSWER_INSTRUCTION = (
     "Finish with one last line of the form 'Answer: <answer>'. Write a number in digits followed by its scale "
     "word (thousand, million or billion) or by a percent sign; a count as a number; a text answer as the exact "
-    "words from the context; several items separated by ' | '.")
+    "words from the context; several items separated by ' | '."
+)
 
 _ANSWER_LINE = re.compile(r"^[\W_]*(?:final\s+)?answer[\W_]*?[:：][*_\s]*(?P<answer>.*)$", re.IGNORECASE)
 _ANSWER_IN_LINE = re.compile(r"\banswer\s+is\s*:?\s*(?P<answer>.+)$", re.IGNORECASE)
-_SCALE_WORDS = {"thousand": "thousand", "thousands": "thousand", "k": "thousand", "million": "million",
-                "millions": "million", "m": "million", "mn": "million", "mm": "million", "billion": "billion",
-                "billions": "billion", "bn": "billion", "b": "billion", "percent": "percent", "per cent": "percent"}
+_SCALE_WORDS = {
+    "thousand": "thousand",
+    "thousands": "thousand",
+    "k": "thousand",
+    "million": "million",
+    "millions": "million",
+    "m": "million",
+    "mn": "million",
+    "mm": "million",
+    "billion": "billion",
+    "billions": "billion",
+    "bn": "billion",
+    "b": "billion",
+    "percent": "percent",
+    "per cent": "percent",
+}
 _NUMBER_SCALE = re.compile(
     r"^(?P<num>[-+]?\s*[$€£¥]?\s*[-+]?\(?\s*[$€£¥]?\s*\d[\d,]*(?:\.\d+)?\s*\)?)\s*"
     r"(?P<word>thousands?|millions?|billions?|percent|per cent|k|mn|mm|m|bn|b)\b\.?"
-    r"(?:\s+(?:of\s+)?(?:us\s+)?(?:dollars|usd|euros?|eur|pounds|gbp|yuan|rmb|cny))?$", re.IGNORECASE)
+    r"(?:\s+(?:of\s+)?(?:us\s+)?(?:dollars|usd|euros?|eur|pounds|gbp|yuan|rmb|cny))?$",
+    re.IGNORECASE,
+)
 _PLAIN_NUMBER = re.compile(r"^[-+]?\s*[$€£¥]?\s*[-+]?\(?\s*[$€£¥]?\s*\d[\d,]*(?:\.\d+)?\s*\)?\s*%?$")
 
 
@@ -113,8 +129,10 @@ def answer_messages(question: str, facts: Sequence[Any] = (), passages: Sequence
     passages when any are given, and :data:`ANSWER_INSTRUCTION`."""
     system = "You answer questions about a company's financial report. Think briefly, then answer."
     context = _context_block(facts, passages) + "\n\n" if facts or passages else ""
-    return [{"role": "system", "content": system},
-            {"role": "user", "content": f"{context}Question: {question}\n\n{ANSWER_INSTRUCTION}"}]
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": f"{context}Question: {question}\n\n{ANSWER_INSTRUCTION}"},
+    ]
 
 
 Answerer = Callable[[str, Sequence[Any], Sequence[Any]], str]
@@ -131,6 +149,7 @@ def direct_answerer(client: LLMClient, with_context: bool, max_tokens: int = 128
 
     The answerer raises what :meth:`LLMClient.chat` raises (``LLMAnswerError`` for an empty answer).
     """
+
     def answer(question: str, facts: Sequence[Any], passages: Sequence[Any]) -> str:
         messages = answer_messages(question, facts, passages) if with_context else answer_messages(question)
         return client.chat(messages, max_tokens=max_tokens).text

@@ -19,9 +19,9 @@ from typing import Any
 
 from generation.qa.answer import ANSWER_INSTRUCTION, Answerer
 from generation.report.two_stage import TwoStageGenerator
-from retrieval.text.documents import DocumentIndex, Passage
 from retrieval.facts.indicators import FinancialFact
 from retrieval.knowledge import KnowledgeRetriever
+from retrieval.text.documents import DocumentIndex, Passage
 
 QA_SYSTEM = (
     "You are a financial analyst answering a question about a company's annual report. The financial facts "
@@ -29,12 +29,16 @@ QA_SYSTEM = (
     "relevant, ignore the rest, cite facts and knowledge by their ids in brackets, and compute carefully. "
     + ANSWER_INSTRUCTION
 )
-MODES = {"two-stage": ("two-stage", "bm25-docs"), "single-stage": ("single-stage", "bm25-docs"),
-         "facts-only": ("single-stage", "none")}
+MODES = {
+    "two-stage": ("two-stage", "bm25-docs"),
+    "single-stage": ("single-stage", "bm25-docs"),
+    "facts-only": ("single-stage", "none"),
+}
 
 
-def tfr_answerer(client: Any, mode: str, k: int = 3, max_facts: int = 60, max_selected: int = 12,
-                 answer_tokens: int = 256) -> Answerer:
+def tfr_answerer(
+    client: Any, mode: str, k: int = 3, max_facts: int = 60, max_selected: int = 12, answer_tokens: int = 256
+) -> Answerer:
     """An ``answerer(question, facts, passages) -> text`` running :class:`TwoStageGenerator` in ``mode``
     (a key of :data:`MODES`).
 
@@ -48,8 +52,14 @@ def tfr_answerer(client: Any, mode: str, k: int = 3, max_facts: int = 60, max_se
     def answer(question: str, facts: Sequence[FinancialFact], passages: Sequence[Any]) -> str:
         docs = DocumentIndex([Passage(p.id, p.text) for p in passages]) if passages and system != "none" else None
         retriever = KnowledgeRetriever(system if docs is not None else "none", k=k, documents=docs)
-        gen = TwoStageGenerator(client, retriever, max_facts=max_facts, max_selected=max_selected,
-                                answer_tokens=answer_tokens, answer_system=QA_SYSTEM)
+        gen = TwoStageGenerator(
+            client,
+            retriever,
+            max_facts=max_facts,
+            max_selected=max_selected,
+            answer_tokens=answer_tokens,
+            answer_system=QA_SYSTEM,
+        )
         out = gen.run(question, facts) if generation == "two-stage" else gen.single_stage(question, facts)
         return out.answer
 

@@ -132,30 +132,52 @@ def _listing(prefix: str, texts: Sequence[str]) -> str:
 
 def selection_schema(n_facts: int, max_selected: int) -> dict[str, Any]:
     """JSON schema of the stage-1 answer: ``{"facts": ["F3", ...]}``, ids among F1..Fn, at most ``max_selected``."""
-    return {"type": "object", "properties": {"facts": {
-        "type": "array", "items": {"type": "string", "enum": [f"F{i}" for i in range(1, n_facts + 1)]},
-        "maxItems": max_selected}}, "required": ["facts"]}
+    return {
+        "type": "object",
+        "properties": {
+            "facts": {
+                "type": "array",
+                "items": {"type": "string", "enum": [f"F{i}" for i in range(1, n_facts + 1)]},
+                "maxItems": max_selected,
+            }
+        },
+        "required": ["facts"],
+    }
 
 
-def selection_messages(question: str, facts: Sequence[FinancialFact], knowledge: Sequence[Knowledge],
-                       max_selected: int) -> list[dict[str, str]]:
+def selection_messages(
+    question: str, facts: Sequence[FinancialFact], knowledge: Sequence[Knowledge], max_selected: int
+) -> list[dict[str, str]]:
     """Stage 1 prompt (equation 1): Q, K1 and F; the answer lists the ids of the facts needed."""
-    return [{"role": "system", "content": SELECT_SYSTEM},
-            {"role": "user", "content":
-             f"Question: {question}\n\nKnowledge:\n{_listing('K', [k.text for k in knowledge])}\n\n"
-             f"Financial facts:\n{_listing('F', [f.text for f in facts])}\n\n"
-             f'Answer with JSON {{"facts": [ids]}}: the ids of the facts needed to answer the question, '
-             f"at most {max_selected}."}]
+    return [
+        {"role": "system", "content": SELECT_SYSTEM},
+        {
+            "role": "user",
+            "content": f"Question: {question}\n\nKnowledge:\n{_listing('K', [k.text for k in knowledge])}\n\n"
+            f"Financial facts:\n{_listing('F', [f.text for f in facts])}\n\n"
+            f'Answer with JSON {{"facts": [ids]}}: the ids of the facts needed to answer the question, '
+            f"at most {max_selected}.",
+        },
+    ]
 
 
-def answer_messages(question: str, as_of: str | None, facts: Sequence[FinancialFact],
-                    knowledge: Sequence[Knowledge], system: str = ANSWER_SYSTEM) -> list[dict[str, str]]:
+def answer_messages(
+    question: str,
+    as_of: str | None,
+    facts: Sequence[FinancialFact],
+    knowledge: Sequence[Knowledge],
+    system: str = ANSWER_SYSTEM,
+) -> list[dict[str, str]]:
     """Stage 2 prompt (equation 2): Q, F_select and K2, with the instruction to ignore irrelevant knowledge."""
     when = f" (as of {as_of})" if as_of else ""
-    return [{"role": "system", "content": system},
-            {"role": "user", "content":
-             f"Question{when}: {question}\n\nFinancial facts:\n{_listing('F', [f.text for f in facts])}\n\n"
-             f"Knowledge:\n{_listing('K', [k.text for k in knowledge])}"}]
+    return [
+        {"role": "system", "content": system},
+        {
+            "role": "user",
+            "content": f"Question{when}: {question}\n\nFinancial facts:\n{_listing('F', [f.text for f in facts])}\n\n"
+            f"Knowledge:\n{_listing('K', [k.text for k in knowledge])}",
+        },
+    ]
 
 
 def points_schema(n_facts: int, n_knowledge: int) -> dict[str, Any]:
@@ -168,12 +190,28 @@ def points_schema(n_facts: int, n_knowledge: int) -> dict[str, Any]:
     """
     ids = [f"F{i}" for i in range(1, n_facts + 1)] + [f"K{i}" for i in range(1, n_knowledge + 1)]
     text = {"type": "string", "minLength": 1, "maxLength": MAX_CLAIM_CHARS}
-    cites: dict[str, Any] = ({"type": "array", "items": {"type": "string", "enum": ids}, "minItems": 1, "maxItems": 3}
-                             if ids else {"type": "array", "maxItems": 0})
-    return {"type": "object", "properties": {
-        "points": {"type": "array", "minItems": 1, "maxItems": MAX_POINTS, "items": {
-            "type": "object", "properties": {"claim": text, "cites": cites}, "required": ["claim", "cites"]}},
-        "conclusion": text}, "required": ["points", "conclusion"]}
+    cites: dict[str, Any] = (
+        {"type": "array", "items": {"type": "string", "enum": ids}, "minItems": 1, "maxItems": 3}
+        if ids
+        else {"type": "array", "maxItems": 0}
+    )
+    return {
+        "type": "object",
+        "properties": {
+            "points": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": MAX_POINTS,
+                "items": {
+                    "type": "object",
+                    "properties": {"claim": text, "cites": cites},
+                    "required": ["claim", "cites"],
+                },
+            },
+            "conclusion": text,
+        },
+        "required": ["points", "conclusion"],
+    }
 
 
 def render_points(data: Any) -> str:
@@ -244,10 +282,18 @@ class TwoStageGenerator:
     and ``BudgetExceeded`` propagate.
     """
 
-    def __init__(self, client: Any, retriever: KnowledgeRetriever, max_facts: int = 40,
-                 rank: Callable[[str, Sequence[FinancialFact]], list[FinancialFact]] | None = None,
-                 max_selected: int = 8, select_tokens: int = 96, answer_tokens: int = 400,
-                 answer_system: str = ANSWER_SYSTEM, answer_format: str = "text") -> None:
+    def __init__(
+        self,
+        client: Any,
+        retriever: KnowledgeRetriever,
+        max_facts: int = 40,
+        rank: Callable[[str, Sequence[FinancialFact]], list[FinancialFact]] | None = None,
+        max_selected: int = 8,
+        select_tokens: int = 96,
+        answer_tokens: int = 400,
+        answer_system: str = ANSWER_SYSTEM,
+        answer_format: str = "text",
+    ) -> None:
         if answer_format not in ANSWER_FORMATS:
             raise ValueError(f"unknown answer format {answer_format!r}: one of {', '.join(ANSWER_FORMATS)}")
         self.client, self.retriever, self.answer_format = client, retriever, answer_format
@@ -268,8 +314,14 @@ class TwoStageGenerator:
         gen.seconds_retrieval += time.perf_counter() - t0
         return out
 
-    def _chat(self, gen: Generation, stage: str, messages: list[dict[str, str]], max_tokens: int,
-              json_schema: dict | None = None) -> Any:
+    def _chat(
+        self,
+        gen: Generation,
+        stage: str,
+        messages: list[dict[str, str]],
+        max_tokens: int,
+        json_schema: dict | None = None,
+    ) -> Any:
         call = StageCall()
         gen.calls[stage] = call
         try:
@@ -281,8 +333,14 @@ class TwoStageGenerator:
         call.seconds, call.cached, call.raw = float(res.seconds or 0.0), bool(res.cached), res.text
         return res
 
-    def _fit(self, gen: Generation, stage: str, knowledge: list[Knowledge], max_tokens: int,
-             build: Callable[[list[Knowledge]], list[dict[str, str]]]) -> tuple[list[Knowledge], list[dict[str, str]]]:
+    def _fit(
+        self,
+        gen: Generation,
+        stage: str,
+        knowledge: list[Knowledge],
+        max_tokens: int,
+        build: Callable[[list[Knowledge]], list[dict[str, str]]],
+    ) -> tuple[list[Knowledge], list[dict[str, str]]]:
         """``knowledge`` without its lowest-ranked items until ``build(knowledge)`` and the answer fit the
         client's context window (:meth:`generation.llm.LLMClient.fits`), and the messages built from what is
         kept; the count left out is recorded."""
@@ -298,8 +356,13 @@ class TwoStageGenerator:
 
     def _answer(self, gen: Generation, facts: Sequence[FinancialFact], knowledge: list[Knowledge]) -> list[Knowledge]:
         """Stage 2 (or the single stage) with ``knowledge`` trimmed to fit; returns the knowledge shown."""
-        knowledge, messages = self._fit(gen, "answer", knowledge, self.answer_tokens, lambda k: answer_messages(
-            gen.question, gen.as_of, facts, k, self.answer_system))
+        knowledge, messages = self._fit(
+            gen,
+            "answer",
+            knowledge,
+            self.answer_tokens,
+            lambda k: answer_messages(gen.question, gen.as_of, facts, k, self.answer_system),
+        )
         if self.answer_format == "text":
             res = self._chat(gen, "answer", messages, self.answer_tokens)
             gen.answer = res.text if res is not None else ""
@@ -320,10 +383,16 @@ class TwoStageGenerator:
         self._facts(gen, facts)
         gen.k1 = self._retrieve(gen, question)
         if gen.facts:
-            gen.k1, messages = self._fit(gen, "select", gen.k1, self.select_tokens, lambda k: selection_messages(
-                question, gen.facts, k, self.max_selected))
-            res = self._chat(gen, "select", messages, self.select_tokens,
-                             selection_schema(len(gen.facts), self.max_selected))
+            gen.k1, messages = self._fit(
+                gen,
+                "select",
+                gen.k1,
+                self.select_tokens,
+                lambda k: selection_messages(question, gen.facts, k, self.max_selected),
+            )
+            res = self._chat(
+                gen, "select", messages, self.select_tokens, selection_schema(len(gen.facts), self.max_selected)
+            )
             picked = _picked_ids(res.data if res is not None else None, gen)
             by_short = {f"F{i}": f for i, f in enumerate(gen.facts, 1)}
             gen.selected = [by_short[x] for x in picked if x in by_short]

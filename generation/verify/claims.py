@@ -153,10 +153,12 @@ def gold_for_claims(claims: Sequence[Claim], fm: FactMap, thresholds: RiskThresh
             if g.value is None:
                 out[c.n] = Gold(None, [], [], reason=g.reason)
             else:
-                labels = [x.citation for f in (g.numerator, g.denominator)
-                          for x in ([y for _, y in f.components] or [f])]
-                out[c.n] = Gold(g.value, g.cited_keys, labels, g.numerator.ddate,
-                                g.numerator.qtrs or g.denominator.qtrs or None)
+                labels = [
+                    x.citation for f in (g.numerator, g.denominator) for x in ([y for _, y in f.components] or [f])
+                ]
+                out[c.n] = Gold(
+                    g.value, g.cited_keys, labels, g.numerator.ddate, g.numerator.qtrs or g.denominator.qtrs or None
+                )
         else:
             f = fm.facts.get(c.name)
             if f is None:
@@ -183,8 +185,14 @@ def _format_like(m: NumberMention, gold: Gold) -> str:
     return format_usd(float(gold.value), fact_tolerance(float(gold.value), gold.decimals))
 
 
-def verify_body(body: str, claims: Sequence[Claim], fm: FactMap, thresholds: RiskThresholds,
-                repair: bool = True, available_keys: Collection[str] | None = None) -> Verification:
+def verify_body(
+    body: str,
+    claims: Sequence[Claim],
+    fm: FactMap,
+    thresholds: RiskThresholds,
+    repair: bool = True,
+    available_keys: Collection[str] | None = None,
+) -> Verification:
     """Verify (and with ``repair``, repair) every number of a memo body.
 
     Args:
@@ -203,8 +211,10 @@ def verify_body(body: str, claims: Sequence[Claim], fm: FactMap, thresholds: Ris
     """
     by_n = {c.n: c for c in claims}
     golds = gold_for_claims(claims, fm, thresholds)
-    facts_of_filing = [Gold(float(r["value"]), [r["key"]], [r["citation"]], r["ddate"], r["qtrs"], r.get("decimals"))
-                       for r in fm.raw.values()]
+    facts_of_filing = [
+        Gold(float(r["value"]), [r["key"]], [r["citation"]], r["ddate"], r["qtrs"], r.get("decimals"))
+        for r in fm.raw.values()
+    ]
     ratio_golds = [golds[c.n] for c in claims if c.name in RATIO_BY_NAME and golds[c.n].value is not None]
     label_claim = next((c for c in claims if c.kind == "label"), None)
     checks: list[NumberCheck] = []
@@ -224,10 +234,19 @@ def verify_body(body: str, claims: Sequence[Claim], fm: FactMap, thresholds: Ris
                 touched.setdefault(check.claim, []).append(check.status)
             if repair:
                 edits.append((m, check.replacement or REMOVED))
-                repairs.append({"claim": check.claim, "concept": by_n[check.claim].name if check.claim else None,
-                                "field": m.kind, "original": m.text, "original_value": check.value,
-                                "gold": check.gold, "replacement": check.replacement or REMOVED,
-                                "keys": check.keys, "reason": check.reason})
+                repairs.append(
+                    {
+                        "claim": check.claim,
+                        "concept": by_n[check.claim].name if check.claim else None,
+                        "field": m.kind,
+                        "original": m.text,
+                        "original_value": check.value,
+                        "gold": check.gold,
+                        "replacement": check.replacement or REMOVED,
+                        "keys": check.keys,
+                        "reason": check.reason,
+                    }
+                )
         for m, new in sorted(edits, key=lambda e: e[0].start, reverse=True):
             sentence = replace_span(sentence, m, new)
         sentence = _check_words(si, sentence, cited, golds, checks, repairs, touched, repair, label_claim)
@@ -240,60 +259,118 @@ def _split(body: str) -> list[tuple[str, str]]:
     """Sentences with the separator that followed each (so the text is rebuilt unchanged)."""
     out, pos = [], 0
     for m in SENTENCE_END.finditer(body):
-        out.append((body[pos:m.start()], m.group(0)))
+        out.append((body[pos : m.start()], m.group(0)))
         pos = m.end()
     out.append((body[pos:], ""))
     return out
 
 
-def _check(si: int, m: NumberMention, cited: list[Claim], golds: dict[int, Gold],
-           facts_of_filing: list[Gold], ratio_golds: list[Gold]) -> NumberCheck:
+def _check(
+    si: int,
+    m: NumberMention,
+    cited: list[Claim],
+    golds: dict[int, Gold],
+    facts_of_filing: list[Gold],
+    ratio_golds: list[Gold],
+) -> NumberCheck:
     if m.kind in ("date", "year"):
         dates = {iso_date(golds[c.n].ddate) for c in cited if golds[c.n].ddate}
         shown = m.iso_date if m.kind == "date" else m.text
         ok = any((d == shown) if m.kind == "date" else d.startswith(shown) for d in dates)
         if ok:
             return NumberCheck(si, m.text, m.kind, shown, "exact")
-        if not cited and any(((iso_date(g.ddate) == shown) if m.kind == "date" else str(g.ddate).startswith(shown))
-                             for g in facts_of_filing):
-            return NumberCheck(si, m.text, m.kind, shown, "exact",
-                               reason="a period end of the filing's facts; the sentence cites none")
+        if not cited and any(
+            ((iso_date(g.ddate) == shown) if m.kind == "date" else str(g.ddate).startswith(shown))
+            for g in facts_of_filing
+        ):
+            return NumberCheck(
+                si, m.text, m.kind, shown, "exact", reason="a period end of the filing's facts; the sentence cites none"
+            )
         if len(dates) == 1 and m.kind == "date":
             c = next(c for c in cited if golds[c.n].ddate)
-            return NumberCheck(si, m.text, m.kind, shown, "repaired", c.n, dates.pop(),
-                               iso_date(golds[c.n].ddate), golds[c.n].labels, "period end differs from the cited fact")
+            return NumberCheck(
+                si,
+                m.text,
+                m.kind,
+                shown,
+                "repaired",
+                c.n,
+                dates.pop(),
+                iso_date(golds[c.n].ddate),
+                golds[c.n].labels,
+                "period end differs from the cited fact",
+            )
         return NumberCheck(si, m.text, m.kind, shown, "unsupported", reason="no cited fact has this period")
     ratio_kind = m.kind in RATIO_KINDS
     candidates = [c for c in cited if (c.kind == "ratio") == ratio_kind and c.kind in ("fact", "ratio")]
     for c in candidates:
         g = golds[c.n]
-        if (_ratio_match(m, g) if ratio_kind else _fact_match(m.value, g)):
+        if _ratio_match(m, g) if ratio_kind else _fact_match(m.value, g):
             return NumberCheck(si, m.text, m.kind, m.value, "exact", c.n, g.value, keys=g.labels)
     with_gold = [c for c in candidates if golds[c.n].value is not None]
     if with_gold:
         c = with_gold[0]
         g = golds[c.n]
-        return NumberCheck(si, m.text, m.kind, m.value, "repaired", c.n, g.value, _format_like(m, g), g.labels,
-                           "differs from the recomputed ratio" if ratio_kind else "differs from the cited fact")
+        return NumberCheck(
+            si,
+            m.text,
+            m.kind,
+            m.value,
+            "repaired",
+            c.n,
+            g.value,
+            _format_like(m, g),
+            g.labels,
+            "differs from the recomputed ratio" if ratio_kind else "differs from the cited fact",
+        )
     claim_n = candidates[0].n if candidates else None
     if ratio_kind and not candidates:
         for g in ratio_golds:
             if _ratio_match(m, g):
-                return NumberCheck(si, m.text, m.kind, m.value, "exact", None, g.value, keys=g.labels,
-                                   reason="equals a recomputed ratio that the sentence does not cite")
+                return NumberCheck(
+                    si,
+                    m.text,
+                    m.kind,
+                    m.value,
+                    "exact",
+                    None,
+                    g.value,
+                    keys=g.labels,
+                    reason="equals a recomputed ratio that the sentence does not cite",
+                )
     if not ratio_kind:
         for g in facts_of_filing:
             if _fact_match(m.value, g):
-                return NumberCheck(si, m.text, m.kind, m.value, "exact", claim_n, g.value, keys=g.labels,
-                                   reason="matches a fact of the filing that the sentence does not cite")
-    reason = (golds[claim_n].reason if claim_n is not None and golds[claim_n].reason
-              else "no cited fact or recomputed ratio supports it")
+                return NumberCheck(
+                    si,
+                    m.text,
+                    m.kind,
+                    m.value,
+                    "exact",
+                    claim_n,
+                    g.value,
+                    keys=g.labels,
+                    reason="matches a fact of the filing that the sentence does not cite",
+                )
+    reason = (
+        golds[claim_n].reason
+        if claim_n is not None and golds[claim_n].reason
+        else "no cited fact or recomputed ratio supports it"
+    )
     return NumberCheck(si, m.text, m.kind, m.value, "unsupported", claim_n, reason=reason)
 
 
-def _check_words(si: int, sentence: str, cited: list[Claim], golds: dict[int, Gold], checks: list[NumberCheck],
-                 repairs: list[dict[str, Any]], touched: dict[int, list[str]], repair: bool,
-                 label_claim: Claim | None = None) -> str:
+def _check_words(
+    si: int,
+    sentence: str,
+    cited: list[Claim],
+    golds: dict[int, Gold],
+    checks: list[NumberCheck],
+    repairs: list[dict[str, Any]],
+    touched: dict[int, list[str]],
+    repair: bool,
+    label_claim: Claim | None = None,
+) -> str:
     """Span words ("six months") against the cited claims, and the risk label word (any case) in
     every sentence that cites the label claim or speaks of a label or risk rating."""
     flows = [c for c in cited if golds[c.n].qtrs]
@@ -306,14 +383,36 @@ def _check_words(si: int, sentence: str, cited: list[Claim], golds: dict[int, Go
             continue
         c = flows[0]
         new = span_words(int(golds[c.n].qtrs))
-        checks.append(NumberCheck(si, m.group(0), "span", m.group(0), "repaired", c.n, new, new, golds[c.n].labels,
-                                  "span differs from the cited fact"))
+        checks.append(
+            NumberCheck(
+                si,
+                m.group(0),
+                "span",
+                m.group(0),
+                "repaired",
+                c.n,
+                new,
+                new,
+                golds[c.n].labels,
+                "span differs from the cited fact",
+            )
+        )
         touched.setdefault(c.n, []).append("repaired")
         if repair:
-            repairs.append({"claim": c.n, "concept": c.name, "field": "span", "original": m.group(0),
-                            "original_value": m.group(0), "gold": new, "replacement": new,
-                            "keys": golds[c.n].labels, "reason": "span differs from the cited fact"})
-            sentence = sentence[:m.start()] + new + sentence[m.end():]
+            repairs.append(
+                {
+                    "claim": c.n,
+                    "concept": c.name,
+                    "field": "span",
+                    "original": m.group(0),
+                    "original_value": m.group(0),
+                    "gold": new,
+                    "replacement": new,
+                    "keys": golds[c.n].labels,
+                    "reason": "span differs from the cited fact",
+                }
+            )
+            sentence = sentence[: m.start()] + new + sentence[m.end() :]
     speaks = [label_claim] if label_claim is not None and LABEL_CONTEXT.search(sentence) else []
     for c in [x for x in cited if x.kind == "label"] or speaks:
         m = LABEL_AFTER.search(sentence) or LABEL_PATTERN.search(sentence)
@@ -323,19 +422,46 @@ def _check_words(si: int, sentence: str, cited: list[Claim], golds: dict[int, Go
         if m.group(1).lower() == gold.lower():
             checks.append(NumberCheck(si, m.group(1), "label", m.group(1), "exact", c.n, gold))
             continue
-        checks.append(NumberCheck(si, m.group(1), "label", m.group(1), "repaired", c.n, gold, gold,
-                                  reason="label differs from the one the verified ratios imply"))
+        checks.append(
+            NumberCheck(
+                si,
+                m.group(1),
+                "label",
+                m.group(1),
+                "repaired",
+                c.n,
+                gold,
+                gold,
+                reason="label differs from the one the verified ratios imply",
+            )
+        )
         touched.setdefault(c.n, []).append("repaired")
         if repair:
-            repairs.append({"claim": c.n, "concept": "risk_label", "field": "label", "original": m.group(1),
-                            "original_value": m.group(1), "gold": gold, "replacement": gold, "keys": [],
-                            "reason": "label differs from the one the verified ratios imply"})
-            sentence = sentence[:m.start(1)] + gold + sentence[m.end(1):]
+            repairs.append(
+                {
+                    "claim": c.n,
+                    "concept": "risk_label",
+                    "field": "label",
+                    "original": m.group(1),
+                    "original_value": m.group(1),
+                    "gold": gold,
+                    "replacement": gold,
+                    "keys": [],
+                    "reason": "label differs from the one the verified ratios imply",
+                }
+            )
+            sentence = sentence[: m.start(1)] + gold + sentence[m.end(1) :]
     return sentence
 
 
-def _settle_claims(claims: Sequence[Claim], golds: dict[int, Gold], touched: dict[int, list[str]], repair: bool,
-                   available_keys: Collection[str] | None, repairs: list[dict[str, Any]]) -> None:
+def _settle_claims(
+    claims: Sequence[Claim],
+    golds: dict[int, Gold],
+    touched: dict[int, list[str]],
+    repair: bool,
+    available_keys: Collection[str] | None,
+    repairs: list[dict[str, Any]],
+) -> None:
     """Each claim's status, gold value and citation status after the checks (in place)."""
     for c in claims:
         g = golds[c.n]
@@ -368,9 +494,18 @@ def _settle_claims(claims: Sequence[Claim], golds: dict[int, Gold], touched: dic
                 c.ddate, c.qtrs, c.decimals = g.ddate, g.qtrs, g.decimals
         if c.citation_status in ("wrong", "missing") and g.keys:
             if available_keys is None or set(g.keys) <= set(available_keys):
-                repairs.append({"claim": c.n, "concept": c.name, "field": "citation",
-                                "original": "|".join(c.citations), "original_value": None,
-                                "gold": "|".join(g.keys), "replacement": "|".join(g.labels), "keys": g.labels,
-                                "reason": f"citation {c.citation_status}"})
+                repairs.append(
+                    {
+                        "claim": c.n,
+                        "concept": c.name,
+                        "field": "citation",
+                        "original": "|".join(c.citations),
+                        "original_value": None,
+                        "gold": "|".join(g.keys),
+                        "replacement": "|".join(g.labels),
+                        "keys": g.labels,
+                        "reason": f"citation {c.citation_status}",
+                    }
+                )
                 c.citations, c.citation_labels = list(g.keys), list(g.labels)
                 c.citation_status = "correct"

@@ -105,23 +105,33 @@ _CORE = re.compile(
     r"(?P<int>[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.(?P<frac>[0-9]+))?"
     r"(?![0-9])(?!,[0-9])(?!\.[0-9])"
 )
-_CURRENCY_BEFORE = re.compile(
-    r"(?:(?<![A-Za-z])US" + _SP + r"?\$|(?<![A-Za-z])\$|(?<![\w])USD)" + _SP + r"?\Z"
-)
+_CURRENCY_BEFORE = re.compile(r"(?:(?<![A-Za-z])US" + _SP + r"?\$|(?<![A-Za-z])\$|(?<![\w])USD)" + _SP + r"?\Z")
 _MINUS = "-\u2212"  # hyphen-minus and the minus sign
 _SCALE_WORDS = {
-    "thousand": 1e3, "thousands": 1e3, "k": 1e3,
-    "million": 1e6, "millions": 1e6, "m": 1e6, "mm": 1e6, "mn": 1e6, "mln": 1e6,
-    "billion": 1e9, "billions": 1e9, "b": 1e9, "bn": 1e9, "bln": 1e9,
-    "trillion": 1e12, "trillions": 1e12, "tn": 1e12, "trn": 1e12,
+    "thousand": 1e3,
+    "thousands": 1e3,
+    "k": 1e3,
+    "million": 1e6,
+    "millions": 1e6,
+    "m": 1e6,
+    "mm": 1e6,
+    "mn": 1e6,
+    "mln": 1e6,
+    "billion": 1e9,
+    "billions": 1e9,
+    "b": 1e9,
+    "bn": 1e9,
+    "bln": 1e9,
+    "trillion": 1e12,
+    "trillions": 1e12,
+    "tn": 1e12,
+    "trn": 1e12,
 }
 _END = r"(?![\w&'\u2019])"  # a scale word or unit ends the word ("$5 more" is not "$5 m")
 _SCALE_FULL = re.compile(_SP + r"?(?P<w>(?i:thousands?|millions?|billions?|trillions?))" + _END)
 _SCALE_ABBR_SPACED = re.compile(_SP + r"?(?P<w>(?i:mm|mn|mln|bn|bln|tn|trn|k|m|b))" + _END)
 _SCALE_ABBR_ATTACHED = re.compile(r"(?P<w>(?i:mm|mn|mln|bn|bln|tn|trn|k|m|b))" + _END)
-_PERCENT = re.compile(
-    _SP + r"?%|" + _SP + r"(?i:percentage" + _SP + r"points?|percent|per" + _SP + r"cent|pct)" + _END
-)
+_PERCENT = re.compile(_SP + r"?%|" + _SP + r"(?i:percentage" + _SP + r"points?|percent|per" + _SP + r"cent|pct)" + _END)
 _RATIO = re.compile(r"[xX](?![\w])|" + _SP + r"?\u00d7|" + _SP + r"(?i:times)" + _END)
 _DOLLARS_AFTER = re.compile(_SP + r"(?:(?i:(?:US" + _SP + r")?dollars)|USD)" + _END)
 # A token joined to the number by a hyphen, en dash, slash or colon ("10-Q", "2019-2021", "3/4"):
@@ -138,15 +148,34 @@ _LABELLED = re.compile(
     r"(?P<n>[0-9]+(?:[.\-][0-9]+)*)(?![.\-]?[0-9])(?!" + _SP + r"?%)"  # "notes 5.25%" is a rate
 )
 # SEC form names written without the hyphen ("the 10K", "an 8K"); "$10K" stays ten thousand dollars.
-_FORM_NAMES = re.compile(
-    r"(?<![\w$-])(?<!USD)(?<!USD )(?:10|6|8|11|20|40)-?[KQF](?:SB|405|T)?(?:/A)?(?![\w])"
-)
+_FORM_NAMES = re.compile(r"(?<![\w$-])(?<!USD)(?<!USD )(?:10|6|8|11|20|40)-?[KQF](?:SB|405|T)?(?:/A)?(?![\w])")
 
 # Dates.
 _MONTHS = {
-    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4,
-    "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8, "september": 9,
-    "sept": 9, "sep": 9, "october": 10, "oct": 10, "november": 11, "nov": 11, "december": 12, "dec": 12,
+    "january": 1,
+    "jan": 1,
+    "february": 2,
+    "feb": 2,
+    "march": 3,
+    "mar": 3,
+    "april": 4,
+    "apr": 4,
+    "may": 5,
+    "june": 6,
+    "jun": 6,
+    "july": 7,
+    "jul": 7,
+    "august": 8,
+    "aug": 8,
+    "september": 9,
+    "sept": 9,
+    "sep": 9,
+    "october": 10,
+    "oct": 10,
+    "november": 11,
+    "nov": 11,
+    "december": 12,
+    "dec": 12,
 }
 _MONTH = r"(?=[A-Z])(?P<mon>(?i:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r"))\.?"
 _DAY = r"(?P<day>[0-9]{1,2})(?i:st|nd|rd|th)?"
@@ -155,9 +184,7 @@ _DATE_PATTERNS = (
     re.compile(r"(?<![\w.,/-])(?P<year>[0-9]{4})-(?P<month>[0-9]{2})-(?P<day>[0-9]{2})(?![\w/-])(?!\.[0-9])"),
     re.compile(r"(?<![\w])" + _MONTH + r"\s+" + _DAY + r",?\s+" + _YEAR + r"(?![\w])(?![-/.,][0-9])"),
     re.compile(r"(?<![\w.,])" + _DAY + r"\s+" + _MONTH + r",?\s+" + _YEAR + r"(?![\w])(?![-/.,][0-9])"),
-    re.compile(
-        r"(?<![\w.,/-])(?P<month>[0-9]{1,2})/(?P<day>[0-9]{1,2})/(?P<year>[0-9]{4})(?![\w/-])(?!\.[0-9])"
-    ),
+    re.compile(r"(?<![\w.,/-])(?P<month>[0-9]{1,2})/(?P<day>[0-9]{1,2})/(?P<year>[0-9]{4})(?![\w/-])(?!\.[0-9])"),
 )
 
 
@@ -208,7 +235,7 @@ def parse_number(s: str) -> NumberMention | None:
     True
     """
     found = find_numbers(s)
-    if len(found) == 1 and s[: found[0].start].strip() == "" and s[found[0].end:].strip() == "":
+    if len(found) == 1 and s[: found[0].start].strip() == "" and s[found[0].end :].strip() == "":
         return found[0]
     return None
 
@@ -242,8 +269,11 @@ def _find_dates(text: str, blocked: list[tuple[int, int]]) -> list[NumberMention
                 d = _dt.date(int(groups["year"]), month, int(groups["day"]))
             except ValueError:
                 continue
-            found.append(NumberMention(m.start(), m.end(), m.group(0), float(d.strftime("%Y%m%d")),
-                                       "date", 1.0, 0, False, d.isoformat()))
+            found.append(
+                NumberMention(
+                    m.start(), m.end(), m.group(0), float(d.strftime("%Y%m%d")), "date", 1.0, 0, False, d.isoformat()
+                )
+            )
             taken.append((m.start(), m.end()))
     return found
 
@@ -325,8 +355,14 @@ def _extend(text: str, core: re.Match[str]) -> NumberMention | None:
         paren = None
     start = min(x for x in (s, paren, sign, cur) if x is not None)
 
-    if paren is not None and kind == "number" and sign is None and scale_word is None and not frac \
-            and "," not in int_part:
+    if (
+        paren is not None
+        and kind == "number"
+        and sign is None
+        and scale_word is None
+        and not frac
+        and "," not in int_part
+    ):
         if len(int_part) <= 2:
             return None  # "(1)", "(12)": an enumeration or footnote marker
         if len(int_part) == 4 and 1900 <= int(int_part) <= 2100:
@@ -341,11 +377,29 @@ def _extend(text: str, core: re.Match[str]) -> NumberMention | None:
         value = _CTX.multiply(digits, Decimal(int(scale)))
     if negative:
         value = -value
-    if kind == "number" and not negative and scale_word is None and not frac and "," not in int_part \
-            and len(int_part) == 4 and 1900 <= int(int_part) <= 2100 and start == s and j == e:
+    if (
+        kind == "number"
+        and not negative
+        and scale_word is None
+        and not frac
+        and "," not in int_part
+        and len(int_part) == 4
+        and 1900 <= int(int_part) <= 2100
+        and start == s
+        and j == e
+    ):
         return _year(text, s, e)
-    return NumberMention(start, j, text[start:j], float(value), kind,
-                         scale if kind in ("currency", "number") else 1.0, len(frac), negative, None)
+    return NumberMention(
+        start,
+        j,
+        text[start:j],
+        float(value),
+        kind,
+        scale if kind in ("currency", "number") else 1.0,
+        len(frac),
+        negative,
+        None,
+    )
 
 
 def _extend_plain(text: str, core: re.Match[str]) -> NumberMention | None:
@@ -495,6 +549,6 @@ def replace_span(text: str, m: NumberMention, new: str) -> str:
     >>> replace_span(t, find_numbers(t)[0], "$1.2 million")
     'Revenue was $1.2 million [1].'
     """
-    if not (0 <= m.start <= m.end <= len(text)) or text[m.start:m.end] != m.text:
+    if not (0 <= m.start <= m.end <= len(text)) or text[m.start : m.end] != m.text:
         raise ValueError(f"mention {m.text!r} is not at {m.start}:{m.end} of this text")
-    return text[: m.start] + new + text[m.end:]
+    return text[: m.start] + new + text[m.end :]

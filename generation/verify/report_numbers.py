@@ -21,8 +21,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from generation.verify.numbers import NumberMention, find_numbers, rounding_tolerance
 from generation.report.two_stage import CITATION, citation_refs
+from generation.verify.numbers import NumberMention, find_numbers, rounding_tolerance
 from retrieval.facts.indicators import FinancialFact
 
 MARK = " [unverified]"
@@ -72,8 +72,9 @@ def _sentence_bounds(text: str) -> list[tuple[int, int]]:
     return bounds
 
 
-def check_numbers(answer: str, question: str, facts: Sequence[FinancialFact], short_ids: dict[str, str]
-                  ) -> tuple[str, list[NumberCheck]]:
+def check_numbers(
+    answer: str, question: str, facts: Sequence[FinancialFact], short_ids: dict[str, str]
+) -> tuple[str, list[NumberCheck]]:
     """Check the numbers of ``answer``; returns the answer with ``[unverified]`` after each unsupported
     number, and one :class:`NumberCheck` per number mention, in text order.
 
@@ -92,7 +93,7 @@ def check_numbers(answer: str, question: str, facts: Sequence[FinancialFact], sh
     for m in find_numbers(answer):
         if any(s <= m.start < e for s, e in cite_spans):
             continue  # the digits of a citation id
-        after = answer[m.end:m.end + 16]
+        after = answer[m.end : m.end + 16]
         if m.kind in ("date", "year"):
             checks.append(NumberCheck(m.text, m.value, "context", m.kind))
             continue

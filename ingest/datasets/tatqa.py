@@ -36,10 +36,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kg.errors import IngestError
 from retrieval.facts.indicators import FinancialFact
 
 
-class TatqaFormatError(ValueError):
+class TatqaFormatError(IngestError):
     """The TAT-QA file is not JSON or not in TAT-QA's shape; the message names the file and the
     offending context index (and question index where one is at fault)."""
 
@@ -108,7 +109,8 @@ _YEARISH = re.compile(r"\b(?:FY|Q[1-4]\s*)?(?:19|20)\d{2}\b(?:\s*\(\w+\))?|\bQ[1
 # a number with optional currency sign, minus or parentheses, thousands separators and percent sign
 _CELL_NUMBER = re.compile(
     r"(?P<open>\()?\s*[$€£¥]?\s*(?<![\w.])(?P<sign>[-−–])?\s*[$€£¥]?\s*"
-    r"(?P<num>\d[\d,]*(?:\.\d+)?|\.\d+)\s*(?P<pct>%)?\s*(?P<close>\))?")
+    r"(?P<num>\d[\d,]*(?:\.\d+)?|\.\d+)\s*(?P<pct>%)?\s*(?P<close>\))?"
+)
 
 
 def parse_numbers(cell: str) -> tuple[float, ...]:
@@ -164,8 +166,7 @@ def table_facts(table_uid: str, rows: Sequence[Sequence[str]], source: str) -> l
     """
     n_header = _header_rows(rows)
     width = max((len(r) for r in rows), default=0)
-    col_header = [" ".join(r[c].strip() for r in rows[:n_header] if c < len(r) and r[c].strip())
-                  for c in range(width)]
+    col_header = [" ".join(r[c].strip() for r in rows[:n_header] if c < len(r) and r[c].strip()) for c in range(width)]
     facts: list[FinancialFact] = []
     section = ""
     for r in range(n_header, len(rows)):
@@ -181,9 +182,17 @@ def table_facts(table_uid: str, rows: Sequence[Sequence[str]], source: str) -> l
             if not cell:
                 continue
             unit = "%" if "%" in cell else "USD" if "$" in cell else ""
-            facts.append(FinancialFact(
-                id=f"tatqa:{table_uid}:r{r}c{c}", text=f"{label} | {col_header[c]}: {cell}",
-                numbers=parse_numbers(cell), unit=unit, date="", indicator=label, source=source))
+            facts.append(
+                FinancialFact(
+                    id=f"tatqa:{table_uid}:r{r}c{c}",
+                    text=f"{label} | {col_header[c]}: {cell}",
+                    numbers=parse_numbers(cell),
+                    unit=unit,
+                    date="",
+                    indicator=label,
+                    source=source,
+                )
+            )
     return facts
 
 
@@ -192,7 +201,9 @@ def _field(obj: Any, key: str, kind: type | tuple[type, ...], where: str) -> Any
         raise TatqaFormatError(f"{where}: missing '{key}'")
     value = obj[key]
     if not isinstance(value, kind):
-        raise TatqaFormatError(f"{where}: '{key}' must be {getattr(kind, '__name__', kind)}, not {type(value).__name__}")
+        raise TatqaFormatError(
+            f"{where}: '{key}' must be {getattr(kind, '__name__', kind)}, not {type(value).__name__}"
+        )
     return value
 
 
@@ -211,8 +222,9 @@ def parse_context(index: int, raw: Any, source: str, where: str) -> TatqaContext
     passages = []
     for i, p in enumerate(_field(raw, "paragraphs", list, where)):
         at = f"{where}: paragraph {i}"
-        passages.append(Passage(f"tatqa:{_field(p, 'uid', str, at)}", _field(p, "text", str, at),
-                                int(p.get("order", i + 1))))
+        passages.append(
+            Passage(f"tatqa:{_field(p, 'uid', str, at)}", _field(p, "text", str, at), int(p.get("order", i + 1)))
+        )
     questions = []
     for i, q in enumerate(_field(raw, "questions", list, where)):
         at = f"{where}: question {i}"
@@ -222,14 +234,30 @@ def parse_context(index: int, raw: Any, source: str, where: str) -> TatqaContext
         try:
             rel_paragraphs = tuple(int(x) for x in q.get("rel_paragraphs") or ())
         except (TypeError, ValueError):
-            raise TatqaFormatError(f"{at}: 'rel_paragraphs' must hold paragraph orders (integers), "
-                                   f"got {q.get('rel_paragraphs')!r}") from None
-        questions.append(TatqaQuestion(
-            uid=_field(q, "uid", str, at), question=_field(q, "question", str, at), answer=q["answer"],
-            answer_type=kind, scale=q.get("scale") or "", derivation=q.get("derivation") or "",
-            answer_from=q.get("answer_from") or "", order=int(q.get("order", i + 1)), rel_paragraphs=rel_paragraphs))
-    return TatqaContext(index, uid, tuple(tuple(r) for r in rows), tuple(table_facts(uid, rows, source)),
-                        tuple(sorted(passages, key=lambda p: p.order)), tuple(questions))
+            raise TatqaFormatError(
+                f"{at}: 'rel_paragraphs' must hold paragraph orders (integers), got {q.get('rel_paragraphs')!r}"
+            ) from None
+        questions.append(
+            TatqaQuestion(
+                uid=_field(q, "uid", str, at),
+                question=_field(q, "question", str, at),
+                answer=q["answer"],
+                answer_type=kind,
+                scale=q.get("scale") or "",
+                derivation=q.get("derivation") or "",
+                answer_from=q.get("answer_from") or "",
+                order=int(q.get("order", i + 1)),
+                rel_paragraphs=rel_paragraphs,
+            )
+        )
+    return TatqaContext(
+        index,
+        uid,
+        tuple(tuple(r) for r in rows),
+        tuple(table_facts(uid, rows, source)),
+        tuple(sorted(passages, key=lambda p: p.order)),
+        tuple(questions),
+    )
 
 
 def read_tatqa(path: Path, limit: int | None = None) -> list[TatqaContext]:
@@ -251,8 +279,10 @@ def read_tatqa(path: Path, limit: int | None = None) -> list[TatqaContext]:
     if not isinstance(data, list):
         raise TatqaFormatError(f"{path}: expected a JSON list of contexts, found {type(data).__name__}")
     source = f"tatqa:{path.name}"
-    return [parse_context(i, raw, source, f"{path}: context {i}")
-            for i, raw in enumerate(data[:limit] if limit is not None else data)]
+    return [
+        parse_context(i, raw, source, f"{path}: context {i}")
+        for i, raw in enumerate(data[:limit] if limit is not None else data)
+    ]
 
 
 # --------------------------------------------------------------------------- retrieval corpus (seed 002 §4.2)
@@ -281,8 +311,9 @@ def scoped_id(corpus: str, local_id: str) -> str:
 
 def table_text(context: TatqaContext) -> str:
     """The context's table as text: one row per line, non-empty cells joined by ``" | "``."""
-    return "\n".join(" | ".join(c.strip() for c in row if c.strip()) for row in context.table
-                     if any(c.strip() for c in row))
+    return "\n".join(
+        " | ".join(c.strip() for c in row if c.strip()) for row in context.table if any(c.strip() for c in row)
+    )
 
 
 def split_contexts(contexts: Sequence[TatqaContext], seed: int = 0) -> tuple[list[TatqaContext], list[TatqaContext]]:
@@ -297,7 +328,7 @@ def split_contexts(contexts: Sequence[TatqaContext], seed: int = 0) -> tuple[lis
     import hashlib
 
     ranked = sorted(contexts, key=lambda c: hashlib.sha256(f"{seed}:{c.table_uid}".encode()).hexdigest())
-    train = {c.table_uid for c in ranked[:len(ranked) // 2]}
+    train = {c.table_uid for c in ranked[: len(ranked) // 2]}
     return ([c for c in contexts if c.table_uid in train], [c for c in contexts if c.table_uid not in train])
 
 
@@ -325,14 +356,37 @@ def corpus_rows(contexts: Sequence[TatqaContext], corpus: str, source: str) -> d
     docs, chunks, has_doc, has_chunk = [], [], [], []
     for c in contexts:
         doc_id = scoped_id(corpus, f"tatqa:context:{c.table_uid}")
-        docs.append({"id": doc_id, "source_family": SOURCE_FAMILY, "source": source, "doc_type": "tatqa_context",
-                     "title": f"TAT-QA context {c.table_uid}", "corpus": corpus, "context_index": c.index})
+        docs.append(
+            {
+                "id": doc_id,
+                "source_family": SOURCE_FAMILY,
+                "source": source,
+                "doc_type": "tatqa_context",
+                "title": f"TAT-QA context {c.table_uid}",
+                "corpus": corpus,
+                "context_index": c.index,
+            }
+        )
         has_doc.append({"start": corpus, "end": doc_id})
         parts = [(scoped_id(corpus, table_chunk_id(c.table_uid)), TABLE_KIND, table_text(c))]
         parts += [(scoped_id(corpus, p.id), PARAGRAPH_KIND, p.text) for p in c.passages]
         for seq, (cid, kind, text) in enumerate(parts):
-            chunks.append({"id": cid, "kind": kind, "text": text, "corpus": corpus, "document_id": doc_id,
-                           "source_family": SOURCE_FAMILY, "seq": seq})
+            chunks.append(
+                {
+                    "id": cid,
+                    "kind": kind,
+                    "text": text,
+                    "corpus": corpus,
+                    "document_id": doc_id,
+                    "source_family": SOURCE_FAMILY,
+                    "seq": seq,
+                }
+            )
             has_chunk.append({"start": doc_id, "end": cid, "props": {"seq": seq}})
-    return {"corpus": [{"name": corpus, "source": source, "documents": len(docs), "chunks": len(chunks)}],
-            "documents": docs, "chunks": chunks, "has_document": has_doc, "has_chunk": has_chunk}
+    return {
+        "corpus": [{"name": corpus, "source": source, "documents": len(docs), "chunks": len(chunks)}],
+        "documents": docs,
+        "chunks": chunks,
+        "has_document": has_doc,
+        "has_chunk": has_chunk,
+    }

@@ -62,10 +62,11 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
+from kg.errors import IngestError
 from retrieval.text.point_in_time import ISO_UTC
 
 MONTHLY_LAG_DAYS = 20
@@ -80,12 +81,12 @@ BOND_WINDOW_DAYS = 360
 """``bond_china_yield`` answers at most a year per call (its docstring); live fetches go in windows of this many days."""
 
 
-class AkshareFormatError(ValueError):
+class AkshareFormatError(IngestError):
     """A saved AKShare CSV (or a live frame) cannot be read: the message names the file and, where one
     applies, the line and column (``path:line: column X: what is wrong``)."""
 
 
-class AkshareUnavailable(RuntimeError):
+class AkshareUnavailable(IngestError):
     """A live AKShare call failed after its retries (no network, the source changed or refused); the
     one-line message names the function and how to load a saved CSV instead."""
 
@@ -118,9 +119,16 @@ class Indicator:
 
     def row(self, function: str) -> dict[str, Any]:
         """The ``(:Indicator)`` node properties."""
-        return {"code": self.code, "name": self.name, "name_zh": self.name_zh, "unit": self.unit,
-                "frequency": self.frequency, "category": self.category, "source_function": function,
-                "source_column": self.column}
+        return {
+            "code": self.code,
+            "name": self.name,
+            "name_zh": self.name_zh,
+            "unit": self.unit,
+            "frequency": self.frequency,
+            "category": self.category,
+            "source_function": function,
+            "source_column": self.column,
+        }
 
 
 @dataclass(frozen=True)
@@ -135,7 +143,7 @@ class Availability:
 
     def at(self, d: date) -> str:
         """ISO UTC availability time of the observation dated ``d``."""
-        moment = datetime.combine(d + timedelta(days=self.lag_days), self.time_utc, tzinfo=timezone.utc)
+        moment = datetime.combine(d + timedelta(days=self.lag_days), self.time_utc, tzinfo=UTC)
         return moment.strftime(ISO_UTC)
 
 
@@ -160,19 +168,35 @@ class AkshareFunction:
 BOND_CURVES: dict[str, tuple[str, str]] = {
     "中债国债收益率曲线": ("cn_treasury_yield", "China treasury bond yield (ChinaBond curve)"),
     "中债中短期票据收益率曲线(AAA)": ("cn_mtn_aaa_yield", "China AAA medium-term note yield (ChinaBond curve)"),
-    "中债商业银行普通债收益率曲线(AAA)": ("cn_bank_bond_aaa_yield",
-                                          "China AAA commercial bank bond yield (ChinaBond curve)"),
+    "中债商业银行普通债收益率曲线(AAA)": (
+        "cn_bank_bond_aaa_yield",
+        "China AAA commercial bank bond yield (ChinaBond curve)",
+    ),
 }
 """The curves ``bond_china_yield`` returns (曲线名称) and their code prefixes; rows of another curve are
 skipped and counted."""
 
-BOND_TENORS = (("3月", "3m", "3-month"), ("6月", "6m", "6-month"), ("1年", "1y", "1-year"),
-               ("3年", "3y", "3-year"), ("5年", "5y", "5-year"), ("7年", "7y", "7-year"),
-               ("10年", "10y", "10-year"), ("30年", "30y", "30-year"))
+BOND_TENORS = (
+    ("3月", "3m", "3-month"),
+    ("6月", "6m", "6-month"),
+    ("1年", "1y", "1-year"),
+    ("3年", "3y", "3-year"),
+    ("5年", "5y", "5-year"),
+    ("7年", "7y", "7-year"),
+    ("10年", "10y", "10-year"),
+    ("30年", "30y", "30-year"),
+)
 
-SHIBOR_TENORS = (("O/N", "on", "overnight"), ("1W", "1w", "1-week"), ("2W", "2w", "2-week"),
-                 ("1M", "1m", "1-month"), ("3M", "3m", "3-month"), ("6M", "6m", "6-month"),
-                 ("9M", "9m", "9-month"), ("1Y", "1y", "1-year"))
+SHIBOR_TENORS = (
+    ("O/N", "on", "overnight"),
+    ("1W", "1w", "1-week"),
+    ("2W", "2w", "2-week"),
+    ("1M", "1m", "1-month"),
+    ("3M", "3m", "3-month"),
+    ("6M", "6m", "6-month"),
+    ("9M", "9m", "9-month"),
+    ("1Y", "1y", "1-year"),
+)
 
 DAILY_CURVE = Availability(0, time(10, 0), "chinabond-evening-release-convention")
 DAILY_FIXING = Availability(0, time(3, 30), "shibor-fixing-time-convention")
@@ -182,54 +206,129 @@ MONTHLY = Availability(MONTHLY_LAG_DAYS, time(12, 0), f"month-end-plus-{MONTHLY_
 def _bond() -> AkshareFunction:
     inds = tuple(
         Indicator(f"{prefix}_{code}", f"{name}, {label}", f"{curve} {col}", "%", "daily", "yield", col, curve)
-        for curve, (prefix, name) in BOND_CURVES.items() for col, code, label in BOND_TENORS
+        for curve, (prefix, name) in BOND_CURVES.items()
+        for col, code, label in BOND_TENORS
     )
-    return AkshareFunction("bond_china_yield", "ChinaBond yield curves, daily (中国债券信息网)",
-                           ("日期", "曲线名称", *(c for c, _, _ in BOND_TENORS)), "日期", "day", inds,
-                           DAILY_CURVE, curve_column="曲线名称")
+    return AkshareFunction(
+        "bond_china_yield",
+        "ChinaBond yield curves, daily (中国债券信息网)",
+        ("日期", "曲线名称", *(c for c, _, _ in BOND_TENORS)),
+        "日期",
+        "day",
+        inds,
+        DAILY_CURVE,
+        curve_column="曲线名称",
+    )
 
 
 def _money_supply() -> AkshareFunction:
-    aggregates = (("货币和准货币(M2)", "cn_m2", "China M2 money supply"),
-                  ("货币(M1)", "cn_m1", "China M1 money supply"),
-                  ("流通中的现金(M0)", "cn_m0", "China M0 currency in circulation"))
+    aggregates = (
+        ("货币和准货币(M2)", "cn_m2", "China M2 money supply"),
+        ("货币(M1)", "cn_m1", "China M1 money supply"),
+        ("流通中的现金(M0)", "cn_m0", "China M0 currency in circulation"),
+    )
     cols, inds = ["月份"], []
     for zh, code, name in aggregates:
         amount, yoy, mom = f"{zh}-数量(亿元)", f"{zh}-同比增长", f"{zh}-环比增长"
         cols += [amount, yoy, mom]
-        inds += [Indicator(code, name, amount, "CNY 100 million", "monthly", "money_supply", amount),
-                 Indicator(f"{code}_yoy", f"{name}, year-on-year growth", yoy, "%", "monthly", "growth_rate", yoy),
-                 Indicator(f"{code}_mom", f"{name}, month-on-month growth", mom, "%", "monthly", "growth_rate", mom)]
-    return AkshareFunction("macro_china_money_supply", "China money supply M2/M1/M0, monthly (PBOC via AKShare)",
-                           tuple(cols), "月份", "month", tuple(inds), MONTHLY)
+        inds += [
+            Indicator(code, name, amount, "CNY 100 million", "monthly", "money_supply", amount),
+            Indicator(f"{code}_yoy", f"{name}, year-on-year growth", yoy, "%", "monthly", "growth_rate", yoy),
+            Indicator(f"{code}_mom", f"{name}, month-on-month growth", mom, "%", "monthly", "growth_rate", mom),
+        ]
+    return AkshareFunction(
+        "macro_china_money_supply",
+        "China money supply M2/M1/M0, monthly (PBOC via AKShare)",
+        tuple(cols),
+        "月份",
+        "month",
+        tuple(inds),
+        MONTHLY,
+    )
 
 
 def _cpi() -> AkshareFunction:
-    regions = (("全国", "cn_cpi", "China CPI"), ("城市", "cn_cpi_urban", "China urban CPI"),
-               ("农村", "cn_cpi_rural", "China rural CPI"))
+    regions = (
+        ("全国", "cn_cpi", "China CPI"),
+        ("城市", "cn_cpi_urban", "China urban CPI"),
+        ("农村", "cn_cpi_rural", "China rural CPI"),
+    )
     cols, inds = ["月份"], []
     for zh, code, name in regions:
         level, yoy, mom, ytd = f"{zh}-当月", f"{zh}-同比增长", f"{zh}-环比增长", f"{zh}-累计"
         cols += [level, yoy, mom, ytd]
-        inds += [Indicator(code, f"{name} (index, same month of the previous year as base)", level, "index",
-                           "monthly", "price_index", level),
-                 Indicator(f"{code}_yoy", f"{name}, year-on-year change", yoy, "%", "monthly", "growth_rate", yoy),
-                 Indicator(f"{code}_mom", f"{name}, month-on-month change", mom, "%", "monthly", "growth_rate", mom),
-                 Indicator(f"{code}_ytd", f"{name}, year-to-date (index, same period of the previous year as base)",
-                           ytd, "index", "monthly", "price_index", ytd)]
-    return AkshareFunction("macro_china_cpi", "China consumer price index, monthly (NBS via AKShare)",
-                           tuple(cols), "月份", "month", tuple(inds), MONTHLY)
+        inds += [
+            Indicator(
+                code,
+                f"{name} (index, same month of the previous year as base)",
+                level,
+                "index",
+                "monthly",
+                "price_index",
+                level,
+            ),
+            Indicator(f"{code}_yoy", f"{name}, year-on-year change", yoy, "%", "monthly", "growth_rate", yoy),
+            Indicator(f"{code}_mom", f"{name}, month-on-month change", mom, "%", "monthly", "growth_rate", mom),
+            Indicator(
+                f"{code}_ytd",
+                f"{name}, year-to-date (index, same period of the previous year as base)",
+                ytd,
+                "index",
+                "monthly",
+                "price_index",
+                ytd,
+            ),
+        ]
+    return AkshareFunction(
+        "macro_china_cpi",
+        "China consumer price index, monthly (NBS via AKShare)",
+        tuple(cols),
+        "月份",
+        "month",
+        tuple(inds),
+        MONTHLY,
+    )
 
 
 def _ppi() -> AkshareFunction:
-    inds = (Indicator("cn_ppi", "China PPI (index, same month of the previous year as base)", "当月", "index",
-                      "monthly", "price_index", "当月"),
-            Indicator("cn_ppi_yoy", "China PPI, year-on-year change", "当月同比增长", "%", "monthly",
-                      "growth_rate", "当月同比增长"),
-            Indicator("cn_ppi_ytd", "China PPI, year-to-date (index, same period of the previous year as base)",
-                      "累计", "index", "monthly", "price_index", "累计"))
-    return AkshareFunction("macro_china_ppi", "China producer price index, monthly (NBS via AKShare)",
-                           ("月份", "当月", "当月同比增长", "累计"), "月份", "month", inds, MONTHLY)
+    inds = (
+        Indicator(
+            "cn_ppi",
+            "China PPI (index, same month of the previous year as base)",
+            "当月",
+            "index",
+            "monthly",
+            "price_index",
+            "当月",
+        ),
+        Indicator(
+            "cn_ppi_yoy",
+            "China PPI, year-on-year change",
+            "当月同比增长",
+            "%",
+            "monthly",
+            "growth_rate",
+            "当月同比增长",
+        ),
+        Indicator(
+            "cn_ppi_ytd",
+            "China PPI, year-to-date (index, same period of the previous year as base)",
+            "累计",
+            "index",
+            "monthly",
+            "price_index",
+            "累计",
+        ),
+    )
+    return AkshareFunction(
+        "macro_china_ppi",
+        "China producer price index, monthly (NBS via AKShare)",
+        ("月份", "当月", "当月同比增长", "累计"),
+        "月份",
+        "month",
+        inds,
+        MONTHLY,
+    )
 
 
 def _shibor() -> AkshareFunction:
@@ -237,10 +336,18 @@ def _shibor() -> AkshareFunction:
     inds = []
     for zh, code, label in SHIBOR_TENORS:
         cols += [f"{zh}-定价", f"{zh}-涨跌幅"]
-        inds.append(Indicator(f"shibor_{code}", f"SHIBOR, {label}", f"{zh}-定价", "%", "daily", "interest_rate",
-                              f"{zh}-定价"))
-    return AkshareFunction("macro_china_shibor_all", "SHIBOR fixings, daily (NIFC via AKShare)", tuple(cols),
-                           "日期", "day", tuple(inds), DAILY_FIXING)
+        inds.append(
+            Indicator(f"shibor_{code}", f"SHIBOR, {label}", f"{zh}-定价", "%", "daily", "interest_rate", f"{zh}-定价")
+        )
+    return AkshareFunction(
+        "macro_china_shibor_all",
+        "SHIBOR fixings, daily (NIFC via AKShare)",
+        tuple(cols),
+        "日期",
+        "day",
+        tuple(inds),
+        DAILY_FIXING,
+    )
 
 
 FUNCTIONS: dict[str, AkshareFunction] = {f.name: f for f in (_bond(), _money_supply(), _cpi(), _ppi(), _shibor())}
@@ -428,12 +535,21 @@ def parse_table(fn: AkshareFunction, text: str, where: str, source: str, path: s
             seen.add(oid)
             used.add(ind.code)
             found = True
-            data.observations.append({
-                "id": oid, "indicator": ind.code, "date": day, "value": value,
-                "available_at": fn.availability.at(day), "available_at_approx": fn.availability.approx,
-                "availability_basis": fn.availability.basis, "source_function": fn.name,
-                "source_file": source, "source_line": line, "source_column": ind.column,
-            })
+            data.observations.append(
+                {
+                    "id": oid,
+                    "indicator": ind.code,
+                    "date": day,
+                    "value": value,
+                    "available_at": fn.availability.at(day),
+                    "available_at_approx": fn.availability.approx,
+                    "availability_basis": fn.availability.basis,
+                    "source_function": fn.name,
+                    "source_file": source,
+                    "source_line": line,
+                    "source_column": ind.column,
+                }
+            )
         data.rows_with_values += found
     data.indicators = [i for i in fn.indicators if i.code in used]
     return data
@@ -540,8 +656,10 @@ def fetch_live(
     try:
         import akshare
     except ImportError as exc:
-        raise AkshareUnavailable(f"akshare.{fn.name}: the akshare package cannot be imported ({exc}); "
-                                 f"load a saved CSV instead: finkg ingest akshare FILE.csv --function {fn.name}") from None
+        raise AkshareUnavailable(
+            f"akshare.{fn.name}: the akshare package cannot be imported ({exc}); "
+            f"load a saved CSV instead: finkg ingest akshare FILE.csv --function {fn.name}"
+        ) from None
     from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
     call = getattr(akshare, fn.name)
@@ -550,17 +668,21 @@ def fetch_live(
         start = start or end - timedelta(days=364)
         if start > end:
             raise AkshareFormatError(f"bond_china_yield: start {start} is after end {end}")
-        requests = [{"start_date": lo.strftime("%Y%m%d"), "end_date": hi.strftime("%Y%m%d")}
-                    for lo, hi in _windows(start, end)]
+        requests = [
+            {"start_date": lo.strftime("%Y%m%d"), "end_date": hi.strftime("%Y%m%d")} for lo, hi in _windows(start, end)
+        ]
     else:
         requests = [{}]
     frames = []
     for kwargs in requests:
         shown = f"akshare.{fn.name}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})"
         try:
-            for attempt in Retrying(stop=stop_after_attempt(attempts), reraise=True,
-                                    wait=wait_exponential(multiplier=wait_s, min=wait_s, max=60),
-                                    retry=retry_if_exception_type(TRANSIENT)):
+            for attempt in Retrying(
+                stop=stop_after_attempt(attempts),
+                reraise=True,
+                wait=wait_exponential(multiplier=wait_s, min=wait_s, max=60),
+                retry=retry_if_exception_type(TRANSIENT),
+            ):
                 with attempt, _socket_timeout(timeout_s):
                     frames.append(call(**kwargs))
         except TRANSIENT as exc:

@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from ingest.sec.fsds import FsdsData, period_role
+from kg.errors import IngestError
 
 SOURCE = "sec-companyfacts"
 DAYS_PER_QUARTER = 91.3
@@ -60,7 +61,7 @@ ADSH = re.compile(r"\d{10}-\d{2}-\d{6}")
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
-class CompanyFactsFormatError(ValueError):
+class CompanyFactsFormatError(IngestError):
     """The file is not companyfacts JSON; the message names the file and the JSON path and field,
     e.g. ``facts.us-gaap.Revenues.units.USD[3].val``, or the line and column of a syntax error."""
 
@@ -88,8 +89,18 @@ def parse_date(text: Any) -> date:
 
 
 def fact_row(
-    *, adsh: str, cik: int, tag: str, version: str, end: date, qtrs: int, value: float | None,
-    form: str, period: str | None, decimals: int | None, source: str,
+    *,
+    adsh: str,
+    cik: int,
+    tag: str,
+    version: str,
+    end: date,
+    qtrs: int,
+    value: float | None,
+    form: str,
+    period: str | None,
+    decimals: int | None,
+    source: str,
 ) -> dict[str, Any]:
     """One Fact row with exactly the fields of :func:`ingest.sec.fsds.read_fsds` (key, citation,
     adsh, cik, tag, version, concept, ddate, qtrs, uom, value, period_role, footnote, stmt, report,
@@ -99,11 +110,24 @@ def fact_row(
     return {
         "key": f"{adsh}:{tag}:{version}:{ddate}:{qtrs}:USD::",
         "citation": f"{adsh}:{cik}:{tag}:{ddate}:{qtrs}:USD",
-        "adsh": adsh, "cik": cik, "tag": tag, "version": version, "concept": f"{version}:{tag}",
-        "ddate": ddate, "qtrs": qtrs, "uom": "USD", "value": value,
+        "adsh": adsh,
+        "cik": cik,
+        "tag": tag,
+        "version": version,
+        "concept": f"{version}:{tag}",
+        "ddate": ddate,
+        "qtrs": qtrs,
+        "uom": "USD",
+        "value": value,
         "period_role": period_role(form, period, ddate, qtrs),
-        "footnote": None, "stmt": None, "report": None, "line": None, "plabel": None, "negating": None,
-        "decimals": decimals, "source": source,
+        "footnote": None,
+        "stmt": None,
+        "report": None,
+        "line": None,
+        "plabel": None,
+        "negating": None,
+        "decimals": decimals,
+        "source": source,
     }
 
 
@@ -137,8 +161,7 @@ def _fail(path: Path, where: str, message: str) -> CompanyFactsFormatError:
     return CompanyFactsFormatError(f"{path}: {where}: {message}" if where else f"{path}: {message}")
 
 
-def _get(obj: Any, name: str, kinds: type | tuple[type, ...], path: Path, where: str,
-         optional: bool = False) -> Any:
+def _get(obj: Any, name: str, kinds: type | tuple[type, ...], path: Path, where: str, optional: bool = False) -> Any:
     """``obj[name]`` checked to be one of ``kinds`` (None allowed when ``optional``)."""
     here = f"{where}.{name}" if where else name
     if not isinstance(obj, dict):
@@ -227,11 +250,17 @@ def read_companyfacts(path: Path) -> FsdsData:
                     if "val" not in e:
                         raise _fail(path, f"{at}.val", "required field is missing")
                     val = _get(e, "val", (int, float), path, at, optional=True)  # null: a nil fact
-                    filing = {"adsh": accn, "cik": cik, "form": _get(e, "form", str, path, at),
-                              "period": None, "fy": _get(e, "fy", int, path, at, optional=True),
-                              "fp": _get(e, "fp", str, path, at, optional=True),
-                              "filed": _date(e, "filed", path, at).strftime("%Y%m%d"),
-                              "accepted": None, "source": path.name}
+                    filing = {
+                        "adsh": accn,
+                        "cik": cik,
+                        "form": _get(e, "form", str, path, at),
+                        "period": None,
+                        "fy": _get(e, "fy", int, path, at, optional=True),
+                        "fp": _get(e, "fp", str, path, at, optional=True),
+                        "filed": _date(e, "filed", path, at).strftime("%Y%m%d"),
+                        "accepted": None,
+                        "source": path.name,
+                    }
                     known = filings.setdefault(accn, filing)
                     if known is not filing and known != filing:
                         data.counts["filing_metadata_conflicts"] += 1  # the first entry's values stay
@@ -241,8 +270,9 @@ def read_companyfacts(path: Path) -> FsdsData:
                         data.counts["skipped_not_usd"] += 1
                         continue
                     labels[f"{taxonomy}:{tag}"] = label
-                    pending.append((accn, taxonomy, tag, end, quarters(start, end),
-                                    None if val is None else float(val)))
+                    pending.append(
+                        (accn, taxonomy, tag, end, quarters(start, end), None if val is None else float(val))
+                    )
 
     for accn, counter in ends.items():
         best = max(counter.items(), key=lambda kv: (kv[1], kv[0]))[0]
@@ -253,12 +283,29 @@ def read_companyfacts(path: Path) -> FsdsData:
     index: dict[str, int] = {}
     for accn, taxonomy, tag, end, qtrs, value in pending:
         f = filings[accn]
-        add_fact(data, index, fact_row(adsh=accn, cik=cik, tag=tag, version=taxonomy, end=end,
-                                       qtrs=qtrs, value=value, form=f["form"], period=f["period"],
-                                       decimals=None, source=SOURCE))
+        add_fact(
+            data,
+            index,
+            fact_row(
+                adsh=accn,
+                cik=cik,
+                tag=tag,
+                version=taxonomy,
+                end=end,
+                qtrs=qtrs,
+                value=value,
+                form=f["form"],
+                period=f["period"],
+                decimals=None,
+                source=SOURCE,
+            ),
+        )
     used = {f["concept"] for f in data.facts}
-    data.concepts = [{"key": k, "tag": k.split(":", 1)[1], "version": k.split(":", 1)[0], "label": labels[k]}
-                     for k in labels if k in used]
+    data.concepts = [
+        {"key": k, "tag": k.split(":", 1)[1], "version": k.split(":", 1)[0], "label": labels[k]}
+        for k in labels
+        if k in used
+    ]
     data.filings = list(filings.values())
     data.counts["filings"] = len(data.filings)
     data.counts["companies"] = len(data.companies)

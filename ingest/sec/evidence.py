@@ -16,8 +16,14 @@ from typing import Any
 
 from retrieval.facts.concepts import iso_date as iso
 
-STATEMENTS = {"BS": "balance sheet", "IS": "income statement", "CF": "cash flow statement",
-              "EQ": "equity statement", "CI": "comprehensive income statement", "UN": "unclassified"}
+STATEMENTS = {
+    "BS": "balance sheet",
+    "IS": "income statement",
+    "CF": "cash flow statement",
+    "EQ": "equity statement",
+    "CI": "comprehensive income statement",
+    "UN": "unclassified",
+}
 CHUNK_PREFIX = "evidence:"
 
 
@@ -26,8 +32,7 @@ def period_phrase(ddate: str, qtrs: int | None) -> str:
     return f"as of {iso(ddate)}" if not qtrs else f"for the {qtrs} quarter(s) ended {iso(ddate)}"
 
 
-def evidence_sentence(fact: dict[str, Any], filing: dict[str, Any], company: dict[str, Any],
-                      label: str | None) -> str:
+def evidence_sentence(fact: dict[str, Any], filing: dict[str, Any], company: dict[str, Any], label: str | None) -> str:
     """The evidence sentence of one fact (all fields from the fact row, its filing and company).
 
     Example: ``Evidence 0001193125-09-189177:104169:Revenues:20090731:1:USD. WAL MART STORES INC
@@ -51,15 +56,25 @@ def evidence_sentence(fact: dict[str, Any], filing: dict[str, Any], company: dic
     )
 
 
-def evidence_rows(facts: list[dict[str, Any]], filings: list[dict[str, Any]],
-                  companies: list[dict[str, Any]], concepts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def evidence_rows(
+    facts: list[dict[str, Any]],
+    filings: list[dict[str, Any]],
+    companies: list[dict[str, Any]],
+    concepts: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
     """Chunk rows (``id, text, adsh, fact_key, kind``) for ``facts``, one per fact."""
     by_adsh = {f["adsh"]: f for f in filings}
     by_cik = {c["cik"]: c for c in companies}
     labels = {c["key"]: c.get("label") for c in concepts}
     return [
-        {"id": CHUNK_PREFIX + f["key"], "kind": "evidence", "adsh": f["adsh"], "fact_key": f["key"],
-         "text": evidence_sentence(f, by_adsh.get(f["adsh"], {}), by_cik.get(f["cik"], {}),
-                                   labels.get(f["concept"]))}
+        {
+            "id": CHUNK_PREFIX + f["key"],
+            "kind": "evidence",
+            "adsh": f["adsh"],
+            "fact_key": f["key"],
+            "text": evidence_sentence(
+                f, by_adsh.get(f["adsh"], {}), by_cik.get(f["cik"], {}), labels.get(f["concept"])
+            ),
+        }
         for f in facts
     ]

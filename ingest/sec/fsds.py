@@ -27,15 +27,16 @@ import hashlib
 import io
 import zipfile
 import zlib
-from datetime import datetime
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ingest.sec.evidence import evidence_rows
 from kg import BatchWriter, WriteStats
+from kg.errors import IngestError
 from retrieval.facts.concepts import FORM_QUARTERS
 
 REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -46,7 +47,7 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
 }
 
 
-class FsdsFormatError(ValueError):
+class FsdsFormatError(IngestError):
     """The archive does not have the FSDS layout; the message names the file, member, line, column."""
 
 
@@ -72,8 +73,7 @@ def _rows(
                     continue
                 if len(fields) != len(header):
                     raise FsdsFormatError(
-                        f"{path}: {member} line {line}: expected {len(header)} tab-separated fields, "
-                        f"got {len(fields)}"
+                        f"{path}: {member} line {line}: expected {len(header)} tab-separated fields, got {len(fields)}"
                     )
                 yield line, dict(zip(header, fields))
         except UnicodeDecodeError as exc:
@@ -107,9 +107,7 @@ def _field(row: dict[str, str], name: str, path: Path, member: str, line: int, k
     try:
         return kind(raw) if raw.strip() else None
     except ValueError:
-        raise FsdsFormatError(
-            f"{path}: {member} line {line}: column {name!r} is not a number: {row[name]!r}"
-        ) from None
+        raise FsdsFormatError(f"{path}: {member} line {line}: column {name!r} is not a number: {row[name]!r}") from None
 
 
 def _date(row: dict[str, str], name: str, path: Path, member: str, line: int, required: bool = True) -> str | None:
@@ -158,11 +156,16 @@ def read_fsds(path: Path) -> FsdsData:
                 raise FsdsFormatError(f"{path}: sub.txt line {line}: empty cik")
             companies[cik] = {"cik": cik, "name": r["name"].strip(), "sic": _field(r, "sic", path, "sub.txt", line)}
             subs[r["adsh"]] = {
-                "adsh": r["adsh"], "cik": cik, "form": r["form"],
+                "adsh": r["adsh"],
+                "cik": cik,
+                "form": r["form"],
                 "period": _date(r, "period", path, "sub.txt", line, required=False),
-                "fy": _field(r, "fy", path, "sub.txt", line), "fp": r.get("fp") or None,
-                "filed": _date(r, "filed", path, "sub.txt", line), "accepted": r.get("accepted") or None,
-                "fye": r.get("fye") or None, "source": path.name,
+                "fy": _field(r, "fy", path, "sub.txt", line),
+                "fp": r.get("fp") or None,
+                "filed": _date(r, "filed", path, "sub.txt", line),
+                "accepted": r.get("accepted") or None,
+                "fye": r.get("fye") or None,
+                "source": path.name,
             }
         data.companies = list(companies.values())
         data.filings = list(subs.values())
@@ -171,9 +174,12 @@ def read_fsds(path: Path) -> FsdsData:
         if "tag.txt" in members:
             for _, r in _rows(zf, path, members, "tag.txt"):
                 labels[(r["tag"], r["version"])] = {
-                    "label": r["tlabel"] or None, "datatype": r["datatype"] or None,
-                    "crdr": r.get("crdr") or None, "iord": r.get("iord") or None,
-                    "custom": r.get("custom") == "1", "abstract": r.get("abstract") == "1",
+                    "label": r["tlabel"] or None,
+                    "datatype": r["datatype"] or None,
+                    "crdr": r.get("crdr") or None,
+                    "iord": r.get("iord") or None,
+                    "custom": r.get("custom") == "1",
+                    "abstract": r.get("abstract") == "1",
                 }
         presentation: dict[tuple[str, str, str], dict[str, Any]] = {}
         if "pre.txt" in members:
@@ -181,9 +187,14 @@ def read_fsds(path: Path) -> FsdsData:
                 k = (r["adsh"], r["tag"], r["version"])
                 order = (_field(r, "report", path, "pre.txt", line), _field(r, "line", path, "pre.txt", line))
                 if k not in presentation or order < presentation[k]["_order"]:
-                    presentation[k] = {"_order": order, "stmt": r["stmt"] or None, "report": order[0],
-                                       "line": order[1], "plabel": r["plabel"] or None,
-                                       "negating": r.get("negating") == "1"}
+                    presentation[k] = {
+                        "_order": order,
+                        "stmt": r["stmt"] or None,
+                        "report": order[0],
+                        "line": order[1],
+                        "plabel": r["plabel"] or None,
+                        "negating": r.get("negating") == "1",
+                    }
 
         concepts: dict[str, dict[str, Any]] = {}
         for line, r in _rows(zf, path, members, "num.txt"):
@@ -209,19 +220,35 @@ def read_fsds(path: Path) -> FsdsData:
             tag, version = r["tag"], r["version"]
             concept_key = f"{version}:{tag}"
             if concept_key not in concepts:
-                concepts[concept_key] = {"key": concept_key, "tag": tag, "version": version,
-                                         **labels.get((tag, version), {})}
+                concepts[concept_key] = {
+                    "key": concept_key,
+                    "tag": tag,
+                    "version": version,
+                    **labels.get((tag, version), {}),
+                }
             pre = presentation.get((r["adsh"], tag, version), {})
-            data.facts.append({
-                "key": ":".join((r["adsh"], tag, version, ddate, str(qtrs), r["uom"], coreg, segments)),
-                "citation": f"{r['adsh']}:{sub['cik']}:{tag}:{ddate}:{qtrs}:{r['uom']}",
-                "adsh": r["adsh"], "cik": sub["cik"], "tag": tag, "version": version,
-                "concept": concept_key, "ddate": ddate, "qtrs": qtrs, "uom": r["uom"], "value": value,
-                "period_role": period_role(sub["form"], sub["period"], ddate, qtrs),
-                "footnote": r.get("footnote") or None,
-                "stmt": pre.get("stmt"), "report": pre.get("report"), "line": pre.get("line"),
-                "plabel": pre.get("plabel"), "negating": pre.get("negating"),
-            })
+            data.facts.append(
+                {
+                    "key": ":".join((r["adsh"], tag, version, ddate, str(qtrs), r["uom"], coreg, segments)),
+                    "citation": f"{r['adsh']}:{sub['cik']}:{tag}:{ddate}:{qtrs}:{r['uom']}",
+                    "adsh": r["adsh"],
+                    "cik": sub["cik"],
+                    "tag": tag,
+                    "version": version,
+                    "concept": concept_key,
+                    "ddate": ddate,
+                    "qtrs": qtrs,
+                    "uom": r["uom"],
+                    "value": value,
+                    "period_role": period_role(sub["form"], sub["period"], ddate, qtrs),
+                    "footnote": r.get("footnote") or None,
+                    "stmt": pre.get("stmt"),
+                    "report": pre.get("report"),
+                    "line": pre.get("line"),
+                    "plabel": pre.get("plabel"),
+                    "negating": pre.get("negating"),
+                }
+            )
             data.counts["kept"] += 1
         data.concepts = list(concepts.values())
     data.counts["filings"] = len(data.filings)
@@ -250,9 +277,7 @@ def period_role(form: str, period: str, ddate: str, qtrs: int | None) -> str:
 StageProgress = Callable[[str, int], Callable[[int], None]]  # (stage, total) -> advance(rows)
 
 
-def write_fsds(
-    writer: BatchWriter, data: FsdsData, progress: StageProgress | None = None
-) -> dict[str, WriteStats]:
+def write_fsds(writer: BatchWriter, data: FsdsData, progress: StageProgress | None = None) -> dict[str, WriteStats]:
     """Write one normalized archive: nodes, then ``(:Company)-[:FILED]->(:Filing)-[:REPORTS]->
     (:Fact)-[:OF_CONCEPT]->(:Concept)`` and one evidence ``(:Chunk)-[:EVIDENCE_FOR]->(:Fact)`` per
     fact (:mod:`ingest.sec.evidence`), each stage batched (UNWIND + labelled MERGE on its key).
@@ -274,22 +299,45 @@ def write_fsds(
 
     stats: dict[str, WriteStats] = {}
     chunks = evidence_rows(data.facts, data.filings, data.companies, data.concepts)
-    nodes = (("companies", "Company", "cik", data.companies), ("filings", "Filing", "adsh", data.filings),
-             ("concepts", "Concept", "key", data.concepts), ("facts", "Fact", "key", data.facts),
-             ("evidence", "Chunk", "id", chunks))
+    nodes = (
+        ("companies", "Company", "cik", data.companies),
+        ("filings", "Filing", "adsh", data.filings),
+        ("concepts", "Concept", "key", data.concepts),
+        ("facts", "Fact", "key", data.facts),
+        ("evidence", "Chunk", "id", chunks),
+    )
     for stage, label, key, rows in nodes:
         stats[stage] = writer.merge_nodes(label, rows, key=key, progress=tick(stage, len(rows)))
     rels = (
-        ("filed", "FILED", ("Company", "cik"), ("Filing", "adsh"),
-         [{"start": f["cik"], "end": f["adsh"]} for f in data.filings]),
-        ("reports", "REPORTS", ("Filing", "adsh"), ("Fact", "key"),
-         [{"start": f["adsh"], "end": f["key"]} for f in data.facts]),
-        ("of_concept", "OF_CONCEPT", ("Fact", "key"), ("Concept", "key"),
-         [{"start": f["key"], "end": f["concept"]} for f in data.facts]),
-        ("evidence_for", "EVIDENCE_FOR", ("Chunk", "id"), ("Fact", "key"),
-         [{"start": c["id"], "end": c["fact_key"]} for c in chunks]),
+        (
+            "filed",
+            "FILED",
+            ("Company", "cik"),
+            ("Filing", "adsh"),
+            [{"start": f["cik"], "end": f["adsh"]} for f in data.filings],
+        ),
+        (
+            "reports",
+            "REPORTS",
+            ("Filing", "adsh"),
+            ("Fact", "key"),
+            [{"start": f["adsh"], "end": f["key"]} for f in data.facts],
+        ),
+        (
+            "of_concept",
+            "OF_CONCEPT",
+            ("Fact", "key"),
+            ("Concept", "key"),
+            [{"start": f["key"], "end": f["concept"]} for f in data.facts],
+        ),
+        (
+            "evidence_for",
+            "EVIDENCE_FOR",
+            ("Chunk", "id"),
+            ("Fact", "key"),
+            [{"start": c["id"], "end": c["fact_key"]} for c in chunks],
+        ),
     )
     for stage, rel_type, start, end, rows in rels:
-        stats[stage] = writer.merge_relationships(rel_type, rows, start=start, end=end,
-                                                  progress=tick(stage, len(rows)))
+        stats[stage] = writer.merge_relationships(rel_type, rows, start=start, end=end, progress=tick(stage, len(rows)))
     return stats

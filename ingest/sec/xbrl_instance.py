@@ -60,6 +60,7 @@ from lxml import etree
 
 from ingest.sec.companyfacts import ADSH, add_fact, fact_row, parse_date, quarters
 from ingest.sec.fsds import FsdsData
+from kg.errors import IngestError
 
 SOURCE = "xbrl-instance"
 XBRLI = "http://www.xbrl.org/2003/instance"
@@ -68,11 +69,17 @@ ISO4217 = "http://www.xbrl.org/2003/iso4217"
 XSI_NIL = "{http://www.w3.org/2001/XMLSchema-instance}nil"
 STANDARD_HOSTS = {"fasb.org", "xbrl.sec.gov", "xbrl.ifrs.org"}
 DEI = re.compile(r"http://xbrl\.sec\.gov/dei/\d{4}")
-DEI_FIELDS = ("DocumentType", "DocumentPeriodEndDate", "DocumentFiscalYearFocus",
-              "DocumentFiscalPeriodFocus", "EntityRegistrantName", "AccessionNumber")
+DEI_FIELDS = (
+    "DocumentType",
+    "DocumentPeriodEndDate",
+    "DocumentFiscalYearFocus",
+    "DocumentFiscalPeriodFocus",
+    "EntityRegistrantName",
+    "AccessionNumber",
+)
 
 
-class XbrlInstanceFormatError(ValueError):
+class XbrlInstanceFormatError(IngestError):
     """The file is not a usable XBRL instance; the message names the file, the XML line and the
     field (e.g. ``tsla.xml: line 4060: fact us-gaap:Revenues (context c-9): value is not a number``)."""
 
@@ -131,8 +138,13 @@ def _context(path: Path, el: etree._Element) -> tuple[str, Context]:
     ident, _ = _text(path, entity, "identifier", what)
     if not ident.isdigit():
         raise _fail(path, entity, f"{what}: identifier is not a CIK number: {ident!r}")
-    members = [m for box in (entity.find(f"{{{XBRLI}}}segment"), el.find(f"{{{XBRLI}}}scenario"))
-               if box is not None for m in box if isinstance(m.tag, str)]
+    members = [
+        m
+        for box in (entity.find(f"{{{XBRLI}}}segment"), el.find(f"{{{XBRLI}}}scenario"))
+        if box is not None
+        for m in box
+        if isinstance(m.tag, str)
+    ]
     if period.find(f"{{{XBRLI}}}instant") is not None:
         start, end = None, _period_date(path, period, "instant", what)
     elif period.find(f"{{{XBRLI}}}forever") is not None:
@@ -328,9 +340,19 @@ def read_instance(path: Path, adsh: str | None = None) -> FsdsData:
     cik = form_ctx.cik
     name = dei.get("EntityRegistrantName", ("",))[0] or None
     data.companies = [{"cik": cik, "name": name, "sic": None}]
-    data.filings = [{"adsh": adsh, "cik": cik, "form": form, "period": period, "fy": fy,
-                     "fp": dei.get("DocumentFiscalPeriodFocus", ("",))[0] or None,
-                     "filed": None, "accepted": None, "source": path.name}]
+    data.filings = [
+        {
+            "adsh": adsh,
+            "cik": cik,
+            "form": form,
+            "period": period,
+            "fy": fy,
+            "fp": dei.get("DocumentFiscalPeriodFocus", ("",))[0] or None,
+            "filed": None,
+            "accepted": None,
+            "source": path.name,
+        }
+    ]
 
     index: dict[str, int] = {}
     concepts: dict[str, dict[str, Any]] = {}
@@ -340,14 +362,25 @@ def read_instance(path: Path, adsh: str | None = None) -> FsdsData:
             continue
         q = etree.QName(el)
         version = taxonomy_version(q.namespace or "", el.prefix, known)
-        row = fact_row(adsh=adsh, cik=cik, tag=q.localname, version=version, end=ctx.end,
-                       qtrs=quarters(ctx.start, ctx.end), value=value, form=form, period=period,
-                       decimals=decimals, source=SOURCE)
+        row = fact_row(
+            adsh=adsh,
+            cik=cik,
+            tag=q.localname,
+            version=version,
+            end=ctx.end,
+            qtrs=quarters(ctx.start, ctx.end),
+            value=value,
+            form=form,
+            period=period,
+            decimals=decimals,
+            source=SOURCE,
+        )
         if inf:
             row["precision_inf"] = True
         add_fact(data, index, row)
-        concepts.setdefault(row["concept"], {"key": row["concept"], "tag": q.localname,
-                                             "version": version, "label": None})
+        concepts.setdefault(
+            row["concept"], {"key": row["concept"], "tag": q.localname, "version": version, "label": None}
+        )
     used = {f["concept"] for f in data.facts}
     data.concepts = [k for key, k in concepts.items() if key in used]
     for reason in ("skipped_not_usd", "skipped_dimensional", "skipped_non_numeric", "nil_value"):

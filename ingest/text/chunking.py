@@ -78,8 +78,10 @@ class HFTokenCounter:
         path = Path(path).expanduser()
         file = path / "tokenizer.json" if path.is_dir() else path
         if not file.is_file():
-            raise FileNotFoundError(f"{file}: no tokenizer.json (set [text] tokenizer to a tokenizer.json "
-                                    "file or a model directory that holds one)")
+            raise FileNotFoundError(
+                f"{file}: no tokenizer.json (set [text] tokenizer to a tokenizer.json "
+                "file or a model directory that holds one)"
+            )
         try:
             self._tok = Tokenizer.from_file(str(file))
         except Exception as exc:  # the Rust library raises a bare Exception
@@ -176,7 +178,7 @@ def _pieces(sentence: str, counter: TokenCounter, budget: int) -> list[_Sentence
             cut -= 1
         if cut < len(spans) and spans[cut][0] == spans[cut - 1][1]:
             cut = end  # one word longer than the budget (a URL): cut inside it
-        piece = sentence[spans[i][0]:spans[cut - 1][1]].strip()
+        piece = sentence[spans[i][0] : spans[cut - 1][1]].strip()
         if piece:
             out.append(_Sentence(piece, counter.count(piece)))
         i = cut
@@ -202,7 +204,10 @@ def _joined(picked: list[_Sentence], counter: TokenCounter) -> tuple[str, int]:
 
 
 def chunk_sections(
-    sections: Sequence[tuple[str, str]], counter: TokenCounter, chunk_tokens: int, chunk_overlap: int,
+    sections: Sequence[tuple[str, str]],
+    counter: TokenCounter,
+    chunk_tokens: int,
+    chunk_overlap: int,
     stats: ChunkingStats | None = None,
 ) -> list[TextChunk]:
     """Pack the sentences of each ``(title, text)`` section into chunks (see the module docstring).
@@ -225,8 +230,9 @@ def chunk_sections(
     if chunk_tokens < 8:
         raise ValueError(f"chunk_tokens must be >= 8, got {chunk_tokens}")
     if not 0 <= chunk_overlap < chunk_tokens / 2:
-        raise ValueError(f"chunk_overlap must be >= 0 and below half of chunk_tokens ({chunk_tokens}), "
-                         f"got {chunk_overlap}")
+        raise ValueError(
+            f"chunk_overlap must be >= 0 and below half of chunk_tokens ({chunk_tokens}), got {chunk_overlap}"
+        )
     stats = stats if stats is not None else ChunkingStats()
     chunks: list[TextChunk] = []
     for title, text in sections:

@@ -38,11 +38,12 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from ingest.text.chunking import TextChunk
+from kg.errors import IngestError
 from retrieval.text.point_in_time import ISO_UTC
 
 SOURCE_FAMILIES = ("central_bank", "sec_filing", "news", "social")
@@ -54,7 +55,7 @@ KINDS: tuple[str, ...] = ("fomc", "markdown", "html", "tweets")
 CHUNK_PREFIX = "text:"
 
 
-class TextFormatError(ValueError):
+class TextFormatError(IngestError):
     """A text source cannot be read: the message names the file and, where one applies, the line
     (``path:line: what is wrong``)."""
 
@@ -138,7 +139,7 @@ def iso_utc(moment: datetime) -> str:
     """
     if moment.tzinfo is None:
         raise ValueError(f"{moment!r} has no time zone")
-    return moment.astimezone(timezone.utc).strftime(ISO_UTC)
+    return moment.astimezone(UTC).strftime(ISO_UTC)
 
 
 def parse_iso_utc(text: str, what: str = "time") -> str:
@@ -156,7 +157,7 @@ def parse_iso_utc(text: str, what: str = "time") -> str:
     if moment.tzinfo is None:
         if "T" in raw or " " in raw:
             raise ValueError(f"{what} {text!r} has no time zone: add Z or an offset such as -04:00")
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return iso_utc(moment)
 
 
@@ -188,8 +189,10 @@ def decode(path: Path, data: bytes, sniff_declared: bool = False) -> str:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise TextFormatError(f"{path}:{line}: not valid {encoding.removesuffix('-sig').upper()} "
-                              f"(byte 0x{data[exc.start]:02x} at column {col}); convert the file to UTF-8") from None
+        raise TextFormatError(
+            f"{path}:{line}: not valid {encoding.removesuffix('-sig').upper()} "
+            f"(byte 0x{data[exc.start]:02x} at column {col}); convert the file to UTF-8"
+        ) from None
     if not text.strip():
         raise TextFormatError(f"{path}: empty file (no text)")
     return text
@@ -251,8 +254,7 @@ def detect_kind(path: Path) -> str:
         return "tweets"
     if FOMC_NAME.match(name):
         return "fomc"
-    raise TextFormatError(f"{path}: cannot tell which reader fits this file name; pass --kind "
-                          f"({'|'.join(KINDS)})")
+    raise TextFormatError(f"{path}: cannot tell which reader fits this file name; pass --kind ({'|'.join(KINDS)})")
 
 
 def expand(path: Path) -> list[Path]:
@@ -266,8 +268,11 @@ def expand(path: Path) -> list[Path]:
         return [path]
     if not path.exists():
         raise TextFormatError(f"{path}: no such file or directory")
-    files = sorted(p for p in path.rglob("*") if p.is_file()
-                   and not any(part.startswith(".") for part in p.relative_to(path).parts))
+    files = sorted(
+        p
+        for p in path.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts)
+    )
     if not files:
         raise TextFormatError(f"{path}: directory holds no files")
     return files
@@ -286,10 +291,19 @@ def chunk_id(document_id: str, text: str, occurrence: int = 0) -> str:
 def document_row(doc: TextDocument) -> dict[str, Any]:
     """The ``(:Document)`` properties of ``doc`` (None values are not written)."""
     return {
-        "id": doc.id, "source_family": doc.source_family, "source": doc.source, "doc_type": doc.doc_type,
-        "title": doc.title, "published_at": doc.published_at, "available_at": doc.available_at,
-        "available_at_approx": doc.available_at_approx, "availability_basis": doc.availability_basis,
-        "path": doc.path, "sha256": doc.sha256, "n_sections": len(doc.sections), **doc.props,
+        "id": doc.id,
+        "source_family": doc.source_family,
+        "source": doc.source,
+        "doc_type": doc.doc_type,
+        "title": doc.title,
+        "published_at": doc.published_at,
+        "available_at": doc.available_at,
+        "available_at_approx": doc.available_at_approx,
+        "availability_basis": doc.availability_basis,
+        "path": doc.path,
+        "sha256": doc.sha256,
+        "n_sections": len(doc.sections),
+        **doc.props,
     }
 
 
@@ -298,12 +312,23 @@ def chunk_rows(doc: TextDocument, chunks: Iterable[TextChunk], tokenizer: str) -
     seen: Counter[str] = Counter()
     rows = []
     for c in chunks:
-        rows.append({
-            "id": chunk_id(doc.id, c.text, seen[c.text]), "kind": "text", "text": c.text,
-            "sentences": list(c.sentences), "n_sentences": len(c.sentences), "n_tokens": c.n_tokens,
-            "seq": c.seq, "section": c.section, "overlap_sentences": c.overlap_sentences,
-            "available_at": doc.available_at, "available_at_approx": doc.available_at_approx,
-            "source_family": doc.source_family, "document_id": doc.id, "tokenizer": tokenizer,
-        })
+        rows.append(
+            {
+                "id": chunk_id(doc.id, c.text, seen[c.text]),
+                "kind": "text",
+                "text": c.text,
+                "sentences": list(c.sentences),
+                "n_sentences": len(c.sentences),
+                "n_tokens": c.n_tokens,
+                "seq": c.seq,
+                "section": c.section,
+                "overlap_sentences": c.overlap_sentences,
+                "available_at": doc.available_at,
+                "available_at_approx": doc.available_at_approx,
+                "source_family": doc.source_family,
+                "document_id": doc.id,
+                "tokenizer": tokenizer,
+            }
+        )
         seen[c.text] += 1
     return rows

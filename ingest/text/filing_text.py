@@ -72,12 +72,37 @@ TAG = re.compile(r"<[^>]+>")
 FORM_TEXT = re.compile(r"\bFORM\s+(10-K|10-Q)\b", re.I)
 PERIOD_TEXT = re.compile(r"(?:quarterly period|fiscal year|period)\s+ended\s+([A-Z][a-z]+\.?\s+\d{1,2},?\s+\d{4})")
 REGISTRANT_TEXT = re.compile(r"(?:^|\n)([^\n|]{2,120})\n+\(Exact name of registrant", re.I)
-TICKER_ROW = re.compile(r"^[^|\n]+\|\s*([A-Z]{1,5}(?:\.[A-Z])?)\s*\|[^\n]*(?:Nasdaq|New York Stock Exchange|NYSE)",
-                        re.M)
+TICKER_ROW = re.compile(
+    r"^[^|\n]+\|\s*([A-Z]{1,5}(?:\.[A-Z])?)\s*\|[^\n]*(?:Nasdaq|New York Stock Exchange|NYSE)", re.M
+)
 HIDDEN = re.compile(r"display\s*:\s*none", re.I)
 DROP_TAGS = {"script", "style", "head", "noscript", "template", "ix:header", "title"}
-BLOCK_TAGS = {"p", "div", "li", "ul", "ol", "section", "article", "blockquote", "pre", "center", "hr", "body",
-              "html", "dl", "dt", "dd", "form", "header", "footer", "nav", "main", "aside", "figure", "caption"}
+BLOCK_TAGS = {
+    "p",
+    "div",
+    "li",
+    "ul",
+    "ol",
+    "section",
+    "article",
+    "blockquote",
+    "pre",
+    "center",
+    "hr",
+    "body",
+    "html",
+    "dl",
+    "dt",
+    "dd",
+    "form",
+    "header",
+    "footer",
+    "nav",
+    "main",
+    "aside",
+    "figure",
+    "caption",
+}
 HEADING_TAGS = {f"h{i}": i for i in range(1, 7)}
 
 
@@ -134,7 +159,7 @@ def sections_from_blocks(blocks: Iterable[tuple[str, str, int]]) -> list[tuple[s
         if lines:
             out.append((title, "\n".join(lines)))
             lines = []
-        del stack[lvl - 1:]
+        del stack[lvl - 1 :]
         stack.extend([""] * (lvl - 1 - len(stack)))
         stack.append(text)
         title = " / ".join(s for s in stack if s)
@@ -214,8 +239,11 @@ def html_blocks(root: Any) -> list[tuple[str, str, int]]:
         if tag == "table":
             flush()
             for tr in el.iter("tr"):
-                cells = [" ".join(td.text_content().split()) for td in tr if isinstance(td.tag, str)
-                         and td.tag.lower() in ("td", "th")]
+                cells = [
+                    " ".join(td.text_content().split())
+                    for td in tr
+                    if isinstance(td.tag, str) and td.tag.lower() in ("td", "th")
+                ]
                 if row := flatten_row(cells):
                     blocks.append(("row", row, 0))
         elif tag in HEADING_TAGS:
@@ -258,8 +286,11 @@ def clean_html(path: Path, text: str) -> tuple[list[tuple[str, str, int]], dict[
     except (lxml.etree.ParserError, ValueError) as exc:
         raise TextFormatError(f"{path}: not parseable as HTML ({exc})") from None
     dei = _dei_facts(root)
-    doomed = [el for el in root.iter() if isinstance(el.tag, str)
-              and (el.tag.lower() in DROP_TAGS or HIDDEN.search(el.get("style") or ""))]
+    doomed = [
+        el
+        for el in root.iter()
+        if isinstance(el.tag, str) and (el.tag.lower() in DROP_TAGS or HIDDEN.search(el.get("style") or ""))
+    ]
     for el in doomed:
         if el.getparent() is not None:
             el.drop_tree()
@@ -290,12 +321,16 @@ def filing_metadata(blocks: list[tuple[str, str, int]], dei: dict[str, str]) -> 
         period = _parse_date(m.group(1))
     category = dei.get("EntityFilerCategory")
     if category not in FILER_CATEGORIES:
-        category = next((c for c in FILER_CATEGORIES
-                         if re.search(rf"(?:^|\|\s*){c}\s*\|\s*☒", cover, re.M)), None)
+        category = next((c for c in FILER_CATEGORIES if re.search(rf"(?:^|\|\s*){c}\s*\|\s*☒", cover, re.M)), None)
     company = dei.get("EntityRegistrantName") or ((m := REGISTRANT_TEXT.search(cover)) and m.group(1).strip())
     ticker = dei.get("TradingSymbol") or ((m := TICKER_ROW.search(cover)) and m.group(1))
-    return {"form": form, "period_end": period.isoformat() if period else None, "filer_category": category,
-            "company": company or None, "ticker": ticker or None}
+    return {
+        "form": form,
+        "period_end": period.isoformat() if period else None,
+        "filer_category": category,
+        "company": company or None,
+        "ticker": ticker or None,
+    }
 
 
 def deadline_estimate(form: str, period_end: date, category: str | None) -> str:
@@ -314,8 +349,15 @@ def deadline_estimate(form: str, period_end: date, category: str | None) -> str:
     return iso_utc(datetime.combine(day, EDGAR_CUTOFF, tzinfo=NEW_YORK))
 
 
-def _document(path: Path, data: bytes, blocks: list[tuple[str, str, int]], dei: dict[str, str],
-              accepted: str | None, ticker: str | None, fmt: str) -> TextDocument:
+def _document(
+    path: Path,
+    data: bytes,
+    blocks: list[tuple[str, str, int]],
+    dei: dict[str, str],
+    accepted: str | None,
+    ticker: str | None,
+    fmt: str,
+) -> TextDocument:
     sections = sections_from_blocks(blocks)
     if not sections:
         raise TextFormatError(f"{path}: no text left after cleaning")
@@ -328,15 +370,32 @@ def _document(path: Path, data: bytes, blocks: list[tuple[str, str, int]], dei: 
         approx, basis, published = True, "filing-deadline-estimate", None
     else:
         found = f"form {form or 'not found'}, period end {period or 'not found'}"
-        raise TextFormatError(f"{path}: no acceptance time given and none can be estimated ({found}); "
-                              "pass --accepted with the EDGAR acceptance time, e.g. 2024-08-02T18:04:57-04:00")
+        raise TextFormatError(
+            f"{path}: no acceptance time given and none can be estimated ({found}); "
+            "pass --accepted with the EDGAR acceptance time, e.g. 2024-08-02T18:04:57-04:00"
+        )
     title = " ".join(x for x in (meta["company"], form, f"for the period ended {period}" if period else "") if x)
     return TextDocument(
-        id=f"sec_filing:{path.name}", source_family="sec_filing", source=SOURCE, doc_type=form or "filing",
-        title=title or path.name, available_at=available, available_at_approx=approx, availability_basis=basis,
-        published_at=published, sections=sections, path=str(path.resolve()), sha256=sha256_hex(data),
-        props={"format": fmt, "ticker": (ticker or meta["ticker"] or "").upper() or None, "form": form,
-               "period_end": period, "filer_category": meta["filer_category"], "company": meta["company"]},
+        id=f"sec_filing:{path.name}",
+        source_family="sec_filing",
+        source=SOURCE,
+        doc_type=form or "filing",
+        title=title or path.name,
+        available_at=available,
+        available_at_approx=approx,
+        availability_basis=basis,
+        published_at=published,
+        sections=sections,
+        path=str(path.resolve()),
+        sha256=sha256_hex(data),
+        props={
+            "format": fmt,
+            "ticker": (ticker or meta["ticker"] or "").upper() or None,
+            "form": form,
+            "period_end": period,
+            "filer_category": meta["filer_category"],
+            "company": meta["company"],
+        },
     )
 
 

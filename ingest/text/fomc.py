@@ -23,8 +23,17 @@ from datetime import date, datetime, time
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from ingest.text.documents import (FOMC_NAME, ReadResult, TextDocument, TextFormatError, decode, iso_utc, read_bytes,
-                         sha256_hex, unwrap)
+from ingest.text.documents import (
+    FOMC_NAME,
+    ReadResult,
+    TextDocument,
+    TextFormatError,
+    decode,
+    iso_utc,
+    read_bytes,
+    sha256_hex,
+    unwrap,
+)
 
 NEW_YORK = ZoneInfo("America/New_York")
 RELEASE_TIME = time(14, 15)
@@ -69,11 +78,18 @@ def read_fomc_file(path: Path) -> TextDocument:
     doc_type = "fomc_implementation_note" if note else "fomc_statement"
     iso_day = date(int(day[:4]), int(day[4:6]), int(day[6:])).isoformat()
     return TextDocument(
-        id=f"fomc:{'implementation_note' if note else 'statement'}:{day}", source_family="central_bank",
-        source=SOURCE, doc_type=doc_type,
+        id=f"fomc:{'implementation_note' if note else 'statement'}:{day}",
+        source_family="central_bank",
+        source=SOURCE,
+        doc_type=doc_type,
         title=f"FOMC {'implementation note' if note else 'statement'} {iso_day}",
-        available_at=available, available_at_approx=True, availability_basis="fomc-release-convention",
-        published_at=available, sections=[("", text)], path=str(path.resolve()), sha256=sha256_hex(data),
+        available_at=available,
+        available_at_approx=True,
+        availability_basis="fomc-release-convention",
+        published_at=available,
+        sections=[("", text)],
+        path=str(path.resolve()),
+        sha256=sha256_hex(data),
         props={"release_date": iso_day},
     )
 

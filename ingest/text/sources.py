@@ -10,9 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from ingest.text import filing_text
-from ingest.text import fomc
-from ingest.text import tweets
+from ingest.text import filing_text, fomc, tweets
 from ingest.text.documents import KINDS, ReadResult, TextFormatError, detect_kind, expand
 
 
@@ -48,8 +46,9 @@ def read_source(path: Path, kind: str = "auto", ticker: str | None = None, accep
     result = ReadResult()
     groups = plan(path, kind)
     if accepted and sum(len(files) for k, files in groups.items() if k in ("markdown", "html")) != 1:
-        raise TextFormatError(f"{path}: --accepted names one filing's acceptance time; give exactly one "
-                              "Markdown or HTML filing with it")
+        raise TextFormatError(
+            f"{path}: --accepted names one filing's acceptance time; give exactly one Markdown or HTML filing with it"
+        )
     for k, files in groups.items():
         if k == "fomc":
             part = fomc.read_fomc(files)

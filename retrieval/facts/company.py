@@ -65,10 +65,20 @@ def company_facts(graph: Graph, companies: Sequence[str], as_of: str | None = No
                 continue
             span = "" if not concept.duration else f" for the {f.qtrs * 3} months ended {iso_date(f.ddate)}"
             at = f" at {iso_date(f.ddate)}" if not concept.duration else ""
-            text = (f"{company} ({form} for the period ended {period}, accession {fm.adsh}): {concept.label}"
-                    f"{span}{at} was {_usd(f.value)}.")
-            out.facts.append(FinancialFact(
-                id=f.key, text=text, numbers=(f.value,), unit="USD", date=iso_date(f.ddate), indicator=f.tag,
-                source=f"sec:{fm.filing.get('source') or fm.adsh}",
-                cites=tuple(("Fact", "key", k) for k in f.cited_keys)))
+            text = (
+                f"{company} ({form} for the period ended {period}, accession {fm.adsh}): {concept.label}"
+                f"{span}{at} was {_usd(f.value)}."
+            )
+            out.facts.append(
+                FinancialFact(
+                    id=f.key,
+                    text=text,
+                    numbers=(f.value,),
+                    unit="USD",
+                    date=iso_date(f.ddate),
+                    indicator=f.tag,
+                    source=f"sec:{fm.filing.get('source') or fm.adsh}",
+                    cites=tuple(("Fact", "key", k) for k in f.cited_keys),
+                )
+            )
     return out

@@ -54,50 +54,100 @@ class CanonicalConcept:
 
 
 CONCEPTS: tuple[CanonicalConcept, ...] = (
-    CanonicalConcept("Revenues", ("Revenues", "SalesRevenueNet", "SalesRevenueGoodsNet",
-                                  "SalesRevenueServicesNet",
-                                  "RevenueFromContractWithCustomerExcludingAssessedTax",
-                                  "RevenueFromContractWithCustomerIncludingAssessedTax"),
-                     True, "revenue", "Scale, growth, demand risk"),
-    CanonicalConcept("NetIncomeLoss", ("NetIncomeLoss", "ProfitLoss",
-                                       "NetIncomeLossAvailableToCommonStockholdersBasic"),
-                     True, "net income", "Profitability and loss alerts"),
-    CanonicalConcept("OperatingCashFlow", ("NetCashProvidedByUsedInOperatingActivities",
-                                           "NetCashProvidedByUsedInOperatingActivitiesContinuingOperations"),
-                     True, "operating cash flow", "Cash conversion"),
-    CanonicalConcept("OperatingIncomeLoss", ("OperatingIncomeLoss",), True, "operating income",
-                     "Operating leverage"),
+    CanonicalConcept(
+        "Revenues",
+        (
+            "Revenues",
+            "SalesRevenueNet",
+            "SalesRevenueGoodsNet",
+            "SalesRevenueServicesNet",
+            "RevenueFromContractWithCustomerExcludingAssessedTax",
+            "RevenueFromContractWithCustomerIncludingAssessedTax",
+        ),
+        True,
+        "revenue",
+        "Scale, growth, demand risk",
+    ),
+    CanonicalConcept(
+        "NetIncomeLoss",
+        ("NetIncomeLoss", "ProfitLoss", "NetIncomeLossAvailableToCommonStockholdersBasic"),
+        True,
+        "net income",
+        "Profitability and loss alerts",
+    ),
+    CanonicalConcept(
+        "OperatingCashFlow",
+        (
+            "NetCashProvidedByUsedInOperatingActivities",
+            "NetCashProvidedByUsedInOperatingActivitiesContinuingOperations",
+        ),
+        True,
+        "operating cash flow",
+        "Cash conversion",
+    ),
+    CanonicalConcept("OperatingIncomeLoss", ("OperatingIncomeLoss",), True, "operating income", "Operating leverage"),
     CanonicalConcept("GrossProfit", ("GrossProfit",), True, "gross profit", "Pricing and cost buffer"),
-    CanonicalConcept("CostOfRevenue", ("CostOfRevenue", "CostOfGoodsAndServicesSold", "CostOfGoodsSold",
-                                       "CostOfServices"),
-                     True, "cost of revenue", "Gross-margin pressure"),
+    CanonicalConcept(
+        "CostOfRevenue",
+        ("CostOfRevenue", "CostOfGoodsAndServicesSold", "CostOfGoodsSold", "CostOfServices"),
+        True,
+        "cost of revenue",
+        "Gross-margin pressure",
+    ),
     CanonicalConcept("CurrentAssets", ("AssetsCurrent",), False, "current assets", "Current-ratio numerator"),
-    CanonicalConcept("CurrentLiabilities", ("LiabilitiesCurrent",), False, "current liabilities",
-                     "Current-ratio denominator"),
-    CanonicalConcept("Cash", ("CashAndCashEquivalentsAtCarryingValue", "Cash", "CashAndDueFromBanks",
-                              "CashCashEquivalentsRestrictedCashAndRestrictedCashEquivalents"),
-                     False, "cash and cash equivalents", "Liquidity reserve"),
+    CanonicalConcept(
+        "CurrentLiabilities", ("LiabilitiesCurrent",), False, "current liabilities", "Current-ratio denominator"
+    ),
+    CanonicalConcept(
+        "Cash",
+        (
+            "CashAndCashEquivalentsAtCarryingValue",
+            "Cash",
+            "CashAndDueFromBanks",
+            "CashCashEquivalentsRestrictedCashAndRestrictedCashEquivalents",
+        ),
+        False,
+        "cash and cash equivalents",
+        "Liquidity reserve",
+    ),
     CanonicalConcept("Liabilities", ("Liabilities",), False, "total liabilities", "Leverage numerator"),
     CanonicalConcept("Assets", ("Assets",), False, "total assets", "Balance-sheet denominator"),
-    CanonicalConcept("StockholdersEquity", ("StockholdersEquity",
-                                            "StockholdersEquityIncludingPortionAttributableToNoncontrollingInterest"),
-                     False, "stockholders' equity", "Capital buffer"),
-    CanonicalConcept("AccountsReceivable", ("AccountsReceivableNetCurrent", "ReceivablesNetCurrent"), False,
-                     "accounts receivable", "Collections and working capital"),
+    CanonicalConcept(
+        "StockholdersEquity",
+        ("StockholdersEquity", "StockholdersEquityIncludingPortionAttributableToNoncontrollingInterest"),
+        False,
+        "stockholders' equity",
+        "Capital buffer",
+    ),
+    CanonicalConcept(
+        "AccountsReceivable",
+        ("AccountsReceivableNetCurrent", "ReceivablesNetCurrent"),
+        False,
+        "accounts receivable",
+        "Collections and working capital",
+    ),
     CanonicalConcept("Inventory", ("InventoryNet",), False, "inventory", "Inventory build risk"),
-    CanonicalConcept("LongTermDebt", ("LongTermDebtNoncurrent", "LongTermDebt"), False, "long-term debt",
-                     "Funding pressure"),
+    CanonicalConcept(
+        "LongTermDebt", ("LongTermDebtNoncurrent", "LongTermDebt"), False, "long-term debt", "Funding pressure"
+    ),
 )
 BY_NAME: dict[str, CanonicalConcept] = {c.name: c for c in CONCEPTS}
 
 # The span of a form's own flows, in quarters (annual reports 4, quarterly reports 1).
-FORM_QUARTERS: dict[str, int] = {"10-K": 4, "10-K/A": 4, "20-F": 4, "40-F": 4, "10-KT": 4, "10-Q": 1,
-                                 "10-Q/A": 1}
+FORM_QUARTERS: dict[str, int] = {"10-K": 4, "10-K/A": 4, "20-F": 4, "40-F": 4, "10-KT": 4, "10-Q": 1, "10-Q/A": 1}
 
 # The eight facts every memo needs (recall@k is measured against them): the components of the
 # four ratios plus the liquidity reserve.
-REQUIRED: tuple[str, ...] = ("Revenues", "NetIncomeLoss", "OperatingCashFlow", "CurrentAssets",
-                             "CurrentLiabilities", "Liabilities", "Assets", "Cash")
+REQUIRED: tuple[str, ...] = (
+    "Revenues",
+    "NetIncomeLoss",
+    "OperatingCashFlow",
+    "CurrentAssets",
+    "CurrentLiabilities",
+    "Liabilities",
+    "Assets",
+    "Cash",
+)
 
 # Components of a derived Liabilities figure (see the module docstring).
 LIABILITIES_AND_EQUITY = "LiabilitiesAndStockholdersEquity"
@@ -105,8 +155,13 @@ EQUITY_INCLUDING_NCI = "StockholdersEquityIncludingPortionAttributableToNoncontr
 EQUITY_PARENT = "StockholdersEquity"
 MINORITY_INTEREST = "MinorityInterest"
 TEMPORARY_EQUITY = "TemporaryEquityCarryingAmount"
-DERIVATION_TAGS: tuple[str, ...] = (LIABILITIES_AND_EQUITY, EQUITY_INCLUDING_NCI, EQUITY_PARENT,
-                                    MINORITY_INTEREST, TEMPORARY_EQUITY)
+DERIVATION_TAGS: tuple[str, ...] = (
+    LIABILITIES_AND_EQUITY,
+    EQUITY_INCLUDING_NCI,
+    EQUITY_PARENT,
+    MINORITY_INTEREST,
+    TEMPORARY_EQUITY,
+)
 
 
 def all_tags() -> list[str]:

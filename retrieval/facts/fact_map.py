@@ -98,9 +98,16 @@ class FactMap:
 
 
 def _resolved(concept: str, row: dict[str, Any]) -> ResolvedFact:
-    return ResolvedFact(concept=concept, tag=row["tag"], key=row["key"], citation=row["citation"],
-                        value=float(row["value"]), ddate=row["ddate"], qtrs=int(row["qtrs"] or 0),
-                        decimals=row.get("decimals"))
+    return ResolvedFact(
+        concept=concept,
+        tag=row["tag"],
+        key=row["key"],
+        citation=row["citation"],
+        value=float(row["value"]),
+        ddate=row["ddate"],
+        qtrs=int(row["qtrs"] or 0),
+        decimals=row.get("decimals"),
+    )
 
 
 def build_fact_map(filing: dict[str, Any], rows: Sequence[dict[str, Any]]) -> FactMap:
@@ -164,9 +171,11 @@ def build_fact_map(filing: dict[str, Any], rows: Sequence[dict[str, Any]]) -> Fa
     if cc.unclassified_balance_sheet(fm.filing.get("sic")):
         for name in ("CurrentAssets", "CurrentLiabilities"):
             if name not in fm.facts:
-                fm.not_applicable[name] = ("the filer presents an unclassified balance sheet "
-                                           "(banks, insurers and brokers report no current assets "
-                                           "or liabilities)")
+                fm.not_applicable[name] = (
+                    "the filer presents an unclassified balance sheet "
+                    "(banks, insurers and brokers report no current assets "
+                    "or liabilities)"
+                )
     return fm
 
 
@@ -205,10 +214,16 @@ def derive_liabilities(filing: dict[str, Any], by_tag: dict[str, list[dict[str, 
     formula = components[0][1].tag + "".join(f" - {f.tag}" for _, f in components[1:])
     decimals = [f.decimals for _, f in components if f.decimals is not None]
     return ResolvedFact(
-        concept="Liabilities", tag="derived", key=f"derived:{filing['adsh']}:Liabilities",
+        concept="Liabilities",
+        tag="derived",
+        key=f"derived:{filing['adsh']}:Liabilities",
         citation=f"{filing['adsh']}:{filing.get('cik')}:Liabilities(derived):{total['ddate']}:0:USD",
-        value=value, ddate=total["ddate"], qtrs=0, decimals=min(decimals) if decimals else None,
-        components=components, formula=formula,
+        value=value,
+        ddate=total["ddate"],
+        qtrs=0,
+        decimals=min(decimals) if decimals else None,
+        components=components,
+        formula=formula,
     )
 
 

@@ -163,11 +163,16 @@ def indicator_facts(
         observation>:<kind>``; ``cites`` the Observation ids used. Indicators with no observation
         available by ``as_of`` (or unknown codes) give none.
     """
-    rows = graph.read(cypher.INDICATOR_FACT_ROWS, {
-        "codes": list(codes) if codes is not None else None, "cutoff": f"{as_of.isoformat()}T23:59:59Z",
-        "months": list(LOOKBACK_MONTHS), "max_gap_days": MAX_GAP_DAYS,
-        "oldest": (as_of - timedelta(days=max_age_days)).isoformat() if max_age_days is not None else None,
-    })
+    rows = graph.read(
+        cypher.INDICATOR_FACT_ROWS,
+        {
+            "codes": list(codes) if codes is not None else None,
+            "cutoff": f"{as_of.isoformat()}T23:59:59Z",
+            "months": list(LOOKBACK_MONTHS),
+            "max_gap_days": MAX_GAP_DAYS,
+            "oldest": (as_of - timedelta(days=max_age_days)).isoformat() if max_age_days is not None else None,
+        },
+    )
     facts: list[FinancialFact] = []
     for row in rows:
         ind, latest = row["indicator"], row["latest"]
@@ -178,9 +183,16 @@ def indicator_facts(
         head = f"{ind['name']}: {shown} {_when(day, freq)}"
 
         def fact(kind: str, text: str, nums: list[_Number], fact_unit: str, cited: list[str]) -> FinancialFact:
-            return FinancialFact(id=f"akshare:{code}:{day}:{kind}", text=text,
-                                 numbers=tuple(n.value for n in nums), unit=fact_unit, date=day, indicator=code,
-                                 source=source, cites=tuple(("Observation", "id", c) for c in cited))
+            return FinancialFact(
+                id=f"akshare:{code}:{day}:{kind}",
+                text=text,
+                numbers=tuple(n.value for n in nums),
+                unit=fact_unit,
+                date=day,
+                indicator=code,
+                source=source,
+                cites=tuple(("Observation", "id", c) for c in cited),
+            )
 
         facts.append(fact("level", head + ".", numbers, unit, [latest["id"]]))
         earlier = [("change_prev", row["previous"])]
@@ -199,6 +211,7 @@ def indicator_facts(
             else:
                 span = _MONTH_WORDS[int(then["months"])]
                 text = f"{head}, {phrase} over {span} months, from {then_shown} {then_when}."
-            facts.append(fact(kind, text, numbers + change_numbers + then_numbers, change_unit,
-                              [latest["id"], then["id"]]))
+            facts.append(
+                fact(kind, text, numbers + change_numbers + then_numbers, change_unit, [latest["id"], then["id"]])
+            )
     return facts

@@ -382,11 +382,24 @@ class SourceMemory:
                     raise ValueError(f"{where}: {name} must be -1, 0 or 1, got {value!r}")
             if self.control.kind == "shuffled_event_type" and f.event_type not in self._permutation:
                 raise ValueError(f"{where}: event type {f.event_type!r} is not among the control's event types")
-            rows.append({"id": self.feedback_id(f.anchor_id, f.horizon), "props": {
-                "run": self.run, "anchor_id": f.anchor_id, "event_type": f.event_type, "horizon": f.horizon,
-                "predicted": f.predicted, "label": f.label, "matured_at": utc_text(f.matured_at, f"{where}: matured_at"),
-                "cited_ids": list(f.cited_ids), "valid_ids": f.valid_ids, "families": f.families,
-                "retrieved": len(f.retrieved)}})
+            rows.append(
+                {
+                    "id": self.feedback_id(f.anchor_id, f.horizon),
+                    "props": {
+                        "run": self.run,
+                        "anchor_id": f.anchor_id,
+                        "event_type": f.event_type,
+                        "horizon": f.horizon,
+                        "predicted": f.predicted,
+                        "label": f.label,
+                        "matured_at": utc_text(f.matured_at, f"{where}: matured_at"),
+                        "cited_ids": list(f.cited_ids),
+                        "valid_ids": f.valid_ids,
+                        "families": f.families,
+                        "retrieved": len(f.retrieved),
+                    },
+                }
+            )
         return self.writer.run_batches(cypher.RECORD_MEMORY_FEEDBACK, rows)
 
     def _update(self, fb: Mapping[str, Any]) -> dict[str, Any]:
@@ -401,12 +414,26 @@ class SourceMemory:
         correct = int(fb["predicted"]) == label
         weight = self.weights[horizon][label]
         families = list(fb.get("families") or [])
-        credits = [{"cell": self.cell_id(fam, event_type, horizon), "family": fam,
-                    "positive": weight / len(families) if correct else 0.0,
-                    "negative": 0.0 if correct else weight / len(families)} for fam in families]
-        return {"id": fb["id"], "run": self.run, "horizon": horizon, "event_type": event_type, "label": label,
-                "correct": correct, "weight": weight, "credits": credits,
-                "outcome": ("correct" if correct else "incorrect") if families else "no_citation"}
+        credits = [
+            {
+                "cell": self.cell_id(fam, event_type, horizon),
+                "family": fam,
+                "positive": weight / len(families) if correct else 0.0,
+                "negative": 0.0 if correct else weight / len(families),
+            }
+            for fam in families
+        ]
+        return {
+            "id": fb["id"],
+            "run": self.run,
+            "horizon": horizon,
+            "event_type": event_type,
+            "label": label,
+            "correct": correct,
+            "weight": weight,
+            "credits": credits,
+            "outcome": ("correct" if correct else "incorrect") if families else "no_citation",
+        }
 
     def apply_matured(self, as_of: str | datetime) -> ApplyStats:
         """Apply every recorded, not yet applied feedback event whose horizon matured by ``as_of``
@@ -417,8 +444,9 @@ class SourceMemory:
             EvidenceInputError: ``as_of`` is not an aware time.
         """
         cutoff = utc_text(as_of, "apply_matured: as_of")
-        pending = [r["feedback"] for r in self.graph.read(cypher.PENDING_MEMORY_FEEDBACK,
-                                                          {"run": self.run, "as_of": cutoff})]
+        pending = [
+            r["feedback"] for r in self.graph.read(cypher.PENDING_MEMORY_FEEDBACK, {"run": self.run, "as_of": cutoff})
+        ]
         rows = [self._update(fb) for fb in pending]
         stats = ApplyStats()
         if not rows:
@@ -434,11 +462,13 @@ class SourceMemory:
     def cells(self, event_type: str | None = None) -> dict[tuple[str, str, str], tuple[float, float]]:
         """(family, event type, horizon) -> (positive, negative) of this run (one event type or all)."""
         rows = read_cells(self.graph, self.run, event_type)
-        return {(r["family"], r["event_type"], r["horizon"]): (float(r["positive"]), float(r["negative"]))
-                for r in rows}
+        return {
+            (r["family"], r["event_type"], r["horizon"]): (float(r["positive"]), float(r["negative"])) for r in rows
+        }
 
-    def rank(self, candidates: Sequence[Scored], event_type: str, horizons: Sequence[str] = HORIZONS,
-             k: int | None = None) -> list[RankedEvidence]:
+    def rank(
+        self, candidates: Sequence[Scored], event_type: str, horizons: Sequence[str] = HORIZONS, k: int | None = None
+    ) -> list[RankedEvidence]:
         """:func:`rank_evidence` with this run's cells for ``event_type`` as they are now (apply the matured
         feedback first)."""
         return rank_evidence(candidates, self.cells(event_type), event_type, self.params, horizons, k)

@@ -56,13 +56,19 @@ class DocumentIndex:
         self.passages = list(passages)
         self.embedder = embedder
         self._bm25 = bm25s.BM25()
-        self._bm25.index(bm25s.tokenize([p.text for p in self.passages], stopwords="en", show_progress=False),
-                         show_progress=False)
+        self._bm25.index(
+            bm25s.tokenize([p.text for p in self.passages], stopwords="en", show_progress=False), show_progress=False
+        )
         self._vectors: np.ndarray | None = None
 
     @classmethod
-    def from_graph(cls, graph: Graph, embedder: Embedder | None = None,
-                   families: Sequence[str] | None = None, extracted: bool = False) -> "DocumentIndex":
+    def from_graph(
+        cls,
+        graph: Graph,
+        embedder: Embedder | None = None,
+        families: Sequence[str] | None = None,
+        extracted: bool = False,
+    ) -> DocumentIndex:
         """The text chunks in the graph (of ``families`` when given; with ``extracted``, only of documents
         that the knowledge graph's triples come from, so document and triple retrieval draw on the same
         corpus, as in seed 004's Table 2, and text ingested for other jobs, e.g. tweets, stays out).
@@ -74,9 +80,19 @@ class DocumentIndex:
         rows = graph.read(query, {"families": list(families) if families else None})
         if not rows and extracted:
             raise ValueError("no text chunks of documents with extracted triples: run `finkg extract` first")
-        return cls([Passage(r["id"], r["text"] or "", r["document"], r["source_family"] or "",
-                            str(r["available_at"]) if r["available_at"] is not None else None) for r in rows],
-                   embedder)
+        return cls(
+            [
+                Passage(
+                    r["id"],
+                    r["text"] or "",
+                    r["document"],
+                    r["source_family"] or "",
+                    str(r["available_at"]) if r["available_at"] is not None else None,
+                )
+                for r in rows
+            ],
+            embedder,
+        )
 
     def bm25(self, query: str, k: int) -> list[ScoredPassage]:
         """The ``k`` passages with the highest BM25 score for ``query`` (score > 0 only), best first."""

@@ -46,14 +46,15 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 import numpy as np
 
 from kg import BatchWriter, Graph, cypher
-from retrieval.text.documents import Passage
+from kg.errors import RetrievalError
 from retrieval.embeddings import Embedder, stored_vectors
+from retrieval.text.documents import Passage
 from retrieval.text.point_in_time import utc_text
 
 BM25_K1 = 1.5
@@ -65,7 +66,7 @@ Fusion = Literal["minmax", "rrf"]
 FUSIONS = ("minmax", "rrf")
 
 
-class HybridError(ValueError):
+class HybridError(RetrievalError):
     """Hybrid retrieval cannot run as asked (an empty corpus, a naive as-of time, a bad alpha...)."""
 
 
@@ -203,19 +204,28 @@ class HybridIndex:
         HybridError: no passages, or vectors whose shape does not match.
     """
 
-    def __init__(self, passages: Sequence[Passage], vectors: np.ndarray | None = None,
-                 embedder: Embedder | None = None, tickers: Sequence[Iterable[str]] | None = None,
-                 corpus: str | None = None, alpha: float = DEFAULT_ALPHA) -> None:
+    def __init__(
+        self,
+        passages: Sequence[Passage],
+        vectors: np.ndarray | None = None,
+        embedder: Embedder | None = None,
+        tickers: Sequence[Iterable[str]] | None = None,
+        corpus: str | None = None,
+        alpha: float = DEFAULT_ALPHA,
+    ) -> None:
         if not passages:
-            raise HybridError("no chunks to retrieve from" + (f" in corpus {corpus!r}" if corpus else "")
-                              + ": ingest text first")
+            raise HybridError(
+                "no chunks to retrieve from" + (f" in corpus {corpus!r}" if corpus else "") + ": ingest text first"
+            )
         if vectors is not None:
             vectors = np.asarray(vectors, dtype=np.float32)
             if vectors.ndim != 2 or vectors.shape[0] != len(passages):
                 raise HybridError(f"{len(passages)} chunks but vectors of shape {vectors.shape}")
         # sorted by availability (unknown last), then id: an as-of cut is a prefix of the rows
-        order = sorted(range(len(passages)),
-                       key=lambda i: (passages[i].available_at is None, passages[i].available_at or "", passages[i].id))
+        order = sorted(
+            range(len(passages)),
+            key=lambda i: (passages[i].available_at is None, passages[i].available_at or "", passages[i].id),
+        )
         self.passages = [passages[i] for i in order]
         self.vectors = np.ascontiguousarray(vectors[order]) if vectors is not None else None
         self.embedder = embedder
@@ -237,8 +247,11 @@ class HybridIndex:
             rows.extend([i] * len(toks))
         data = np.ones(len(rows), dtype=np.float32)
         self.vocab = vocab
-        self.terms = csc_matrix((data, (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64))),
-                                shape=(len(tokens), max(len(vocab), 1)), dtype=np.float32)
+        self.terms = csc_matrix(
+            (data, (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64))),
+            shape=(len(tokens), max(len(vocab), 1)),
+            dtype=np.float32,
+        )
         self.terms.sum_duplicates()  # counts per (chunk, term)
         self.lengths = np.asarray([len(t) for t in tokens], dtype=np.float64)
 
@@ -248,10 +261,17 @@ class HybridIndex:
     # ------------------------------------------------------------------ loading from the graph
 
     @classmethod
-    def from_graph(cls, graph: Graph, embedder: Embedder | None, corpus: str | None = None,
-                   kinds: Sequence[str] | None = ("text",), families: Sequence[str] | None = None,
-                   page: int = 20_000, batch_size: int = 500,
-                   progress: Callable[[int], None] | None = None) -> "HybridIndex":
+    def from_graph(
+        cls,
+        graph: Graph,
+        embedder: Embedder | None,
+        corpus: str | None = None,
+        kinds: Sequence[str] | None = ("text",),
+        families: Sequence[str] | None = None,
+        page: int = 20_000,
+        batch_size: int = 500,
+        progress: Callable[[int], None] | None = None,
+    ) -> HybridIndex:
         """The chunks of ``corpus`` (``Chunk.corpus``; None: any) of ``kinds`` (None: any) and source
         ``families`` (None: any), with their embeddings from ``embedder``: stored ones are read from
         ``Chunk.embedding`` (when ``Chunk.embedding_model`` is the embedder's identity), the others are
@@ -264,28 +284,47 @@ class HybridIndex:
         model = embedder.identity if embedder is not None else ""
         rows: list[dict[str, Any]] = []
         after = ""
-        params = {"corpus": corpus, "kinds": list(kinds) if kinds else None,
-                  "families": list(families) if families else None, "model": model, "limit": page}
+        params = {
+            "corpus": corpus,
+            "kinds": list(kinds) if kinds else None,
+            "families": list(families) if families else None,
+            "model": model,
+            "limit": page,
+        }
         while got := graph.read(cypher.HYBRID_CHUNKS_PAGE, {**params, "after": after}):
             rows.extend(got)
             after = got[-1]["id"]
         if not rows:
-            raise HybridError(f"no chunks in the graph for corpus={corpus!r} kinds={kinds!r} families={families!r}: "
-                              "ingest text first")
-        passages = [Passage(r["id"], r["text"] or "", r["document"] or "", r["source_family"] or "",
-                            r["available_at"]) for r in rows]
+            raise HybridError(
+                f"no chunks in the graph for corpus={corpus!r} kinds={kinds!r} families={families!r}: ingest text first"
+            )
+        passages = [
+            Passage(r["id"], r["text"] or "", r["document"] or "", r["source_family"] or "", r["available_at"])
+            for r in rows
+        ]
         vectors = None
         if embedder is not None:
             vectors = chunk_vectors(graph, passages, [r["embedding"] for r in rows], embedder, batch_size, progress)
         stored = read_alpha(graph, corpus) if corpus else None
-        return cls(passages, vectors, embedder, [r["tickers"] or () for r in rows], corpus,
-                   stored["hybrid_alpha"] if stored and stored.get("hybrid_alpha") is not None else DEFAULT_ALPHA)
+        return cls(
+            passages,
+            vectors,
+            embedder,
+            [r["tickers"] or () for r in rows],
+            corpus,
+            stored["hybrid_alpha"] if stored and stored.get("hybrid_alpha") is not None else DEFAULT_ALPHA,
+        )
 
     # ------------------------------------------------------------------ the candidate pool
 
-    def pool(self, as_of: datetime | None = None, chunk_ids: Iterable[str] | None = None,
-             documents: Iterable[str] | None = None, families: Iterable[str] | None = None,
-             tickers: Iterable[str] | None = None) -> np.ndarray:
+    def pool(
+        self,
+        as_of: datetime | None = None,
+        chunk_ids: Iterable[str] | None = None,
+        documents: Iterable[str] | None = None,
+        families: Iterable[str] | None = None,
+        tickers: Iterable[str] | None = None,
+    ) -> np.ndarray:
         """Row numbers (ascending) of the candidate pool: available by ``as_of`` and passing every given
         restriction (None: no restriction; an empty collection: nothing passes).
 
@@ -296,8 +335,9 @@ class HybridIndex:
         if as_of is not None:
             end = bisect.bisect_right(self._available, iso_as_of(as_of))  # unknown times sort last
         if chunk_ids is not None:
-            rows = np.asarray(sorted(r for c in set(chunk_ids) if (r := self._row.get(c)) is not None and r < end),
-                              dtype=np.int64)
+            rows = np.asarray(
+                sorted(r for c in set(chunk_ids) if (r := self._row.get(c)) is not None and r < end), dtype=np.int64
+            )
         else:
             rows = np.arange(end, dtype=np.int64)
         keep: list[Callable[[int], bool]] = []
@@ -333,7 +373,7 @@ class HybridIndex:
         if not prefix:
             position = np.full(len(self.passages), -1, dtype=np.int64)
             position[rows] = np.arange(len(rows))
-        lengths = self.lengths[rows] if not prefix else self.lengths[:len(rows)]
+        lengths = self.lengths[rows] if not prefix else self.lengths[: len(rows)]
         avgdl = float(lengths.mean()) or 1.0
         n = len(rows)
         for c in cols:
@@ -372,7 +412,7 @@ class HybridIndex:
         rows = np.asarray(rows, dtype=np.int64)
         if len(rows) == 0:
             return np.zeros(0)
-        block = self.vectors[:len(rows)] if rows[-1] == len(rows) - 1 else self.vectors[rows]
+        block = self.vectors[: len(rows)] if rows[-1] == len(rows) - 1 else self.vectors[rows]
         return (block @ np.asarray(qvec, dtype=np.float32)).astype(np.float64)
 
     def score_pool(self, query: str, rows: np.ndarray, qvec: np.ndarray | None = None) -> PoolScores:
@@ -380,11 +420,20 @@ class HybridIndex:
         qvec = self.encode(query) if qvec is None else qvec
         return PoolScores(np.asarray(rows, dtype=np.int64), self.bm25(query, rows), self.dense(qvec, rows))
 
-    def search(self, query: str, k: int = 10, alpha: float | None = None, fusion: Fusion = "minmax",
-               as_of: datetime | None = None, chunk_ids: Iterable[str] | None = None,
-               documents: Iterable[str] | None = None, families: Iterable[str] | None = None,
-               tickers: Iterable[str] | None = None, qvec: np.ndarray | None = None,
-               rrf_k: int = RRF_K) -> list[Hit]:
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        alpha: float | None = None,
+        fusion: Fusion = "minmax",
+        as_of: datetime | None = None,
+        chunk_ids: Iterable[str] | None = None,
+        documents: Iterable[str] | None = None,
+        families: Iterable[str] | None = None,
+        tickers: Iterable[str] | None = None,
+        qvec: np.ndarray | None = None,
+        rrf_k: int = RRF_K,
+    ) -> list[Hit]:
         """The ``k`` best chunks of the candidate pool for ``query``, best first.
 
         Args:
@@ -411,8 +460,18 @@ class HybridIndex:
         pool = self.score_pool(query, rows, qvec)
         fused = pool.fused(self.alpha if alpha is None else alpha, fusion, rrf_k)
         top = top_k(fused, k)
-        return [Hit(self.passages[int(rows[j])], float(fused[j]), float(pool.sparse[j]), float(pool.dense[j]),
-                    float(pool.sparse_norm[j]), float(pool.dense_norm[j]), r + 1) for r, j in enumerate(top)]
+        return [
+            Hit(
+                self.passages[int(rows[j])],
+                float(fused[j]),
+                float(pool.sparse[j]),
+                float(pool.dense[j]),
+                float(pool.sparse_norm[j]),
+                float(pool.dense_norm[j]),
+                r + 1,
+            )
+            for r, j in enumerate(top)
+        ]
 
 
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
@@ -431,9 +490,14 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
 # ---------------------------------------------------------------------- embeddings and the corpus alpha
 
 
-def chunk_vectors(graph: Graph, passages: Sequence[Passage], stored: Sequence[Sequence[float] | None],
-                  embedder: Embedder, batch_size: int = 500,
-                  progress: Callable[[int], None] | None = None) -> np.ndarray:
+def chunk_vectors(
+    graph: Graph,
+    passages: Sequence[Passage],
+    stored: Sequence[Sequence[float] | None],
+    embedder: Embedder,
+    batch_size: int = 500,
+    progress: Callable[[int], None] | None = None,
+) -> np.ndarray:
     """The chunks' unit embeddings ``(n, d)`` float32: ``stored[i]`` when it has the embedder's
     dimension (the caller read it for the embedder's identity), else encoded now and written to
     ``Chunk.embedding`` / ``Chunk.embedding_model`` in batches of ``batch_size``; the vector index
@@ -442,8 +506,10 @@ def chunk_vectors(graph: Graph, passages: Sequence[Passage], stored: Sequence[Se
     if todo:
         vectors[todo] = embedder.encode([passages[i].text for i in todo], progress=progress)
         BatchWriter(graph, batch_size=batch_size).run_batches(
-            cypher.SET_CHUNK_EMBEDDINGS, [{"id": passages[i].id, "vector": vectors[i].tolist()} for i in todo],
-            {"model": embedder.identity})
+            cypher.SET_CHUNK_EMBEDDINGS,
+            [{"id": passages[i].id, "vector": vectors[i].tolist()} for i in todo],
+            {"model": embedder.identity},
+        )
     ensure_vector_index(graph, embedder.dimensions)
     return vectors
 
@@ -451,12 +517,22 @@ def chunk_vectors(graph: Graph, passages: Sequence[Passage], stored: Sequence[Se
 def ensure_vector_index(graph: Graph, dimensions: int) -> None:
     """Create the cosine vector index :data:`VECTOR_INDEX` on ``Chunk.embedding`` if absent
     (``CREATE VECTOR INDEX ... IF NOT EXISTS``, through :func:`kg.cypher.create_index`)."""
-    graph.run_autocommit(cypher.create_index(VECTOR_INDEX, "vector", "Chunk", ["embedding"],
-                                             dimensions=dimensions, similarity="cosine"))
+    graph.run_autocommit(
+        cypher.create_index(VECTOR_INDEX, "vector", "Chunk", ["embedding"], dimensions=dimensions, similarity="cosine")
+    )
 
 
-def store_alpha(graph: Graph, corpus: str, alpha: float, metric: str, queries: int, score: float,
-                step: float, swept_at: datetime | None = None, embedding_model: str = "") -> None:
+def store_alpha(
+    graph: Graph,
+    corpus: str,
+    alpha: float,
+    metric: str,
+    queries: int,
+    score: float,
+    step: float,
+    swept_at: datetime | None = None,
+    embedding_model: str = "",
+) -> None:
     """Record a corpus's swept alpha on ``(:Corpus {name})`` (MERGE through :class:`kg.BatchWriter`):
     ``hybrid_alpha``, ``hybrid_alpha_metric`` (e.g. ``ndcg@10``), ``hybrid_alpha_queries`` (labelled
     queries), ``hybrid_alpha_score`` (the metric at that alpha), ``hybrid_alpha_step``,
@@ -468,11 +544,23 @@ def store_alpha(graph: Graph, corpus: str, alpha: float, metric: str, queries: i
     if not corpus:
         raise HybridError("a corpus name is required to store its alpha")
     check_alpha(alpha)
-    moment = swept_at or datetime.now(timezone.utc)
-    BatchWriter(graph).merge_nodes("Corpus", [{
-        "name": corpus, "hybrid_alpha": float(alpha), "hybrid_alpha_metric": metric,
-        "hybrid_alpha_queries": int(queries), "hybrid_alpha_score": float(score), "hybrid_alpha_step": float(step),
-        "hybrid_alpha_swept_at": iso_as_of(moment), "hybrid_alpha_embedding_model": embedding_model}], key="name")
+    moment = swept_at or datetime.now(UTC)
+    BatchWriter(graph).merge_nodes(
+        "Corpus",
+        [
+            {
+                "name": corpus,
+                "hybrid_alpha": float(alpha),
+                "hybrid_alpha_metric": metric,
+                "hybrid_alpha_queries": int(queries),
+                "hybrid_alpha_score": float(score),
+                "hybrid_alpha_step": float(step),
+                "hybrid_alpha_swept_at": iso_as_of(moment),
+                "hybrid_alpha_embedding_model": embedding_model,
+            }
+        ],
+        key="name",
+    )
 
 
 def read_alpha(graph: Graph, corpus: str) -> dict[str, Any] | None:

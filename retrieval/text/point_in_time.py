@@ -50,13 +50,14 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from rapidfuzz import fuzz
 
 from kg import BatchWriter, Graph, cypher
+from kg.errors import RetrievalError
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 STOCK_TABLE = DATA_DIR / "market" / "StockTable.tsv"
@@ -70,8 +71,15 @@ PEER_SHARE = 0.20
 """At most this share of the pool is same-sector peer evidence (seed 000, section 3.3)."""
 
 REMOVAL_REASONS = (
-    "future", "anchor", "exact_url", "title_duplicate", "near_duplicate", "pool_duplicate", "unrelated",
-    "peer_cap", "pool_size",
+    "future",
+    "anchor",
+    "exact_url",
+    "title_duplicate",
+    "near_duplicate",
+    "pool_duplicate",
+    "unrelated",
+    "peer_cap",
+    "pool_size",
 )
 """Why a candidate left the pool, in the order the rules apply (module docstring)."""
 
@@ -82,7 +90,7 @@ _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
 _SPACE = re.compile(r"\s+")
 
 
-class EvidenceInputError(ValueError):
+class EvidenceInputError(RetrievalError):
     """A candidate, an anchor or the sector table is malformed; the message names the item and field
     (or the file and line)."""
 
@@ -111,7 +119,7 @@ def to_utc(value: str | datetime, what: str = "time") -> datetime:
         raise EvidenceInputError(f"{what}: expected an ISO 8601 time, got {type(value).__name__}")
     if moment.tzinfo is None:
         raise EvidenceInputError(f"{what}: {value!r} has no timezone (give UTC, e.g. 2015-07-21T20:00:00Z)")
-    return moment.astimezone(timezone.utc)
+    return moment.astimezone(UTC)
 
 
 def utc_text(value: str | datetime, what: str = "time") -> str:
@@ -192,8 +200,9 @@ def load_sectors(path: Path = STOCK_TABLE) -> dict[str, str]:
             raise EvidenceInputError(f"{path}:{n}: expected a sector and a symbol, got {row!r}")
         ticker, sector = row[1].strip().lstrip("$").upper(), row[0].strip()
         if sectors.get(ticker, sector) != sector:
-            raise EvidenceInputError(f"{path}:{n}: {ticker} listed again with another sector ({sector!r} after "
-                                     f"{sectors[ticker]!r})")
+            raise EvidenceInputError(
+                f"{path}:{n}: {ticker} listed again with another sector ({sector!r} after {sectors[ticker]!r})"
+            )
         sectors[ticker] = sector
     return sectors
 
@@ -229,8 +238,10 @@ class Anchor:
     @property
     def as_of(self) -> datetime:
         """The decision time (UTC); evidence available after it is future evidence."""
-        return to_utc(self.decision_time if self.decision_time is not None else self.event_time,
-                      f"anchor {self.id}: decision_time")
+        return to_utc(
+            self.decision_time if self.decision_time is not None else self.event_time,
+            f"anchor {self.id}: decision_time",
+        )
 
 
 @dataclass(frozen=True)
@@ -276,10 +287,16 @@ class Candidate:
                 raise EvidenceInputError(f"candidate {ident!r}: missing field {name!r}")
         tickers = row.get("tickers") or ([row["ticker"]] if row.get("ticker") else [])
         return cls(
-            id=str(ident), document_id=str(row["document_id"]), text=str(row["text"]),
-            source_family=str(row["source_family"]), available_at=row["available_at"],
-            tickers=tuple(str(t).upper() for t in tickers if t), url=row.get("url"), title=row.get("title"),
-            sector=row.get("sector"), score=row.get("score"),
+            id=str(ident),
+            document_id=str(row["document_id"]),
+            text=str(row["text"]),
+            source_family=str(row["source_family"]),
+            available_at=row["available_at"],
+            tickers=tuple(str(t).upper() for t in tickers if t),
+            url=row.get("url"),
+            title=row.get("title"),
+            sector=row.get("sector"),
+            score=row.get("score"),
         )
 
 
@@ -563,10 +580,18 @@ class EvidenceSelection:
         """The ``(:EvidenceSelection)`` properties."""
         a = self.pool.anchor
         return {
-            "id": self.id, "run": self.run, "anchor_id": a.id, "ticker": a.ticker,
-            "event_time": utc_text(a.event_time, f"anchor {a.id}: event_time"), "decision_time": self.pool.decision_time,
-            "anchor_text": a.text, "anchor_url": a.url, "pool": len(self.pool.candidates),
-            "peers": len(self.pool.peers), "candidates_in": self.pool.n_input, "selected": len(self.selected),
+            "id": self.id,
+            "run": self.run,
+            "anchor_id": a.id,
+            "ticker": a.ticker,
+            "event_time": utc_text(a.event_time, f"anchor {a.id}: event_time"),
+            "decision_time": self.pool.decision_time,
+            "anchor_text": a.text,
+            "anchor_url": a.url,
+            "pool": len(self.pool.candidates),
+            "peers": len(self.pool.peers),
+            "candidates_in": self.pool.n_input,
+            "selected": len(self.selected),
             **{f"removed_{r}": n for r, n in self.pool.removed.items()},
         }
 
@@ -591,17 +616,27 @@ def store_selections(writer: BatchWriter, selections: Sequence[EvidenceSelection
         chunk_ids = [e.chunk_id for e in s.selected]
         if len(set(chunk_ids)) != len(chunk_ids):
             raise ValueError(f"selection {s.id}: a chunk is selected twice")
-    stale = writer.run_batches(cypher.DELETE_STALE_SELECTED,
-                               [{"id": s.id, "chunk_ids": [e.chunk_id for e in s.selected]} for s in selections])
+    stale = writer.run_batches(
+        cypher.DELETE_STALE_SELECTED, [{"id": s.id, "chunk_ids": [e.chunk_id for e in s.selected]} for s in selections]
+    )
     nodes = writer.merge_nodes("EvidenceSelection", [s.node() for s in selections], "id")
     links = writer.merge_relationships(
         "SELECTED",
-        [{"start": s.id, "end": e.chunk_id, "props": {"rank": e.rank, "score": e.score, "relevance": e.relevance}}
-         for s in selections for e in s.selected],
-        start=("EvidenceSelection", "id"), end=("Chunk", "id"),
+        [
+            {"start": s.id, "end": e.chunk_id, "props": {"rank": e.rank, "score": e.score, "relevance": e.relevance}}
+            for s in selections
+            for e in s.selected
+        ],
+        start=("EvidenceSelection", "id"),
+        end=("Chunk", "id"),
     )
-    return {"selections": nodes.written, "links": links.written, "created": nodes.created + links.created,
-            "stale_links_removed": stale, "missing_chunks": links.missing_endpoints}
+    return {
+        "selections": nodes.written,
+        "links": links.written,
+        "created": nodes.created + links.created,
+        "stale_links_removed": stale,
+        "missing_chunks": links.missing_endpoints,
+    }
 
 
 @dataclass
@@ -638,8 +673,11 @@ class EvidenceAudit:
             {"metric": "selections", "count": self.selections, "rate": ""},
             {"metric": "selected evidence", "count": self.selected, "rate": ""},
             {"metric": "future documents", "count": self.future, "rate": f"{100 * self.future_rate:.2f}%"},
-            {"metric": "near-duplicates of the anchor", "count": self.near_duplicate,
-             "rate": f"{100 * self.near_duplicate_rate:.2f}%"},
+            {
+                "metric": "near-duplicates of the anchor",
+                "count": self.near_duplicate,
+                "rate": f"{100 * self.near_duplicate_rate:.2f}%",
+            },
         ]
 
 
@@ -668,15 +706,24 @@ def audit_evidence(
             problems.append("future")
         anchor_text = row["anchor_text"] or ""
         text = row["text"] or ""
-        if (row["chunk_id"] == row["anchor_id"] or row["document_id"] == row["anchor_id"]
-                or (urls_of(anchor_text, row["anchor_url"]) & urls_of(text))
-                or near_duplicate_score(anchor_text, text) >= near_duplicate_threshold):
+        if (
+            row["chunk_id"] == row["anchor_id"]
+            or row["document_id"] == row["anchor_id"]
+            or (urls_of(anchor_text, row["anchor_url"]) & urls_of(text))
+            or near_duplicate_score(anchor_text, text) >= near_duplicate_threshold
+        ):
             audit.near_duplicate += 1
             problems.append("near_duplicate")
         if problems and len(audit.examples) < 5:
-            audit.examples.append({"selection": row["selection"], "chunk_id": row["chunk_id"],
-                                   "available_at": row["available_at"], "decision_time": row["decision_time"],
-                                   "problem": ", ".join(problems)})
+            audit.examples.append(
+                {
+                    "selection": row["selection"],
+                    "chunk_id": row["chunk_id"],
+                    "available_at": row["available_at"],
+                    "decision_time": row["decision_time"],
+                    "problem": ", ".join(problems),
+                }
+            )
     return audit
 
 

@@ -69,11 +69,13 @@ from typing import TypeVar
 
 import numpy as np
 
+from kg.errors import ModelError
+
 TOP_N = 20
 H = TypeVar("H")
 
 
-class RerankModelError(ValueError):
+class RerankModelError(ModelError):
     """The configured reranker cannot be used; the message names the setting and the path."""
 
 
@@ -120,12 +122,20 @@ class CrossEncoderReranker(Reranker):
         RerankModelError: no such directory, an unknown backend, or a model that does not load.
     """
 
-    def __init__(self, path: Path | str, backend: str = "auto", max_length: int = 256, batch_size: int = 32,
-                 device: str | None = None) -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        backend: str = "auto",
+        max_length: int = 256,
+        batch_size: int = 32,
+        device: str | None = None,
+    ) -> None:
         path = Path(path).expanduser()
         if not path.is_dir():
-            raise RerankModelError(f"[rerank] model_path {path}: not a directory (train one with "
-                                   "`finkg rerank train`, or point it at a local cross-encoder)")
+            raise RerankModelError(
+                f"[rerank] model_path {path}: not a directory (train one with "
+                "`finkg rerank train`, or point it at a local cross-encoder)"
+            )
         if backend == "auto":
             backend = "flag" if "bge" in path.name.lower() else "cross-encoder"
         if backend not in ("cross-encoder", "flag"):
@@ -135,8 +145,9 @@ class CrossEncoderReranker(Reranker):
             if backend == "flag":
                 from FlagEmbedding import FlagReranker
 
-                self._model = FlagReranker(str(path), use_fp16=False, devices=device, max_length=max_length,
-                                           batch_size=batch_size)
+                self._model = FlagReranker(
+                    str(path), use_fp16=False, devices=device, max_length=max_length, batch_size=batch_size
+                )
             else:
                 from sentence_transformers import CrossEncoder
 
@@ -152,20 +163,28 @@ class CrossEncoderReranker(Reranker):
         if self.backend == "flag":
             out = self._model.compute_score(pairs, batch_size=self.batch_size)
             return np.atleast_1d(np.asarray(out, dtype=np.float64))
-        return np.asarray(self._model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False),
-                          dtype=np.float64).reshape(-1)
+        return np.asarray(
+            self._model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False), dtype=np.float64
+        ).reshape(-1)
 
 
-def make_reranker(model_path: Path | str | None, backend: str = "auto", max_length: int = 256,
-                  batch_size: int = 32, device: str | None = None) -> CrossEncoderReranker:
+def make_reranker(
+    model_path: Path | str | None,
+    backend: str = "auto",
+    max_length: int = 256,
+    batch_size: int = 32,
+    device: str | None = None,
+) -> CrossEncoderReranker:
     """The reranker ``[rerank]`` settings describe.
 
     Raises:
         RerankModelError: no path configured, or what :class:`CrossEncoderReranker` raises.
     """
     if not model_path:
-        raise RerankModelError("no reranker configured: set [rerank] model_path (or FINKG_RERANK_MODEL_PATH) to a "
-                               "local cross-encoder directory, or train one with `finkg rerank train`")
+        raise RerankModelError(
+            "no reranker configured: set [rerank] model_path (or FINKG_RERANK_MODEL_PATH) to a "
+            "local cross-encoder directory, or train one with `finkg rerank train`"
+        )
     return CrossEncoderReranker(model_path, backend, max_length, batch_size, device)
 
 
@@ -182,8 +201,11 @@ JUDGE_PROMPT = (
 """The judge's prompt: the question comes before the passage, so the 20 prompts of one query share a prefix
 that llama.cpp evaluates once (it keeps the previous prompt's tokens)."""
 
-JUDGE_SCHEMA = {"type": "object", "properties": {"relevance": {"type": "integer", "minimum": 0, "maximum": 3}},
-                "required": ["relevance"]}
+JUDGE_SCHEMA = {
+    "type": "object",
+    "properties": {"relevance": {"type": "integer", "minimum": 0, "maximum": 3}},
+    "required": ["relevance"],
+}
 """The judge's answer shape, for backends that constrain decoding to a schema."""
 
 UNGRADED = 1.5
@@ -220,8 +242,9 @@ class LLMJudgeReranker(Reranker):
     def grade(answer: str) -> int | None:
         """The grade in an answer: ``{"relevance": g}`` (also unquoted or with spaces), else a lone digit
         0-3; None when there is none."""
-        found = re.search(r'relevance"?\s*[:=]\s*"?([0-3])\b', answer or "") or re.fullmatch(r"\s*([0-3])\s*\.?\s*",
-                                                                                          answer or "")
+        found = re.search(r'relevance"?\s*[:=]\s*"?([0-3])\b', answer or "") or re.fullmatch(
+            r"\s*([0-3])\s*\.?\s*", answer or ""
+        )
         return int(found.group(1)) if found else None
 
     def score(self, query: str, passages: Sequence[str]) -> np.ndarray:
@@ -248,9 +271,13 @@ class TrainingPair:
     label: float
 
 
-def training_pairs(questions: Sequence[tuple[str, Mapping[str, int]]], texts: Mapping[str, str],
-                   hard_negatives: Callable[[str], Sequence[str]], negatives_per_query: int = 3,
-                   seed: int = 0) -> list[TrainingPair]:
+def training_pairs(
+    questions: Sequence[tuple[str, Mapping[str, int]]],
+    texts: Mapping[str, str],
+    hard_negatives: Callable[[str], Sequence[str]],
+    negatives_per_query: int = 3,
+    seed: int = 0,
+) -> list[TrainingPair]:
     """Pairs for :func:`train_cross_encoder` from graded questions.
 
     For each ``(question, gains)`` (gains: chunk id -> 2 for evidence, 1 for the same context's other
@@ -283,10 +310,19 @@ def training_pairs(questions: Sequence[tuple[str, Mapping[str, int]]], texts: Ma
     return out
 
 
-def train_cross_encoder(pairs: Sequence[TrainingPair], base_model: Path | str, out_dir: Path | str,
-                        epochs: int = 1, batch_size: int = 16, learning_rate: float = 5e-5, max_length: int = 192,
-                        seed: int = 0, threads: int | None = None, device: str | None = None,
-                        progress: Callable[[int], None] | None = None) -> Path:
+def train_cross_encoder(
+    pairs: Sequence[TrainingPair],
+    base_model: Path | str,
+    out_dir: Path | str,
+    epochs: int = 1,
+    batch_size: int = 16,
+    learning_rate: float = 5e-5,
+    max_length: int = 192,
+    seed: int = 0,
+    threads: int | None = None,
+    device: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Path:
     """Fine-tune a cross-encoder (one logit, binary cross-entropy on the pairs' targets) from ``base_model``
     and save it as a sentence-transformers ``CrossEncoder`` directory ``out_dir``.
 
@@ -331,16 +367,23 @@ def train_cross_encoder(pairs: Sequence[TrainingPair], base_model: Path | str, o
     optim = torch.optim.AdamW(net.parameters(), lr=learning_rate, weight_decay=0.01)
     warm = max(1, steps // 10)
     sched = torch.optim.lr_scheduler.LambdaLR(
-        optim, lambda s: (s + 1) / warm if s < warm else max(0.0, (steps - s) / max(1, steps - warm)))
+        optim, lambda s: (s + 1) / warm if s < warm else max(0.0, (steps - s) / max(1, steps - warm))
+    )
     loss_fn = torch.nn.BCEWithLogitsLoss()
     rng = random.Random(seed)
     for _ in range(epochs):
         order = list(range(len(pairs)))
         rng.shuffle(order)
         for start in range(0, len(order), batch_size):
-            batch = [pairs[i] for i in order[start:start + batch_size]]
-            enc = tok([p.query for p in batch], [p.passage for p in batch], truncation=True,
-                      max_length=max_length, padding=True, return_tensors="pt").to(device)
+            batch = [pairs[i] for i in order[start : start + batch_size]]
+            enc = tok(
+                [p.query for p in batch],
+                [p.passage for p in batch],
+                truncation=True,
+                max_length=max_length,
+                padding=True,
+                return_tensors="pt",
+            ).to(device)
             logits = net(**enc).logits.view(-1)
             loss = loss_fn(logits, torch.tensor([p.label for p in batch], dtype=torch.float32, device=device))
             loss.backward()
@@ -357,8 +400,9 @@ def train_cross_encoder(pairs: Sequence[TrainingPair], base_model: Path | str, o
     return out
 
 
-def rerank_hits(reranker: Reranker, query: str, hits: Sequence[H], text: Callable[[H], str],
-                top_n: int = TOP_N) -> list[H]:
+def rerank_hits(
+    reranker: Reranker, query: str, hits: Sequence[H], text: Callable[[H], str], top_n: int = TOP_N
+) -> list[H]:
     """:meth:`Reranker.rerank`, re-numbering ``rank`` fields of dataclass hits that have one."""
     out = reranker.rerank(query, hits, text, top_n)
     return [replace(h, rank=i + 1) if hasattr(h, "rank") else h for i, h in enumerate(out)]
@@ -396,8 +440,9 @@ class Selection:
     dropped: tuple[int, ...] = ()
 
 
-def select_documents(ask: Callable[[str], str], query: str, passages: Sequence[str], top: int = 10,
-                     max_chars: int = 800) -> Selection:
+def select_documents(
+    ask: Callable[[str], str], query: str, passages: Sequence[str], top: int = 10, max_chars: int = 800
+) -> Selection:
     """LLM document selection (seed 002 §3.3 "Document Selection", §4.3 "Selection Agent": the top-10
     retrieved documents, the LLM keeps those needed to answer; prompt from appendix A.2).
 

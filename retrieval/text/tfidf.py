@@ -61,15 +61,29 @@ class EvidenceIndex:
         k = min(k, len(scores))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.lexsort((top, -scores[top]))]
-        return [Hit(i + 1, float(scores[j]), self.chunks[j]["id"], self.chunks[j]["fact_key"],
-                    self.chunks[j]["adsh"], self.chunks[j]["text"]) for i, j in enumerate(top)]
+        return [
+            Hit(
+                i + 1,
+                float(scores[j]),
+                self.chunks[j]["id"],
+                self.chunks[j]["fact_key"],
+                self.chunks[j]["adsh"],
+                self.chunks[j]["text"],
+            )
+            for i, j in enumerate(top)
+        ]
 
 
 def memo_query(filing: dict[str, Any], concepts: Sequence[str] = cc.REQUIRED) -> str:
     """The paper's retrieval query: issuer name, CIK, accession number, quarter, expected concepts
     (their synonym tags and labels)."""
-    words = [filing.get("name", ""), f"CIK {filing.get('cik', '')}", f"accession {filing['adsh']}",
-             f"fiscal {filing.get('fy') or ''} {filing.get('fp') or ''}", str(filing.get("form", ""))]
+    words = [
+        filing.get("name", ""),
+        f"CIK {filing.get('cik', '')}",
+        f"accession {filing['adsh']}",
+        f"fiscal {filing.get('fy') or ''} {filing.get('fp') or ''}",
+        str(filing.get("form", "")),
+    ]
     for name in concepts:
         c = cc.BY_NAME[name]
         words.append(c.label)
@@ -77,8 +91,9 @@ def memo_query(filing: dict[str, Any], concepts: Sequence[str] = cc.REQUIRED) ->
     return " ".join(w for w in words if w)
 
 
-def load_evidence(graph: Graph, page: int = 50_000,
-                  progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
+def load_evidence(
+    graph: Graph, page: int = 50_000, progress: Callable[[int], None] | None = None
+) -> list[dict[str, Any]]:
     """Every evidence chunk in the graph, read in pages of ``page`` rows (keyset pagination)."""
     rows: list[dict[str, Any]] = []
     after = ""

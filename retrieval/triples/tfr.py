@@ -26,8 +26,13 @@ import numpy as np
 from kg import BatchWriter, Graph, cypher
 from retrieval.embeddings import Embedder, stored_vectors
 
-RELATION_WORDS = {"AFFECT": "affects", "INDICATE": "indicates", "BELONG_TO": "belongs to",
-                  "EQUAL_TO": "equals", "MAY_LEAD_TO": "may lead to"}
+RELATION_WORDS = {
+    "AFFECT": "affects",
+    "INDICATE": "indicates",
+    "BELONG_TO": "belongs to",
+    "EQUAL_TO": "equals",
+    "MAY_LEAD_TO": "may lead to",
+}
 
 
 @dataclass(frozen=True)
@@ -107,12 +112,13 @@ def allocate(weights: Sequence[float], available: Sequence[int], k: int) -> list
     counts = [min(int(math.floor(s + 0.5)), a) for s, a in zip(share, available)]
     target = min(k, sum(available))
     while sum(counts) < target:
-        i = max((i for i in range(len(counts)) if counts[i] < available[i]),
-                key=lambda i: (share[i] - counts[i], weights[i], -i))
+        i = max(
+            (i for i in range(len(counts)) if counts[i] < available[i]),
+            key=lambda i: (share[i] - counts[i], weights[i], -i),
+        )
         counts[i] += 1
     while sum(counts) > target:
-        i = max((i for i in range(len(counts)) if counts[i] > 0),
-                key=lambda i: (counts[i] - share[i], -weights[i], i))
+        i = max((i for i in range(len(counts)) if counts[i] > 0), key=lambda i: (counts[i] - share[i], -weights[i], i))
         counts[i] -= 1
     return counts
 
@@ -142,20 +148,35 @@ class TripleIndex:
         return len(self.triples)
 
     @classmethod
-    def from_graph(cls, graph: Graph, embedder: Embedder, batch_size: int = 1000,
-                   progress: Callable[[int], None] | None = None) -> "TripleIndex":
+    def from_graph(
+        cls, graph: Graph, embedder: Embedder, batch_size: int = 1000, progress: Callable[[int], None] | None = None
+    ) -> TripleIndex:
         """Load every extracted triple; encode (and store on its relationship) those without an
         embedding from ``embedder``; ``progress(n)`` is called as triples are encoded."""
         rows = graph.read(cypher.triples_for_retrieval(), {"model": embedder.identity})
-        triples = [Triple(r["id"], r["relation"], r["head"], r["tail"], r["head_id"], r["tail_id"], r["cluster"],
-                          r["chunk_id"]) for r in rows]
+        triples = [
+            Triple(
+                r["id"], r["relation"], r["head"], r["tail"], r["head_id"], r["tail_id"], r["cluster"], r["chunk_id"]
+            )
+            for r in rows
+        ]
         vectors, todo = stored_vectors([r["embedding"] for r in rows], embedder.dimensions)
         if todo:
             vectors[todo] = embedder.encode([triples[i].text for i in todo], progress=progress)
             writer = BatchWriter(graph, batch_size=batch_size)
-            writer.run_batches(cypher.SET_TRIPLE_EMBEDDINGS,
-                               [{"id": triples[i].id, "head_id": triples[i].head_id, "tail_id": triples[i].tail_id,
-                                 "vector": vectors[i].tolist()} for i in todo], {"model": embedder.identity})
+            writer.run_batches(
+                cypher.SET_TRIPLE_EMBEDDINGS,
+                [
+                    {
+                        "id": triples[i].id,
+                        "head_id": triples[i].head_id,
+                        "tail_id": triples[i].tail_id,
+                        "vector": vectors[i].tolist(),
+                    }
+                    for i in todo
+                ],
+                {"model": embedder.identity},
+            )
         return cls(triples, vectors, embedder)
 
     def encode(self, query: str) -> np.ndarray:
@@ -200,5 +221,8 @@ class TripleIndex:
         weights = softmax(means, temperature)
         counts = allocate(weights, [len(members[c]) for c in clusters], k)
         order = sorted(range(len(clusters)), key=lambda j: (-weights[j], j))
-        return [ScoredTriple(self.triples[i], float(sims[i]), float(weights[j]))
-                for j in order for i in members[clusters[j]][:counts[j]]]
+        return [
+            ScoredTriple(self.triples[i], float(sims[i]), float(weights[j]))
+            for j in order
+            for i in members[clusters[j]][: counts[j]]
+        ]

@@ -71,8 +71,13 @@ def scale_factor(scale: str) -> float:
     percent 0.01; anything else (``""`` included) 1. Matched as a substring of the lower-cased text
     (``"millions"`` and ``"5 million"`` count), as in the reference script."""
     s = scale.lower()
-    for word, factor in (("hundred", 100), ("thousand", 1_000), ("million", 1_000_000),
-                         ("billion", 1_000_000_000), ("percent", 0.01)):
+    for word, factor in (
+        ("hundred", 100),
+        ("thousand", 1_000),
+        ("million", 1_000_000),
+        ("billion", 1_000_000_000),
+        ("percent", 0.01),
+    ):
         if word in s:
             return factor
     return 1
@@ -189,8 +194,9 @@ class TatqaScore:
     f1: float
 
 
-def score(predicted: str | Sequence[str] | None, predicted_scale: str, gold: Sequence[str], answer_type: str,
-          gold_scale: str) -> TatqaScore:
+def score(
+    predicted: str | Sequence[str] | None, predicted_scale: str, gold: Sequence[str], answer_type: str, gold_scale: str
+) -> TatqaScore:
     """TAT-QA EM and F1 of one prediction (rules 2-7 of the module doc).
 
     Args:
@@ -222,8 +228,10 @@ def score(predicted: str | Sequence[str] | None, predicted_scale: str, gold: Seq
     return TatqaScore(em, f1)
 
 
-def score_question(predicted: str | Sequence[str] | None, predicted_scale: str,
-                   question: Mapping[str, Any]) -> TatqaScore:
+def score_question(
+    predicted: str | Sequence[str] | None, predicted_scale: str, question: Mapping[str, Any]
+) -> TatqaScore:
     """:func:`score` against a TAT-QA question record (``answer``, ``answer_type``, ``scale``)."""
-    return score(predicted, predicted_scale, gold_answers(question), question["answer_type"],
-                 question.get("scale") or "")
+    return score(
+        predicted, predicted_scale, gold_answers(question), question["answer_type"], question.get("scale") or ""
+    )

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from generation.llm import LLMAnswerError, LLMClient
+from kg.errors import ModelError
 
 # ------------------------------------------------------------------------------------------ ROUGE-L
 
@@ -44,7 +45,8 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN = re.compile(
     rf"(?<![A-Za-z0-9_.])[-+]?\d+(?:[.,]\d+)*(?:\s?%)?"  # numbers (a sign only at a word start), percent
     rf"|[{_CJK}]"  # one CJK character
-    rf"|[^\W\d_{_CJK}][^\W_{_CJK}]*(?:['’][^\W_{_CJK}]+)*")  # words (any script; "fy2019"), apostrophes
+    rf"|[^\W\d_{_CJK}][^\W_{_CJK}]*(?:['’][^\W_{_CJK}]+)*"
+)  # words (any script; "fy2019"), apostrophes
 
 
 class RougeTokenizer:
@@ -94,7 +96,7 @@ def rouge_l(candidates: Sequence[str], references: Sequence[str]) -> list[PRF]:
 # ---------------------------------------------------------------------------------------- BERTScore
 
 
-class BertScoreUnavailable(RuntimeError):
+class BertScoreUnavailable(ModelError):
     """BERTScore cannot run: no model directory configured, the directory is missing or is not a
     Hugging Face model folder, or the layer is out of range; the message names the setting."""
 
@@ -103,8 +105,10 @@ def _model_layers(path: Path) -> int:
     try:
         config = json.loads((path / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise BertScoreUnavailable(f"[eval] bertscore_model_path {path}: no readable config.json, so not a "
-                                   f"Hugging Face model directory ({exc})") from exc
+        raise BertScoreUnavailable(
+            f"[eval] bertscore_model_path {path}: no readable config.json, so not a "
+            f"Hugging Face model directory ({exc})"
+        ) from exc
     layers = config.get("num_hidden_layers")
     if not isinstance(layers, int):
         raise BertScoreUnavailable(f"[eval] bertscore_model_path {path}: config.json has no num_hidden_layers")
@@ -124,16 +128,24 @@ class BertScoreModel:
         BertScoreUnavailable: no path, a missing directory, not a model directory, a layer out of range.
     """
 
-    def __init__(self, model_path: Path | str | None, num_layers: int | None = None, batch_size: int = 32,
-                 device: str | None = None) -> None:
+    def __init__(
+        self,
+        model_path: Path | str | None,
+        num_layers: int | None = None,
+        batch_size: int = 32,
+        device: str | None = None,
+    ) -> None:
         if not model_path:
             raise BertScoreUnavailable(
                 "no BERTScore model configured: set [eval] bertscore_model_path (FINKG_EVAL_BERTSCORE_MODEL_PATH) to a "
-                "local model directory, e.g. the all-MiniLM-L6-v2 folder that `finkg models path all-minilm-l6-v2` prints")
+                "local model directory, e.g. the all-MiniLM-L6-v2 folder that `finkg models path all-minilm-l6-v2` prints"
+            )
         path = Path(model_path).expanduser()
         if not path.is_dir():
-            raise BertScoreUnavailable(f"[eval] bertscore_model_path {path}: no such directory (nothing is downloaded; "
-                                       "point it at a local Hugging Face model folder)")
+            raise BertScoreUnavailable(
+                f"[eval] bertscore_model_path {path}: no such directory (nothing is downloaded; "
+                "point it at a local Hugging Face model folder)"
+            )
         available = _model_layers(path)
         layers = available if num_layers is None else num_layers
         if not 1 <= layers <= available:
@@ -144,8 +156,14 @@ class BertScoreModel:
 
         self.path, self.num_layers, self.available_layers = path, layers, available
         self.batch_size = batch_size
-        self._scorer = BERTScorer(model_type=str(path), num_layers=layers, batch_size=batch_size, device=device,
-                                  idf=False, rescale_with_baseline=False)
+        self._scorer = BERTScorer(
+            model_type=str(path),
+            num_layers=layers,
+            batch_size=batch_size,
+            device=device,
+            idf=False,
+            rescale_with_baseline=False,
+        )
 
     @property
     def description(self) -> str:
@@ -153,8 +171,10 @@ class BertScoreModel:
         0.3.13)``: report it with the scores (BERTScore values depend on both)."""
         from importlib.metadata import version
 
-        return (f"{self.path.name}, layer {self.num_layers} of {self.available_layers}, no idf, no rescaling "
-                f"(bert-score {version('bert-score')})")
+        return (
+            f"{self.path.name}, layer {self.num_layers} of {self.available_layers}, no idf, no rescaling "
+            f"(bert-score {version('bert-score')})"
+        )
 
     def score(self, candidates: Sequence[str], references: Sequence[str]) -> list[PRF]:
         """BERTScore of each candidate against its reference (same length and order), in batches.
@@ -170,8 +190,9 @@ class BertScoreModel:
         out = [PRF(0.0, 0.0, 0.0)] * len(candidates)
         todo = [i for i, (c, ref) in enumerate(zip(candidates, references)) if c.strip() and ref.strip()]
         if todo:
-            p, r, f = self._scorer.score([candidates[i] for i in todo], [references[i] for i in todo],
-                                         batch_size=self.batch_size)
+            p, r, f = self._scorer.score(
+                [candidates[i] for i in todo], [references[i] for i in todo], batch_size=self.batch_size
+            )
             for i, a, b, c in zip(todo, p.tolist(), r.tolist(), f.tolist()):
                 out[i] = PRF(float(a), float(b), float(c))
         return out
@@ -184,16 +205,21 @@ def bertscore_from_settings(settings: Any) -> BertScoreModel:
     Raises:
         BertScoreUnavailable: see :class:`BertScoreModel`.
     """
-    return BertScoreModel(settings.eval_bertscore_model_path, settings.eval_bertscore_num_layers,
-                          settings.eval_bertscore_batch_size, settings.eval_bertscore_device)
+    return BertScoreModel(
+        settings.eval_bertscore_model_path,
+        settings.eval_bertscore_num_layers,
+        settings.eval_bertscore_batch_size,
+        settings.eval_bertscore_device,
+    )
 
 
 # ------------------------------------------------------------------------------------- the LLM judge
 
-JUDGE_SCHEMA = {"type": "object",
-                "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 5},
-                               "reason": {"type": "string"}},
-                "required": ["score", "reason"]}
+JUDGE_SCHEMA = {
+    "type": "object",
+    "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 5}, "reason": {"type": "string"}},
+    "required": ["score", "reason"],
+}
 
 REFERENCE_KINDS = {
     "conclusion": "the reference conclusion (the expert's final judgement)",
@@ -205,7 +231,8 @@ _JUDGE_SYSTEM = (
     "conclusions of the generated analysis with {kind}. Score 0 to 5: 5 = the same opinions and conclusions; "
     "4 = the same main conclusion, minor differences; 3 = partly consistent; 2 = mostly different; "
     "1 = contradicts it; 0 = no opinion or unrelated. Judge consistency of views only, not style or length. "
-    'Answer with JSON: {{"score": <integer 0-5>, "reason": "<one sentence>"}}.')
+    'Answer with JSON: {{"score": <integer 0-5>, "reason": "<one sentence>"}}.'
+)
 
 
 @dataclass(frozen=True)
@@ -240,12 +267,15 @@ def judge_messages(generated: str, reference: str, reference_kind: str) -> list[
     """
     if reference_kind not in REFERENCE_KINDS:
         raise ValueError(f"reference_kind must be one of {', '.join(REFERENCE_KINDS)}, not {reference_kind!r}")
-    return [{"role": "system", "content": _JUDGE_SYSTEM.format(kind=REFERENCE_KINDS[reference_kind])},
-            {"role": "user", "content": f"Reference {reference_kind}:\n{reference}\n\nGenerated analysis:\n{generated}"}]
+    return [
+        {"role": "system", "content": _JUDGE_SYSTEM.format(kind=REFERENCE_KINDS[reference_kind])},
+        {"role": "user", "content": f"Reference {reference_kind}:\n{reference}\n\nGenerated analysis:\n{generated}"},
+    ]
 
 
-def judge_consistency(client: LLMClient, generated: str, reference: str, reference_kind: str = "conclusion",
-                      max_tokens: int = 192) -> JudgeVerdict:
+def judge_consistency(
+    client: LLMClient, generated: str, reference: str, reference_kind: str = "conclusion", max_tokens: int = 192
+) -> JudgeVerdict:
     """The LLM's 0-5 consistency rating of ``generated`` against a reference (GLM-4-Score, seed 004 4.1).
 
     Args:
@@ -300,9 +330,15 @@ class TextScores:
     judge_text: JudgeVerdict | None
 
 
-def score_texts(candidates: Sequence[str], references: Sequence[str], conclusions: Sequence[str] | None = None,
-                bertscore: BertScoreModel | None = None, judge: LLMClient | None = None,
-                judge_max_tokens: int = 192, progress: Callable[[int], None] | None = None) -> list[TextScores]:
+def score_texts(
+    candidates: Sequence[str],
+    references: Sequence[str],
+    conclusions: Sequence[str] | None = None,
+    bertscore: BertScoreModel | None = None,
+    judge: LLMClient | None = None,
+    judge_max_tokens: int = 192,
+    progress: Callable[[int], None] | None = None,
+) -> list[TextScores]:
     """ROUGE-L, BERTScore (when ``bertscore`` is given) and the two judge ratings (when ``judge`` is
     given: against ``conclusions`` when given, and against ``references``) of each candidate.
 
