@@ -59,7 +59,7 @@ from rapidfuzz import fuzz
 from kg import BatchWriter, Graph, cypher
 from kg.errors import RetrievalError
 
-DATA_DIR = Path(__file__).resolve().parents[1] / "data"
+DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 STOCK_TABLE = DATA_DIR / "market" / "StockTable.tsv"
 """Sector of each of the stocknet-dataset's 88 tickers (data/NOTICE.md)."""
 
