@@ -49,6 +49,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from finkg.eval.results import RESULTS_DIR, write_result  # noqa: E402
 from generation.kgbuild.names import normalize_name, split_camel_case  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
@@ -318,6 +319,7 @@ def main() -> None:
     ap.add_argument("--sweep", action="store_true")
     ap.add_argument("--model-path", default=os.environ.get("FINKG_EMBEDDING_MODEL_PATH"))
     ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--results-dir", type=Path, default=RESULTS_DIR, help="where clustering.json goes")
     ap.add_argument("--worker", choices=["exact", "constrained"], help=argparse.SUPPRESS)
     ap.add_argument("--n", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--vectors", help=argparse.SUPPRESS)
@@ -350,6 +352,7 @@ def main() -> None:
     )
     print(head)
     exact_labels: dict[int, np.ndarray] = {}
+    result_rows: list[dict] = []
     exact_secs: dict[int, float] = {}
     for n in sorted(set(args.exact_sizes + args.sizes)):
         rows = []
@@ -372,10 +375,53 @@ def main() -> None:
             )
             if method == "constrained" and n in exact_secs:
                 print(f"{'':>7} ratio exact / constrained seconds: {exact_secs[n] / r['seconds']:.1f}x")
+            result_rows.append(
+                {
+                    "n": n,
+                    "method": method,
+                    "embed_s": round(embed[n][0], 1) if n in embed else None,
+                    "embed_cached": embed[n][1] if n in embed else None,
+                    **{k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()},
+                    "ari_vs_exact": float(ari) if ari != "-" else None,
+                    "exact_over_constrained_s": round(exact_secs[n] / r["seconds"], 2)
+                    if method == "constrained" and n in exact_secs
+                    else None,
+                }
+            )
     print(
         "* embedding seconds measured in an earlier run (cached vectors); exact full-matrix memory at "
         f"50,000: {50_000 * 49_999 / 2 * 8 / 2**30:.1f} GiB for the condensed distances alone"
     )
+    largest_ok = [r for r in result_rows if r["method"] == "constrained" and "error" not in r]
+    top = max(largest_ok, key=lambda r: r["n"]) if largest_ok else {}
+    paired = [r for r in largest_ok if r["exact_over_constrained_s"] is not None]
+    figures = {
+        "largest_n": top.get("n"),
+        "largest_cluster_s": top.get("seconds"),
+        "largest_peak_rss_mb": top.get("peak_rss_mb"),
+    }
+    if paired:
+        best = max(paired, key=lambda r: r["n"])
+        figures |= {
+            "exact_n": best["n"],
+            "ari_vs_exact": best["ari_vs_exact"],
+            "ratio_exact_over_constrained_s_x": best["exact_over_constrained_s"],
+        }
+    path = write_result(
+        "clustering",
+        {
+            "sizes": args.sizes,
+            "exact_sizes": args.exact_sizes,
+            "threshold": args.threshold,
+            "k": args.k,
+            "model_path": args.model_path,
+            "names": counts,
+        },
+        figures,
+        tables={"runs": result_rows},
+        directory=args.results_dir,
+    )
+    print(f"results: {path}")
     if args.sweep:
         sweep(texts, np.load(vectors_path), args.k)
 

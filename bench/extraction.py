@@ -27,6 +27,7 @@ from rich.table import Table
 
 from finkg import models
 from finkg.config import load_settings
+from finkg.eval.results import RESULTS_DIR, write_result
 from finkg.pipelines import kg_build as extraction
 from finkg.pipelines import text as text_ingest
 from generation.kgbuild.extraction import extraction_json_schema, extraction_messages, overlap, sentence_groups
@@ -45,6 +46,7 @@ def main() -> None:
     ap.add_argument("--statements", type=int, default=None, help="only the first N statements")
     ap.add_argument("--all", action="store_true", help=f"all statements in {ALL_DIR}")
     ap.add_argument("--baseline-calls", type=int, default=None, help="raw llama.cpp calls (default: all of them)")
+    ap.add_argument("--results-dir", type=Path, default=RESULTS_DIR, help="where extraction.json goes")
     args = ap.parse_args()
     console = Console()
     model = args.model or models.installed_path(QWEN)
@@ -142,6 +144,26 @@ def main() -> None:
             f"rerun: {second.chunks} chunks, {spent.calls} LLM backend calls, "
             f"{spent.cache_hits} answered from the cache (target: 0 backend calls)"
         )
+        path = write_result(
+            "extraction",
+            {"model": Path(model).name, "statements": n, "all": args.all, "baseline_calls": len(prompts)},
+            {
+                "chunks": first.chunks,
+                "sentences_sent": first.sentences_sent,
+                "llm_calls": first.calls,
+                "prompt_tokens": first.prompt_tokens,
+                "completion_tokens": first.completion_tokens,
+                "wall_s": round(wall, 1),
+                "finkg_tokens_per_s": round(ours, 3),
+                "raw_tokens_per_s": round(raw, 3),
+                "overhead_pct": round(100 * (raw - ours) / raw, 2) if raw else None,
+                "s_per_statement": round(wall / n, 2),
+                "projected_160_min": round(wall / n * 160 / 60, 1),
+                "rerun_backend_calls": spent.calls,
+            },
+            directory=args.results_dir,
+        )
+        console.print(f"results: {path}")
     finally:
         g.close()
 

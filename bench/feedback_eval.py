@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 from finkg import models  # noqa: E402
 from finkg.config import load_settings  # noqa: E402
 from finkg.eval.feedback import FeedbackOptions, condition_runs, reset_run, run_evaluation  # noqa: E402
+from finkg.eval.results import RESULTS_DIR, write_result  # noqa: E402
 from generation.feedback.events import EVENT_TYPES  # noqa: E402
 from generation.feedback.reader import FrozenReader  # noqa: E402
 from generation.llm import LlamaCppBackend, LLMCache, LLMClient  # noqa: E402
@@ -165,6 +166,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--events", type=int, default=2000, help="feedback events for the memory benchmark")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--results-dir", type=Path, default=RESULTS_DIR, help="where feedback_eval.json goes")
     p.add_argument("--tweets", type=Path, default=data / "feedback_tweets")
     p.add_argument("--prices", type=Path, default=data / "market" / "prices")
     p.add_argument("--market", type=Path, default=data / "market" / "index" / "sp500.csv")
@@ -187,7 +189,19 @@ def main() -> None:
         )
         print(f"  per-row write loop:      {m['loop_s']:.3f} s = {1e3 * m['loop_s'] / m['events']:.3f} ms per label")
         print(f"  ratio loop / batched:    {m['loop_s'] / m['batched_s']:.1f}x (cells agree)")
+        parameters = {k: v for k, v in vars(args).items() if k != "results_dir"}
+        figures = {
+            "events": m["events"],
+            "updated": m["updated"],
+            "cells": m["cells"],
+            "batched_s": round(m["batched_s"], 4),
+            "loop_s": round(m["loop_s"], 4),
+            "batched_ms_per_label": round(1e3 * m["batched_s"] / m["events"], 4),
+            "loop_ms_per_label": round(1e3 * m["loop_s"] / m["events"], 4),
+            "ratio_loop_over_batched_x": round(m["loop_s"] / m["batched_s"], 2),
+        }
         if args.skip_loop:
+            print(f"results: {write_result('feedback_eval', parameters, figures, directory=args.results_dir)}")
             return
         model = args.model or models.installed_path("smollm2-135m-instruct-q4_1")
         minilm = settings.embedding_model_path or models.installed_path("all-minilm-l6-v2")
@@ -225,6 +239,16 @@ def main() -> None:
             f"  ratio cold / warm total: {cold['total_s'] / max(warm['total_s'], 1e-9):.1f}x "
             f"(reader share of the cold run: {cold['reader_s_per_anchor'] * cold['anchors'] / cold['total_s']:.0%})"
         )
+        figures["ratio_cold_over_warm_total_x"] = round(cold["total_s"] / max(warm["total_s"], 1e-9), 2)
+        parameters["model"] = Path(model).name
+        path = write_result(
+            "feedback_eval",
+            parameters,
+            figures,
+            tables={"loop": [{k: round(v, 4) if isinstance(v, float) else v for k, v in r.items()} for r in rows]},
+            directory=args.results_dir,
+        )
+        print(f"results: {path}")
     finally:
         graph.close()
 

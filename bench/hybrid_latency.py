@@ -59,6 +59,7 @@ from rich.table import Table
 
 from finkg import models
 from finkg.config import load_settings
+from finkg.eval.results import RESULTS_DIR, write_result
 from ingest.sec.evidence import evidence_rows
 from ingest.sec.fsds import read_fsds
 from ingest.text.documents import iso_utc
@@ -109,6 +110,7 @@ def main() -> None:
         help="MiniLM directory (default: [embedding] model_path, else the installed all-minilm-l6-v2)",
     )
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--results-dir", type=Path, default=RESULTS_DIR, help="where hybrid_latency.json goes")
     args = ap.parse_args()
     if args.model is None:
         args.model = load_settings().embedding_model_path or models.installed_path("all-minilm-l6-v2")
@@ -178,6 +180,7 @@ def main() -> None:
     )
     for col in ("pool", "system", "p50", "p95", "mean", "p50 / bm25 p50"):
         table.add_column(col, justify="right" if col != "system" else "left")
+    rows = []
     for as_of in (True, False):
         res = run(as_of)
         base = stats(res["bm25"])[0]
@@ -185,11 +188,48 @@ def main() -> None:
         for name in ("bm25", "hybrid", "hybrid-rrf", "encode", "hybrid + encode"):
             p50, p95, mean = stats(res[name])
             table.add_row(pool, name, f"{p50:.1f}", f"{p95:.1f}", f"{mean:.1f}", f"{p50 / base:.2f}")
+            rows.append(
+                {
+                    "pool": "as-of" if as_of else "all",
+                    "pool_chunks_mean": round(float(np.mean(res["pool"])), 1),
+                    "system": name,
+                    "p50_ms": round(p50, 2),
+                    "p95_ms": round(p95, 2),
+                    "mean_ms": round(mean, 2),
+                    "p50_over_bm25_p50": round(p50 / base, 3),
+                }
+            )
     console.print(table)
     console.print(
         f"read + render {read_s:.1f} s, static vectors {vec_s:.1f} s, index build {build_s:.1f} s "
         f"(tokens + term matrix for {len(index):,} chunks)"
     )
+    pick = {(r["pool"], r["system"]): r for r in rows}
+    path = write_result(
+        "hybrid_latency",
+        {
+            "chunks": args.chunks,
+            "queries": args.queries,
+            "threads": args.threads,
+            "zip": str(args.zip),
+            "model": str(args.model),
+        },
+        {
+            "chunks_indexed": len(index),
+            "hybrid_asof_p50_ms": pick[("as-of", "hybrid")]["p50_ms"],
+            "hybrid_asof_p95_ms": pick[("as-of", "hybrid")]["p95_ms"],
+            "bm25_asof_p50_ms": pick[("as-of", "bm25")]["p50_ms"],
+            "hybrid_all_p50_ms": pick[("all", "hybrid")]["p50_ms"],
+            "bm25_all_p50_ms": pick[("all", "bm25")]["p50_ms"],
+            "ratio_hybrid_over_bm25_asof_p50_x": pick[("as-of", "hybrid")]["p50_over_bm25_p50"],
+            "read_s": round(read_s, 2),
+            "static_vectors_s": round(vec_s, 2),
+            "index_build_s": round(build_s, 2),
+        },
+        tables={"latency": rows},
+        directory=args.results_dir,
+    )
+    console.print(f"results: {path}")
 
 
 if __name__ == "__main__":

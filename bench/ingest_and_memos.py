@@ -30,6 +30,7 @@ from rich.console import Console
 from rich.table import Table
 
 from finkg.config import load_settings
+from finkg.eval.results import RESULTS_DIR, write_result
 from finkg.pipelines.memos import thresholds
 from generation.memo.systems import MemoContext, generate_memo
 from ingest.sec import fsds as sec_fsds
@@ -58,6 +59,7 @@ def main() -> None:
         action="store_true",
         help="delete the quarter's facts and chunks first (memos lose their CITES to them: rerun finkg memo --redo)",
     )
+    ap.add_argument("--results-dir", type=Path, default=RESULTS_DIR, help="where ingest_and_memos.json goes")
     args = ap.parse_args()
     s = load_settings()
     g = Graph(s.uri, s.neo4j_user, s.password(), s.neo4j_database)
@@ -143,6 +145,30 @@ def main() -> None:
         f"p95 {sorted(lat)[int(0.95 * (len(lat) - 1))]:.2f} ms; end to end / read alone = "
         f"{per_memo / read_per_memo:.1f}x; target >= 100 memos/s: {'met' if 1 / per_memo >= 100 else 'NOT met'}"
     )
+    path = write_result(
+        "ingest_and_memos",
+        {"quarter": args.quarter.name, "fresh": args.fresh},
+        {
+            "pandas_parse_s": round(pandas_s, 3),
+            "pandas_rows": pandas_rows,
+            "parse_s": round(parse_s, 3),
+            "write_s": round(write_s, 3),
+            "ingest_total_s": round(total, 3),
+            "facts_kept": data.counts["kept"],
+            "graph_objects_created": created,
+            "ratio_ingest_over_pandas_x": round(total / pandas_s, 2),
+            "filings": len(maps),
+            "complete_filings": len(complete),
+            "read_s": round(read_s, 3),
+            "generate_verify_s": round(gen_s, 3),
+            "ms_per_memo": round(1000 * per_memo, 3),
+            "memos_per_s": round(1 / per_memo, 1),
+            "latency_mean_ms": round(statistics.fmean(lat), 3),
+            "ratio_memo_over_read_x": round(per_memo / read_per_memo, 2),
+        },
+        directory=args.results_dir,
+    )
+    console.print(f"results: {path}")
     g.close()
 
 

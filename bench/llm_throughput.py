@@ -31,6 +31,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from finkg import models
+from finkg.eval.results import RESULTS_DIR, write_result
 from generation.llm import LlamaCppBackend, LLMCache, LLMClient
 
 DEFAULT_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
@@ -106,6 +107,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--n-ctx", type=int, default=4096)
     ap.add_argument("--texts", type=Path, default=DEFAULT_TEXTS, help="folder of FOMC statement .txt files")
+    ap.add_argument("--results-dir", type=Path, default=RESULTS_DIR, help="where llm_throughput.json goes")
     args = ap.parse_args()
 
     model = resolve_model(args.model)
@@ -191,6 +193,27 @@ def main() -> None:
     for i, (n_calls, hits, sec) in enumerate(passes, 1):
         console.print(f"cache pass {i}: {n_calls} backend calls, {hits} cache hits, {sec:.2f} s")
     console.print(f"backend calls on the second pass: {passes[1][0]} (must be 0)")
+    path = write_result(
+        "llm_throughput",
+        {
+            "model": model.name,
+            "n": args.n,
+            "max_tokens": args.max_tokens,
+            "threads": args.threads,
+            "n_ctx": args.n_ctx,
+        },
+        {
+            "raw_tokens_per_s": round(tps["raw llama.cpp"], 3),
+            "client_tokens_per_s": round(tps["finkg LLMClient"], 3),
+            "client_overhead_pct": round(overhead, 2),
+            "identical_answers": same,
+            "in_client_ms_per_call": round(in_client_ms, 3),
+            "model_load_s": round(load_s, 2),
+            "cached_rerun_backend_calls": passes[1][0],
+        },
+        directory=args.results_dir,
+    )
+    console.print(f"results: {path}")
 
 
 if __name__ == "__main__":

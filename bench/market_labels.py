@@ -29,7 +29,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from generation.feedback import market_model as mm
+from finkg.eval.results import RESULTS_DIR, write_result  # noqa: E402
+from generation.feedback import market_model as mm  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "market"
 
@@ -57,6 +58,7 @@ def main() -> None:
     parser.add_argument("--end", default="2015-12-31")
     parser.add_argument("--naive-sample", type=int, default=3000, help="naive items to time (0 = all)")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR, help="where market_labels.json goes")
     args = parser.parse_args()
     console = Console(width=150)
     cfg = mm.MarketModelConfig()
@@ -132,6 +134,42 @@ def main() -> None:
     counts = window[labelled].groupby("horizon")["label"].value_counts(normalize=True).unstack().round(3)
     console.print("label shares (2014-2015, all ticker-days):")
     console.print(counts.to_string())
+    path = write_result(
+        "market_labels",
+        {
+            "prices": str(args.prices),
+            "market": str(args.market),
+            "start": args.start,
+            "end": args.end,
+            "naive_sample": args.naive_sample,
+            "repeat": args.repeat,
+        },
+        {
+            "tickers": int(panel.shape[1]),
+            "sessions": len(sessions),
+            "load_s": round(load_s, 3),
+            "vectorized_rows": len(labels),
+            "vectorized_s": round(best, 4),
+            "vectorized_us_per_row": round(best / len(labels) * 1e6, 3),
+            "items": n_items,
+            "labelled": int(labelled.sum()),
+            "naive_items": len(items),
+            "naive_s": round(naive_s, 3),
+            "naive_us_per_item": round(per_item * 1e6, 2),
+            "naive_extrapolated_s": round(per_item * n_items, 2),
+            "speedup_x": round(per_item * n_items / best, 1),
+            "label_mismatches": int(mismatches),
+            "max_abs_dz": max_dz,
+        },
+        tables={
+            "label_shares": [
+                {"horizon": str(h), **{str(int(k)): float(v) for k, v in row.items() if pd.notna(v)}}
+                for h, row in counts.iterrows()
+            ]
+        },
+        directory=args.results_dir,
+    )
+    console.print(f"results: {path}")
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from rich.table import Table
 
 from finkg import models
 from finkg.config import load_settings
+from finkg.eval.results import RESULTS_DIR, write_result
 from kg import Graph
 from retrieval.embeddings import make_embedder
 from retrieval.triples.tfr import Triple, TripleIndex
@@ -82,7 +83,7 @@ def _latency(fn, queries: list[str]) -> list[float]:
     return out
 
 
-def _row(table: Table, corpus: str, n: int, tfr: list[float], dense: list[float]) -> None:
+def _row(table: Table, corpus: str, n: int, tfr: list[float], dense: list[float]) -> dict:
     def p(xs: list[float], q: float) -> float:
         return float(np.percentile(xs, q))
 
@@ -96,6 +97,16 @@ def _row(table: Table, corpus: str, n: int, tfr: list[float], dense: list[float]
         f"{p(dense, 95):.1f}",
         f"{p(tfr, 50) / p(dense, 50):.2f}x",
     )
+    return {
+        "corpus": corpus,
+        "triples": n,
+        "tfr_p50_ms": round(p(tfr, 50), 2),
+        "tfr_p95_ms": round(p(tfr, 95), 2),
+        "tfr_mean_ms": round(statistics.mean(tfr), 2),
+        "dense_p50_ms": round(p(dense, 50), 2),
+        "dense_p95_ms": round(p(dense, 95), 2),
+        "tfr_over_dense_p50": round(p(tfr, 50) / p(dense, 50), 3),
+    }
 
 
 def main() -> None:
@@ -104,11 +115,13 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200, help="queries per corpus")
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--n", type=int, default=100)
+    ap.add_argument("--results-dir", type=Path, default=RESULTS_DIR, help="where tfr_retrieval.json goes")
     args = ap.parse_args()
     console = Console()
     s = load_settings()
     path = s.embedding_model_path or models.installed_path("all-minilm-l6-v2")
     embedder = make_embedder(path, s.embedding_backend, s.embedding_batch_size, s.embedding_device)
+    latency_rows: list[dict] = []
     queries = [QUERIES[i % len(QUERIES)] + ("" if i < len(QUERIES) else f" ({i})") for i in range(args.queries)]
     table = Table(
         title=f"TFR retrieval latency, ms (k={args.k}, n={args.n}, {embedder.identity.split('@')[0]}, "
@@ -124,7 +137,7 @@ def main() -> None:
             n = min(args.n, len(kg_index))
             tfr = _latency(lambda q: kg_index.cluster_weighted(q, args.k, n, s.retrieval_temperature), queries)
             dense = _latency(lambda q: kg_index.dense(q, args.k), queries)
-            _row(table, "knowledge graph (Neo4j)", len(kg_index), tfr, dense)
+            latency_rows.append(_row(table, "knowledge graph (Neo4j)", len(kg_index), tfr, dense))
         else:
             console.print(
                 f"[yellow]the graph holds {len(kg_index)} triples (< k = {args.k}): run finkg extract first[/yellow]"
@@ -154,8 +167,24 @@ def main() -> None:
     index = TripleIndex(triples, _cached_vectors(embedder, texts, console), embedder)
     tfr = _latency(lambda q: index.cluster_weighted(q, args.k, args.n, s.retrieval_temperature), queries)
     dense = _latency(lambda q: index.dense(q, args.k), queries)
-    _row(table, "XBRL facts as triples", len(index), tfr, dense)
+    latency_rows.append(_row(table, "XBRL facts as triples", len(index), tfr, dense))
     console.print(table)
+    xbrl = latency_rows[-1]
+    path = write_result(
+        "tfr_retrieval",
+        {"triples": args.triples, "queries": args.queries, "k": args.k, "n": args.n, "encoder": embedder.identity},
+        {
+            "xbrl_triples": xbrl["triples"],
+            "tfr_p50_ms": xbrl["tfr_p50_ms"],
+            "tfr_p95_ms": xbrl["tfr_p95_ms"],
+            "dense_p50_ms": xbrl["dense_p50_ms"],
+            "dense_p95_ms": xbrl["dense_p95_ms"],
+            "ratio_tfr_over_dense_p50_x": xbrl["tfr_over_dense_p50"],
+        },
+        tables={"latency": latency_rows},
+        directory=args.results_dir,
+    )
+    console.print(f"results: {path}")
 
 
 if __name__ == "__main__":

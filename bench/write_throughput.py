@@ -28,6 +28,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from finkg.config import load_settings
+from finkg.eval.results import RESULTS_DIR, write_result
 from kg import BatchWriter, Graph, cypher
 
 DEFAULT_ZIP = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "sec-fsds" / "2009q3.zip"
@@ -107,6 +108,7 @@ def main() -> None:
         help="share of the rows written row at a time (rates are compared, not totals)",
     )
     ap.add_argument("--sec-zip", type=Path, default=DEFAULT_ZIP)
+    ap.add_argument("--results-dir", type=Path, default=RESULTS_DIR, help="where write_throughput.json goes")
     args = ap.parse_args()
 
     s = load_settings()
@@ -168,6 +170,42 @@ def main() -> None:
     console.print(
         f"batched / row-at-a-time: nodes {ratio[0]:.1f}x, relationships {ratio[1]:.1f}x, all rows {ratio[2]:.1f}x"
     )
+    rows = []
+    for mode, (tn, tr) in results.items():
+        n, m = sizes[mode]
+        rows.append(
+            {
+                "mode": mode,
+                "nodes": n,
+                "node_s": round(tn, 3),
+                "node_rows_per_s": round(rate[mode][0], 1),
+                "relationships": m,
+                "rel_s": round(tr, 3),
+                "rel_rows_per_s": round(rate[mode][1], 1),
+                "all_rows_per_s": round(rate[mode][2], 1),
+            }
+        )
+    path = write_result(
+        "write_throughput",
+        {
+            "nodes": args.nodes,
+            "rels": args.rels,
+            "batch_size": batch,
+            "workers": workers,
+            "row_fraction": args.row_fraction,
+            "source": source,
+        },
+        {
+            "batched_all_rows_per_s": round(rate["batched"][2], 1),
+            "row_all_rows_per_s": round(rate["row"][2], 1),
+            "ratio_nodes_x": round(ratio[0], 2),
+            "ratio_relationships_x": round(ratio[1], 2),
+            "ratio_all_rows_x": round(ratio[2], 2),
+        },
+        tables={"modes": rows},
+        directory=args.results_dir,
+    )
+    console.print(f"results: {path}")
 
 
 if __name__ == "__main__":

@@ -75,6 +75,7 @@ import pandas as pd
 
 from finkg.config import Settings
 from finkg.eval import feedback_metrics as fm
+from finkg.eval.results import write_result
 from finkg.pipelines.text import TextIngestOptions, ingest_text
 from generation.feedback.events import EVENT_TYPES, event_type
 from generation.feedback.market_context import MarketContext
@@ -940,10 +941,16 @@ def condition_table(per_run: dict[str, dict[str, Any]], crs: Sequence[ConditionR
 
 
 def summarize(
-    graph: Graph, options: FeedbackOptions, settings: Settings, market: MarketData | None = None
+    graph: Graph,
+    options: FeedbackOptions,
+    settings: Settings,
+    market: MarketData | None = None,
+    results_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Metrics, portfolio and audit of the run in ``options.out``; writes ``metrics.json``,
-    ``event_metrics.csv``, ``event_metrics_by_run.csv``, ``portfolio.csv`` and ``audit.csv`` there.
+    ``event_metrics.csv``, ``event_metrics_by_run.csv``, ``portfolio.csv`` and ``audit.csv`` there, and the
+    summary in the one results format (:mod:`finkg.eval.results`) as ``eval-feedback.json`` in
+    ``results_dir`` (e.g. ``bench/results``), else in ``options.out``.
     Conditions are compared on the anchors every condition run has done (``anchors``); records of an
     anchor some run has not done yet are left out of the metrics (``records_not_compared``).
 
@@ -1013,7 +1020,47 @@ def summarize(
     )
     pd.DataFrame(portfolio).to_csv(out / "portfolio.csv", index=False)
     pd.DataFrame(audit_rows).to_csv(out / "audit.csv", index=False)
+    _write_summary(result, options, crs, results_dir or out)
     return result
+
+
+def _write_summary(result: dict[str, Any], options: FeedbackOptions, crs: Sequence[ConditionRun], out: Path) -> None:
+    """``eval-feedback.json``: the condition rows, each with its portfolio Sharpe (shuffled controls: the
+    range over seeds, ``sharpe_min`` / ``sharpe_max``), the portfolio and the audit figures."""
+    sharpe = {p["strategy"]: p["sharpe"] for p in result["portfolio"]}
+    conditions = []
+    for row in result["conditions"]:
+        values = [sharpe[cr.name] for cr in crs if cr.condition == row["condition"] and cr.name in sharpe]
+        values = [v for v in values if not math.isnan(v)]
+        extra: dict[str, Any] = {}
+        if len(values) == 1:
+            extra["sharpe"] = values[0]
+        elif values:
+            extra["sharpe_min"], extra["sharpe_max"] = min(values), max(values)
+        conditions.append({**row, **extra})
+    audit = result["audit"]
+    write_result(
+        "eval-feedback",
+        {
+            "run": options.run,
+            "tickers": list(options.tickers),
+            "start": str(options.start),
+            "end": str(options.end),
+            "conditions": list(options.conditions),
+            "shuffles": options.shuffles,
+            "portfolio_top_k": result["portfolio_top_k"],
+            "cost_bps": result["cost_bps"],
+        },
+        {
+            "anchors": result["anchors"],
+            "records_not_compared": result["records_not_compared"],
+            "selected_passages": audit["selected"],
+            "future_documents": audit["future"],
+            "near_duplicates": audit["near_duplicate"],
+        },
+        tables={"conditions": conditions, "portfolio": result["portfolio"]},
+        directory=out,
+    )
 
 
 def _json_default(value: Any) -> Any:

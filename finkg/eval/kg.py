@@ -25,6 +25,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
+from finkg.eval.results import write_result
 from generation.kgbuild.extraction import Triple
 
 
@@ -92,10 +93,15 @@ def prf(n_pred: int, n_gold: int, n_match: int) -> dict[str, float]:
 
 
 def score(
-    stages: dict[str, dict[str, list[Triple]]], gold: Sequence[GoldTriple], threshold: float = 70.0
+    stages: dict[str, dict[str, list[Triple]]],
+    gold: Sequence[GoldTriple],
+    threshold: float = 70.0,
+    results_dir: Path | None = None,
 ) -> list[dict[str, Any]]:
     """Rows for the table: per stage (proposed, verified) and matching (with / without relation),
-    micro-averaged over the statements in ``stages`` (``{statement: {"proposed": [...], "verified": [...]}}``)."""
+    micro-averaged over the statements in ``stages`` (``{statement: {"proposed": [...], "verified": [...]}}``).
+    With ``results_dir`` (e.g. ``bench/results``) the rows are also written there in the one results format
+    (:mod:`finkg.eval.results`) as ``eval-extraction.json``."""
     by_statement: dict[str, list[GoldTriple]] = {}
     for g in gold:
         by_statement.setdefault(g.statement, []).append(g)
@@ -123,4 +129,12 @@ def score(
                 "types right (matched)": round(typed / n_match, 3) if n_match else 0.0,
             }
             rows.append(row)
+    if results_dir is not None:
+        write_result(
+            "eval-extraction",
+            {"threshold": threshold, "statements": len(by_statement), "gold_triples": len(gold)},
+            {f"{r['stage']}_{r['matching']}_{m}": r[m] for r in rows for m in ("precision", "recall", "f1")},
+            tables={"rows": rows},
+            directory=results_dir,
+        )
     return rows

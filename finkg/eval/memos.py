@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from finkg.config import Settings
+from finkg.eval.results import write_result
 from finkg.pipelines.memos import build_context
 from generation.memo.claims import HALLUCINATED_RATIO_ERROR, RATIOS
 from generation.memo.systems import SYSTEM_NAMES, SYSTEMS, MemoContext, MemoResult, generate_memo
@@ -370,8 +371,10 @@ def evaluate(
     return EvalResult(len(tasks), dict(excluded), scores, summarize(scores), mutation)
 
 
-def save(result: EvalResult, out: Path) -> list[Path]:
-    """Write the tables as CSV and the summary as JSON under ``out``; returns the paths."""
+def save(result: EvalResult, out: Path, results_dir: Path | None = None) -> list[Path]:
+    """Write the tables as CSV and the summary as JSON under ``out``; returns the paths. The system table
+    is also written in the one results format (:mod:`finkg.eval.results`) as ``eval-memos.json`` in
+    ``results_dir`` (e.g. ``bench/results``), else in ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     tables = {
         "systems": system_table(result.summary),
@@ -408,4 +411,11 @@ def save(result: EvalResult, out: Path) -> list[Path]:
         encoding="utf-8",
     )
     paths.append(p)
+    write_result(
+        "eval-memos",
+        {"systems": list(result.summary)},
+        {"tasks": result.tasks, "excluded": result.excluded, "mutations": len(result.mutation)},
+        tables={"systems": tables["systems"], "taxonomy": tables["taxonomy"]},
+        directory=results_dir or out,
+    )
     return paths

@@ -21,6 +21,7 @@ from typing import Any
 
 from finkg.config import Settings
 from finkg.eval.metrics.text import BertScoreModel, score_texts, summarize
+from finkg.eval.results import write_result
 from finkg.pipelines.reports import ReportContext, ReportQuestion, report_stem, run_batch
 from kg import Graph
 from retrieval.embeddings import Embedder
@@ -45,8 +46,11 @@ def evaluate_reports(
     bertscore: BertScoreModel | None = None,
     judge: Any = None,
     progress: Callable[[str, int], Callable[..., None]] | None = None,
+    results_dir: Path | None = None,
 ) -> list[dict[str, Any]]:
-    """Generate (or reuse) every system's reports and score them against the references.
+    """Generate (or reuse) every system's reports and score them against the references; the rows are also
+    written in the one results format (:mod:`finkg.eval.results`) as ``eval-reports.json`` in
+    ``results_dir`` (e.g. ``bench/results``), else in ``out``.
 
     Args:
         questions: the batch; those without ``reference`` are generated but not scored.
@@ -89,4 +93,17 @@ def evaluate_reports(
         row["numbers verified"] = sum(c["status"] == "verified" for r in records for c in r["numbers"])
         row["numbers unverified"] = sum(c["status"] == "unverified" for r in records for c in r["numbers"])
         rows.append(row)
+    write_result(
+        "eval-reports",
+        {
+            "questions": [q.id for q in scored],
+            "systems": list(systems),
+            "mode": "two-stage",
+            "bertscore": bertscore.description if bertscore else None,
+            "judge": getattr(judge, "model_id", None) if judge else None,
+        },
+        {"texts": len(scored), **{f"{r['system']}_judge_conclusion": r.get("judge_conclusion") for r in rows}},
+        tables={"systems": rows},
+        directory=results_dir or out,
+    )
     return rows

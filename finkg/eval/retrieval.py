@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from finkg.eval.results import write_result
 from ingest.datasets.tatqa import (
     TatqaContext,
     corpus_rows,
@@ -333,12 +334,30 @@ def llm_judge(client: Any, max_tokens: int = 16) -> LLMJudgeReranker:
     return LLMJudgeReranker(ask, f"llm-judge:{client.model_id}")
 
 
-def save(result: Mapping[str, Any], out: Path) -> Path:
-    """Write ``result`` as ``<out>/retrieval_eval.json``; returns the path."""
+def save(result: Mapping[str, Any], out: Path, results_dir: Path | None = None) -> Path:
+    """Write ``result`` as ``<out>/retrieval_eval.json``; returns the path. Its summary (NDCG@10 per system,
+    the alpha sweep) is also written in the one results format (:mod:`finkg.eval.results`) as
+    ``eval-retrieval.json`` in ``results_dir`` (e.g. ``bench/results``), else in ``out``."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "retrieval_eval.json"
     path.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_result(
+        "eval-retrieval",
+        {
+            k: result.get(k)
+            for k in ("source", "corpus", "split", "k", "alpha_step", "embedding_model", "reranker")
+            if k in result
+        },
+        {
+            "queries": result.get("queries"),
+            "chunks": result.get("chunks"),
+            "alpha": result.get("alpha"),
+            **{f"{r['system']}_ndcg@10": r["ndcg@10"] for r in result.get("rows", [])},
+        },
+        tables={"systems": list(result.get("rows", [])), "sweep": list(result.get("sweep", []))},
+        directory=results_dir or out,
+    )
     return path
 
 

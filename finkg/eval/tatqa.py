@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from finkg.eval.metrics.tatqa import ANSWER_TYPES, gold_answers, score
+from finkg.eval.results import write_result
 from generation.llm import LLMAnswerError, LLMClient
 from generation.qa.answer import Answerer, direct_answerer, extract_answer
 from ingest.datasets.tatqa import TatqaContext
@@ -104,15 +105,26 @@ class TatqaResults:
                 )
         return out
 
-    def save(self, out: Path) -> list[Path]:
+    def save(self, out: Path, results_dir: Path | None = None) -> list[Path]:
         """Write ``answers.jsonl`` (one :class:`QuestionResult` per line, in run order; replaces the file
         :func:`evaluate` appended to) and ``summary.json`` (:meth:`rows`) into the folder ``out``; returns
-        their paths."""
+        their paths. The summary is also written in the one results format (:mod:`finkg.eval.results`) as
+        ``eval-tatqa.json`` in ``results_dir`` (e.g. ``bench/results``, whose README table
+        ``bench/tables.py`` regenerates), else in ``out``."""
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         answers, summary = out / ANSWERS, out / SUMMARY
         write_answers(answers, self.results)
-        summary.write_text(json.dumps(self.rows(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        rows = self.rows()
+        summary.write_text(json.dumps(rows, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        overall = [r for r in rows if r["answer_type"] == "all"]
+        write_result(
+            "eval-tatqa",
+            {"systems": self.systems, "questions": max((r["questions"] for r in overall), default=0)},
+            {f"{r['system']}_{m}_pct": r[m] for r in overall for m in ("em", "f1")},
+            tables={"rows": rows},
+            directory=results_dir or out,
+        )
         return [answers, summary]
 
 

@@ -1,0 +1,469 @@
+"""Regenerate the README's benchmark and evaluation tables from ``bench/results/*.json``.
+
+Every generated table sits between two markers in README.md::
+
+    <!-- table:NAME -->
+    ...generated...
+    <!-- /table:NAME -->
+
+and NAME is a key of :data:`TABLES`. ``python bench/tables.py`` rewrites what is between each pair of
+markers from the results files (the one results format of :mod:`finkg.eval.results`) and leaves everything
+else as it is; running it twice changes nothing. ``python bench/tables.py --check`` changes nothing and
+exits 1 when a table in the README differs from what the results files give (it names the tables), so CI
+can tell a README that was edited by hand or not regenerated after a rerun.
+
+Each table ends with a line that says where its figures come from: for a measurement, the date, the git
+commit and the machine (cores, RAM, CPU) it was measured on and the command; for figures imported from an
+earlier README (long LLM runs that cannot be rerun on this machine; the file has ``provenance``), "imported,
+measured by DATE" with the commit that first stated them.
+
+    python bench/tables.py                 # rewrite README.md
+    python bench/tables.py --check         # exit 1 if README.md is out of date
+    python bench/tables.py --readme R.md --results-dir DIR
+
+Errors (exit 2, the message names the file): a marker without its closing marker or naming no known
+table, a results file a table needs that does not exist or is not JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+RESULTS = ROOT / "bench" / "results"
+
+OPEN = re.compile(r"<!-- table:(?P<name>[\w.-]+) -->")
+BLOCK = re.compile(
+    r"(?P<open><!-- table:(?P<name>[\w.-]+) -->\n)(?P<body>.*?)(?P<close><!-- /table:(?P=name) -->)", re.S
+)
+
+
+class TablesError(Exception):
+    """A README marker or a results file the tables cannot be generated from (the message names it)."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A rendered cell: ``text``, and ``value`` (a number) when the cell takes part in bolding the best."""
+
+    text: str
+    value: float | None = None
+
+
+def num(value: Any, fmt: str) -> Cell:
+    """A number formatted with ``fmt`` (``"n/a"`` for None); its value for bolding is the rounded one."""
+    if value is None or (isinstance(value, float) and value != value):
+        return Cell("n/a")
+    text = format(value, fmt)
+    try:
+        return Cell(text, float(text.replace(",", "")))
+    except ValueError:
+        return Cell(text)
+
+
+def mean_sd(row: dict[str, Any], key: str, fmt: str = ".3f") -> Cell:
+    """``mean ± sd`` when the row has ``sd_<key>`` (shuffled controls over seeds), else the mean."""
+    cell = num(row.get(key), fmt)
+    sd = row.get(f"sd_{key}")
+    if sd is None or cell.value is None:
+        return cell
+    return Cell(f"{cell.text} ± {format(sd, fmt)}", cell.value)
+
+
+@dataclass(frozen=True)
+class Column:
+    """A table column: its header (str, or a function of the rows), the cell of a row, and whether the
+    best (largest) value of the column is bold (ties all bold; cells without a value never)."""
+
+    header: str | Callable[[list[dict[str, Any]]], str]
+    cell: Callable[[dict[str, Any]], Cell | str]
+    bold_max: bool = False
+
+
+@dataclass(frozen=True)
+class Table:
+    """A README table: the results files it reads (``bench/results/<name>.json``), how to get its rows
+    from them, and its columns."""
+
+    results: Sequence[str]
+    rows: Callable[[dict[str, dict[str, Any]]], list[dict[str, Any]]]
+    columns: Sequence[Column] = field(default_factory=list)
+    provenance_per_row: bool = False
+
+
+# --------------------------------------------------------------------------- provenance lines
+
+
+def short_sha(sha: str) -> str:
+    """``76ba5ba`` (``-dirty`` kept) from a full sha."""
+    base, dirty = (sha[:-6], "-dirty") if sha.endswith("-dirty") else (sha, "")
+    return base[:7] + dirty
+
+
+def machine_text(machine: dict[str, Any]) -> str:
+    """``2 cores, 15.6 GiB RAM, Intel(R) Xeon(R) ...`` (``machine not recorded: NOTE`` when unknown)."""
+    if not machine.get("cores"):
+        return "machine not recorded" + (f": {machine['note']}" if machine.get("note") else "")
+    parts = [f"{machine['cores']} cores"]
+    if machine.get("ram_gib"):
+        parts.append(f"{machine['ram_gib']} GiB RAM")
+    if machine.get("cpu"):
+        parts.append(machine["cpu"])
+    return ", ".join(parts)
+
+
+def provenance_line(record: dict[str, Any]) -> str:
+    """The line under a table: measured (date, commit, machine, command) or imported (when, from where)."""
+    date = str(record.get("date", "?"))[:10]
+    if record.get("provenance"):
+        return (
+            f"_Imported, measured by {date} (first stated in the README at commit "
+            f"`{short_sha(record.get('git_sha', '?'))}`; {machine_text(record.get('machine', {}))}); "
+            f"not rerun since: `bench/results/{record['name']}.json` keeps the provenance and the command "
+            f"`{record.get('command', '?')}`._"
+        )
+    return (
+        f"_Measured {date} at commit `{short_sha(record.get('git_sha', '?'))}` on "
+        f"{machine_text(record.get('machine', {}))}: `{record.get('command', '?')}`._"
+    )
+
+
+# --------------------------------------------------------------------------- the tables
+
+
+def _single(name: str, key: str) -> Callable[[dict[str, dict[str, Any]]], list[dict[str, Any]]]:
+    return lambda records: list(records[name].get("tables", {}).get(key, []))
+
+
+REPORTS = Table(
+    ["eval-reports"],
+    _single("eval-reports", "systems"),
+    [
+        Column("system", lambda r: str(r["system"])),
+        Column("ROUGE-L F1", lambda r: num(r.get("rouge_l_f1"), ".3f"), bold_max=True),
+        Column("BERTScore F1", lambda r: num(r.get("bertscore_f1"), ".3f"), bold_max=True),
+        Column("judge (conclusion)", lambda r: num(r.get("judge_conclusion"), ".2f"), bold_max=True),
+        Column("judge (text)", lambda r: num(r.get("judge_text"), ".2f"), bold_max=True),
+        Column(
+            "numbers verified / unverified",
+            lambda r: f"{r.get('numbers verified', 'n/a')} / {r.get('numbers unverified', 'n/a')}",
+        ),
+    ],
+)
+
+TATQA_NAMES = {
+    "two-stage": "two-stage (BM25 over the context's paragraphs)",
+    "single-stage": "single-stage",
+    "facts-only": "facts only (no passages)",
+    "no-retrieval": "no retrieval",
+    "whole-context": "whole context",
+}
+
+
+def _tatqa_rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per system from :meth:`finkg.eval.tatqa.TatqaResults.rows` (system x answer type)."""
+    out: dict[str, dict[str, Any]] = {}
+    for r in records["eval-tatqa"].get("tables", {}).get("rows", []):
+        out.setdefault(r["system"], {"system": r["system"]})[r["answer_type"]] = r
+    return list(out.values())
+
+
+def _tatqa_header(kind: str, metric: str) -> Callable[[list[dict[str, Any]]], str]:
+    def header(rows: list[dict[str, Any]]) -> str:
+        counts = sorted({r[kind]["questions"] for r in rows if kind in r})
+        return f"{kind} {metric} ({', '.join(str(c) for c in counts)})" if counts else f"{kind} {metric}"
+
+    return header
+
+
+def _tatqa_cell(kind: str, metric: str) -> Callable[[dict[str, Any]], Cell]:
+    return lambda r: num(r.get(kind, {}).get(metric), ".2f")
+
+
+TATQA = Table(
+    ["eval-tatqa"],
+    _tatqa_rows,
+    [
+        Column("system", lambda r: TATQA_NAMES.get(r["system"], r["system"])),
+        Column("EM", _tatqa_cell("all", "em"), bold_max=True),
+        Column("F1", _tatqa_cell("all", "f1"), bold_max=True),
+        Column(_tatqa_header("span", "F1"), _tatqa_cell("span", "f1")),
+        Column(_tatqa_header("multi-span", "F1"), _tatqa_cell("multi-span", "f1")),
+        Column(_tatqa_header("arithmetic", "EM"), _tatqa_cell("arithmetic", "em")),
+    ],
+)
+
+FEEDBACK_NAMES = {
+    "no-memory": "no memory",
+    "memory": "memory",
+    "shuffled-label": "shuffled label",
+    "shuffled-event-type": "shuffled event type",
+}
+
+
+def _sharpe(row: dict[str, Any]) -> Cell:
+    if row.get("sharpe_min") is not None and row.get("sharpe_max") is not None:
+        return Cell(f"{row['sharpe_min']:.2f} to {row['sharpe_max']:.2f}")
+    return num(row.get("sharpe"), ".2f")
+
+
+FEEDBACK = Table(
+    ["eval-feedback"],
+    _single("eval-feedback", "conditions"),
+    [
+        Column(
+            "condition",
+            lambda r: (
+                FEEDBACK_NAMES.get(r["condition"], r["condition"])
+                + (f" ({r['runs']} seeds)" if r.get("runs", 1) > 1 else "")
+            ),
+        ),
+        Column("macro-F1", lambda r: mean_sd(r, "macro_f1"), bold_max=True),
+        Column("non-neutral F1", lambda r: mean_sd(r, "non_neutral_f1"), bold_max=True),
+        Column(
+            "1D / 3D / 5D macro-F1",
+            lambda r: " / ".join(num(r.get(f"macro_f1_{h}"), ".3f").text for h in ("1D", "3D", "5D")),
+        ),
+        Column("Rank IC (3D)", lambda r: mean_sd(r, "rank_ic_3d")),
+        Column("portfolio Sharpe", _sharpe, bold_max=True),
+    ],
+)
+
+RERANK = Table(
+    ["eval-rerank"],
+    _single("eval-rerank", "runs"),
+    [
+        Column("reranker", lambda r: str(r["reranker"])),
+        Column("questions", lambda r: str(r["questions"])),
+        Column("hybrid", lambda r: num(r.get("hybrid_ndcg@10"), ".3f")),
+        Column("+ rerank", lambda r: num(r.get("rerank_ndcg@10"), ".3f")),
+    ],
+)
+
+
+# The benchmarks: one line each, (what was measured, the baseline measured in the same run, the ratio).
+def _f(figures: dict[str, Any], key: str, fmt: str) -> str:
+    value = figures.get(key)
+    return "n/a" if value is None else format(value, fmt)
+
+
+HEADLINES: dict[str, Callable[[dict[str, Any], dict[str, Any]], tuple[str, str, str]]] = {
+    "write_throughput": lambda f, p: (
+        f"batched writes: {_f(f, 'batched_all_rows_per_s', ',.0f')} rows/s "
+        f"({p.get('nodes', 0):,} SEC facts, {p.get('rels', 0):,} relationships)",
+        f"one transaction per row: {_f(f, 'row_all_rows_per_s', ',.0f')} rows/s "
+        f"({p.get('row_fraction', 1):.0%} sample)",
+        f"{_f(f, 'ratio_all_rows_x', '.1f')}x",
+    ),
+    "ingest_and_memos": lambda f, p: (
+        f"{p.get('quarter')} ingest end to end {_f(f, 'ingest_total_s', '.1f')} s; "
+        f"Structured+Verifier {_f(f, 'memos_per_s', ',.0f')} memos/s",
+        f"pandas parsing num.txt alone {_f(f, 'pandas_parse_s', '.1f')} s; fact-map reads alone",
+        f"{_f(f, 'ratio_ingest_over_pandas_x', '.1f')}x; {_f(f, 'ratio_memo_over_read_x', '.1f')}x",
+    ),
+    "llm_throughput": lambda f, p: (
+        f"finkg LLMClient {_f(f, 'client_tokens_per_s', '.2f')} tokens/s ({p.get('model')}, {p.get('n')} prompts)",
+        f"raw llama.cpp {_f(f, 'raw_tokens_per_s', '.2f')} tokens/s",
+        f"overhead {_f(f, 'client_overhead_pct', '+.1f')} %",
+    ),
+    "extraction": lambda f, p: (
+        f"finkg extract {_f(f, 'finkg_tokens_per_s', '.1f')} tokens/s, {_f(f, 's_per_statement', '.0f')} s "
+        f"per statement ({p.get('statements')} statements, {p.get('model')})",
+        f"raw llama.cpp {_f(f, 'raw_tokens_per_s', '.1f')} tokens/s",
+        f"overhead {_f(f, 'overhead_pct', '+.1f')} %",
+    ),
+    "clustering": lambda f, p: (
+        f"{_f(f, 'largest_n', ',')} entities clustered in {_f(f, 'largest_cluster_s', '.1f')} s, "
+        f"peak RSS {_f(f, 'largest_peak_rss_mb', ',.0f')} MB",
+        f"exact clustering at {_f(f, 'exact_n', ',')}: ARI {_f(f, 'ari_vs_exact', '.3f')}",
+        f"exact / kNN-constrained seconds {_f(f, 'ratio_exact_over_constrained_s_x', '.1f')}x",
+    ),
+    "tfr_retrieval": lambda f, p: (
+        f"TFR p50 {_f(f, 'tfr_p50_ms', '.1f')} / p95 {_f(f, 'tfr_p95_ms', '.1f')} ms over "
+        f"{_f(f, 'xbrl_triples', ',')} XBRL triples (query encoding included)",
+        f"dense top-k p50 {_f(f, 'dense_p50_ms', '.1f')} / p95 {_f(f, 'dense_p95_ms', '.1f')} ms",
+        f"{_f(f, 'ratio_tfr_over_dense_p50_x', '.2f')}x",
+    ),
+    "hybrid_latency": lambda f, p: (
+        f"hybrid p50 {_f(f, 'hybrid_asof_p50_ms', '.1f')} / p95 {_f(f, 'hybrid_asof_p95_ms', '.1f')} ms on "
+        f"as-of pools of {_f(f, 'chunks_indexed', ',')} SEC sentences (query vector given)",
+        f"BM25 alone p50 {_f(f, 'bm25_asof_p50_ms', '.1f')} ms",
+        f"{_f(f, 'ratio_hybrid_over_bm25_asof_p50_x', '.2f')}x",
+    ),
+    "market_labels": lambda f, p: (
+        f"{_f(f, 'vectorized_rows', ',')} residual labels ({f.get('tickers')} tickers x 3 horizons) in "
+        f"{_f(f, 'vectorized_s', '.2f')} s, vectorized",
+        f"per-anchor loop: {_f(f, 'naive_us_per_item', '.0f')} us per label, "
+        f"{_f(f, 'naive_extrapolated_s', '.1f')} s extrapolated; {f.get('label_mismatches')} label mismatches",
+        f"{_f(f, 'speedup_x', ',.0f')}x",
+    ),
+    "feedback_eval": lambda f, p: (
+        f"source-memory update {_f(f, 'batched_ms_per_label', '.2f')} ms per matured label, batched "
+        f"({_f(f, 'events', ',')} labels)",
+        f"one write per label: {_f(f, 'loop_ms_per_label', '.2f')} ms",
+        f"{_f(f, 'ratio_loop_over_batched_x', '.1f')}x",
+    ),
+}
+
+
+def _benchmark_rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    rows = []
+    for name, headline in HEADLINES.items():
+        record = records.get(name)
+        if record is None:
+            continue
+        what, baseline, ratio = headline(record.get("figures", {}), record.get("parameters", {}))
+        rows.append(
+            {
+                "name": name,
+                "what": what,
+                "baseline": baseline,
+                "ratio": ratio,
+                "measured": f"{str(record.get('date', '?'))[:10]}, `{short_sha(record.get('git_sha', '?'))}`, "
+                f"{record.get('machine', {}).get('cores', '?')} cores / {record.get('machine', {}).get('ram_gib', '?')} GiB",
+                "record": record,
+            }
+        )
+    return rows
+
+
+BENCHMARKS = Table(
+    list(HEADLINES),
+    _benchmark_rows,
+    [
+        Column("benchmark", lambda r: f"`bench/{r['name']}.py`"),
+        Column("measured", lambda r: r["what"]),
+        Column("baseline, same run", lambda r: r["baseline"]),
+        Column("ratio", lambda r: r["ratio"]),
+        Column("date, commit, machine", lambda r: r["measured"]),
+    ],
+    provenance_per_row=True,
+)
+
+TABLES: dict[str, Table] = {
+    "eval-reports": REPORTS,
+    "eval-tatqa": TATQA,
+    "eval-feedback": FEEDBACK,
+    "eval-rerank": RERANK,
+    "benchmarks": BENCHMARKS,
+}
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def load_records(names: Sequence[str], directory: Path, required: bool) -> dict[str, dict[str, Any]]:
+    """``{name: record}`` of ``directory/<name>.json``; a missing file raises TablesError when ``required``."""
+    out = {}
+    for name in names:
+        path = directory / f"{name}.json"
+        if not path.is_file():
+            if required:
+                raise TablesError(f"{path}: no such results file (run the benchmark or evaluation first)")
+            continue
+        try:
+            out[name] = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise TablesError(f"{path}: not JSON ({exc})") from exc
+    return out
+
+
+def render(name: str, directory: Path = RESULTS) -> str:
+    """The Markdown of table ``name`` (rows, then its provenance lines), without the markers.
+
+    Raises:
+        TablesError: unknown table, or a results file it needs is missing or not JSON.
+    """
+    if name not in TABLES:
+        raise TablesError(f"unknown table {name!r} (known: {', '.join(TABLES)})")
+    spec = TABLES[name]
+    records = load_records(spec.results, directory, required=not spec.provenance_per_row)
+    rows = spec.rows(records)
+    if not rows:
+        raise TablesError(f"{directory}: no rows for table {name!r} in {', '.join(spec.results)}")
+    cells = [[c.cell(r) for c in spec.columns] for r in rows]
+    cells = [[c if isinstance(c, Cell) else Cell(c) for c in row] for row in cells]
+    for j, column in enumerate(spec.columns):
+        values = [row[j].value for row in cells if row[j].value is not None]
+        if column.bold_max and len(values) > 1:
+            best = max(values)
+            for row in cells:
+                if row[j].value == best:
+                    row[j] = Cell(f"**{row[j].text}**", row[j].value)
+    headers = [c.header(rows) if callable(c.header) else c.header for c in spec.columns]
+    lines = [
+        "| " + " | ".join(headers) + " |",
+        "|" + "---|" * len(headers),
+        *("| " + " | ".join(c.text.replace("|", "\\|") for c in row) + " |" for row in cells),
+        "",
+    ]
+    if spec.provenance_per_row:
+        machines = {machine_text(r["record"].get("machine", {})) for r in rows}
+        lines.append(
+            "_Generated from `bench/results/<benchmark>.json` (`python bench/tables.py`); each file keeps the "
+            "command, parameters and every figure. Machine: " + "; ".join(sorted(machines)) + "._"
+        )
+    else:
+        lines += [provenance_line(records[n]) for n in spec.results]
+    return "\n".join(lines) + "\n"
+
+
+def update(text: str, directory: Path = RESULTS, source: str = "README.md") -> tuple[str, list[str]]:
+    """``text`` with every marked table regenerated, and the names of the tables that changed.
+
+    Raises:
+        TablesError: an opening marker without its closing marker (named with its line), or see :func:`render`.
+    """
+    closed = {m.start("open") for m in BLOCK.finditer(text)}
+    for m in OPEN.finditer(text):
+        if m.start() not in closed:
+            line = text.count("\n", 0, m.start()) + 1
+            raise TablesError(f"{source}:{line}: <!-- table:{m['name']} --> has no <!-- /table:{m['name']} -->")
+    changed: list[str] = []
+
+    def replace(m: re.Match[str]) -> str:
+        body = render(m["name"], directory)
+        if body != m["body"]:
+            changed.append(m["name"])
+        return m["open"] + body + m["close"]
+
+    return BLOCK.sub(replace, text), changed
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--check", action="store_true", help="exit 1 if the README is out of date; write nothing")
+    ap.add_argument("--readme", type=Path, default=README)
+    ap.add_argument("--results-dir", type=Path, default=RESULTS)
+    args = ap.parse_args(argv)
+    try:
+        text = args.readme.read_text(encoding="utf-8")
+        new, changed = update(text, args.results_dir, str(args.readme))
+    except (TablesError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.check:
+        if changed:
+            print(
+                f"{args.readme}: out of date: {', '.join(changed)} (run python bench/tables.py)",
+                file=sys.stderr,
+            )
+            return 1
+        print(f"{args.readme}: {len(BLOCK.findall(text))} tables up to date")
+        return 0
+    if new != text:
+        args.readme.write_text(new, encoding="utf-8")
+    print(f"{args.readme}: regenerated {', '.join(changed) or 'nothing (up to date)'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
