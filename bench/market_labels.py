@@ -29,7 +29,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from generation.feedback import market_model as mm
+from generation.feedback import market_model as mm  # noqa: E402  (after the sys.path line: runs as a script)
 
 DATA = ROOT.parent / "shared" / "data" / "market"
 

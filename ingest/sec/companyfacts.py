@@ -50,7 +50,7 @@ import re
 from collections import Counter, defaultdict
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from ingest.sec.fsds import FsdsData, period_role
 from kg.errors import IngestError
@@ -179,6 +179,10 @@ def _get(obj: Any, name: str, kinds: type | tuple[type, ...], path: Path, where:
     return value
 
 
+@overload
+def _date(entry: dict, name: str, path: Path, where: str, optional: Literal[False] = False) -> date: ...
+@overload
+def _date(entry: dict, name: str, path: Path, where: str, optional: bool) -> date | None: ...
 def _date(entry: dict, name: str, path: Path, where: str, optional: bool = False) -> date | None:
     raw = _get(entry, name, str, path, where, optional)
     if raw is None:
