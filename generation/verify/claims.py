@@ -326,34 +326,15 @@ def _check(
             "differs from the recomputed ratio" if ratio_kind else "differs from the cited fact",
         )
     claim_n = candidates[0].n if candidates else None
-    if ratio_kind and not candidates:
-        for g in ratio_golds:
-            if _ratio_match(m, g):
-                return NumberCheck(
-                    si,
-                    m.text,
-                    m.kind,
-                    m.value,
-                    "exact",
-                    None,
-                    g.value,
-                    keys=g.labels,
-                    reason="equals a recomputed ratio that the sentence does not cite",
-                )
-    if not ratio_kind:
-        for g in facts_of_filing:
-            if _fact_match(m.value, g):
-                return NumberCheck(
-                    si,
-                    m.text,
-                    m.kind,
-                    m.value,
-                    "exact",
-                    claim_n,
-                    g.value,
-                    keys=g.labels,
-                    reason="matches a fact of the filing that the sentence does not cite",
-                )
+    # an uncited match: any recomputed ratio (only when no ratio is cited; claim_n is then None),
+    # any fact of the filing
+    if ratio_kind:
+        uncited, why = ([] if candidates else ratio_golds), "equals a recomputed ratio that the sentence does not cite"
+    else:
+        uncited, why = facts_of_filing, "matches a fact of the filing that the sentence does not cite"
+    for g in uncited:
+        if _ratio_match(m, g) if ratio_kind else _fact_match(m.value, g):
+            return NumberCheck(si, m.text, m.kind, m.value, "exact", claim_n, g.value, keys=g.labels, reason=why)
     reason = (
         golds[claim_n].reason
         if claim_n is not None and golds[claim_n].reason

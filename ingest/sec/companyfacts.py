@@ -52,7 +52,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Literal, overload
 
-from ingest.sec.fsds import FsdsData, period_role
+from ingest.sec.fsds import FsdsData, count_totals, period_role
 from kg.errors import IngestError
 
 SOURCE = "sec-companyfacts"
@@ -311,8 +311,4 @@ def read_companyfacts(path: Path) -> FsdsData:
         if k in used
     ]
     data.filings = list(filings.values())
-    data.counts["filings"] = len(data.filings)
-    data.counts["companies"] = len(data.companies)
-    data.counts["concepts"] = len(data.concepts)
-    data.counts["current"] = sum(1 for f in data.facts if f["period_role"] == "current")
-    return data
+    return count_totals(data)

@@ -259,6 +259,12 @@ def read_fsds(path: Path) -> FsdsData:
             )
             data.counts["kept"] += 1
         data.concepts = list(concepts.values())
+    return count_totals(data)
+
+
+def count_totals(data: FsdsData) -> FsdsData:
+    """Set ``data.counts`` filings, companies, concepts and current (facts of the filing's own
+    period) from what was read; returns ``data``. Every SEC reader ends with it."""
     data.counts["filings"] = len(data.filings)
     data.counts["companies"] = len(data.companies)
     data.counts["concepts"] = len(data.concepts)
