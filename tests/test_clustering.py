@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 from sklearn.metrics import adjusted_rand_score
 from test_cli import finkg
-from test_resolution import embedder, tok  # noqa: F401  (fixtures)
 
 from finkg.pipelines import clusters as knowledge
 from generation.kgbuild import resolution

@@ -17,9 +17,11 @@ def test_unreachable_server_is_a_named_error():
 
 
 def test_wrong_password_is_a_named_error(settings):
-    with Graph(settings.uri, settings.neo4j_user, settings.password() + "-wrong") as g:
-        with pytest.raises(GraphAuthError, match="refused user 'neo4j'.*NEO4J_PASSWORD"):
-            g.verify()
+    with (
+        Graph(settings.uri, settings.neo4j_user, settings.password() + "-wrong") as g,
+        pytest.raises(GraphAuthError, match=r"refused user 'neo4j'.*NEO4J_PASSWORD"),
+    ):
+        g.verify()
 
 
 def test_verify_reports_the_server(graph):

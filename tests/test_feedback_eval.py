@@ -100,7 +100,7 @@ def test_every_condition_has_a_record_per_anchor_and_the_metrics_table_has_every
     assert s.records == 4 * 4 and s.cache_hits + s.reader_calls == 16
     records = _records(evaluated)
     assert set(records) == {"no-memory", "memory", "shuffled-label-1", "shuffled-event-type-1"}
-    for name, rows in records.items():
+    for rows in records.values():
         assert [r["prediction_day"] for r in rows] == ["2015-07-13", "2015-07-16", "2015-07-23", "2015-07-23"]
         assert all(r["status"] in ("ok", "failed") and (r["status"] == "ok") == bool(r["predictions"]) for r in rows)
     assert [row["condition"] for row in result["conditions"]] == list(CONDITIONS)
@@ -205,9 +205,9 @@ def test_an_interrupted_run_is_compared_on_the_anchors_every_condition_has_done(
 def test_bad_inputs_name_the_path_or_field(tmp_path):
     with pytest.raises(FeedbackEvalError, match="nowhere: prices folder not found"):
         _options(tmp_path, "x", prices=tmp_path / "nowhere").check()
-    with pytest.raises(FeedbackEvalError, match="unknown ticker 'FOO': no price file .*FOO.csv"):
+    with pytest.raises(FeedbackEvalError, match=r"unknown ticker 'FOO': no price file .*FOO\.csv"):
         _options(tmp_path, "x", tickers=("FOO",)).check()
-    with pytest.raises(FeedbackEvalError, match="unknown ticker 'BABA': no tweets folder .*feedback_tweets/BABA"):
+    with pytest.raises(FeedbackEvalError, match=r"unknown ticker 'BABA': no tweets folder .*feedback_tweets/BABA"):
         _options(tmp_path, "x", tickers=("BABA",)).check()
     with pytest.raises(FeedbackEvalError, match="--conditions"):
         _options(tmp_path, "x", conditions=("memory", "oracle")).check()

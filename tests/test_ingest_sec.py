@@ -87,7 +87,7 @@ def _rewrite(tmp_path: Path, member: str, edit) -> Path:
 
 
 def test_missing_member_is_named(tmp_path):
-    with pytest.raises(FsdsFormatError, match="member num.txt is missing"):
+    with pytest.raises(FsdsFormatError, match=r"member num\.txt is missing"):
         read_fsds(_rewrite(tmp_path, "num.txt", lambda b: None))
 
 
@@ -122,7 +122,7 @@ def test_non_numeric_value_is_named(tmp_path):
 def test_not_a_zip_is_named(tmp_path):
     p = tmp_path / "x.zip"
     p.write_text("hello")
-    with pytest.raises(FsdsFormatError, match="x.zip: not a ZIP archive"):
+    with pytest.raises(FsdsFormatError, match=r"x\.zip: not a ZIP archive"):
         read_fsds(p)
 
 
@@ -187,7 +187,7 @@ def test_wrong_encoding_is_named(tmp_path):
 def test_truncated_zip_is_named(tmp_path):
     cut = tmp_path / "truncated.zip"
     cut.write_bytes(DAILY.read_bytes()[: DAILY.stat().st_size // 2])
-    with pytest.raises(FsdsFormatError, match="truncated.zip: not a ZIP archive"):
+    with pytest.raises(FsdsFormatError, match=r"truncated\.zip: not a ZIP archive"):
         read_fsds(cut)
 
 

@@ -194,7 +194,7 @@ def test_chunk_settings_are_validated(graph):
         chunk_sections([("", "A sentence.")], ApproxTokenCounter(), 40, 20)
     with pytest.raises(ConfigError, match=r"\[text\] chunk_overlap"):
         ingest_text(graph, _settings(text_chunk_tokens=40, text_chunk_overlap=30), [FOMC])
-    with pytest.raises(FileNotFoundError, match="tokenizer.json"):
+    with pytest.raises(FileNotFoundError, match=r"tokenizer\.json"):
         load_token_counter(Path("/nonexistent/model"))
 
 

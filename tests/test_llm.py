@@ -153,7 +153,7 @@ def test_the_budget_stops_before_the_backend_call_and_cache_hits_stay_free(llama
 
 def test_an_empty_answer_raises_with_the_raw_answer_also_from_the_cache(llama, cache):
     client = LLMClient(llama, cache=cache)
-    for attempt in range(2):  # the recorded failure is reproduced by a rerun, without a model call
+    for _attempt in range(2):  # the recorded failure is reproduced by a rerun, without a model call
         with pytest.raises(LLMAnswerError, match="empty") as err:
             client.chat(SILENT, max_tokens=20)
         assert err.value.raw == "" and err.value.backend == llama.name
@@ -189,7 +189,7 @@ def test_the_model_identity_follows_the_file_content(gguf, tmp_path):
     assert changed.startswith("gguf:") and changed != f"gguf:{SMOL_SHA256}"
     assert cache_key(changed, FACT, {}) != cache_key(f"gguf:{SMOL_SHA256}", FACT, {})
     with pytest.raises(LLMUnavailable, match=r"none\.gguf.*\[llm\] model_path"):
-        LlamaCppBackend(tmp_path / "none.gguf").model_id
+        _ = LlamaCppBackend(tmp_path / "none.gguf").model_id
 
 
 # --------------------------------------------------------------------------- parsing
@@ -308,7 +308,7 @@ def test_the_transformers_backend_answers_and_repairs_json(hf, cache):
 
 def test_a_missing_transformers_directory_names_the_key(tmp_path):
     with pytest.raises(LLMUnavailable, match=r"config\.json.*\[llm\] gguf_file"):
-        TransformersBackend(tmp_path).model_id
+        _ = TransformersBackend(tmp_path).model_id
 
 
 # --------------------------------------------------------------------------- OpenAI-compatible
@@ -320,27 +320,28 @@ def server(gguf, tmp_path_factory):
     a pipe nobody reads would fill up and stall the server)."""
     port = free_port()
     log = tmp_path_factory.mktemp("llama-server") / "server.log"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            str(gguf),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--n_ctx",
-            "2048",
-            "--n_threads",
-            "2",
-            "--verbose",
-            "false",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=open(log, "wb"),
-    )
+    with open(log, "wb") as err:  # the child keeps its own copy of the descriptor
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "llama_cpp.server",
+                "--model",
+                str(gguf),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--n_ctx",
+                "2048",
+                "--n_threads",
+                "2",
+                "--verbose",
+                "false",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
     base = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 120
     while True:

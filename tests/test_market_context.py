@@ -80,9 +80,9 @@ def test_short_history_is_not_available_and_a_non_session_uses_the_last_close():
 
 def test_bad_inputs_name_the_ticker_or_path(tmp_path):
     ctx = MarketContext.from_files(PRICES, ["MSFT"], PROXY)
-    with pytest.raises(KeyError, match="'XOM'.*known: MSFT"):
+    with pytest.raises(KeyError, match=r"'XOM'.*known: MSFT"):
         ctx.card("XOM", DECISION)
-    with pytest.raises(MarketDataError, match="nowhere.*not a folder"):
+    with pytest.raises(MarketDataError, match=r"nowhere.*not a folder"):
         MarketContext.from_files(tmp_path / "nowhere", ["MSFT"], PROXY)
-    with pytest.raises(MarketDataError, match="FOO.csv.*cannot open"):
+    with pytest.raises(MarketDataError, match=r"FOO\.csv.*cannot open"):
         MarketContext.from_files(PRICES, ["FOO"], PROXY)

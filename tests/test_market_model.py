@@ -91,12 +91,12 @@ def test_bad_rows_name_file_and_line(tmp_path, line, text, message):
 
 
 def test_missing_file_and_folder(tmp_path):
-    with pytest.raises(mm.MarketDataError, match="NOPE.csv: cannot open price file"):
+    with pytest.raises(mm.MarketDataError, match=r"NOPE\.csv: cannot open price file"):
         mm.load_price_panel(DATA / "prices", tickers=["MSFT", "NOPE"])
     with pytest.raises(mm.MarketDataError, match="not a folder"):
         mm.load_price_panel(tmp_path / "absent")
     (tmp_path / "empty.csv").write_text("")
-    with pytest.raises(mm.MarketDataError, match="empty.csv:1: empty file"):
+    with pytest.raises(mm.MarketDataError, match=r"empty\.csv:1: empty file"):
         mm.read_price_file(tmp_path / "empty.csv")
 
 

@@ -63,13 +63,13 @@ def test_port_in_use_is_a_clear_error(second):
 
 def test_missing_java_is_a_clear_error(second):
     s = second.model_copy(update={"server_java": "/nonexistent/bin/java"})
-    with pytest.raises(JavaMissing, match="Java 17 or 21.*FINKG_SERVER_JAVA"):
+    with pytest.raises(JavaMissing, match=r"Java 17 or 21.*FINKG_SERVER_JAVA"):
         LocalNeo4j(s).start()
 
 
 def test_missing_password_is_a_clear_error(second):
     s = second.model_copy(update={"neo4j_password": None})
-    with pytest.raises(ConfigError, match="NEO4J_PASSWORD.*finkg init"):
+    with pytest.raises(ConfigError, match=r"NEO4J_PASSWORD.*finkg init"):
         LocalNeo4j(s).start()
 
 

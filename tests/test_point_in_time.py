@@ -280,7 +280,7 @@ def test_stored_selections_audit_at_zero_and_a_planted_future_document_is_caught
 
     # planted: a passage published after the decision time, and the anchor's own retweet
     late, retweet = _chunk_in_graph(graph, _by_author("ymscapital")), _chunk_in_graph(graph, _by_author("rohit_bmw"))
-    planted = tuple(top[:3]) + (SelectedEvidence(late, 4, 0.9), SelectedEvidence(retweet, 5, 0.8))
+    planted = (*top[:3], SelectedEvidence(late, 4, 0.9), SelectedEvidence(retweet, 5, 0.8))
     stats = store_selections(writer, [EvidenceSelection(run, pool, planted)])
     assert stats["stale_links_removed"] == 2
     audit = audit_evidence(graph, run)

@@ -99,12 +99,12 @@ def test_cited_points_answers_cite_only_shown_ids_and_render_as_checkable_text()
     )
     # the rendered text goes through the same citation reader and number check as free text
     assert parse_citations(answer, 2, 1) == ([0, 1], [0], [])
-    marked, checks = check_numbers(answer, "How did yields move?", [YIELD, CHANGE], SHORT)
+    _marked, checks = check_numbers(answer, "How did yields move?", [YIELD, CHANGE], SHORT)
     got = {c.text: (c.status, c.fact_id, c.cited_in_sentence) for c in checks}
     assert got == {"3.62 %": ("verified", YIELD.id, True), "0.05": ("verified", CHANGE.id, True)}
     long = "Yields fell across the curve " + "and kept falling " * 20
     cut = render_points({"points": [{"claim": long[:280], "cites": ["F1"]}], "conclusion": long[:280]})
     assert cut.splitlines()[0].endswith(" … [F1].") and cut.splitlines()[1].endswith(" …")
     for bad in ({"facts": []}, {"points": [{"cites": ["F1"]}], "conclusion": "x"}, ["F1"], {"points": []}):
-        with pytest.raises(ValueError, match="points|point|no claim"):
+        with pytest.raises(ValueError, match=r"points|point|no claim"):
             render_points(bad)

@@ -9,39 +9,17 @@ all-MiniLM-L6-v2 from ``finkg models install`` (installed if missing). Every ent
 
 from __future__ import annotations
 
-import os
 import uuid
-from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import minilm_dir
 
 from finkg.pipelines import clusters as knowledge
 from generation.kgbuild import resolution
 from generation.kgbuild.names import company_key, entity_id, name_guard, normalize_name
 from kg import BatchWriter
-from retrieval.embeddings import make_embedder
 
-
-@pytest.fixture(scope="session")
-def embedder(settings):
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    path = settings.embedding_model_path or minilm_dir()
-    assert Path(path).is_dir(), (
-        f"no embedding model at {path}: set [embedding] model_path or FINKG_EMBEDDING_MODEL_PATH to a "
-        "sentence-transformers directory (all-MiniLM-L6-v2)"
-    )
-    return make_embedder(path, settings.embedding_backend, 32, "cpu")
-
-
-@pytest.fixture
-def tok(graph):
-    """A name token unique to this test; afterwards its entities and merge records are removed."""
-    t = f"zq{uuid.uuid4().hex[:8]}"
-    yield t
-    graph.write("MATCH (e:Entity) WHERE e.key CONTAINS $t DETACH DELETE e", {"t": t})
-    graph.write("MATCH (m:EntityMerge) WHERE m.id CONTAINS $t DETACH DELETE m", {"t": t})
+# the fixtures `embedder` (MiniLM) and `tok` (a name token, cleaned up afterwards) live in conftest.py
 
 
 def ids_with(graph, tok):

@@ -50,7 +50,7 @@ def test_versions_add_and_drop_objects(graph, own_schema):
     made += [a.name, b.name]
     v1 = (SchemaStep(1, "a and b", (a, b)),)
     assert sorted(schema.apply_schema(graph, v1, name=name).created) == sorted([a.name, b.name])
-    v2 = v1 + (SchemaStep(2, "drop b", drops=(b.name,)),)
+    v2 = (*v1, SchemaStep(2, "drop b", drops=(b.name,)))
     report = schema.apply_schema(graph, v2, name=name)
     assert (report.version_before, report.version_after, report.dropped) == (1, 2, [b.name])
     cons, idx = definitions(graph)

@@ -87,7 +87,7 @@ def test_equation_6_by_hand():
         MemoryParams(kappa=0)
     w = class_weights(VALIDATION)
     assert w["3D"][1] == pytest.approx(1 / (3 * 0.192)) and w["3D"][0] == pytest.approx(1 / (3 * 0.615))
-    with pytest.raises(ValueError, match="sum to 96.0, not 1"):
+    with pytest.raises(ValueError, match=r"sum to 96\.0, not 1"):
         class_weights({"1D": {1: 18.0, 0: 60.0, -1: 18.0}})
 
 

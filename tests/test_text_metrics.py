@@ -103,7 +103,7 @@ def test_bertscore_refuses_what_would_need_a_download_or_cannot_work(tmp_path):
         BertScoreModel(None)
     with pytest.raises(BertScoreUnavailable, match=r"roberta-large: no such directory \(nothing is downloaded"):
         BertScoreModel("roberta-large")  # a hub name is not a local directory
-    with pytest.raises(BertScoreUnavailable, match="no readable config.json"):
+    with pytest.raises(BertScoreUnavailable, match=r"no readable config\.json"):
         BertScoreModel(tmp_path)
     with pytest.raises(BertScoreUnavailable, match=r"bertscore_num_layers 7: .* has layers 1\.\.6"):
         BertScoreModel(minilm_dir(), num_layers=7)

@@ -5,6 +5,8 @@ baselines (BM25, dense) over real FOMC sentences."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from conftest import minilm_dir
@@ -74,7 +76,7 @@ def test_cluster_weighted_returns_exactly_k_best_first_within_clusters(index):
     assert len(got) == 4 and len({s.triple.id for s in got}) == 4
     # the price cluster weighs most and comes first; within a cluster the order is by similarity
     assert got[0].triple.cluster == "c:price"
-    for a, b in zip(got, got[1:]):
+    for a, b in itertools.pairwise(got):
         if a.triple.cluster == b.triple.cluster:
             assert a.score >= b.score
     weights = {s.triple.cluster: s.cluster_weight for s in got}

@@ -725,13 +725,13 @@ def _one_anchor(
                         a.event_type,
                         h,
                         answer.predictions[h],
-                        a.labels[h],
-                        a.matured_at[h],
+                        label,
+                        matured,
                         answer.cited_ids,
                         retrieved,
                     )
                     for h in HORIZONS
-                    if a.labels.get(h) is not None and a.matured_at.get(h)
+                    if (label := a.labels.get(h)) is not None and (matured := a.matured_at.get(h))
                 ]
             )
         record = {

@@ -93,7 +93,7 @@ def macro_f1(y_true: Labels, y_pred: Labels) -> float:
         ValueError: for different lengths, empty input or a value outside {-1, 0, +1}.
     """
     t, p = _labels(y_true, y_pred)
-    return float(f1_score(t, p, labels=list(CLASSES), average="macro", zero_division=0))
+    return float(f1_score(t, p, labels=list(CLASSES), average="macro", zero_division=0))  # pyright: ignore[reportArgumentType]  # sklearn types zero_division as str; 0 is documented
 
 
 def non_neutral_f1(y_true: Labels, y_pred: Labels) -> float:
@@ -103,7 +103,7 @@ def non_neutral_f1(y_true: Labels, y_pred: Labels) -> float:
         ValueError: as :func:`macro_f1`.
     """
     t, p = _labels(y_true, y_pred)
-    return float(f1_score(t, p, labels=list(NON_NEUTRAL), average="macro", zero_division=0))
+    return float(f1_score(t, p, labels=list(NON_NEUTRAL), average="macro", zero_division=0))  # pyright: ignore[reportArgumentType]  # sklearn types zero_division as str; 0 is documented
 
 
 def stock_day_signals(
@@ -335,7 +335,7 @@ def sleeve_weights(
     ascending = [True, False] + ([False] if tiebreak else []) + [True]
     chosen = eligible.sort_values(keys, ascending=ascending, kind="stable").groupby(day, sort=False).head(config.top_k)
     rows = sessions.get_indexer(pd.DatetimeIndex(chosen[day]))
-    cols = pd.Index(list(tickers)).get_indexer(chosen[ticker])
+    cols = pd.Index(list(tickers)).get_indexer(pd.Index(chosen[ticker]))
     values = np.zeros((len(sessions), len(tickers)))
     values[rows, cols] = 1.0 / config.top_k
     total = np.zeros_like(values)
@@ -345,7 +345,7 @@ def sleeve_weights(
 
 
 def top_k_sleeve_portfolio(
-    scores: pd.DataFrame, returns: pd.DataFrame, config: PortfolioConfig | None = None, **columns: str | None
+    scores: pd.DataFrame, returns: pd.DataFrame, config: PortfolioConfig | None = None, **columns: str
 ) -> PortfolioResult:
     """The paper's fixed portfolio: :func:`sleeve_weights` simulated with :func:`simulate`.
 

@@ -37,7 +37,7 @@ from typing import Any
 from finkg.config import Settings
 from finkg.eval.results import write_result
 from finkg.pipelines.memos import build_context
-from generation.memo.claims import HALLUCINATED_RATIO_ERROR, RATIOS
+from generation.memo.claims import HALLUCINATED_RATIO_ERROR, RATIOS, number
 from generation.memo.systems import SYSTEM_NAMES, SYSTEMS, MemoContext, MemoResult, generate_memo
 from generation.verify.claims import fact_tolerance, gold_for_claims, verify_body
 from generation.verify.numbers import find_numbers
@@ -95,7 +95,7 @@ def score_memo(memo: MemoResult, fm: FactMap, ctx: MemoContext) -> MemoScore:
         if c.kind not in ("fact", "ratio") or g.value is None:
             continue
         s.numeric += 1
-        value, gold = float(c.value), float(g.value)
+        value, gold = number(c.value), float(g.value)
         if c.kind == "fact":
             ok = abs(value - gold) <= fact_tolerance(gold, g.decimals)
             s.hallucinated += 0 if ok else 1
@@ -292,7 +292,7 @@ def mutations(body: str) -> list[tuple[str, int, str]]:
             swapped = "six months" if span.group(1) == "three" else "three months"
             variants.append(("span", line[: span.start()] + swapped + line[span.end() :]))
         for kind, changed in variants:
-            out.append((kind, i, "\n".join(lines[:i] + [changed] + lines[i + 1 :])))
+            out.append((kind, i, "\n".join([*lines[:i], changed, *lines[i + 1 :]])))
     return out
 
 

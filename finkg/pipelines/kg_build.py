@@ -234,7 +234,9 @@ def extract(
     for r in rows:
         r["sentences"] = list(r["sentences"] or [])
     batch = settings.extract_batch_chunks
-    noop = lambda _n, **_fields: None
+
+    def noop(_n: int, **_fields: object) -> None:
+        return None
 
     # Phase 2 of seed 004 §3.1: few-shot extraction of every chunk not yet proposed.
     todo = [r for r in rows if r["status"] != "proposed" or redo]

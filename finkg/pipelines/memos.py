@@ -165,7 +165,7 @@ def gather_claims(out: Path, system: str) -> int:
     with open(folder / "claims.jsonl", "w", encoding="utf-8") as fh:
         fh.writelines(json.dumps(r, default=str) + "\n" for r in rows)
     with open(folder / "claims.csv", "w", encoding="utf-8", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=CLAIM_FIELDS)
+        w: csv.DictWriter[str] = csv.DictWriter(fh, fieldnames=CLAIM_FIELDS)
         w.writeheader()
         w.writerows(rows)
     return len(rows)
@@ -213,7 +213,7 @@ def run_memos(
     """
     for s in systems:
         if s not in SYSTEMS and s != llm_render.SYSTEM:
-            raise MemoError(f"unknown system {s!r}; choose from {', '.join(SYSTEMS + (llm_render.SYSTEM,))}")
+            raise MemoError(f"unknown system {s!r}; choose from {', '.join((*SYSTEMS, llm_render.SYSTEM))}")
     client = llm.client_from_settings(settings) if llm_render.SYSTEM in systems else None
     filings = list_filings(graph, adshs, source)
     found = {f["adsh"] for f in filings}
@@ -235,6 +235,7 @@ def run_memos(
         batch: list[MemoResult] = []
         for fm in read_fact_maps(graph, todo, settings.memo_batch_size):
             if system == llm_render.SYSTEM:
+                assert client is not None, "made above when the llm system is asked for"
                 memo = llm_render.generate_llm_memo(fm, ctx, client, settings.llm_max_tokens, settings.llm_temperature)
             else:
                 memo = generate_memo(system, fm, ctx)

@@ -80,8 +80,7 @@ def _ingest_files(
             },
         )
         try:
-            labelled = (lambda stage, total: progress(f"{path.name} {stage}", total)) if progress else None
-            stats = sec_fsds.write_fsds(writer, data, progress=labelled)
+            stats = sec_fsds.write_fsds(writer, data, progress=_prefixed(progress, path.name))
             runs.link_run(writer, rid, "Filing", "adsh", (f["adsh"] for f in data.filings))
         except Exception as exc:
             runs.record_failure(writer, rid, exc)
@@ -109,6 +108,13 @@ def _ingest_files(
             }
         )
     return summary
+
+
+def _prefixed(progress: StageProgress | None, prefix: str) -> StageProgress | None:
+    """``progress`` with every stage named ``"{prefix} {stage}"`` (None stays None)."""
+    if progress is None:
+        return None
+    return lambda stage, total: progress(f"{prefix} {stage}", total)
 
 
 def ingest_companyfacts(

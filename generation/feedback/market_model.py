@@ -188,10 +188,11 @@ def read_price_file(path: Path | str) -> pd.DataFrame:
 def _parse_dates(path: Path, raw: np.ndarray, lines: list[int]) -> pd.DatetimeIndex:
     """Parse a file's Date column in the one format its first row uses."""
     strings = pd.Series(raw.astype(str))
-    for fmt in _DATE_FORMATS:
-        parsed = pd.to_datetime(strings, format=fmt, errors="coerce")
+    parsed = pd.to_datetime(strings, format=_DATE_FORMATS[0], errors="coerce")
+    for fmt in _DATE_FORMATS[1:]:
         if not pd.isna(parsed.iloc[0]):
             break
+        parsed = pd.to_datetime(strings, format=fmt, errors="coerce")
     bad = parsed.isna().to_numpy()
     if bad.any():
         i = int(np.argmax(bad))
@@ -270,7 +271,7 @@ def _to_utc(anchor_times: Sequence[object] | pd.Series | pd.DatetimeIndex) -> pd
     stamps = []
     for i, value in enumerate(anchor_times):
         try:
-            stamp = pd.Timestamp(value)
+            stamp = pd.Timestamp(value)  # pyright: ignore[reportArgumentType]  # any value is tried; a bad one raises
         except (ValueError, TypeError) as exc:
             raise ValueError(f"anchor {i}: unparseable time {value!r}") from exc
         if stamp is pd.NaT or stamp.tzinfo is None:
@@ -311,7 +312,8 @@ class TradingCalendar:
     """
 
     def __init__(self, sessions: Iterable[pd.Timestamp | dt.date | str]) -> None:
-        index = pd.DatetimeIndex(pd.to_datetime(list(sessions))).normalize()
+        # pandas-stubs has no overload for a list mixing Timestamps, dates and strings
+        index = pd.DatetimeIndex(pd.to_datetime(list(sessions))).normalize()  # pyright: ignore[reportCallIssue, reportArgumentType]
         if index.tz is not None:
             raise ValueError("sessions must be naive dates (exchange-local), not time zone aware")
         if len(index) == 0:
@@ -376,7 +378,7 @@ class TradingCalendar:
                 "decision_date": decision_date,
                 "prediction_day": prediction_day,
                 "decision_index": np.where(ok, decision_pos, -1).astype(np.int64),
-                "reason": pd.Categorical.from_codes(np.where(ok, -1, outside), categories=list(REASONS)),
+                "reason": pd.Categorical.from_codes(np.where(ok, -1, outside), categories=list(REASONS)),  # pyright: ignore[reportCallIssue, reportArgumentType]  # pandas-stubs types categories as None
             }
         )
 
@@ -542,8 +544,8 @@ def align_to_calendar(prices: pd.DataFrame, calendar: TradingCalendar) -> pd.Dat
     dates = pd.DatetimeIndex(prices.index).normalize()
     outside = ~dates.isin(calendar.sessions)
     if outside.any():
-        day = dates[np.argmax(outside)]
-        row = prices.loc[prices.index[np.argmax(outside)]]
+        day = dates[int(np.argmax(outside))]
+        row = prices.loc[prices.index[int(np.argmax(outside))]]
         tickers = [str(t) for t, v in row.items() if pd.notna(v)] or ["?"]
         raise ValueError(f"{tickers[0]} has a price on {day.date()}, which is not a session of the calendar")
     span = calendar.sessions[(calendar.sessions >= dates.min()) & (calendar.sessions <= dates.max())]
@@ -580,7 +582,7 @@ def residual_labels(
     config = config or MarketModelConfig()
     calendar = calendar or TradingCalendar.from_series(market)
     panel = align_to_calendar(prices, calendar)
-    sessions = panel.index
+    sessions = pd.DatetimeIndex(panel.index)
     mkt = market.set_axis(pd.DatetimeIndex(market.index).normalize()).reindex(sessions)
     if mkt.isna().any():
         raise ValueError(f"the market proxy has no price on {mkt.index[mkt.isna().to_numpy()][0].date()}")
@@ -628,7 +630,7 @@ def residual_labels(
                     "residual": np.where(ok, resid, np.nan).ravel(),
                     "z": np.where(ok, z, np.nan).ravel(),
                     "label": pd.arrays.IntegerArray(np.where(ok, label, 0).ravel(), ~ok.ravel()),
-                    "reason": pd.Categorical.from_codes(code.ravel(), categories=list(REASONS)),
+                    "reason": pd.Categorical.from_codes(code.ravel(), categories=list(REASONS)),  # pyright: ignore[reportCallIssue, reportArgumentType]  # pandas-stubs types categories as None
                 }
             )
         )

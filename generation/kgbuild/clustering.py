@@ -216,7 +216,11 @@ def exact_agglomerative_clusters(x: np.ndarray, distance_threshold: float, linka
     if len(x) <= 1:
         return np.zeros(len(x), dtype=np.int64)
     model = AgglomerativeClustering(
-        n_clusters=None, distance_threshold=distance_threshold, metric="cosine", linkage=linkage
+        # sklearn's annotation says int; its documentation asks for None with distance_threshold
+        n_clusters=None,  # pyright: ignore[reportArgumentType]
+        distance_threshold=distance_threshold,
+        metric="cosine",
+        linkage=linkage,
     )
     return canonical_labels(model.fit_predict(x))
 

@@ -519,6 +519,7 @@ def apply_verdicts(data: Any, candidates: Sequence[Triple], sentences: Sequence[
         if decision == "keep":
             out.append(Verdict(cand, "keep", triple=cand))
         elif decision == "fix":
+            assert v is not None, "a decision comes from a verdict"
             merged = {
                 "s": 1,
                 "h": v.get("h") or cand.head,

@@ -414,6 +414,7 @@ def plan_merges(
     def score(a: int, b: int) -> float:
         if method == "fuzzy":
             return fuzz.token_sort_ratio(entities[a].key, entities[b].key)
+        assert vectors is not None, "checked above for the embedding stage"
         return float(np.dot(vectors[a], vectors[b]))
 
     pairs = []

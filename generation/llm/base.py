@@ -83,6 +83,19 @@ class Completion:
         }
 
     @classmethod
+    def from_chat_answer(cls, text: str | None, out: dict[str, Any], seconds: float, constrained: bool) -> Completion:
+        """From an OpenAI-style chat answer ``out`` (its ``usage`` token counts; 0 when absent) and
+        the ``text`` already taken from ``choices[0].message.content`` (None reads as empty)."""
+        usage = out.get("usage") or {}
+        return cls(
+            text or "",
+            int(usage.get("prompt_tokens") or 0),
+            int(usage.get("completion_tokens") or 0),
+            seconds,
+            constrained,
+        )
+
+    @classmethod
     def from_json(cls, d: dict[str, Any]) -> Completion:
         """The inverse of :meth:`to_json`."""
         return cls(

@@ -59,7 +59,7 @@ class LLMCache:
         self._cache.set(key, completion.to_json())
 
     def __len__(self) -> int:
-        return len(self._cache)
+        return len(self._cache)  # pyright: ignore[reportArgumentType]  # diskcache's __len__ is untyped
 
     def clear(self) -> int:
         """Remove every entry; returns how many there were."""

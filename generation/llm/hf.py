@@ -116,7 +116,8 @@ class TransformersBackend:
                     f"transformers cannot load {self.model_dir}{'/' + self.gguf_file if self.gguf_file else ''}: {exc}"
                 ) from exc
             device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
-            self._model, self._tokenizer = model.to(device).eval(), tokenizer
+            # transformers' stubs type PreTrainedModel.to oddly (the str device is rejected)
+            self._model, self._tokenizer = model.to(device).eval(), tokenizer  # pyright: ignore[reportArgumentType]
         return self._model, self._tokenizer
 
     def generate(

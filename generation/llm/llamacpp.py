@@ -150,11 +150,4 @@ class LlamaCppBackend:
             text = out["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError) as exc:
             raise LLMAnswerError("the answer has no choices[0].message.content", self.name, out) from exc
-        usage = out.get("usage") or {}
-        return Completion(
-            text or "",
-            int(usage.get("prompt_tokens") or 0),
-            int(usage.get("completion_tokens") or 0),
-            seconds,
-            constrained=json_schema is not None,
-        )
+        return Completion.from_chat_answer(text, out, seconds, constrained=json_schema is not None)

@@ -167,11 +167,4 @@ class OpenAICompatibleBackend:
                 self.name,
                 raw[:2000].decode("utf-8", "replace"),
             ) from exc
-        usage = out.get("usage") or {}
-        return Completion(
-            text or "",
-            int(usage.get("prompt_tokens") or 0),
-            int(usage.get("completion_tokens") or 0),
-            seconds,
-            constrained,
-        )
+        return Completion.from_chat_answer(text, out, seconds, constrained)

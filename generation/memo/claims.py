@@ -131,6 +131,13 @@ class Claim:
         return row
 
 
+def number(value: float | str | None) -> float:
+    """A fact's or ratio's value (a claim's or a gold's) as a float. Drafting sets a value on every
+    fact and ratio claim, and callers test a gold for None first; None here is a bug (AssertionError)."""
+    assert value is not None, "a fact or ratio value is None"
+    return float(value)
+
+
 @dataclass(frozen=True)
 class GoldRatio:
     """A ratio recomputed from the fact map: value (None when not applicable), its numerator and

@@ -182,6 +182,7 @@ def draft_structured(fm: FactMap, thresholds: RiskThresholds) -> list[Claim]:
         if g.value is None:
             ratio_values[name] = (None, (), (), None, g.reason)
         else:
+            assert g.numerator is not None and g.denominator is not None, "gold_ratio sets both with a value"
             facts = [g.numerator, g.denominator]
             labels = [c.citation for f in facts for c in ([x for _, x in f.components] or [f])]
             ratio_values[name] = (

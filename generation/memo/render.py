@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from generation.memo.claims import RATIO_BY_NAME, Claim
+from generation.memo.claims import RATIO_BY_NAME, Claim, number
 from generation.verify.claims import fact_tolerance, span_words
 from generation.verify.numbers import format_percent, format_ratio, format_usd
 from retrieval.facts.concepts import BY_NAME, iso_date
@@ -61,9 +61,9 @@ def claim_sentence(claim: Claim) -> str:
     if claim.kind == "not_applicable":
         return f"{_label(claim.name)}: not applicable; {claim.note} {marker}."
     if claim.kind == "ratio":
-        shown = format_ratio_value(claim.name, float(claim.value))
+        shown = format_ratio_value(claim.name, number(claim.value))
         return f"{_label(claim.name)} {_span(claim)} was {shown} {marker}."
-    shown = format_usd(float(claim.value), fact_tolerance(float(claim.value), claim.decimals))
+    shown = format_usd(number(claim.value), fact_tolerance(number(claim.value), claim.decimals))
     derived = f" ({claim.note.split(';')[0]})" if claim.note.startswith("derived") else ""
     verb = "were" if BY_NAME[claim.name].label.endswith("s") else "was"
     return f"{_label(claim.name)}{derived} {verb} {shown} {_span(claim)} {marker}."

@@ -96,11 +96,12 @@ def generate_memo(system: str, fm: FactMap, ctx: MemoContext) -> MemoResult:
         claims = draft_from_evidence(fm.filing, hits, ctx.prior, ctx.thresholds)
     body = render.body(claims)
     verified = system in VERIFIED
+    verification: Verification | None = None
     if verified:
         available = None if system == "structured" else {h.fact_key for h in hits}
         verification = verify_body(body, claims, fm, ctx.thresholds, repair=True, available_keys=available)
     latency_ms = (time.perf_counter() - start) * 1000
-    if not verified:
+    if verification is None:
         verification = verify_body(body, claims, fm, ctx.thresholds, repair=False)
     markdown = render.render_memo(fm.filing, SYSTEM_NAMES[system], verification.claims, verification.body)
     return MemoResult(

@@ -38,7 +38,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from generation.memo.claims import RATIO_BY_NAME, Claim, RiskThresholds, gold_label, gold_ratios
+from generation.memo.claims import RATIO_BY_NAME, Claim, RiskThresholds, gold_label, gold_ratios, number
 from generation.verify.numbers import (
     NumberMention,
     find_numbers,
@@ -153,6 +153,7 @@ def gold_for_claims(claims: Sequence[Claim], fm: FactMap, thresholds: RiskThresh
             if g.value is None:
                 out[c.n] = Gold(None, [], [], reason=g.reason)
             else:
+                assert g.numerator is not None and g.denominator is not None, "gold_ratio sets both with a value"
                 labels = [
                     x.citation for f in (g.numerator, g.denominator) for x in ([y for _, y in f.components] or [f])
                 ]
@@ -179,10 +180,10 @@ def _ratio_match(m: NumberMention, gold: Gold) -> bool:
 
 def _format_like(m: NumberMention, gold: Gold) -> str:
     if m.kind == "ratio":
-        return format_ratio(float(gold.value), max(2, m.decimals_shown))
+        return format_ratio(number(gold.value), max(2, m.decimals_shown))
     if m.kind == "percent":
-        return format_percent(float(gold.value), max(1, m.decimals_shown))
-    return format_usd(float(gold.value), fact_tolerance(float(gold.value), gold.decimals))
+        return format_percent(number(gold.value), max(1, m.decimals_shown))
+    return format_usd(number(gold.value), fact_tolerance(number(gold.value), gold.decimals))
 
 
 def verify_body(
@@ -276,6 +277,7 @@ def _check(
     if m.kind in ("date", "year"):
         dates = {iso_date(golds[c.n].ddate) for c in cited if golds[c.n].ddate}
         shown = m.iso_date if m.kind == "date" else m.text
+        assert shown is not None, "find_numbers sets iso_date on every date mention"
         ok = any((d == shown) if m.kind == "date" else d.startswith(shown) for d in dates)
         if ok:
             return NumberCheck(si, m.text, m.kind, shown, "exact")
@@ -324,34 +326,15 @@ def _check(
             "differs from the recomputed ratio" if ratio_kind else "differs from the cited fact",
         )
     claim_n = candidates[0].n if candidates else None
-    if ratio_kind and not candidates:
-        for g in ratio_golds:
-            if _ratio_match(m, g):
-                return NumberCheck(
-                    si,
-                    m.text,
-                    m.kind,
-                    m.value,
-                    "exact",
-                    None,
-                    g.value,
-                    keys=g.labels,
-                    reason="equals a recomputed ratio that the sentence does not cite",
-                )
-    if not ratio_kind:
-        for g in facts_of_filing:
-            if _fact_match(m.value, g):
-                return NumberCheck(
-                    si,
-                    m.text,
-                    m.kind,
-                    m.value,
-                    "exact",
-                    claim_n,
-                    g.value,
-                    keys=g.labels,
-                    reason="matches a fact of the filing that the sentence does not cite",
-                )
+    # an uncited match: any recomputed ratio (only when no ratio is cited; claim_n is then None),
+    # any fact of the filing
+    if ratio_kind:
+        uncited, why = ([] if candidates else ratio_golds), "equals a recomputed ratio that the sentence does not cite"
+    else:
+        uncited, why = facts_of_filing, "matches a fact of the filing that the sentence does not cite"
+    for g in uncited:
+        if _ratio_match(m, g) if ratio_kind else _fact_match(m.value, g):
+            return NumberCheck(si, m.text, m.kind, m.value, "exact", claim_n, g.value, keys=g.labels, reason=why)
     reason = (
         golds[claim_n].reason
         if claim_n is not None and golds[claim_n].reason
@@ -377,12 +360,12 @@ def _check_words(
     for m in list(SPAN_PATTERN.finditer(sentence))[::-1]:
         if not flows:
             break
-        gold_words = {span_words(int(golds[c.n].qtrs)) for c in flows}
+        gold_words = {span_words(int(golds[c.n].qtrs or 0)) for c in flows}
         if m.group(0).lower() in gold_words:
             checks.append(NumberCheck(si, m.group(0), "span", m.group(0), "exact", flows[0].n))
             continue
         c = flows[0]
-        new = span_words(int(golds[c.n].qtrs))
+        new = span_words(int(golds[c.n].qtrs or 0))
         checks.append(
             NumberCheck(
                 si,
@@ -475,9 +458,9 @@ def _settle_claims(
         elif c.kind == "label":
             c.status = "exact" if c.value == g.value else "repaired"
         elif c.kind == "ratio":
-            c.status = "exact" if abs(float(c.value) - float(g.value)) <= 0.0005 else "repaired"
+            c.status = "exact" if abs(number(c.value) - float(g.value)) <= 0.0005 else "repaired"
         else:
-            c.status = "exact" if _fact_match(float(c.value), g) else "repaired"
+            c.status = "exact" if _fact_match(number(c.value), g) else "repaired"
         if "repaired" in touched.get(c.n, []) or "unsupported" in touched.get(c.n, []):
             c.status = "repaired" if g.value is not None else "unsupported"
         if c.kind == "label":
@@ -492,20 +475,21 @@ def _settle_claims(
             c.original_value, c.value = c.value, g.value
             if c.kind != "label":
                 c.ddate, c.qtrs, c.decimals = g.ddate, g.qtrs, g.decimals
-        if c.citation_status in ("wrong", "missing") and g.keys:
-            if available_keys is None or set(g.keys) <= set(available_keys):
-                repairs.append(
-                    {
-                        "claim": c.n,
-                        "concept": c.name,
-                        "field": "citation",
-                        "original": "|".join(c.citations),
-                        "original_value": None,
-                        "gold": "|".join(g.keys),
-                        "replacement": "|".join(g.labels),
-                        "keys": g.labels,
-                        "reason": f"citation {c.citation_status}",
-                    }
-                )
-                c.citations, c.citation_labels = list(g.keys), list(g.labels)
-                c.citation_status = "correct"
+        if (c.citation_status in ("wrong", "missing") and g.keys) and (
+            available_keys is None or set(g.keys) <= set(available_keys)
+        ):
+            repairs.append(
+                {
+                    "claim": c.n,
+                    "concept": c.name,
+                    "field": "citation",
+                    "original": "|".join(c.citations),
+                    "original_value": None,
+                    "gold": "|".join(g.keys),
+                    "replacement": "|".join(g.labels),
+                    "keys": g.labels,
+                    "reason": f"citation {c.citation_status}",
+                }
+            )
+            c.citations, c.citation_labels = list(g.keys), list(g.labels)
+            c.citation_status = "correct"

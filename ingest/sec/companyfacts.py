@@ -50,9 +50,9 @@ import re
 from collections import Counter, defaultdict
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
-from ingest.sec.fsds import FsdsData, period_role
+from ingest.sec.fsds import FsdsData, count_totals, period_role
 from kg.errors import IngestError
 
 SOURCE = "sec-companyfacts"
@@ -179,6 +179,10 @@ def _get(obj: Any, name: str, kinds: type | tuple[type, ...], path: Path, where:
     return value
 
 
+@overload
+def _date(entry: dict, name: str, path: Path, where: str, optional: Literal[False] = False) -> date: ...
+@overload
+def _date(entry: dict, name: str, path: Path, where: str, optional: bool) -> date | None: ...
 def _date(entry: dict, name: str, path: Path, where: str, optional: bool = False) -> date | None:
     raw = _get(entry, name, str, path, where, optional)
     if raw is None:
@@ -307,8 +311,4 @@ def read_companyfacts(path: Path) -> FsdsData:
         if k in used
     ]
     data.filings = list(filings.values())
-    data.counts["filings"] = len(data.filings)
-    data.counts["companies"] = len(data.companies)
-    data.counts["concepts"] = len(data.concepts)
-    data.counts["current"] = sum(1 for f in data.facts if f["period_role"] == "current")
-    return data
+    return count_totals(data)

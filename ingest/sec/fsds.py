@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from ingest.sec.evidence import evidence_rows
 from kg import BatchWriter, WriteStats
@@ -101,7 +101,9 @@ class FsdsData:
     counts: Counter = field(default_factory=Counter)
 
 
-def _field(row: dict[str, str], name: str, path: Path, member: str, line: int, kind=int) -> Any:
+def _field(
+    row: dict[str, str], name: str, path: Path, member: str, line: int, kind: Callable[[str], float] = int
+) -> Any:
     """``row[name]`` as ``kind`` (int or float); None when empty or absent (optional columns)."""
     raw = row.get(name, "")
     try:
@@ -110,6 +112,12 @@ def _field(row: dict[str, str], name: str, path: Path, member: str, line: int, k
         raise FsdsFormatError(f"{path}: {member} line {line}: column {name!r} is not a number: {row[name]!r}") from None
 
 
+@overload
+def _date(
+    row: dict[str, str], name: str, path: Path, member: str, line: int, required: Literal[True] = True
+) -> str: ...
+@overload
+def _date(row: dict[str, str], name: str, path: Path, member: str, line: int, required: bool) -> str | None: ...
 def _date(row: dict[str, str], name: str, path: Path, member: str, line: int, required: bool = True) -> str | None:
     """``row[name]`` checked as a calendar date ``YYYYMMDD`` (returned unchanged)."""
     raw = row.get(name, "").strip()
@@ -251,6 +259,12 @@ def read_fsds(path: Path) -> FsdsData:
             )
             data.counts["kept"] += 1
         data.concepts = list(concepts.values())
+    return count_totals(data)
+
+
+def count_totals(data: FsdsData) -> FsdsData:
+    """Set ``data.counts`` filings, companies, concepts and current (facts of the filing's own
+    period) from what was read; returns ``data``. Every SEC reader ends with it."""
     data.counts["filings"] = len(data.filings)
     data.counts["companies"] = len(data.companies)
     data.counts["concepts"] = len(data.concepts)
@@ -258,7 +272,7 @@ def read_fsds(path: Path) -> FsdsData:
     return data
 
 
-def period_role(form: str, period: str, ddate: str, qtrs: int | None) -> str:
+def period_role(form: str, period: str | None, ddate: str, qtrs: int | None) -> str:
     """``current``, ``current_ytd`` or ``comparative`` for a fact of a filing (see module docstring).
 
     >>> period_role("10-Q", "20250228", "20250228", 1), period_role("10-Q", "20250228", "20250228", 2)

@@ -111,7 +111,7 @@ def _text(path: Path, parent: etree._Element, name: str, what: str) -> tuple[str
     child = parent.find(f"{{{XBRLI}}}{name}")
     if child is None or not (child.text or "").strip():
         raise _fail(path, parent, f"{what}: <{name}> is missing or empty")
-    return child.text.strip(), child
+    return (child.text or "").strip(), child
 
 
 def _date(path: Path, el: etree._Element, text: str, what: str) -> date:
@@ -319,7 +319,7 @@ def read_instance(path: Path, adsh: str | None = None) -> FsdsData:
     for name in ("DocumentType", "DocumentPeriodEndDate"):
         if not dei.get(name, ("",))[0]:
             raise XbrlInstanceFormatError(f"{path}: dei:{name} is missing (a whole-entity fact is required)")
-    form, form_el, form_ctx = dei["DocumentType"]
+    form, _, form_ctx = dei["DocumentType"]
     text, el, _ = dei["DocumentPeriodEndDate"]
     period = _date(path, el, text, "dei:DocumentPeriodEndDate").strftime("%Y%m%d")
     fy = None
@@ -360,6 +360,7 @@ def read_instance(path: Path, adsh: str | None = None) -> FsdsData:
         if ctx.cik != cik:
             c["skipped_other_entity"] += 1
             continue
+        assert ctx.end is not None, "forever contexts are skipped above"
         q = etree.QName(el)
         version = taxonomy_version(q.namespace or "", el.prefix, known)
         row = fact_row(

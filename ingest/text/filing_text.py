@@ -293,7 +293,7 @@ def clean_html(path: Path, text: str) -> tuple[list[tuple[str, str, int]], dict[
     ]
     for el in doomed:
         if el.getparent() is not None:
-            el.drop_tree()
+            el.drop_tree()  # pyright: ignore[reportAttributeAccessIssue]  # an lxml.html element; lxml-stubs types it as _Element
     return html_blocks(root), dei
 
 

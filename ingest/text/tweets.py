@@ -132,7 +132,7 @@ def _tweet(obj: Any) -> tuple[str, datetime, str, dict[str, Any]]:
         raise ValueError("missing or empty field 'text'")
     raw = obj.get("created_at")
     try:
-        created = datetime.strptime(raw, CREATED_AT)
+        created = datetime.strptime(str(raw), CREATED_AT)
     except (TypeError, ValueError):
         raise ValueError(f"field 'created_at' {raw!r} is not a time like 'Thu Jan 02 09:48:35 +0000 2014'") from None
     return str(tid), created, text, user

@@ -146,7 +146,7 @@ def answer_string(answers: Sequence[Any], scale: str) -> str:
         text = answer
         value = to_number(answer) if is_number(answer) else None
         if value is not None:
-            text = "%.4f" % value if "%" in answer else "%.4f" % (round(value, 2) * scale_factor(scale))
+            text = f"{value:.4f}" if "%" in answer else f"{round(value, 2) * scale_factor(scale):.4f}"
         elif scale:
             text = f"{answer} {scale}"
         out.append(text)
@@ -221,7 +221,7 @@ def score(
     if len(spans) == 1 and not predicted_scale and "%" not in single and is_number(single):
         value = to_number(single)
         if value is not None:
-            candidates.append("%.4f" % value)
+            candidates.append(f"{value:.4f}")
     em, f1 = max(exact_match_and_f1(c, gold_string) for c in candidates)
     if answer_type in ("arithmetic", "count"):
         f1 = em

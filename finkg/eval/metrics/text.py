@@ -190,10 +190,11 @@ class BertScoreModel:
         out = [PRF(0.0, 0.0, 0.0)] * len(candidates)
         todo = [i for i, (c, ref) in enumerate(zip(candidates, references)) if c.strip() and ref.strip()]
         if todo:
+            # bert_score types score() as returning a hash string too (return_hash=True); not asked here
             p, r, f = self._scorer.score(
                 [candidates[i] for i in todo], [references[i] for i in todo], batch_size=self.batch_size
             )
-            for i, a, b, c in zip(todo, p.tolist(), r.tolist(), f.tolist()):
+            for i, a, b, c in zip(todo, p.tolist(), r.tolist(), f.tolist()):  # pyright: ignore[reportAttributeAccessIssue]
                 out[i] = PRF(float(a), float(b), float(c))
         return out
 
