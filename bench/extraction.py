@@ -56,7 +56,7 @@ def main() -> None:
     s = load_settings(llm_backend="llama-cpp", llm_model_path=model, llm_cache=True, llm_cache_dir=cache_dir)
     source = ALL_DIR if args.all else GOLD_DIR
     files = sorted(source.glob("*.txt"))[: args.statements] if args.statements else sorted(source.glob("*.txt"))
-    g = Graph(s.uri, s.neo4j_user, s.password(), s.neo4j_database)
+    g = Graph(s.uri, s.neo4j.user, s.password(), s.neo4j.database)
     try:
         text_ingest.ingest_text(g, s, files)
         docs = ["fomc:statement:" + f.stem for f in files]
@@ -65,7 +65,7 @@ def main() -> None:
         first = extraction.extract(g, s, client, documents=docs, redo=True)
         wall = time.perf_counter() - t0
         n = len(files)
-        table = Table(title=f"finkg extract on {n} FOMC statements ({Path(model).name}, {s.llm_threads} threads)")
+        table = Table(title=f"finkg extract on {n} FOMC statements ({Path(model).name}, {s.llm.threads} threads)")
         for c in (
             "chunks",
             "sentences sent",
@@ -103,16 +103,16 @@ def main() -> None:
             for r in rows
             for grp in sentence_groups(
                 r["sentences"] or [],
-                s.extract_sentences_per_call,
+                s.extract.sentences_per_call,
                 overlap(r["previous_sentences"], r["sentences"] or []),
             )
         ]
         prompts = prompts[: args.baseline_calls] if args.baseline_calls else prompts
         llm = llama_cpp.Llama(
             model_path=str(model),
-            n_ctx=s.llm_n_ctx,
-            n_threads=s.llm_threads,
-            n_batch=s.llm_n_batch,
+            n_ctx=s.llm.n_ctx,
+            n_threads=s.llm.threads,
+            n_batch=s.llm.n_batch,
             seed=0,
             verbose=False,
         )
@@ -120,7 +120,7 @@ def main() -> None:
         for p in prompts:
             out = llm.create_chat_completion(
                 messages=extraction_messages(p),
-                max_tokens=s.extract_max_tokens,
+                max_tokens=s.extract.max_tokens,
                 temperature=0.0,
                 seed=0,
                 response_format={"type": "json_object", "schema": extraction_json_schema(len(p))},

@@ -117,8 +117,8 @@ def bench_loop(
 ) -> list[dict]:
     """The evaluation of a slice twice: cold LLM cache, then warm (new run id, same contexts)."""
     cache_dir = Path(tempfile.mkdtemp(prefix="finkg-bench-feedback-"))
-    client = LLMClient(LlamaCppBackend(model, n_ctx=2048, n_threads=settings.llm_threads), cache=LLMCache(cache_dir))
-    reader = FrozenReader(client, settings.feedback_reader_max_tokens)
+    client = LLMClient(LlamaCppBackend(model, n_ctx=2048, n_threads=settings.llm.threads), cache=LLMCache(cache_dir))
+    reader = FrozenReader(client, settings.feedback.reader_max_tokens)
     embedder = make_embedder(minilm)
     rows = []
     try:
@@ -178,7 +178,7 @@ def main() -> None:
     p.add_argument("--skip-loop", action="store_true", help="only the memory benchmark")
     args = p.parse_args()
     settings = load_settings(text_tokenizer=None, text_chunk_tokens=240, text_chunk_overlap=48)
-    graph = Graph(settings.uri, settings.neo4j_user, settings.password(), settings.neo4j_database)
+    graph = Graph(settings.uri, settings.neo4j.user, settings.password(), settings.neo4j.database)
     try:
         m = bench_memory(graph, args.events, args.seed)
         print(
@@ -204,7 +204,7 @@ def main() -> None:
             print(f"results: {write_result('feedback_eval', parameters, figures, directory=args.results_dir)}")
             return
         model = args.model or models.installed_path("smollm2-135m-instruct-q4_1")
-        minilm = settings.embedding_model_path or models.installed_path("all-minilm-l6-v2")
+        minilm = settings.embedding.model_path or models.installed_path("all-minilm-l6-v2")
         if model is None or minilm is None:
             raise SystemExit("SmolLM2 / MiniLM are not installed: `finkg models install`")
         rows = bench_loop(

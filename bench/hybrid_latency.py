@@ -113,7 +113,7 @@ def main() -> None:
     ap.add_argument("--results-dir", type=Path, default=RESULTS_DIR, help="where hybrid_latency.json goes")
     args = ap.parse_args()
     if args.model is None:
-        args.model = load_settings().embedding_model_path or models.installed_path("all-minilm-l6-v2")
+        args.model = load_settings().embedding.model_path or models.installed_path("all-minilm-l6-v2")
         if args.model is None:
             raise SystemExit("no MiniLM model: run `finkg models install` or pass --model DIR")
     import torch

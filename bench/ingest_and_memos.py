@@ -62,8 +62,8 @@ def main() -> None:
     ap.add_argument("--results-dir", type=Path, default=RESULTS_DIR, help="where ingest_and_memos.json goes")
     args = ap.parse_args()
     s = load_settings()
-    g = Graph(s.uri, s.neo4j_user, s.password(), s.neo4j_database)
-    writer = BatchWriter(g, batch_size=s.writer_batch_size, workers=s.writer_workers)
+    g = Graph(s.uri, s.neo4j.user, s.password(), s.neo4j.database)
+    writer = BatchWriter(g, batch_size=s.writer.batch_size, workers=s.writer.workers)
 
     pandas_s, pandas_rows = pandas_parse(args.quarter)
     start = time.perf_counter()
@@ -105,7 +105,7 @@ def main() -> None:
 
     adshs = [f["adsh"] for f in list_filings(g, source=args.quarter.name)]
     start = time.perf_counter()
-    maps = [fm for fm in read_fact_maps(g, adshs, s.memo_batch_size)]
+    maps = [fm for fm in read_fact_maps(g, adshs, s.memo.batch_size)]
     read_s = time.perf_counter() - start
     complete = [fm for fm in maps if fm.complete()]
     ctx = MemoContext(thresholds(s))

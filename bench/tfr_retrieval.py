@@ -119,8 +119,8 @@ def main() -> None:
     args = ap.parse_args()
     console = Console()
     s = load_settings()
-    path = s.embedding_model_path or models.installed_path("all-minilm-l6-v2")
-    embedder = make_embedder(path, s.embedding_backend, s.embedding_batch_size, s.embedding_device)
+    path = s.embedding.model_path or models.installed_path("all-minilm-l6-v2")
+    embedder = make_embedder(path, s.embedding.backend, s.embedding.batch_size, s.embedding.device)
     latency_rows: list[dict] = []
     queries = [QUERIES[i % len(QUERIES)] + ("" if i < len(QUERIES) else f" ({i})") for i in range(args.queries)]
     table = Table(
@@ -129,13 +129,13 @@ def main() -> None:
     )
     for col in ("corpus", "triples", "TFR p50", "TFR p95", "TFR mean", "dense p50", "dense p95", "TFR / dense p50"):
         table.add_column(col)
-    g = Graph(s.uri, s.neo4j_user, s.password(), s.neo4j_database)
+    g = Graph(s.uri, s.neo4j.user, s.password(), s.neo4j.database)
     try:
         kg_index = TripleIndex.from_graph(g, embedder)
         if len(kg_index) >= args.k:
             embedder.encode(["warm up"])
             n = min(args.n, len(kg_index))
-            tfr = _latency(lambda q: kg_index.cluster_weighted(q, args.k, n, s.retrieval_temperature), queries)
+            tfr = _latency(lambda q: kg_index.cluster_weighted(q, args.k, n, s.retrieval.temperature), queries)
             dense = _latency(lambda q: kg_index.dense(q, args.k), queries)
             latency_rows.append(_row(table, "knowledge graph (Neo4j)", len(kg_index), tfr, dense))
         else:
@@ -165,7 +165,7 @@ def main() -> None:
     ]
     texts = [f"{t.head} reports {t.tail}" for t in triples]
     index = TripleIndex(triples, _cached_vectors(embedder, texts, console), embedder)
-    tfr = _latency(lambda q: index.cluster_weighted(q, args.k, args.n, s.retrieval_temperature), queries)
+    tfr = _latency(lambda q: index.cluster_weighted(q, args.k, args.n, s.retrieval.temperature), queries)
     dense = _latency(lambda q: index.dense(q, args.k), queries)
     latency_rows.append(_row(table, "XBRL facts as triples", len(index), tfr, dense))
     console.print(table)

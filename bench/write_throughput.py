@@ -112,8 +112,8 @@ def main() -> None:
     args = ap.parse_args()
 
     s = load_settings()
-    batch = args.batch_size or s.writer_batch_size
-    workers = args.workers or s.writer_workers
+    batch = args.batch_size or s.writer.batch_size
+    workers = args.workers or s.writer.workers
     if args.sec_zip.is_file():
         facts, source = load_facts(args.sec_zip, args.nodes), f"SEC num.txt ({args.sec_zip.name})"
     else:
@@ -128,7 +128,7 @@ def main() -> None:
 
     labels = {"warmup": "BenchWarmup", "batched": "BenchFactBatched", "row": "BenchFactRow"}
     results = {}
-    with Graph(s.uri, s.neo4j_user, s.password(), s.neo4j_database) as g:
+    with Graph(s.uri, s.neo4j.user, s.password(), s.neo4j.database) as g:
         for lab in labels.values():
             g.run_autocommit(cypher.delete_nodes_in_transactions(lab))
             g.run_autocommit(cypher.create_constraint(f"{lab.lower()}_key", "unique", lab, ["key"]))

@@ -75,7 +75,7 @@ def settings() -> Settings:
 def graph(s: Settings | None = None) -> Iterator[Graph]:
     """A connected :class:`kg.Graph` from the settings, closed afterwards."""
     s = s or settings()
-    g = Graph(s.uri, s.neo4j_user, s.password(), s.neo4j_database)
+    g = Graph(s.uri, s.neo4j.user, s.password(), s.neo4j.database)
     try:
         yield g
     finally:
@@ -606,7 +606,7 @@ def _report_inputs(batch: Path, s: Settings) -> tuple[list[reports.ReportQuestio
     except reports.BatchFileError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(1) from exc
-    embedder = make_embedder(s.embedding_model_path, s.embedding_backend, s.embedding_batch_size, s.embedding_device)
+    embedder = make_embedder(s.embedding.model_path, s.embedding.backend, s.embedding.batch_size, s.embedding.device)
     return questions, client_from_settings(s), embedder
 
 
@@ -643,12 +643,12 @@ def report(
     questions, client, embedder = _report_inputs(batch, s)
     with graph(s) as g, progress_bar(console) as bar:
         try:
-            ctx = reports.ReportContext(g, s, client, embedder, system or s.report_system, mode, progress=_stage(bar))
+            ctx = reports.ReportContext(g, s, client, embedder, system or s.report.system, mode, progress=_stage(bar))
         except ValueError as exc:
             err.print(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(1) from exc
         summary = reports.run_batch(
-            questions, ctx, out, redo=redo, workers=workers or s.report_workers, progress=_stage(bar)
+            questions, ctx, out, redo=redo, workers=workers or s.report.workers, progress=_stage(bar)
         )
     render(
         summary.rows(), Format.table, console, title=f"finkg report: {ctx.system}, {ctx.mode}, {client.model_id[:32]}"
@@ -859,7 +859,7 @@ def eval_reports(
     if unknown:
         raise typer.BadParameter(f"unknown system(s) {', '.join(unknown)}; choose from {', '.join(retrieval_systems)}")
     questions, client, embedder = _report_inputs(batch, s)
-    bert: BertScoreModel | None = bertscore_from_settings(s) if s.eval_bertscore_model_path else None
+    bert: BertScoreModel | None = bertscore_from_settings(s) if s.eval.bertscore_model_path else None
     with graph(s) as g, progress_bar(console) as bar:
         rows = report_eval.evaluate_reports(
             g,
@@ -870,7 +870,7 @@ def eval_reports(
             system or list(retrieval_systems),
             out,
             bertscore=bert,
-            judge=client if s.eval_judge else None,
+            judge=client if s.eval.judge else None,
             progress=_stage(bar),
         )
     render(
@@ -903,7 +903,7 @@ def audit_evidence_command(
 
     s = settings()
     with graph(s) as g:
-        result = audit_evidence(g, run, s.memory_near_duplicate_threshold)
+        result = audit_evidence(g, run, s.memory.near_duplicate_threshold)
     render(
         result.rows(), fmt, console, title="point-in-time audit of selected evidence" + (f" (run {run})" if run else "")
     )
@@ -931,7 +931,7 @@ def audit_memory_command(
     from retrieval.memory.source_memory import MemoryParams, memory_adjustment, read_cells, shrinkage, utility
 
     s = settings()
-    params = MemoryParams(kappa=s.memory_kappa, clip=s.memory_clip, strength=s.memory_lambda, top_k=s.memory_top_k)
+    params = MemoryParams(kappa=s.memory.kappa, clip=s.memory.clip, strength=s.memory.lambda_, top_k=s.memory.top_k)
     with graph(s) as g:
         rows = read_cells(g, run)
     table = [
@@ -997,8 +997,8 @@ def rerank_train(
     from retrieval.text.rerank import RerankModelError
 
     s = settings()
-    out = out_dir or s.rerank_model_path or s.models_dir / "finkg-reranker-minilm"
-    base = base_model or s.embedding_model_path
+    out = out_dir or s.rerank.model_path or s.models.dir / "finkg-reranker-minilm"
+    base = base_model or s.embedding.model_path
     if base is None:
         err.print("[red]error:[/red] no encoder to start from: pass --base-model or set [embedding] model_path")
         raise typer.Exit(1)
@@ -1016,7 +1016,7 @@ def rerank_train(
                 batch_size=batch_size,
                 learning_rate=learning_rate,
                 device=device,
-                threads=s.llm_threads,
+                threads=s.llm.threads,
                 stage=_stage(bar),
             )
     except (TatqaFormatError, RerankModelError, retrieval_eval.RetrievalEvalError) as exc:
@@ -1050,21 +1050,21 @@ def eval_retrieval(
 
     s = settings()
     try:
-        wanted = rerank if rerank is not None else bool(s.rerank_model_path) or s.rerank_backend == "llm"
+        wanted = rerank if rerank is not None else bool(s.rerank.model_path) or s.rerank.backend == "llm"
         if not wanted:
             reranker = None
-        elif s.rerank_backend == "llm":
+        elif s.rerank.backend == "llm":
             reranker = retrieval_eval.llm_judge(client_from_settings(s))
         else:
             reranker = make_reranker(
-                s.rerank_model_path, s.rerank_backend, s.rerank_max_length, s.rerank_batch_size, s.rerank_device
+                s.rerank.model_path, s.rerank.backend, s.rerank.max_length, s.rerank.batch_size, s.rerank.device
             )
         embedder = make_embedder(
-            s.embedding_model_path, s.embedding_backend, s.embedding_batch_size, s.embedding_device
+            s.embedding.model_path, s.embedding.backend, s.embedding.batch_size, s.embedding.device
         )
         with graph(s) as g, progress_bar(console) as bar:
             result = retrieval_eval.evaluate(
-                g, path, embedder, reranker, rerank_queries or None, seed, s.hybrid_alpha_step, store, stage=_stage(bar)
+                g, path, embedder, reranker, rerank_queries or None, seed, s.hybrid.alpha_step, store, stage=_stage(bar)
             )
     except (
         TatqaFormatError,
@@ -1139,7 +1139,7 @@ def eval_feedback(
     from generation.feedback.reader import FrozenReader
 
     s = settings()
-    root = data or s.feedback_data_dir
+    root = data or s.feedback.data_dir
     try:
         if root is None and not (tweets and prices and market):
             raise feedback_eval.FeedbackEvalError(
@@ -1148,27 +1148,27 @@ def eval_feedback(
         options = feedback_eval.FeedbackOptions(
             tweets=tweets or Path(root) / "tweets",
             prices=prices or Path(root) / "prices",
-            market=market or Path(root) / s.feedback_market_proxy,
+            market=market or Path(root) / s.feedback.market_proxy,
             tickers=tuple(
-                t.strip().upper() for t in (tickers.split(",") if tickers else s.feedback_tickers) if t.strip()
+                t.strip().upper() for t in (tickers.split(",") if tickers else s.feedback.tickers) if t.strip()
             ),
             start=_d.fromisoformat(start),
             end=_d.fromisoformat(end),
             out=out,
             run=run,
             conditions=tuple(c.strip() for c in conditions.split(",") if c.strip()),
-            shuffles=shuffles or s.feedback_shuffles,
+            shuffles=shuffles or s.feedback.shuffles,
             limit=limit,
-            max_anchors_per_day=max_anchors_per_day or s.feedback_max_anchors_per_day,
+            max_anchors_per_day=max_anchors_per_day or s.feedback.max_anchors_per_day,
             sample_seed=sample_seed,
             ingest=ingest,
             redo=redo,
         )
         options.check()
         embedder = make_embedder(
-            s.embedding_model_path, s.embedding_backend, s.embedding_batch_size, s.embedding_device
+            s.embedding.model_path, s.embedding.backend, s.embedding.batch_size, s.embedding.device
         )
-        reader = FrozenReader(client_from_settings(s), s.feedback_reader_max_tokens)
+        reader = FrozenReader(client_from_settings(s), s.feedback.reader_max_tokens)
         with graph(s) as g:
             with progress_bar(console) as bar:
                 summary = feedback_eval.run_evaluation(g, s, options, reader, embedder, progress=_stage(bar))

@@ -1,27 +1,39 @@
 """Configuration: environment variables over a TOML settings file over defaults (pydantic-settings).
 
-Where things come from, highest priority first:
+``Settings`` has one typed section per ``[section]`` of the settings file: ``settings.neo4j.password``,
+``settings.llm.backend``, ``settings.embedding.model_path`` ... (:class:`Neo4jSettings`, :class:`LLMSettings`,
+...). Where a value comes from, highest priority first:
 
-1. environment variables: ``NEO4J_URI``, ``NEO4J_USER``, ``NEO4J_PASSWORD``, ``NEO4J_DATABASE``
-   (the keys docker-compose.yml uses too) and ``FINKG_<SECTION>_<KEY>`` for the rest, e.g.
-   ``FINKG_SERVER_HOME``, ``FINKG_WRITER_BATCH_SIZE``;
-2. the settings file: ``$FINKG_CONFIG`` if set, else ``$XDG_CONFIG_HOME/finkg/config.toml``
+1. keyword overrides of :func:`load_settings` (flat ``section_key`` names or nested dicts);
+2. environment variables ``FINKG_<SECTION>__<KEY>`` (e.g. ``FINKG_NEO4J__PASSWORD``,
+   ``FINKG_LLM__MODEL_PATH``);
+3. the older environment names, still accepted: ``NEO4J_URI``, ``NEO4J_USER``, ``NEO4J_PASSWORD``,
+   ``NEO4J_DATABASE`` (the keys docker-compose.yml uses) and ``FINKG_<SECTION>_<KEY>`` with one
+   underscore (e.g. ``FINKG_SERVER_HOME``, ``FINKG_LLM_BACKEND``);
+4. the settings file: ``$FINKG_CONFIG`` if set, else ``$XDG_CONFIG_HOME/finkg/config.toml``
    (``~/.config/finkg/config.toml``). ``finkg init`` writes a commented one, with a freshly
-   generated Neo4j password. Sections map to prefixes: ``[server] home`` is ``server_home``;
-3. the defaults below.
+   generated Neo4j password;
+5. installed models (``[models] use_installed``, on by default): an unset ``[embedding] model_path``
+   becomes the all-MiniLM-L6-v2 that ``finkg models install`` installed, and an unset ``[llm]`` backend
+   the installed Qwen2.5-Coder-1.5B GGUF (llama-cpp), so a command run after the demo needs no variables;
+6. the defaults below.
 
-No password or key lives in code: with none configured, commands that need one say how to set it.
+``finkg config show`` prints every value in effect, where it came from, secrets masked
+(:func:`effective_settings`). No password or key lives in code: with none configured, commands that
+need one say how to set it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Self, get_args, get_origin
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
@@ -46,11 +58,29 @@ def _cache_home() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "finkg"
 
 
+def _section_fields(settings_cls: type[BaseModel]) -> dict[str, type[BaseModel]]:
+    """``{section name: section model}`` of a settings class."""
+    out: dict[str, type[BaseModel]] = {}
+    for name, field in settings_cls.model_fields.items():
+        if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
+            out[name] = field.annotation
+    return out
+
+
+WRITTEN_KEYS = {"lambda_": "lambda"}
+"""Field names that are Python keywords, and the key the settings file and environment use for them."""
+
+
+def _keys(model: type[BaseModel]) -> dict[str, str]:
+    """``{key as written in the file or environment: field name}`` of a section (``lambda`` -> ``lambda_``)."""
+    return {WRITTEN_KEYS.get(n, n): n for n in model.model_fields} | {n: n for n in model.model_fields}
+
+
 class TomlSectionsSource(PydanticBaseSettingsSource):
-    """Reads the settings file, flattening ``[section] key`` to the field ``section_key``.
+    """Reads the settings file: ``[section] key = value`` becomes ``settings.section.key``.
 
     Raises:
-        ConfigError: the file is not valid TOML, or names a key finkg does not know.
+        ConfigError: the file is not valid TOML, or names a section or key finkg does not know.
     """
 
     def __init__(self, settings_cls: type[BaseSettings], path: Path) -> None:
@@ -67,284 +97,497 @@ class TomlSectionsSource(PydanticBaseSettingsSource):
             data = tomllib.loads(self.path.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{self.path}: not valid TOML: {exc}") from exc
-        flat: dict[str, Any] = {}
+        sections = _section_fields(self.settings_cls)
+        nested: dict[str, Any] = {}
         for section, body in data.items():
             if not isinstance(body, dict):
                 raise ConfigError(f"{self.path}: '{section}' must be a [section] of keys")
+            if section not in sections:
+                raise ConfigError(f"{self.path}: unknown section [{section}]")
+            keys = _keys(sections[section])
             for key, value in body.items():
-                name = f"{section}_{key}"
-                if name not in self.settings_cls.model_fields:
+                if key not in keys:
                     raise ConfigError(f"{self.path}: unknown setting [{section}] {key}")
-                flat[name] = value
-        return flat
+                nested.setdefault(section, {})[keys[key]] = value
+        return nested
 
 
-class Settings(BaseSettings):
-    """All of finkg's settings. See the module docstring for sources and their order."""
+LEGACY_NEO4J_ENV = {
+    "NEO4J_URI": "uri",
+    "NEO4J_USER": "user",
+    "NEO4J_PASSWORD": "password",
+    "NEO4J_DATABASE": "database",
+}
+"""The environment names docker-compose.yml and earlier finkg versions use for ``[neo4j]``."""
 
-    model_config = SettingsConfigDict(env_prefix="FINKG_", extra="ignore", populate_by_name=True)
 
-    # [neo4j]: the database finkg talks to
-    neo4j_uri: str | None = Field(
-        None,
-        validation_alias=AliasChoices("NEO4J_URI", "neo4j_uri"),
+def _is_complex(annotation: Any) -> bool:
+    """True for list/dict/set annotations (their environment values are JSON, as pydantic-settings reads them)."""
+    origins = {get_origin(annotation), *(get_origin(a) for a in get_args(annotation))}
+    return bool(origins & {list, dict, set, tuple})
+
+
+def split_flat_name(settings_cls: type[BaseModel], flat: str) -> tuple[str, str] | None:
+    """``"llm_model_path"`` -> ``("llm", "model_path")`` for a settings class; None when no section matches.
+
+    The longest section name that prefixes ``flat`` wins (``memory_kappa`` is ``[memory] kappa``, not ``[memo]``).
+    """
+    sections = _section_fields(settings_cls)
+    for section in sorted(sections, key=len, reverse=True):
+        if flat.startswith(section + "_"):
+            key = flat[len(section) + 1 :]
+            keys = _keys(sections[section])
+            if key in keys:
+                return section, keys[key]
+    return None
+
+
+class LegacyEnvSource(PydanticBaseSettingsSource):
+    """The older environment names: ``NEO4J_*`` and ``FINKG_<SECTION>_<KEY>`` (one underscore)."""
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # unused: __call__ returns the whole mapping
+
+    def __call__(self) -> dict[str, Any]:
+        nested: dict[str, Any] = {}
+        sections = _section_fields(self.settings_cls)
+        for env, key in LEGACY_NEO4J_ENV.items():
+            if env in os.environ:
+                nested.setdefault("neo4j", {})[key] = os.environ[env]
+        for env, value in os.environ.items():
+            if not env.startswith("FINKG_") or "__" in env:
+                continue
+            found = split_flat_name(self.settings_cls, env[len("FINKG_") :].lower())
+            if found is None:
+                continue
+            section, key = found
+            if _is_complex(sections[section].model_fields[key].annotation):
+                try:
+                    value = json.loads(value)
+                except ValueError as exc:
+                    raise ConfigError(f"environment variable {env}: not valid JSON: {exc}") from exc
+            nested.setdefault(section, {})[key] = value
+        return nested
+
+
+def nest_overrides(settings_cls: type[BaseModel], overrides: dict[str, Any]) -> dict[str, Any]:
+    """Flat overrides (``llm_backend="openai"``) and nested ones (``llm={"backend": ...}``) as one nested dict.
+
+    Raises:
+        ConfigError: a name that is neither a section nor ``section_key``.
+    """
+    sections = _section_fields(settings_cls)
+    nested: dict[str, Any] = {}
+    for name, value in overrides.items():
+        if name in sections:
+            if isinstance(value, BaseModel):
+                value = value.model_dump()
+            nested.setdefault(name, {}).update(value)
+            continue
+        found = split_flat_name(settings_cls, name)
+        if found is None:
+            raise ConfigError(f"unknown setting {name!r}")
+        nested.setdefault(found[0], {})[found[1]] = value
+    return nested
+
+
+class Neo4jSettings(BaseModel):
+    """[neo4j]: the database finkg talks to"""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    uri: str | None = Field(
+        default=None,
         description="Bolt URI; default bolt://127.0.0.1:<server.bolt_port>",
     )
-    neo4j_user: str = Field("neo4j", validation_alias=AliasChoices("NEO4J_USER", "neo4j_user"))
-    neo4j_password: SecretStr | None = Field(None, validation_alias=AliasChoices("NEO4J_PASSWORD", "neo4j_password"))
-    neo4j_database: str = Field("neo4j", validation_alias=AliasChoices("NEO4J_DATABASE", "neo4j_database"))
+    user: str = Field(default="neo4j")
+    password: SecretStr | None = Field(default=None)
+    database: str = Field(default="neo4j")
 
-    # [server]: the local Neo4j that `finkg neo4j start` assembles and runs
-    server_home: Path = Field(default_factory=lambda: _data_home() / "neo4j")
-    server_dist_dir: Path = Field(default_factory=lambda: _cache_home() / "neo4j-dist")
-    server_bolt_port: int = Field(7687, ge=1, le=65535)
-    server_http_port: int = Field(7474, ge=1, le=65535)
-    server_heap: str = "2g"
-    server_pagecache: str = "4g"
-    server_java: str = "java"
-    server_mvn: str = "mvn"
-    server_start_timeout: float = Field(180.0, gt=0)
 
-    # [writer]: batched writes
-    writer_batch_size: int = Field(5_000, ge=1)
-    writer_workers: int = Field(2, ge=1, le=16)
+class ServerSettings(BaseModel):
+    """[server]: the local Neo4j that `finkg neo4j start` assembles and runs"""
 
-    # [memo]: the desk-risk label's four tests (seed 003, "risk label"); a test is active when
-    # the ratio is below its floor (current ratio, margins) or above its ceiling (leverage)
-    memo_current_ratio_floor: float = 1.0
-    memo_leverage_ceiling: float = Field(0.7, gt=0)
-    memo_ocf_margin_floor: float = 0.0
-    memo_net_margin_floor: float = 0.0
-    memo_batch_size: int = Field(200, ge=1, description="filings per Neo4j read and per graph write")
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
-    # [llm]: the LLM behind memo prose and triple extraction (generation/llm/, seed 003 "Compared
-    # systems", seed 004 section 3.1); unset backend means no LLM (the deterministic renderer writes memos)
-    llm_backend: str | None = Field(
-        None,
+    home: Path = Field(default_factory=lambda: _data_home() / "neo4j")
+    dist_dir: Path = Field(default_factory=lambda: _cache_home() / "neo4j-dist")
+    bolt_port: int = Field(default=7687, ge=1, le=65535)
+    http_port: int = Field(default=7474, ge=1, le=65535)
+    heap: str = "2g"
+    pagecache: str = "4g"
+    java: str = "java"
+    mvn: str = "mvn"
+    start_timeout: float = Field(default=180.0, gt=0)
+
+
+class WriterSettings(BaseModel):
+    """[writer]: batched writes"""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    batch_size: int = Field(default=5_000, ge=1)
+    workers: int = Field(default=2, ge=1, le=16)
+
+
+class MemoSettings(BaseModel):
+    """[memo]: the desk-risk label's four tests (seed 003, "risk label"); a test is active when the ratio
+    is below its floor (current ratio, margins) or above its ceiling (leverage)"""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    current_ratio_floor: float = 1.0
+    leverage_ceiling: float = Field(default=0.7, gt=0)
+    ocf_margin_floor: float = 0.0
+    net_margin_floor: float = 0.0
+    batch_size: int = Field(default=200, ge=1, description="filings per Neo4j read and per graph write")
+
+
+class LLMSettings(BaseModel):
+    """[llm]: the LLM behind memo prose and triple extraction (generation/llm/, seed 003 "Compared
+    systems", seed 004 section 3.1); unset backend means no LLM (the deterministic renderer writes
+    memos)"""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    backend: str | None = Field(
+        default=None,
         pattern=r"^(llama-cpp|transformers|openai)$",
         description="llama-cpp (a local GGUF file), transformers (a Hugging Face "
         "directory) or openai (an OpenAI-compatible server)",
     )
-    llm_model_path: Path | None = Field(
-        None, description="GGUF file (llama-cpp), or Hugging Face directory (transformers)"
+    model_path: Path | None = Field(
+        default=None, description="GGUF file (llama-cpp), or Hugging Face directory (transformers)"
     )
-    llm_gguf_file: str | None = Field(
-        None, description="transformers: a GGUF file name inside model_path (dequantized to float32)"
+    gguf_file: str | None = Field(
+        default=None, description="transformers: a GGUF file name inside model_path (dequantized to float32)"
     )
-    llm_base_url: str | None = Field(None, description="e.g. http://127.0.0.1:8000/v1 for backend openai")
-    llm_model: str | None = Field(None, description="model name sent to the openai backend")
-    llm_api_key: SecretStr | None = Field(None, description="bearer token for the openai backend (FINKG_LLM_API_KEY)")
-    llm_n_ctx: int = Field(4096, ge=256, description="llama-cpp context window, tokens")
-    llm_n_batch: int = Field(512, ge=1, description="llama-cpp prompt tokens per batch")
-    llm_threads: int = Field(2, ge=1, description="CPU threads (llama-cpp, transformers)")
-    llm_max_tokens: int = Field(600, ge=1)
-    llm_temperature: float = Field(0.0, ge=0.0)
-    llm_seed: int = Field(0, description="sampling seed (part of the cache key)")
-    llm_timeout: float = Field(120.0, gt=0, description="seconds per request to the openai backend")
-    llm_cache: bool = Field(True, description="keep answers in a disk cache: a rerun makes no LLM call")
-    llm_cache_dir: Path = Field(
+    base_url: str | None = Field(default=None, description="e.g. http://127.0.0.1:8000/v1 for backend openai")
+    model: str | None = Field(default=None, description="model name sent to the openai backend")
+    api_key: SecretStr | None = Field(
+        default=None, description="bearer token for the openai backend (FINKG_LLM_API_KEY)"
+    )
+    n_ctx: int = Field(default=4096, ge=256, description="llama-cpp context window, tokens")
+    n_batch: int = Field(default=512, ge=1, description="llama-cpp prompt tokens per batch")
+    threads: int = Field(default=2, ge=1, description="CPU threads (llama-cpp, transformers)")
+    max_tokens: int = Field(default=600, ge=1)
+    temperature: float = Field(default=0.0, ge=0.0)
+    seed: int = Field(default=0, description="sampling seed (part of the cache key)")
+    timeout: float = Field(default=120.0, gt=0, description="seconds per request to the openai backend")
+    cache: bool = Field(default=True, description="keep answers in a disk cache: a rerun makes no LLM call")
+    cache_dir: Path = Field(
         default_factory=lambda: _cache_home() / "llm-cache", description="folder of the LLM answer cache"
     )
-    llm_budget_tokens: int | None = Field(
-        None, ge=1, description="prompt+completion tokens one client (one command run) may spend; unset: no cap"
+    budget_tokens: int | None = Field(
+        default=None, ge=1, description="prompt+completion tokens one client (one command run) may spend; unset: no cap"
     )
 
-    # [memory]: point-in-time evidence and the market-feedback source memory (seed 000, sections 3.3 and 3.5;
-    # retrieval/text/point_in_time.py, retrieval/memory/source_memory.py). kappa is not in the extracted paper text: see
-    # retrieval/memory/source_memory.py; clip and lambda are Appendix C's selected values
-    memory_kappa: float = Field(10.0, gt=0, description="shrinkage pseudo-count: rho = n / (n + kappa)")
-    memory_clip: float = Field(0.20, ge=0, description="bound c of the shrunk, centered utility (equation 6)")
-    memory_lambda: float = Field(
-        0.30, ge=0, description="strength of source memory against static relevance (0: static ranking)"
+
+class MemorySettings(BaseModel):
+    """[memory]: point-in-time evidence and the market-feedback source memory (seed 000, sections 3.3 and
+    3.5; retrieval/text/point_in_time.py, retrieval/memory/source_memory.py). kappa is not in the
+    extracted paper text: see retrieval/memory/source_memory.py; clip and lambda are Appendix C's
+    selected values"""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    kappa: float = Field(default=10.0, gt=0, description="shrinkage pseudo-count: rho = n / (n + kappa)")
+    clip: float = Field(default=0.20, ge=0, description="bound c of the shrunk, centered utility (equation 6)")
+    lambda_: float = Field(
+        default=0.30, ge=0, description="strength of source memory against static relevance (0: static ranking)"
     )
-    memory_top_k: int = Field(5, ge=1, description="passages in the reader's context (the memory-reranked top k)")
-    memory_pool_size: int = Field(20, ge=1, description="K, point-in-time candidates kept per anchor")
-    memory_peer_share: float = Field(
-        0.20, ge=0, lt=1, description="largest share of the pool that same-sector peer evidence may fill"
+    top_k: int = Field(default=5, ge=1, description="passages in the reader's context (the memory-reranked top k)")
+    pool_size: int = Field(default=20, ge=1, description="K, point-in-time candidates kept per anchor")
+    peer_share: float = Field(
+        default=0.20, ge=0, lt=1, description="largest share of the pool that same-sector peer evidence may fill"
     )
-    memory_near_duplicate_threshold: float = Field(
-        90.0,
+    near_duplicate_threshold: float = Field(
+        default=90.0,
         gt=0,
         le=100,
         description="rapidfuzz ratio (0-100) at or above which a passage is a near-duplicate of the anchor",
     )
 
-    # [hybrid] and [rerank]: hybrid chunk retrieval and reranking (retrieval/text/hybrid.py, retrieval/text/rerank.py;
-    # seed 002 sections 3.2-3.3, 4.3, 5.4; seed 000 section 3.3)
-    hybrid_fusion: str = Field(
-        "minmax",
+
+class HybridSettings(BaseModel):
+    """[hybrid] and [rerank]: hybrid chunk retrieval and reranking (retrieval/text/hybrid.py,
+    retrieval/text/rerank.py; seed 002 sections 3.2-3.3, 4.3, 5.4; seed 000 section 3.3)"""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    fusion: str = Field(
+        default="minmax",
         pattern=r"^(minmax|rrf)$",
         description="minmax: alpha * dense + "
         "(1 - alpha) * BM25, both min-max normalized within the candidate pool; rrf: "
         "reciprocal rank fusion",
     )
-    hybrid_alpha: float | None = Field(
-        None, ge=0.0, le=1.0, description="dense weight; unset: the corpus's swept alpha stored on (:Corpus), else 0.5"
+    alpha: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="dense weight; unset: the corpus's swept alpha stored on (:Corpus), else 0.5",
     )
-    hybrid_alpha_step: float = Field(0.025, gt=0.0, le=1.0, description="alpha sweep step (seed 002 section 5.4)")
-    hybrid_rrf_k: int = Field(60, ge=1, description="RRF constant k (Cormack et al. 2009)")
-    rerank_model_path: Path | None = Field(
-        None,
+    alpha_step: float = Field(default=0.025, gt=0.0, le=1.0, description="alpha sweep step (seed 002 section 5.4)")
+    rrf_k: int = Field(default=60, ge=1, description="RRF constant k (Cormack et al. 2009)")
+
+
+class RerankSettings(BaseModel):
+    """"""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    model_path: Path | None = Field(
+        default=None,
         description="local cross-encoder directory (bge-reranker: "
         "FlagReranker; else sentence-transformers CrossEncoder); unset: no "
         "reranking (measured best here: finkg's own MiniLM cross-encoder and the "
         "LLM judge both lowered TAT-QA NDCG@10, see retrieval/text/rerank.py)",
     )
-    rerank_backend: str = Field(
-        "auto",
+    backend: str = Field(
+        default="auto",
         pattern=r"^(auto|cross-encoder|flag|llm)$",
         description="auto: flag when the directory name contains bge; llm: the [llm] "
         "model as a relevance judge (one call per passage; model_path unused)",
     )
-    rerank_top_n: int = Field(20, ge=1, description="retrieved passages reranked (seed 002 section 4.3: top-20)")
-    rerank_max_length: int = Field(
-        128, ge=16, description="tokens per (query, passage) pair (finkg's reranker is trained at 128)"
+    top_n: int = Field(default=20, ge=1, description="retrieved passages reranked (seed 002 section 4.3: top-20)")
+    max_length: int = Field(
+        default=128, ge=16, description="tokens per (query, passage) pair (finkg's reranker is trained at 128)"
     )
-    rerank_batch_size: int = Field(32, ge=1, description="pairs per forward pass")
-    rerank_device: str | None = Field(None, description="torch device; unset: the library's choice")
+    batch_size: int = Field(default=32, ge=1, description="pairs per forward pass")
+    device: str | None = Field(default=None, description="torch device; unset: the library's choice")
 
-    # [feedback]: the market-feedback evaluation (`finkg eval feedback`, finkg/eval/feedback.py; seed 000,
-    # sections 3.1-3.5 and 4.1-4.4)
-    feedback_data_dir: Path | None = Field(
-        None,
+
+class FeedbackSettings(BaseModel):
+    """[feedback]: the market-feedback evaluation (`finkg eval feedback`, finkg/eval/feedback.py; seed 000,
+    sections 3.1-3.5 and 4.1-4.4)"""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    data_dir: Path | None = Field(
+        default=None,
         description="folder with tweets/<TICKER>/, prices/<TICKER>.csv and "
         "the market proxy (e.g. ../shared/data/market)",
     )
-    feedback_market_proxy: str = Field(
-        "index/sp500.csv",
+    market_proxy: str = Field(
+        default="index/sp500.csv",
         description="market proxy price file, relative to "
         "data_dir (the paper's QQQ is not in the data; the S&P 500 stands in)",
     )
-    feedback_tickers: list[str] = Field(
-        ["MSFT", "JPM", "XOM", "GE"], description="the universe (tickers with both a tweet folder and a price file)"
+    tickers: list[str] = Field(
+        default=["MSFT", "JPM", "XOM", "GE"],
+        description="the universe (tickers with both a tweet folder and a price file)",
     )
-    feedback_shuffles: int = Field(5, ge=1, description="seeds of each shuffled-memory control (section 4.3)")
-    feedback_reader_max_tokens: int = Field(128, ge=8, description="the reader's answer cap, tokens")
-    feedback_alpha: float = Field(
-        0.5,
+    shuffles: int = Field(default=5, ge=1, description="seeds of each shuffled-memory control (section 4.3)")
+    reader_max_tokens: int = Field(default=128, ge=8, description="the reader's answer cap, tokens")
+    alpha: float = Field(
+        default=0.5,
         ge=0.0,
         le=1.0,
         description="dense weight of the static hybrid score (seed 000, 3.3: BM25 and dense with equal weights)",
     )
-    feedback_max_anchors_per_day: int | None = Field(
-        None, ge=1, description="sampling: at most this many anchors per ticker and prediction day (seeded); unset: all"
+    max_anchors_per_day: int | None = Field(
+        default=None,
+        ge=1,
+        description="sampling: at most this many anchors per ticker and prediction day (seeded); unset: all",
     )
-    feedback_portfolio_top_k: int = Field(
-        2, ge=1, description="K of the top-K 3-day sleeves (the paper's K is lost; 2 of the 4-name tweet universe)"
+    portfolio_top_k: int = Field(
+        default=2,
+        ge=1,
+        description="K of the top-K 3-day sleeves (the paper's K is lost; 2 of the 4-name tweet universe)",
     )
-    feedback_cost_bps: float = Field(10.0, ge=0.0, description="cost on one-way turnover, basis points")
+    cost_bps: float = Field(default=10.0, ge=0.0, description="cost on one-way turnover, basis points")
 
-    # [akshare]: live AKShare calls (`finkg ingest akshare --live`, ingest/market/akshare.py); AKShare itself
-    # sets no timeout, so every socket operation of a call is bounded here
-    akshare_retry_attempts: int = Field(3, ge=1, le=20, description="tries per live AKShare call (tenacity)")
-    akshare_retry_wait: float = Field(2.0, ge=0, description="seconds before the first retry, doubling after")
-    akshare_timeout: float = Field(30.0, gt=0, description="seconds per socket connect or read of a live call")
 
-    # [eval]: text metrics of generated analyses (finkg/eval/metrics/text.py, seed 004 section 4.1):
-    # BERTScore from a local model directory (never downloaded) and the LLM consistency judge (GLM-4-Score)
-    eval_bertscore_model_path: Path | None = Field(
-        None, description="local Hugging Face model directory for BERTScore, e.g. all-MiniLM-L6-v2 or all-mpnet-base-v2"
+class AkshareSettings(BaseModel):
+    """[akshare]: live AKShare calls (`finkg ingest akshare --live`, ingest/market/akshare.py); AKShare
+    itself sets no timeout, so every socket operation of a call is bounded here"""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    retry_attempts: int = Field(default=3, ge=1, le=20, description="tries per live AKShare call (tenacity)")
+    retry_wait: float = Field(default=2.0, ge=0, description="seconds before the first retry, doubling after")
+    timeout: float = Field(default=30.0, gt=0, description="seconds per socket connect or read of a live call")
+
+
+class EvalSettings(BaseModel):
+    """[eval]: text metrics of generated analyses (finkg/eval/metrics/text.py, seed 004 section 4.1):
+    BERTScore from a local model directory (never downloaded) and the LLM consistency judge
+    (GLM-4-Score)"""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    bertscore_model_path: Path | None = Field(
+        default=None,
+        description="local Hugging Face model directory for BERTScore, e.g. all-MiniLM-L6-v2 or all-mpnet-base-v2",
     )
-    eval_bertscore_num_layers: int | None = Field(
-        None,
+    bertscore_num_layers: int | None = Field(
+        default=None,
         ge=1,
         description="layer whose embeddings BERTScore "
         "compares; unset: the model's last (6 for MiniLM-L6, 12 for mpnet)",
     )
-    eval_bertscore_batch_size: int = Field(32, ge=1, description="texts per BERTScore forward pass")
-    eval_bertscore_device: str | None = Field(
-        None, description="torch device for BERTScore; unset: cuda if available, else cpu"
+    bertscore_batch_size: int = Field(default=32, ge=1, description="texts per BERTScore forward pass")
+    bertscore_device: str | None = Field(
+        default=None, description="torch device for BERTScore; unset: cuda if available, else cpu"
     )
-    eval_judge: bool = Field(
-        True,
+    judge: bool = Field(
+        default=True,
         description="rate consistency with the reference conclusion and text by the "
         "[llm] model (0-5); false: skip the judge",
     )
-    eval_judge_max_tokens: int = Field(192, ge=16, description="completion cap per judge answer")
+    judge_max_tokens: int = Field(default=192, ge=16, description="completion cap per judge answer")
 
-    # [models]: offline weights that `finkg models install` assembles (finkg/models.py)
-    models_dir: Path = Field(
+
+class ModelsSettings(BaseModel):
+    """[models]: offline weights that `finkg models install` assembles (finkg/models.py)"""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    dir: Path = Field(
         default_factory=lambda: _cache_home() / "models",
         description="folder holding one sub-folder per installed model",
     )
+    use_installed: bool = Field(
+        default=True,
+        description="an unset [embedding] model_path / [llm] backend uses the installed all-MiniLM-L6-v2 / "
+        "Qwen2.5-Coder-1.5B GGUF",
+    )
 
-    # [extract]: LLM triple extraction (generation/kgbuild/extraction.py, seed 004 section 3.1)
-    extract_sentences_per_call: int = Field(4, ge=1, description="sentences numbered in one extraction call")
-    extract_max_tokens: int = Field(384, ge=16, description="completion cap per extraction call")
-    extract_batch_chunks: int = Field(8, ge=1, description="chunks per committed batch (resume granularity)")
-    extract_reuse_sentences: bool = Field(
-        True,
+
+class ExtractSettings(BaseModel):
+    """[extract]: LLM triple extraction (generation/kgbuild/extraction.py, seed 004 section 3.1)"""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    sentences_per_call: int = Field(default=4, ge=1, description="sentences numbered in one extraction call")
+    max_tokens: int = Field(default=384, ge=16, description="completion cap per extraction call")
+    batch_chunks: int = Field(default=8, ge=1, description="chunks per committed batch (resume granularity)")
+    reuse_sentences: bool = Field(
+        default=True,
         description="answer a sentence identical to one extracted before "
         "(same schema and model) from that answer instead of a new LLM call",
     )
 
-    # [text]: text ingest (`finkg ingest text`): token-aware chunking of FOMC statements, filing text
-    # and tweets (ingest/text/chunking.py); 240 tokens fit all-MiniLM-L6-v2's 256-token window with its
-    # two special tokens and a margin for the approximate counter
-    text_chunk_tokens: int = Field(240, ge=8, description="token budget per chunk (whole sentences)")
-    text_chunk_overlap: int = Field(
-        48,
+
+class TextSettings(BaseModel):
+    """[text]: text ingest (`finkg ingest text`): token-aware chunking of FOMC statements, filing text and
+    tweets (ingest/text/chunking.py); 240 tokens fit all-MiniLM-L6-v2's 256-token window with its
+    two special tokens and a margin for the approximate counter"""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    chunk_tokens: int = Field(default=240, ge=8, description="token budget per chunk (whole sentences)")
+    chunk_overlap: int = Field(
+        default=48,
         ge=0,
         description="at most this many tokens of whole trailing "
         "sentences repeat at the start of the next chunk; below chunk_tokens / 2",
     )
-    text_tokenizer: Path | None = Field(
-        None,
+    tokenizer: Path | None = Field(
+        default=None,
         description="tokenizer.json file or model directory that counts "
         "tokens; unset: words and punctuation marks (no model needed)",
     )
 
-    # [embedding]: node embeddings (retrieval/embeddings.py); seed 004 section 3.2 encodes nodes with
-    # bge-base-zh: a bge directory here uses FlagEmbedding, any sentence-transformers directory works
-    embedding_backend: str = Field(
-        "auto",
+
+class EmbeddingSettings(BaseModel):
+    """[embedding]: node embeddings (retrieval/embeddings.py); seed 004 section 3.2 encodes nodes with bge-
+    base-zh: a bge directory here uses FlagEmbedding, any sentence-transformers directory works"""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    backend: str = Field(
+        default="auto",
         pattern=r"^(auto|sentence-transformers|flag)$",
         description="auto (flag when the directory name has 'bge'), sentence-transformers or flag",
     )
-    embedding_model_path: Path | None = Field(None, description="local model directory (nothing is downloaded)")
-    embedding_batch_size: int = Field(64, ge=1, description="texts per forward pass")
-    embedding_device: str | None = Field(
-        None, description="torch device (cpu, cuda, cuda:0); unset: the library's choice"
+    model_path: Path | None = Field(default=None, description="local model directory (nothing is downloaded)")
+    batch_size: int = Field(default=64, ge=1, description="texts per forward pass")
+    device: str | None = Field(
+        default=None, description="torch device (cpu, cuda, cuda:0); unset: the library's choice"
     )
 
-    # [cluster]: entity resolution and agglomerative clustering (`finkg cluster`, finkg/pipelines/clusters.py)
-    # 0.30: the threshold whose clusters best match the XBRL tags of 5,000 real line-item labels
-    # (ARI 0.351 with MiniLM; 0.25: 0.341, 0.35: 0.302; bench/clustering.py --sweep)
-    cluster_distance_threshold: float = Field(
-        0.30, gt=0, le=2, description="cosine distance at or above which clusters do not merge"
+
+class ClusterSettings(BaseModel):
+    """[cluster]: entity resolution and agglomerative clustering (`finkg cluster`,
+    finkg/pipelines/clusters.py) 0.30: the threshold whose clusters best match the XBRL tags of
+    5,000 real line-item labels (ARI 0.351 with MiniLM; 0.25: 0.341, 0.35: 0.302;
+    bench/clustering.py --sweep)"""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    distance_threshold: float = Field(
+        default=0.30, gt=0, le=2, description="cosine distance at or above which clusters do not merge"
     )
-    cluster_n_neighbors: int = Field(
-        15, ge=1, le=200, description="k of the kNN connectivity graph and of merge candidates"
+    n_neighbors: int = Field(
+        default=15, ge=1, le=200, description="k of the kNN connectivity graph and of merge candidates"
     )
-    cluster_fuzzy_threshold: float = Field(92.0, gt=0, le=100, description="token-sort ratio (0-100) for a fuzzy merge")
-    cluster_embedding_merge_threshold: float = Field(
-        0.95, gt=0, le=1, description="cosine similarity for an embedding merge"
+    fuzzy_threshold: float = Field(default=92.0, gt=0, le=100, description="token-sort ratio (0-100) for a fuzzy merge")
+    embedding_merge_threshold: float = Field(
+        default=0.95, gt=0, le=1, description="cosine similarity for an embedding merge"
     )
 
-    # [retrieval]: knowledge retrieval for generation (retrieval/knowledge.py, seed 004 section 3.2)
-    retrieval_k: int = Field(10, ge=0, description="knowledge items (triples or chunks) per query")
-    retrieval_top_n: int = Field(100, ge=1, description="TFR: candidate triples before the cluster weighting (n >> k)")
-    retrieval_temperature: float = Field(
-        0.1, gt=0, description="TFR: softmax temperature over cluster mean similarities"
-    )
 
-    # [report]: report batches (`finkg report`, finkg/pipelines/reports.py, seed 004 section 3.3)
-    report_system: str = Field(
-        "tfr",
+class RetrievalSettings(BaseModel):
+    """[retrieval]: knowledge retrieval for generation (retrieval/knowledge.py, seed 004 section 3.2)"""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    k: int = Field(default=10, ge=0, description="knowledge items (triples or chunks) per query")
+    top_n: int = Field(default=100, ge=1, description="TFR: candidate triples before the cluster weighting (n >> k)")
+    temperature: float = Field(default=0.1, gt=0, description="TFR: softmax temperature over cluster mean similarities")
+
+
+class ReportSettings(BaseModel):
+    """[report]: report batches (`finkg report`, finkg/pipelines/reports.py, seed 004 section 3.3)"""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    system: str = Field(
+        default="tfr",
         pattern=r"^(tfr|dense-triples|bm25-docs|dense-docs|none)$",
         description="retrieval system: tfr, dense-triples, bm25-docs, dense-docs or none",
     )
-    report_max_facts: int = Field(30, ge=1, description="facts F shown to the LLM (the most similar to the question)")
-    report_max_selected: int = Field(8, ge=1, description="facts stage 1 may select")
-    report_answer_tokens: int = Field(400, ge=16, description="completion cap of the answer (stage 2)")
-    report_answer_format: str = Field(
-        "cited-points",
+    max_facts: int = Field(default=30, ge=1, description="facts F shown to the LLM (the most similar to the question)")
+    max_selected: int = Field(default=8, ge=1, description="facts stage 1 may select")
+    answer_tokens: int = Field(default=400, ge=16, description="completion cap of the answer (stage 2)")
+    answer_format: str = Field(
+        default="cited-points",
         pattern=r"^(cited-points|text)$",
         description="stage 2 answer: cited-points (JSON claims, each citing fact/knowledge ids) or text",
     )
-    report_workers: int = Field(
-        1, ge=1, description="questions in flight at once (an HTTP backend serves them in parallel)"
+    workers: int = Field(
+        default=1, ge=1, description="questions in flight at once (an HTTP backend serves them in parallel)"
     )
+
+
+class Settings(BaseSettings):
+    """All of finkg's settings, one attribute per ``[section]`` of the settings file (``settings.llm.backend``).
+
+    See the module docstring for the sources and their order.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="FINKG_", env_nested_delimiter="__", extra="ignore")
+
+    neo4j: Neo4jSettings = Field(default_factory=lambda: Neo4jSettings())
+    server: ServerSettings = Field(default_factory=lambda: ServerSettings())
+    writer: WriterSettings = Field(default_factory=lambda: WriterSettings())
+    memo: MemoSettings = Field(default_factory=lambda: MemoSettings())
+    llm: LLMSettings = Field(default_factory=lambda: LLMSettings())
+    memory: MemorySettings = Field(default_factory=lambda: MemorySettings())
+    hybrid: HybridSettings = Field(default_factory=lambda: HybridSettings())
+    rerank: RerankSettings = Field(default_factory=lambda: RerankSettings())
+    feedback: FeedbackSettings = Field(default_factory=lambda: FeedbackSettings())
+    akshare: AkshareSettings = Field(default_factory=lambda: AkshareSettings())
+    eval: EvalSettings = Field(default_factory=lambda: EvalSettings())
+    models: ModelsSettings = Field(default_factory=lambda: ModelsSettings())
+    extract: ExtractSettings = Field(default_factory=lambda: ExtractSettings())
+    text: TextSettings = Field(default_factory=lambda: TextSettings())
+    embedding: EmbeddingSettings = Field(default_factory=lambda: EmbeddingSettings())
+    cluster: ClusterSettings = Field(default_factory=lambda: ClusterSettings())
+    retrieval: RetrievalSettings = Field(default_factory=lambda: RetrievalSettings())
+    report: ReportSettings = Field(default_factory=lambda: ReportSettings())
 
     @classmethod
     def settings_customise_sources(
@@ -355,12 +598,47 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, TomlSectionsSource(settings_cls, config_path()))
+        return (
+            init_settings,
+            env_settings,
+            LegacyEnvSource(settings_cls),
+            TomlSectionsSource(settings_cls, config_path()),
+        )
+
+    @model_validator(mode="after")
+    def _installed_models(self) -> Settings:
+        """Unset model paths become the installed defaults (``[models] use_installed``)."""
+        if not self.models.use_installed:
+            return self
+        from finkg import models  # late: finkg.models imports this module
+
+        directory = Path(self.models.dir).expanduser()
+        if self.embedding.model_path is None:
+            self.embedding.model_path = models.installed_path(models.DEFAULT_EMBEDDING, directory)
+        if self.llm.backend is None and self.llm.model_path is None and self.llm.base_url is None:
+            gguf = models.installed_path(models.DEFAULT_LLM, directory)
+            if gguf is not None:
+                self.llm.backend, self.llm.model_path = "llama-cpp", gguf
+        return self
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy with ``update`` applied; keys are flat (``llm_backend``) or sections (``llm``), values validated.
+
+        Raises:
+            ConfigError: an unknown name or an invalid value.
+        """
+        data = self.model_dump()
+        for section, values in nest_overrides(type(self), dict(update or {})).items():
+            data[section].update(values)
+        try:
+            return type(self).model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(_problems(exc)) from exc
 
     @property
     def uri(self) -> str:
-        """The Bolt URI in use (``neo4j_uri`` or the local server's loopback address)."""
-        return self.neo4j_uri or f"bolt://127.0.0.1:{self.server_bolt_port}"
+        """The Bolt URI in use (``[neo4j] uri`` or the local server's loopback address)."""
+        return self.neo4j.uri or f"bolt://127.0.0.1:{self.server.bolt_port}"
 
     def password(self) -> str:
         """The Neo4j password.
@@ -368,30 +646,75 @@ class Settings(BaseSettings):
         Raises:
             ConfigError: none is configured; the message says how to set one.
         """
-        if self.neo4j_password is None or not self.neo4j_password.get_secret_value():
+        if self.neo4j.password is None or not self.neo4j.password.get_secret_value():
             raise ConfigError(
-                "no Neo4j password configured: set NEO4J_PASSWORD, or run `finkg init` to write "
-                f"a settings file with a generated one ({config_path()})"
+                "no Neo4j password configured: set NEO4J_PASSWORD (or FINKG_NEO4J__PASSWORD), or run `finkg init` "
+                f"to write a settings file with a generated one ({config_path()})"
             )
-        return self.neo4j_password.get_secret_value()
+        return self.neo4j.password.get_secret_value()
+
+
+def _problems(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
 
 
 def load_settings(**overrides: Any) -> Settings:
-    """Load :class:`Settings`; ``overrides`` (field names) win over every source.
+    """Load :class:`Settings`; ``overrides`` (flat ``section_key`` names, or a section's dict) win over every source.
 
     Raises:
         ConfigError: invalid file or values; the message names the setting.
     """
     try:
-        return Settings(**overrides)
+        return Settings(**nest_overrides(Settings, overrides))
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise ConfigError(f"invalid settings ({config_path()}): {problems}") from exc
+        raise ConfigError(f"invalid settings ({config_path()}): {_problems(exc)}") from exc
+
+
+SECRET_KEYS = {("neo4j", "password"), ("llm", "api_key")}
+
+
+def effective_settings(settings: Settings | None = None) -> list[dict[str, str]]:
+    """Every setting in effect: rows ``{"setting": "section.key", "value", "source"}``, secrets masked.
+
+    ``source`` is ``override``, ``env FINKG_X__Y`` / ``env NAME`` (the variable), ``file``, ``installed``
+    (a model ``finkg models install`` installed) or ``default``.
+    """
+    s = settings or load_settings()
+    file_data = TomlSectionsSource(Settings, config_path())()
+    bare = Settings.model_construct()  # defaults only, no sources, no validators
+    rows: list[dict[str, str]] = []
+    for section, model in _section_fields(Settings).items():
+        current = getattr(s, section)
+        for key in model.model_fields:
+            value = getattr(current, key)
+            written = WRITTEN_KEYS.get(key, key)
+            nested_env = f"FINKG_{section.upper()}__{written.upper()}"
+            legacy_env = f"FINKG_{section.upper()}_{written.upper()}"
+            neo4j_env = next((e for e, k in LEGACY_NEO4J_ENV.items() if section == "neo4j" and k == key), None)
+            if nested_env in os.environ:
+                source = f"env {nested_env}"
+            elif legacy_env in os.environ:
+                source = f"env {legacy_env}"
+            elif neo4j_env and neo4j_env in os.environ:
+                source = f"env {neo4j_env}"
+            elif key in file_data.get(section, {}):
+                source = "file"
+            elif value != getattr(getattr(bare, section), key):
+                source = "installed" if section in ("embedding", "llm") else "override"
+            else:
+                source = "default"
+            if (section, key) in SECRET_KEYS:
+                shown = "(set)" if value is not None and str(value) else "(not set)"
+            else:
+                shown = "" if value is None else str(value)
+            rows.append({"setting": f"{section}.{written}", "value": shown, "source": source})
+    return rows
 
 
 SETTINGS_TEMPLATE = """\
 # finkg settings. Environment variables override every value here:
-#   NEO4J_URI, NEO4J_USER, NEO4J_PASSWORD, NEO4J_DATABASE, and FINKG_<SECTION>_<KEY>
+#   FINKG_<SECTION>__<KEY> (e.g. FINKG_NEO4J__PASSWORD, FINKG_LLM__MODEL_PATH), and the older names
+#   NEO4J_URI, NEO4J_USER, NEO4J_PASSWORD, NEO4J_DATABASE and FINKG_<SECTION>_<KEY>
 #   (e.g. FINKG_SERVER_HOME, FINKG_WRITER_BATCH_SIZE). Point FINKG_CONFIG at another file to use it.
 
 [neo4j]

@@ -141,6 +141,10 @@ REGISTRY: tuple[ModelSpec, ...] = (
     ),
 )
 DEFAULT_SET = tuple(m.name for m in REGISTRY if m.default)
+DEFAULT_EMBEDDING = "all-minilm-l6-v2"
+"""The embedding model an unset ``[embedding] model_path`` resolves to once installed."""
+DEFAULT_LLM = "qwen2.5-coder-1.5b-instruct-q4_k_m"
+"""The LLM (llama-cpp) an unset ``[llm]`` backend resolves to once installed."""
 
 
 def spec(name: str) -> ModelSpec:
@@ -157,7 +161,7 @@ def spec(name: str) -> ModelSpec:
 
 def models_dir(settings: Settings | None = None) -> Path:
     """``[models] dir`` (``FINKG_MODELS_DIR``), default ``~/.cache/finkg/models``."""
-    return Path((settings or load_settings()).models_dir).expanduser()
+    return Path((settings or load_settings()).models.dir).expanduser()
 
 
 def _sha256(path: Path) -> str:
@@ -464,12 +468,13 @@ def install(
 def _points_at(settings: Settings, path: Path) -> list[str]:
     keys = []
     resolved = path.resolve()
-    for key, attr in (("[llm] model_path", "llm_model_path"), ("[embedding] model_path", "embedding_model_path")):
-        value = getattr(settings, attr, None)
+    for key, value, gguf in (
+        ("[llm] model_path", settings.llm.model_path, settings.llm.gguf_file),
+        ("[embedding] model_path", settings.embedding.model_path, None),
+    ):
         if not value:
             continue
         v = Path(value).expanduser().resolve()
-        gguf = getattr(settings, "llm_gguf_file", None) if attr == "llm_model_path" else None
         if gguf:
             v = v / gguf
         if v == resolved:

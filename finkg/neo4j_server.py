@@ -119,10 +119,10 @@ class LocalNeo4j:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.home = Path(settings.server_home).expanduser()
+        self.home = Path(settings.server.home).expanduser()
         self.versions = pom_versions()
         pom_hash = hashlib.sha256(Path(str(POM)).read_bytes()).hexdigest()[:12]
-        self.dist = Path(settings.server_dist_dir).expanduser() / f"neo4j-{self.versions['neo4j.version']}-{pom_hash}"
+        self.dist = Path(settings.server.dist_dir).expanduser() / f"neo4j-{self.versions['neo4j.version']}-{pom_hash}"
         self.conf_dir = self.home / "conf"
         self.pid_file = self.home / "run" / "finkg-neo4j.pid"
         self.console_log = self.home / "logs" / "console.log"
@@ -130,11 +130,11 @@ class LocalNeo4j:
     # ------------------------------------------------------------------ paths
     @property
     def bolt_uri(self) -> str:
-        return f"bolt://127.0.0.1:{self.settings.server_bolt_port}"
+        return f"bolt://127.0.0.1:{self.settings.server.bolt_port}"
 
     @property
     def browser_url(self) -> str:
-        return f"http://127.0.0.1:{self.settings.server_http_port}/browser/"
+        return f"http://127.0.0.1:{self.settings.server.http_port}/browser/"
 
     @property
     def classpath(self) -> str:
@@ -155,10 +155,10 @@ class LocalNeo4j:
         """
         if self.is_assembled():
             return self.dist
-        mvn = shutil.which(self.settings.server_mvn)
+        mvn = shutil.which(self.settings.server.mvn)
         if mvn is None:
             raise ServerError(
-                f"Maven not found ({self.settings.server_mvn!r}); it fetches the Neo4j jars from "
+                f"Maven not found ({self.settings.server.mvn!r}); it fetches the Neo4j jars from "
                 "Maven Central. Install it (Debian: `apt-get install maven`) or set FINKG_SERVER_MVN."
             )
         self.dist.parent.mkdir(parents=True, exist_ok=True)
@@ -207,13 +207,13 @@ class LocalNeo4j:
             "# Written by `finkg neo4j start` from the finkg settings; edits here are overwritten.",
             "server.default_listen_address=127.0.0.1",
             "server.default_advertised_address=127.0.0.1",
-            f"server.bolt.listen_address=127.0.0.1:{s.server_bolt_port}",
-            f"server.http.listen_address=127.0.0.1:{s.server_http_port}",
+            f"server.bolt.listen_address=127.0.0.1:{s.server.bolt_port}",
+            f"server.http.listen_address=127.0.0.1:{s.server.http_port}",
             "server.https.enabled=false",
             "dbms.security.auth_enabled=true",
             "dbms.usage_report.enabled=false",
             "client.allow_telemetry=false",
-            f"server.memory.pagecache.size={s.server_pagecache}",
+            f"server.memory.pagecache.size={s.server.pagecache}",
             "db.tx_log.rotation.retention_policy=1G size",
         ]
         for d in ("data", "logs", "plugins", "import", "run"):
@@ -251,13 +251,13 @@ class LocalNeo4j:
             raise ServerError(f"setting the initial Neo4j password failed:\n{(proc.stdout + proc.stderr)[-2000:]}")
 
     def _java(self) -> str:
-        major = java_major(self.settings.server_java)
+        major = java_major(self.settings.server.java)
         if major not in SUPPORTED_JAVA:
             raise JavaMissing(
-                f"Java {major} found at {shutil.which(self.settings.server_java)}; Neo4j 5.26 runs on "
+                f"Java {major} found at {shutil.which(self.settings.server.java)}; Neo4j 5.26 runs on "
                 "Java 17 or 21. Install one and set FINKG_SERVER_JAVA to it."
             )
-        return str(shutil.which(self.settings.server_java))
+        return str(shutil.which(self.settings.server.java))
 
     # ------------------------------------------------------------------ process
     def pid(self) -> int | None:
@@ -276,7 +276,7 @@ class LocalNeo4j:
         return None
 
     def _check_ports(self) -> None:
-        for what, port in (("Bolt", self.settings.server_bolt_port), ("HTTP", self.settings.server_http_port)):
+        for what, port in (("Bolt", self.settings.server.bolt_port), ("HTTP", self.settings.server.http_port)):
             with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 try:
@@ -312,8 +312,8 @@ class LocalNeo4j:
         self.configure()
         cmd = [
             java,
-            f"-Xms{self.settings.server_heap}",
-            f"-Xmx{self.settings.server_heap}",
+            f"-Xms{self.settings.server.heap}",
+            f"-Xmx{self.settings.server.heap}",
             *JVM_FLAGS,
             "-cp",
             self.classpath,
@@ -339,7 +339,7 @@ class LocalNeo4j:
         return self.status(), True
 
     def _wait_for_bolt(self, proc: subprocess.Popen, password: str) -> None:
-        deadline = time.monotonic() + self.settings.server_start_timeout
+        deadline = time.monotonic() + self.settings.server.start_timeout
         while True:
             if proc.poll() is not None:
                 self.pid_file.unlink(missing_ok=True)
@@ -349,7 +349,7 @@ class LocalNeo4j:
                 )
             try:
                 with Graph(
-                    self.bolt_uri, self.settings.neo4j_user, password, max_attempts=1, connection_timeout=2.0
+                    self.bolt_uri, self.settings.neo4j.user, password, max_attempts=1, connection_timeout=2.0
                 ) as g:
                     g.verify()
                 return
@@ -364,7 +364,7 @@ class LocalNeo4j:
             if time.monotonic() > deadline:
                 raise ServerError(
                     f"Neo4j did not answer on {self.bolt_uri} within "
-                    f"{self.settings.server_start_timeout:.0f} s (still running as pid {proc.pid}; "
+                    f"{self.settings.server.start_timeout:.0f} s (still running as pid {proc.pid}; "
                     f"`finkg neo4j stop` stops it). Last log lines:\n{self._log_tail()}"
                 )
             time.sleep(0.5)

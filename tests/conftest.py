@@ -27,7 +27,7 @@ def settings() -> Settings:
 
 @pytest.fixture(scope="session")
 def graph(settings: Settings) -> Iterator[Graph]:
-    g = Graph(settings.uri, settings.neo4j_user, settings.password(), settings.neo4j_database)
+    g = Graph(settings.uri, settings.neo4j.user, settings.password(), settings.neo4j.database)
     g.verify()  # raises GraphUnavailable naming the URI and `finkg neo4j start`
     schema.apply_schema(g)  # as `finkg db init` does for a user: constraints and indexes (idempotent)
     yield g
@@ -72,12 +72,12 @@ def embedder(settings):
     from retrieval.embeddings import make_embedder
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    path = settings.embedding_model_path or minilm_dir()
+    path = settings.embedding.model_path or minilm_dir()
     assert Path(path).is_dir(), (
         f"no embedding model at {path}: set [embedding] model_path or FINKG_EMBEDDING_MODEL_PATH to a "
         "sentence-transformers directory (all-MiniLM-L6-v2)"
     )
-    return make_embedder(path, settings.embedding_backend, 32, "cpu")
+    return make_embedder(path, settings.embedding.backend, 32, "cpu")
 
 
 @pytest.fixture

@@ -2,27 +2,22 @@
 
 from __future__ import annotations
 
+import os
 import stat
 
 import pytest
 
-from finkg.config import ConfigError, load_settings, write_settings_file
+from finkg.config import ConfigError, effective_settings, load_settings, write_settings_file
 
 
 @pytest.fixture
 def cfg(tmp_path, monkeypatch):
     path = tmp_path / "config.toml"
     monkeypatch.setenv("FINKG_CONFIG", str(path))
-    for var in (
-        "NEO4J_URI",
-        "NEO4J_USER",
-        "NEO4J_PASSWORD",
-        "NEO4J_DATABASE",
-        "FINKG_SERVER_HOME",
-        "FINKG_SERVER_BOLT_PORT",
-        "FINKG_WRITER_BATCH_SIZE",
-    ):
-        monkeypatch.delenv(var, raising=False)
+    for var in list(os.environ):
+        if var.startswith(("NEO4J_", "FINKG_")) and var != "FINKG_CONFIG":
+            monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("FINKG_MODELS__DIR", str(tmp_path / "no-models"))  # nothing installed
     return path
 
 
@@ -45,7 +40,7 @@ def test_environment_overrides_the_file(cfg, monkeypatch):
     monkeypatch.setenv("NEO4J_PASSWORD", "from-env")
     monkeypatch.setenv("FINKG_WRITER_BATCH_SIZE", "99")
     s = load_settings()
-    assert (s.password(), s.writer_batch_size, s.uri) == ("from-env", 99, "bolt://db:7687")
+    assert (s.password(), s.writer.batch_size, s.uri) == ("from-env", 99, "bolt://db:7687")
 
 
 def test_unknown_key_names_the_file_and_key(cfg):
@@ -56,16 +51,89 @@ def test_unknown_key_names_the_file_and_key(cfg):
 
 def test_invalid_value_names_the_setting(cfg):
     cfg.write_text("[server]\nbolt_port = 70000\n")
-    with pytest.raises(ConfigError, match="server_bolt_port"):
+    with pytest.raises(ConfigError, match=r"server\.bolt_port: Input should be less than or equal to 65535"):
         load_settings()
 
 
 def test_bad_toml_names_the_file(cfg):
     cfg.write_text("[neo4j\n")
-    with pytest.raises(ConfigError, match="config.toml: not valid TOML"):
+    with pytest.raises(ConfigError, match=r"config\.toml: not valid TOML"):
         load_settings()
 
 
 def test_no_password_says_how_to_set_one(cfg):
-    with pytest.raises(ConfigError, match="NEO4J_PASSWORD.*finkg init"):
+    with pytest.raises(ConfigError, match=r"NEO4J_PASSWORD.*finkg init"):
         load_settings().password()
+
+
+def test_sections_are_typed_and_nested(cfg):
+    cfg.write_text('[llm]\nbackend = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n[memory]\nlambda = 0.25\n')
+    s = load_settings()
+    assert s.llm.backend == "openai" and s.llm.base_url == "http://127.0.0.1:9/v1"
+    assert s.memory.lambda_ == 0.25  # the file's key "lambda" (a Python keyword) is the field lambda_
+    assert s.writer.batch_size == 5_000  # default
+
+
+def test_nested_environment_names_win_over_old_names_and_the_file(cfg, monkeypatch):
+    cfg.write_text('[neo4j]\npassword = "from-file"\n[llm]\nthreads = 3\n')
+    monkeypatch.setenv("FINKG_LLM_THREADS", "5")  # the older one-underscore form
+    assert load_settings().llm.threads == 5
+    monkeypatch.setenv("FINKG_LLM__THREADS", "7")
+    monkeypatch.setenv("NEO4J_PASSWORD", "old-form")
+    assert load_settings().llm.threads == 7 and load_settings().password() == "old-form"
+    monkeypatch.setenv("FINKG_NEO4J__PASSWORD", "nested-form")
+    assert load_settings().password() == "nested-form"
+
+
+def test_old_list_valued_environment_names_are_json(cfg, monkeypatch):
+    monkeypatch.setenv("FINKG_FEEDBACK_TICKERS", '["MSFT", "GE"]')
+    assert load_settings().feedback.tickers == ["MSFT", "GE"]
+    monkeypatch.setenv("FINKG_FEEDBACK_TICKERS", "MSFT,GE")
+    with pytest.raises(ConfigError, match="FINKG_FEEDBACK_TICKERS: not valid JSON"):
+        load_settings()
+
+
+def test_overrides_take_flat_names_and_copies_validate(cfg):
+    s = load_settings(llm_backend="openai", memory_kappa=3.0)
+    assert (s.llm.backend, s.memory.kappa) == ("openai", 3.0)
+    t = s.model_copy(update={"llm_threads": 4, "memory_lambda": 0.1})
+    assert (t.llm.threads, t.memory.lambda_, s.llm.threads) == (4, 0.1, 2)
+    with pytest.raises(ConfigError, match=r"unknown setting 'llm_colour'"):
+        load_settings(llm_colour="red")
+    with pytest.raises(ConfigError, match=r"memory\.kappa"):
+        s.model_copy(update={"memory_kappa": -1})
+
+
+def test_config_show_masks_secrets_and_names_sources(cfg, monkeypatch):
+    cfg.write_text('[neo4j]\npassword = "s3cret-value"\n[writer]\nbatch_size = 10\n')
+    monkeypatch.setenv("FINKG_LLM__API_KEY", "sk-very-secret")
+    monkeypatch.setenv("FINKG_LLM_THREADS", "3")
+    rows = {r["setting"]: r for r in effective_settings()}
+    assert rows["neo4j.password"] == {"setting": "neo4j.password", "value": "(set)", "source": "file"}
+    assert rows["llm.api_key"]["value"] == "(set)" and rows["llm.api_key"]["source"] == "env FINKG_LLM__API_KEY"
+    assert rows["llm.threads"] == {"setting": "llm.threads", "value": "3", "source": "env FINKG_LLM_THREADS"}
+    assert rows["writer.batch_size"]["source"] == "file" and rows["writer.workers"]["source"] == "default"
+    assert rows["memory.lambda"]["value"] == "0.3"
+    assert not any("s3cret" in r["value"] or "sk-very" in r["value"] for r in rows.values())
+
+
+def test_installed_models_become_the_defaults(cfg, monkeypatch, tmp_path):
+    from finkg import models
+
+    folder = tmp_path / "models"
+    monkeypatch.setenv("FINKG_MODELS__DIR", str(folder))
+    assert load_settings().embedding.model_path is None  # nothing installed: nothing configured
+    from finkg.config import ModelsSettings
+
+    # the real model that `finkg models install` put in the default folder (scripts/test installs it)
+    minilm = models.installed_path(models.DEFAULT_EMBEDDING, ModelsSettings().dir)
+    if minilm is None:
+        pytest.skip("all-MiniLM-L6-v2 is not installed (finkg models install)")
+    target = folder / models.DEFAULT_EMBEDDING
+    target.parent.mkdir(parents=True)
+    target.symlink_to(minilm)
+    s = load_settings()
+    assert s.embedding.model_path == folder / models.DEFAULT_EMBEDDING
+    assert {r["setting"]: r["source"] for r in effective_settings(s)}["embedding.model_path"] == "installed"
+    monkeypatch.setenv("FINKG_MODELS__USE_INSTALLED", "false")
+    assert load_settings().embedding.model_path is None

@@ -18,7 +18,7 @@ def test_unreachable_server_is_a_named_error():
 
 def test_wrong_password_is_a_named_error(settings):
     with (
-        Graph(settings.uri, settings.neo4j_user, settings.password() + "-wrong") as g,
+        Graph(settings.uri, settings.neo4j.user, settings.password() + "-wrong") as g,
         pytest.raises(GraphAuthError, match=r"refused user 'neo4j'.*NEO4J_PASSWORD"),
     ):
         g.verify()

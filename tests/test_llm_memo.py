@@ -27,8 +27,8 @@ from retrieval.facts.fact_map import read_fact_maps
 
 @pytest.fixture(scope="module")
 def model_path(settings) -> Path:
-    if settings.llm_model_path and Path(settings.llm_model_path).suffix == ".gguf":  # [llm] model_path
-        return Path(settings.llm_model_path)
+    if settings.llm.model_path and Path(settings.llm.model_path).suffix == ".gguf":  # [llm] model_path
+        return Path(settings.llm.model_path)
     return smol_gguf()
 
 

@@ -21,7 +21,7 @@ def second(tmp_path, settings):
     taken as the password by neo4j-admin, not as an option."""
     return load_settings(
         server_home=tmp_path / "neo4j",
-        server_dist_dir=settings.server_dist_dir,
+        server_dist_dir=settings.server.dist_dir,
         server_bolt_port=free_port(),
         server_http_port=free_port(),
         server_heap="512m",
@@ -40,7 +40,7 @@ def test_start_twice_is_a_no_op_then_stop(second):
         assert not started_again and again.pid == status.pid
         with Graph(second.uri, "neo4j", "-second-server-pw") as g:
             assert g.read("RETURN 1 AS one") == [{"one": 1}]
-        conf = (second.server_home / "conf" / "neo4j.conf").read_text()
+        conf = (second.server.home / "conf" / "neo4j.conf").read_text()
         assert "server.default_listen_address=127.0.0.1" in conf
         assert "dbms.security.auth_enabled=true" in conf
         assert "-second-server-pw" not in conf
@@ -54,11 +54,11 @@ def test_start_twice_is_a_no_op_then_stop(second):
 
 def test_port_in_use_is_a_clear_error(second):
     with socket.socket() as taken:
-        taken.bind(("127.0.0.1", second.server_bolt_port))
+        taken.bind(("127.0.0.1", second.server.bolt_port))
         taken.listen()
-        with pytest.raises(PortInUse, match=f"port {second.server_bolt_port} \\(Bolt\\).*FINKG_SERVER_BOLT_PORT"):
+        with pytest.raises(PortInUse, match=f"port {second.server.bolt_port} \\(Bolt\\).*FINKG_SERVER_BOLT_PORT"):
             LocalNeo4j(second).start()
-    assert not (second.server_home / "data").exists()
+    assert not (second.server.home / "data").exists()
 
 
 def test_missing_java_is_a_clear_error(second):

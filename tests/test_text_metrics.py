@@ -118,7 +118,7 @@ def test_bertscore_from_settings_reads_the_eval_section(monkeypatch, tmp_path):
     )
     monkeypatch.setenv("FINKG_CONFIG", str(config))
     s = load_settings()
-    assert (s.eval_bertscore_num_layers, s.eval_bertscore_batch_size, s.eval_judge) == (3, 4, False)
+    assert (s.eval.bertscore_num_layers, s.eval.bertscore_batch_size, s.eval.judge) == (3, 4, False)
     model = bertscore_from_settings(s)
     assert "layer 3 of 6" in model.description and model.batch_size == 4
     monkeypatch.setenv("FINKG_EVAL_BERTSCORE_MODEL_PATH", str(tmp_path / "nowhere"))

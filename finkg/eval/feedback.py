@@ -535,14 +535,14 @@ def _manifest(
         "validation_source": source,
         "model_id": model_id,
         "embedder": embedder,
-        "alpha": settings.feedback_alpha,
-        "pool_size": settings.memory_pool_size,
-        "peer_share": settings.memory_peer_share,
-        "top_k": settings.memory_top_k,
-        "kappa": settings.memory_kappa,
-        "clip": settings.memory_clip,
-        "lambda": settings.memory_lambda,
-        "reader_max_tokens": settings.feedback_reader_max_tokens,
+        "alpha": settings.feedback.alpha,
+        "pool_size": settings.memory.pool_size,
+        "peer_share": settings.memory.peer_share,
+        "top_k": settings.memory.top_k,
+        "kappa": settings.memory.kappa,
+        "clip": settings.memory.clip,
+        "lambda": settings.memory.lambda_,
+        "reader_max_tokens": settings.feedback.reader_max_tokens,
     }
 
 
@@ -611,10 +611,10 @@ def run_evaluation(
     index = HybridIndex.from_graph(
         graph, embedder, kinds=("text",), progress=progress("embed chunks", 0) if progress else None
     )
-    scorer = hybrid_scorer(index, settings.feedback_alpha)
+    scorer = hybrid_scorer(index, settings.feedback.alpha)
     sectors = load_sectors()
-    params = MemoryParams(settings.memory_kappa, settings.memory_clip, settings.memory_lambda, settings.memory_top_k)
-    writer = BatchWriter(graph, batch_size=settings.writer_batch_size)
+    params = MemoryParams(settings.memory.kappa, settings.memory.clip, settings.memory.lambda_, settings.memory.top_k)
+    writer = BatchWriter(graph, batch_size=settings.writer.batch_size)
     memories = {
         cr.name: SourceMemory(graph, cr.run_id, shares, params, cr.control(), writer)
         for cr in crs
@@ -671,9 +671,9 @@ def _one_anchor(
         load_candidates(graph, anchor, sectors),
         sectors,
         scorer,
-        settings.memory_pool_size,
-        settings.memory_peer_share,
-        settings.memory_near_duplicate_threshold,
+        settings.memory.pool_size,
+        settings.memory.peer_share,
+        settings.memory.near_duplicate_threshold,
     )
     card = market.context.card(a.ticker, a.decision_date).render()
     t_retrieval = time.perf_counter() - t0
@@ -971,13 +971,13 @@ def summarize(
     market = market or load_market(options)
     per_run = {name: event_metrics(records) for name, records in by_run.items()}
     table = condition_table(per_run, crs)
-    config = fm.PortfolioConfig(settings.feedback_portfolio_top_k, 3, settings.feedback_cost_bps)
+    config = fm.PortfolioConfig(settings.feedback.portfolio_top_k, 3, settings.feedback.cost_bps)
     portfolio = portfolio_rows(by_run, market, options.tickers, config)
     audit_rows = []
     for cr in crs:
         if cr.name not in by_run:
             continue
-        a = audit_evidence(graph, cr.run_id, settings.memory_near_duplicate_threshold)
+        a = audit_evidence(graph, cr.run_id, settings.memory.near_duplicate_threshold)
         audit_rows.append(
             {
                 "condition_run": cr.name,

@@ -342,7 +342,7 @@ def evaluate(
     e.g. ``2009q3.zip``; the first ``limit``) and score them. The prior and the evidence index
     cover the whole graph, as they would in use."""
     filings = list_filings(graph, source=source)
-    maps = list(read_fact_maps(graph, [f["adsh"] for f in filings], settings.memo_batch_size))
+    maps = list(read_fact_maps(graph, [f["adsh"] for f in filings], settings.memo.batch_size))
     excluded: Counter = Counter()
     tasks = []
     for fm in maps:

@@ -179,7 +179,7 @@ def ensure_vector_index(graph: Graph, dimensions: int, name: str = VECTOR_INDEX)
 
 def cluster_run_id(model: str, settings: Settings, ids: Sequence[str]) -> str:
     """``"cl-<12 hex>"``: a hash of the model identity, the clustering parameters and the ids."""
-    h = hashlib.sha256(f"{model}|{settings.cluster_distance_threshold}|{settings.cluster_n_neighbors}|average".encode())
+    h = hashlib.sha256(f"{model}|{settings.cluster.distance_threshold}|{settings.cluster.n_neighbors}|average".encode())
     for i in ids:
         h.update(i.encode() + b"\0")
     return "cl-" + h.hexdigest()[:12]
@@ -199,22 +199,22 @@ def resolve(
     Returns:
         The surviving entities and their vectors (rows of ``x``).
     """
-    writer = BatchWriter(graph, batch_size=settings.writer_batch_size)
+    writer = BatchWriter(graph, batch_size=settings.writer.batch_size)
     redirected = {k: v for k, v in resolution.resolve_ids(graph, [e.id for e in entities]).items() if k != v}
     summary.linked = resolution.identifier_links(graph, writer, entities)
     keep = np.arange(len(entities))
     for method, threshold in (
         ("exact", None),
         ("identifier", None),
-        ("fuzzy", settings.cluster_fuzzy_threshold),
-        ("embedding", settings.cluster_embedding_merge_threshold),
+        ("fuzzy", settings.cluster.fuzzy_threshold),
+        ("embedding", settings.cluster.embedding_merge_threshold),
     ):
         active = [entities[i] for i in keep]
         neighbors = None
         if method in ("fuzzy", "embedding") and len(active) > 1:
             neighbors, _ = knn(
                 x[keep],
-                settings.cluster_n_neighbors,
+                settings.cluster.n_neighbors,
                 progress=_tick(progress, f"{method} candidates (kNN)", len(active)),
             )
         merges = resolution.plan_merges(active, x[keep], neighbors, method, threshold, redirected)
@@ -251,10 +251,10 @@ def run_cluster(
     """
     t0 = time.perf_counter()
     embedder = embedder or make_embedder(
-        settings.embedding_model_path,
-        settings.embedding_backend,
-        settings.embedding_batch_size,
-        settings.embedding_device,
+        settings.embedding.model_path,
+        settings.embedding.backend,
+        settings.embedding.batch_size,
+        settings.embedding.device,
     )
     summary = ClusterSummary(model=embedder.identity)
     entities, stored = read_entities(graph, embedder.identity, ids)
@@ -268,8 +268,8 @@ def run_cluster(
     if entities:
         labels = agglomerative_clusters(
             x,
-            settings.cluster_distance_threshold,
-            settings.cluster_n_neighbors,
+            settings.cluster.distance_threshold,
+            settings.cluster.n_neighbors,
             progress=_tick(progress, "clustering", 2 * len(entities)),
         )
         reps = representatives(x, labels)

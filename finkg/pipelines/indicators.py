@@ -48,7 +48,7 @@ def ingest_akshare_files(
         AkshareFormatError: a file cannot be read (its run is recorded as ``failed`` and nothing of it
             is written; files before it stay loaded).
     """
-    writer = BatchWriter(graph, batch_size=settings.writer_batch_size, workers=settings.writer_workers)
+    writer = BatchWriter(graph, batch_size=settings.writer.batch_size, workers=settings.writer.workers)
     summary = []
     for path in map(Path, paths):
         t0 = time.perf_counter()
@@ -89,7 +89,7 @@ def ingest_akshare_live(
         AkshareUnavailable: a call failed after its retries (nothing of it is written).
         AkshareFormatError: an unknown function, or a frame in another layout.
     """
-    writer = BatchWriter(graph, batch_size=settings.writer_batch_size, workers=settings.writer_workers)
+    writer = BatchWriter(graph, batch_size=settings.writer.batch_size, workers=settings.writer.workers)
     summary = []
     for name in functions:
         t0 = time.perf_counter()
@@ -97,9 +97,9 @@ def ingest_akshare_live(
             name,
             start=start,
             end=end,
-            attempts=settings.akshare_retry_attempts,
-            wait_s=settings.akshare_retry_wait,
-            timeout_s=settings.akshare_timeout,
+            attempts=settings.akshare.retry_attempts,
+            wait_s=settings.akshare.retry_wait,
+            timeout_s=settings.akshare.timeout,
             save_dir=save_dir,
         )
         summary.append(_load(writer, data, progress, t0))

@@ -209,15 +209,15 @@ def extract(
     schema_version = store_schema(graph)
     model_id = client.model_id
     suffix = extraction_suffix(schema_version, model_id, verify)
-    writer = BatchWriter(graph, batch_size=settings.writer_batch_size)
-    memo = SentenceMemo() if settings.extract_reuse_sentences else None
+    writer = BatchWriter(graph, batch_size=settings.writer.batch_size)
+    memo = SentenceMemo() if settings.extract.reuse_sentences else None
     if memo is not None and not redo:  # what earlier runs extracted answers identical sentences now
         for r in graph.read(cypher.EXTRACTION_RECORDS_OF_SUFFIX, {"suffix": suffix}):
             memo.add(list(r["sentences"] or []), ChunkExtraction.from_record(r["chunk"], r["record"]))
     extractor = TripleExtractor(
         client,
-        sentences_per_call=settings.extract_sentences_per_call,
-        max_tokens=settings.extract_max_tokens,
+        sentences_per_call=settings.extract.sentences_per_call,
+        max_tokens=settings.extract.max_tokens,
         memo=memo,
     )
     rows = graph.read(
@@ -233,7 +233,7 @@ def extract(
     summary = ExtractSummary(chunks=len(rows))
     for r in rows:
         r["sentences"] = list(r["sentences"] or [])
-    batch = settings.extract_batch_chunks
+    batch = settings.extract.batch_chunks
 
     def noop(_n: int, **_fields: object) -> None:
         return None
@@ -286,7 +286,7 @@ def extract(
             mentioned += [(c["id"], x) for rel in r for x in (rel["head"], rel["tail"])]
             finished.append((c, ex))
         # entity resolution on write: a name merged earlier lands on its surviving entity
-        where = write_entities(graph, entities, batch_size=settings.writer_batch_size)
+        where = write_entities(graph, entities, batch_size=settings.writer.batch_size)
         for st in write_relations(graph, writer, rels).values():
             summary.relationships_written += st.created
         writer.merge_relationships(

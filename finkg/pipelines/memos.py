@@ -69,10 +69,10 @@ CLAIM_FIELDS = (
 def thresholds(settings: Settings) -> RiskThresholds:
     """The risk tests' thresholds from the ``[memo]`` settings."""
     return RiskThresholds(
-        settings.memo_current_ratio_floor,
-        settings.memo_leverage_ceiling,
-        settings.memo_ocf_margin_floor,
-        settings.memo_net_margin_floor,
+        settings.memo.current_ratio_floor,
+        settings.memo.leverage_ceiling,
+        settings.memo.ocf_margin_floor,
+        settings.memo.net_margin_floor,
     )
 
 
@@ -87,7 +87,7 @@ def build_context(
     ctx = MemoContext(thresholds(settings))
     if any(s != "structured" for s in systems):
         adshs = [f["adsh"] for f in list_filings(graph)]
-        ctx.prior = Prior(read_fact_maps(graph, adshs, settings.memo_batch_size))
+        ctx.prior = Prior(read_fact_maps(graph, adshs, settings.memo.batch_size))
     if any(s in ("text-rag", "verifier-rag") for s in systems):
         tick = progress("evidence sentences", 0) if progress else None
         ctx.index = EvidenceIndex(load_evidence(graph, progress=tick))
@@ -222,7 +222,7 @@ def run_memos(
         if missing:
             raise MemoError(f"accession(s) not in the graph: {', '.join(missing)} (ingest them first)")
     ctx = build_context(graph, settings, systems, progress)
-    writer = BatchWriter(graph, batch_size=settings.writer_batch_size, workers=1)
+    writer = BatchWriter(graph, batch_size=settings.writer.batch_size, workers=1)
     summaries = []
     order = [f["adsh"] for f in filings]
     for system in systems:
@@ -233,15 +233,15 @@ def run_memos(
         tick = progress(f"memos {system}", len(todo)) if progress else None
         s = MemoRunSummary(system, len(order), 0, len(order) - len(todo), 0, 0, 0, 0, 0, {})
         batch: list[MemoResult] = []
-        for fm in read_fact_maps(graph, todo, settings.memo_batch_size):
+        for fm in read_fact_maps(graph, todo, settings.memo.batch_size):
             if system == llm_render.SYSTEM:
                 assert client is not None, "made above when the llm system is asked for"
-                memo = llm_render.generate_llm_memo(fm, ctx, client, settings.llm_max_tokens, settings.llm_temperature)
+                memo = llm_render.generate_llm_memo(fm, ctx, client, settings.llm.max_tokens, settings.llm.temperature)
             else:
                 memo = generate_memo(system, fm, ctx)
             batch.append(memo)
             _tally(s, memo)
-            if len(batch) >= settings.memo_batch_size:
+            if len(batch) >= settings.memo.batch_size:
                 write_memos(writer, batch, out)
                 if tick:
                     tick(len(batch))

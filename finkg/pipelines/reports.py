@@ -189,20 +189,20 @@ class ReportContext:
             documents = DocumentIndex.from_graph(graph, embedder, extracted=True)
         self.retriever = KnowledgeRetriever(
             system,
-            k=settings.retrieval_k,
-            top_n=settings.retrieval_top_n,
-            temperature=settings.retrieval_temperature,
+            k=settings.retrieval.k,
+            top_n=settings.retrieval.top_n,
+            temperature=settings.retrieval.temperature,
             triples=triples,
             documents=documents,
         )
         self.generator = TwoStageGenerator(
             client,
             self.retriever,
-            max_facts=settings.report_max_facts,
+            max_facts=settings.report.max_facts,
             rank=self.rank,
-            max_selected=settings.report_max_selected,
-            answer_tokens=settings.report_answer_tokens,
-            answer_format=settings.report_answer_format,
+            max_selected=settings.report.max_selected,
+            answer_tokens=settings.report.answer_tokens,
+            answer_format=settings.report.answer_format,
         )
 
     def rank(self, question: str, facts: Sequence[FinancialFact]) -> list[FinancialFact]:
@@ -362,7 +362,7 @@ def _graph_rows(rec: dict[str, Any], gen: Generation) -> tuple[dict[str, Any], d
 
 def _write_graph(graph: Graph, settings: Settings, rec: dict[str, Any], gen: Generation) -> None:
     node, links = _graph_rows(rec, gen)
-    writer = BatchWriter(graph, batch_size=settings.writer_batch_size)
+    writer = BatchWriter(graph, batch_size=settings.writer.batch_size)
     graph.write(cypher.DELETE_REPORT_LINKS, {"id": node["id"]})  # a redo replaces the links
     writer.merge_nodes("Report", [node], key="id")
     for target, rows in links.items():

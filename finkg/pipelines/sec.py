@@ -52,7 +52,7 @@ def _ingest_files(
     one ``(:IngestRun {kind})`` per file around :func:`sec_fsds.write_fsds`; a summary row per file.
     The ``other`` column counts the skip reasons without a column of their own (duplicates,
     non-numeric facts ...), so that rows = kept + not USD + co-reg. + dimensional + other."""
-    writer = BatchWriter(graph, batch_size=settings.writer_batch_size, workers=settings.writer_workers)
+    writer = BatchWriter(graph, batch_size=settings.writer.batch_size, workers=settings.writer.workers)
     summary = []
     for path in map(Path, paths):
         digest = hashlib.sha256(path.read_bytes()).hexdigest()

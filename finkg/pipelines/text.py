@@ -52,14 +52,14 @@ class TextIngestOptions:
 def tokenizer_path(settings: Settings) -> Path | None:
     """The tokenizer that counts chunk tokens: ``[text] tokenizer`` (a tokenizer.json or model dir),
     else None (the word-and-punctuation approximation)."""
-    return settings.text_tokenizer
+    return settings.text.tokenizer
 
 
 def _check(settings: Settings) -> None:
-    if not 0 <= settings.text_chunk_overlap < settings.text_chunk_tokens / 2:
+    if not 0 <= settings.text.chunk_overlap < settings.text.chunk_tokens / 2:
         raise ConfigError(
-            f"[text] chunk_overlap ({settings.text_chunk_overlap}) must be below half of "
-            f"chunk_tokens ({settings.text_chunk_tokens})"
+            f"[text] chunk_overlap ({settings.text.chunk_overlap}) must be below half of "
+            f"chunk_tokens ({settings.text.chunk_tokens})"
         )
 
 
@@ -117,7 +117,7 @@ def ingest_text(
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     counter = load_token_counter(tokenizer_path(settings))
-    writer = BatchWriter(graph, batch_size=settings.writer_batch_size, workers=settings.writer_workers)
+    writer = BatchWriter(graph, batch_size=settings.writer.batch_size, workers=settings.writer.workers)
     summary, warnings = [], []
     for path in map(Path, paths):
         t0 = time.perf_counter()
@@ -166,7 +166,7 @@ def _write(
     doc_rows, chunk_rows_all, links, keep = [], [], [], []
     advance = progress(f"{path.name}: chunk", len(docs)) if progress else None
     for doc in docs:
-        chunks = chunk_sections(doc.sections, counter, settings.text_chunk_tokens, settings.text_chunk_overlap, stats)
+        chunks = chunk_sections(doc.sections, counter, settings.text.chunk_tokens, settings.text.chunk_overlap, stats)
         rows = chunk_rows(doc, chunks, counter.name)
         doc_rows.append(document_row(doc) | {"n_chunks": len(rows), "ingest_run": rid})
         chunk_rows_all.extend(rows)
@@ -207,8 +207,8 @@ def _write(
         "duplicates": read.duplicates,
         "families": dict(sorted(families.items())),
         "tokenizer": counter.name,
-        "chunk_tokens": settings.text_chunk_tokens,
-        "chunk_overlap": settings.text_chunk_overlap,
+        "chunk_tokens": settings.text.chunk_tokens,
+        "chunk_overlap": settings.text.chunk_overlap,
     }
     return {
         "source": path.name,

@@ -1,16 +1,17 @@
 """The backend and client that the ``[llm]`` settings name (never a hard-coded model package).
 
-Keys (``[llm]`` in the settings file, ``FINKG_LLM_<KEY>`` in the environment):
+Keys (``[llm]`` in the settings file, ``FINKG_LLM__<KEY>`` in the environment):
 ``backend`` (llama-cpp | transformers | openai), ``model_path`` (a GGUF file, or a Hugging Face
 directory), ``gguf_file`` (transformers: a GGUF file inside ``model_path``), ``base_url``,
 ``model``, ``api_key``, ``timeout``, ``n_ctx``, ``n_batch``, ``threads``, ``cache``,
-``cache_dir``, ``budget_tokens``, ``seed`` (see :class:`finkg.config.Settings`).
+``cache_dir``, ``budget_tokens``, ``seed`` (see :class:`finkg.config.LLMSettings`). The functions take
+any object with an ``llm`` section of that shape (:class:`HasLLMSettings`; finkg's ``Settings`` is one).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from generation.llm.base import LLMBackend, LLMUnavailable
 from generation.llm.cache import LLMCache
@@ -20,20 +21,52 @@ from generation.llm.llamacpp import MODEL_HINT, LlamaCppBackend
 from generation.llm.openai import OpenAICompatibleBackend
 
 BACKENDS = ("llama-cpp", "transformers", "openai")
+
+
+class _Secret(Protocol):
+    def get_secret_value(self) -> str: ...
+
+
+class LLMConfig(Protocol):
+    """The ``[llm]`` section's keys the factory reads (``finkg.config.LLMSettings`` has them)."""
+
+    backend: str | None
+    model_path: Path | None
+    gguf_file: str | None
+    base_url: str | None
+    model: str | None
+    api_key: _Secret | None
+    timeout: float
+    n_ctx: int
+    n_batch: int
+    threads: int
+    cache: bool
+    cache_dir: Path
+    budget_tokens: int | None
+    seed: int
+
+
+class HasLLMSettings(Protocol):
+    """Settings with an ``llm`` section (``finkg.config.Settings``)."""
+
+    @property
+    def llm(self) -> LLMConfig: ...
+
+
 DEFAULT_CACHE_DIR = Path("~/.cache/finkg/llm-cache")
 
 
-def backend_from_settings(settings: Any) -> LLMBackend:
+def backend_from_settings(settings: HasLLMSettings) -> LLMBackend:
     """The backend the ``[llm]`` settings name.
 
     Args:
-        settings: a :class:`finkg.config.Settings` (any object with the ``llm_*`` attributes).
+        settings: a :class:`finkg.config.Settings` (any object with an ``llm`` section, :class:`HasLLMSettings`).
 
     Raises:
         LLMUnavailable: no backend is configured, or a key it needs is missing; the message names
             the settings keys (and environment variables) to set.
     """
-    kind = getattr(settings, "llm_backend", None)
+    kind = settings.llm.backend
     if not kind:
         raise LLMUnavailable(
             'no LLM configured: set [llm] backend = "llama-cpp" with [llm] model_path (a GGUF file), '
@@ -42,23 +75,23 @@ def backend_from_settings(settings: Any) -> LLMBackend:
             "needed) in the settings file, or FINKG_LLM_BACKEND, FINKG_LLM_MODEL_PATH, FINKG_LLM_BASE_URL, "
             "FINKG_LLM_MODEL, FINKG_LLM_API_KEY"
         )
-    threads = getattr(settings, "llm_threads", 2)
+    threads = settings.llm.threads
     if kind == "llama-cpp":
-        if not settings.llm_model_path:
+        if not settings.llm.model_path:
             raise LLMUnavailable(f'[llm] backend = "llama-cpp" needs [llm] model_path: a GGUF file ({MODEL_HINT})')
         return LlamaCppBackend(
-            settings.llm_model_path,
-            n_ctx=settings.llm_n_ctx,
+            settings.llm.model_path,
+            n_ctx=settings.llm.n_ctx,
             n_threads=threads,
-            n_batch=getattr(settings, "llm_n_batch", 512),
+            n_batch=settings.llm.n_batch,
         )
     if kind == "transformers":
-        if not settings.llm_model_path:
+        if not settings.llm.model_path:
             raise LLMUnavailable(
                 '[llm] backend = "transformers" needs [llm] model_path (or FINKG_LLM_MODEL_PATH): '
                 "a Hugging Face model directory, or the folder of a GGUF file named by [llm] gguf_file"
             )
-        path, gguf = Path(settings.llm_model_path).expanduser(), getattr(settings, "llm_gguf_file", None)
+        path, gguf = Path(settings.llm.model_path).expanduser(), settings.llm.gguf_file
         if path.is_file() and path.suffix == ".gguf" and not gguf:  # a GGUF file given directly
             path, gguf = path.parent, path.name
         return TransformersBackend(path, gguf_file=gguf, n_threads=threads)
@@ -66,28 +99,27 @@ def backend_from_settings(settings: Any) -> LLMBackend:
         missing = [
             k
             for k, v in (
-                ("[llm] base_url (FINKG_LLM_BASE_URL)", settings.llm_base_url),
-                ("[llm] model (FINKG_LLM_MODEL)", settings.llm_model),
+                ("[llm] base_url (FINKG_LLM_BASE_URL)", settings.llm.base_url),
+                ("[llm] model (FINKG_LLM_MODEL)", settings.llm.model),
             )
             if not v
         ]
         if missing:
             raise LLMUnavailable(f'[llm] backend = "openai" needs {" and ".join(missing)}')
-        key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
-        return OpenAICompatibleBackend(
-            settings.llm_base_url, settings.llm_model, key, timeout=getattr(settings, "llm_timeout", 120.0)
-        )
+        key = settings.llm.api_key.get_secret_value() if settings.llm.api_key else None
+        assert settings.llm.base_url and settings.llm.model  # checked above
+        return OpenAICompatibleBackend(settings.llm.base_url, settings.llm.model, key, timeout=settings.llm.timeout)
     raise LLMUnavailable(f"unknown [llm] backend {kind!r}: use one of {', '.join(BACKENDS)}")
 
 
-def cache_from_settings(settings: Any) -> LLMCache | None:
+def cache_from_settings(settings: HasLLMSettings) -> LLMCache | None:
     """The disk cache at ``[llm] cache_dir``, or None when ``[llm] cache = false``."""
-    if not getattr(settings, "llm_cache", True):
+    if not settings.llm.cache:
         return None
-    return LLMCache(getattr(settings, "llm_cache_dir", None) or DEFAULT_CACHE_DIR)
+    return LLMCache(settings.llm.cache_dir or DEFAULT_CACHE_DIR)
 
 
-def client_from_settings(settings: Any) -> LLMClient:
+def client_from_settings(settings: HasLLMSettings) -> LLMClient:
     """An :class:`LLMClient` with the ``[llm]`` backend, disk cache and ``budget_tokens``.
 
     Raises:
@@ -96,6 +128,6 @@ def client_from_settings(settings: Any) -> LLMClient:
     return LLMClient(
         backend_from_settings(settings),
         cache=cache_from_settings(settings),
-        budget_tokens=getattr(settings, "llm_budget_tokens", None),
-        seed=getattr(settings, "llm_seed", 0),
+        budget_tokens=settings.llm.budget_tokens,
+        seed=settings.llm.seed,
     )

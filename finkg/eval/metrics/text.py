@@ -207,10 +207,10 @@ def bertscore_from_settings(settings: Any) -> BertScoreModel:
         BertScoreUnavailable: see :class:`BertScoreModel`.
     """
     return BertScoreModel(
-        settings.eval_bertscore_model_path,
-        settings.eval_bertscore_num_layers,
-        settings.eval_bertscore_batch_size,
-        settings.eval_bertscore_device,
+        settings.eval.bertscore_model_path,
+        settings.eval.bertscore_num_layers,
+        settings.eval.bertscore_batch_size,
+        settings.eval.bertscore_device,
     )
 
 
