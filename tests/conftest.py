@@ -19,6 +19,10 @@ from finkg import models
 from finkg.config import Settings, load_settings
 from kg import Graph, cypher, schema
 
+# Tests configure their models explicitly: the installed-model defaults ([models] use_installed) would make
+# a test's outcome depend on what `finkg models install` has put on this machine. Subprocesses inherit it.
+os.environ.setdefault("FINKG_MODELS__USE_INSTALLED", "false")
+
 
 @pytest.fixture(scope="session")
 def settings() -> Settings:
