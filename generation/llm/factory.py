@@ -30,20 +30,47 @@ class _Secret(Protocol):
 class LLMConfig(Protocol):
     """The ``[llm]`` section's keys the factory reads (``finkg.config.LLMSettings`` has them)."""
 
-    backend: str | None
-    model_path: Path | None
-    gguf_file: str | None
-    base_url: str | None
-    model: str | None
-    api_key: _Secret | None
-    timeout: float
-    n_ctx: int
-    n_batch: int
-    threads: int
-    cache: bool
-    cache_dir: Path
-    budget_tokens: int | None
-    seed: int
+    @property
+    def backend(self) -> str | None: ...
+
+    @property
+    def model_path(self) -> Path | None: ...
+
+    @property
+    def gguf_file(self) -> str | None: ...
+
+    @property
+    def base_url(self) -> str | None: ...
+
+    @property
+    def model(self) -> str | None: ...
+
+    @property
+    def api_key(self) -> _Secret | None: ...
+
+    @property
+    def timeout(self) -> float: ...
+
+    @property
+    def n_ctx(self) -> int: ...
+
+    @property
+    def n_batch(self) -> int: ...
+
+    @property
+    def threads(self) -> int: ...
+
+    @property
+    def cache(self) -> bool: ...
+
+    @property
+    def cache_dir(self) -> Path: ...
+
+    @property
+    def budget_tokens(self) -> int | None: ...
+
+    @property
+    def seed(self) -> int: ...
 
 
 class HasLLMSettings(Protocol):
