@@ -142,9 +142,14 @@ def memory_score(relevance: float, positive: float, negative: float, params: Mem
 class Scored(Protocol):
     """What :func:`rank_evidence` needs of a candidate (``retrieval.text.point_in_time.Candidate`` fits)."""
 
-    id: str
-    source_family: str
-    score: float | None
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def source_family(self) -> str: ...
+
+    @property
+    def score(self) -> float | None: ...
 
 
 @dataclass(frozen=True)
