@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from neo4j.exceptions import ClientError
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
@@ -24,7 +23,7 @@ from finkg import __version__, models
 from finkg.config import ConfigError, Settings, config_path, load_settings, write_settings_file
 from finkg.eval import kg as kg_eval
 from finkg.eval import memos as evaluation
-from finkg.neo4j_server import LocalNeo4j, ServerError
+from finkg.neo4j_server import LocalNeo4j
 from finkg.output import Format, progress_bar, render
 from finkg.pipelines import clusters as knowledge
 from finkg.pipelines import indicators as indicator_ingest
@@ -32,19 +31,14 @@ from finkg.pipelines import kg_build as extraction
 from finkg.pipelines import memos, reports
 from finkg.pipelines import sec as pipelines
 from finkg.pipelines import text as text_ingest
-from generation.llm import BudgetExceeded, LLMAnswerError, LLMUnavailable, client_from_settings
+from generation.llm import client_from_settings
 from generation.memo.systems import SYSTEMS
 from ingest.market.akshare import FUNCTIONS as akshare_functions
-from ingest.market.akshare import AkshareFormatError, AkshareUnavailable
-from ingest.sec.companyfacts import CompanyFactsFormatError
-from ingest.sec.fsds import FsdsFormatError
-from ingest.sec.xbrl_instance import XbrlInstanceFormatError
 from ingest.text.documents import KINDS as text_kinds
-from ingest.text.documents import TextFormatError
-from kg import Graph, GraphError, ReadOnlyViolation, schema
+from kg import Graph, schema
 from kg import cypher as kg_cypher
 from kg.guard import run_user_query
-from retrieval.embeddings import EmbeddingModelError, make_embedder
+from retrieval.embeddings import make_embedder
 from retrieval.facts.indicators import indicator_facts
 
 app = typer.Typer(
@@ -102,11 +96,19 @@ def _stage(bar):
     return stage
 
 
-@app.callback()
-def _main(version: Annotated[bool, typer.Option("--version", help="Print the version.")] = False) -> None:
-    if version:
-        console.print(f"finkg {__version__}")
+def _print_version(value: bool) -> None:
+    if value:
+        print(f"finkg {__version__}")
         raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", help="Print the version and exit.", callback=_print_version, is_eager=True)
+    ] = False,
+) -> None:
+    return None
 
 
 @app.command()
@@ -600,14 +602,22 @@ def cluster(
 
 
 def _report_inputs(batch: Path, s: Settings) -> tuple[list[reports.ReportQuestion], object, object]:
-    """The questions of a batch file (a bad line: one red line naming it, exit 1), the LLM client and the encoder."""
-    try:
-        questions = reports.load_questions(batch)
-    except reports.BatchFileError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(1) from exc
+    """The questions of a batch file (a bad line: BatchFileError naming it), the LLM client and the encoder."""
+    questions = reports.load_questions(batch)
     embedder = make_embedder(s.embedding_model_path, s.embedding_backend, s.embedding_batch_size, s.embedding_device)
     return questions, client_from_settings(s), embedder
+
+
+def _report_context(g, s, client, embedder, system, mode, progress):
+    """A :class:`reports.ReportContext`; an unknown mode or system or an empty index is a GenerationError."""
+    from kg.errors import FinkgError, GenerationError
+
+    try:
+        return reports.ReportContext(g, s, client, embedder, system, mode, progress=progress)
+    except ValueError as exc:
+        if isinstance(exc, FinkgError):
+            raise
+        raise GenerationError(str(exc)) from exc
 
 
 @app.command("report")
@@ -642,11 +652,7 @@ def report(
     s = settings()
     questions, client, embedder = _report_inputs(batch, s)
     with graph(s) as g, progress_bar(console) as bar:
-        try:
-            ctx = reports.ReportContext(g, s, client, embedder, system or s.report_system, mode, progress=_stage(bar))
-        except ValueError as exc:
-            err.print(f"[red]error:[/red] {escape(str(exc))}")
-            raise typer.Exit(1) from exc
+        ctx = _report_context(g, s, client, embedder, system or s.report_system, mode, progress=_stage(bar))
         summary = reports.run_batch(
             questions, ctx, out, redo=redo, workers=workers or s.report_workers, progress=_stage(bar)
         )
@@ -717,19 +723,15 @@ def ingest_akshare(
     if not live and len(function) > 1:
         raise typer.BadParameter("with files, --function names the one function that wrote them")
     s = settings()
-    try:
-        with graph(s) as g, progress_bar(console) as bar:
-            if live:
-                summary = indicator_ingest.ingest_akshare_live(
-                    g, s, function, _day(start, "--start"), _day(end, "--end"), save, progress=_stage(bar)
-                )
-            else:
-                summary = indicator_ingest.ingest_akshare_files(
-                    g, s, paths or [], function[0] if function else None, progress=_stage(bar)
-                )
-    except (AkshareFormatError, AkshareUnavailable) as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)  # one line, however long
-        raise typer.Exit(1) from None
+    with graph(s) as g, progress_bar(console) as bar:
+        if live:
+            summary = indicator_ingest.ingest_akshare_live(
+                g, s, function, _day(start, "--start"), _day(end, "--end"), save, progress=_stage(bar)
+            )
+        else:
+            summary = indicator_ingest.ingest_akshare_files(
+                g, s, paths or [], function[0] if function else None, progress=_stage(bar)
+            )
     render(summary, Format.table, console, title="AKShare ingest")
 
 
@@ -803,14 +805,10 @@ def eval_tatqa(
     two-stage vs single-stage vs no retrieval (seed 004, 3.3). Answers are written as they come; a rerun
     with the same --out resumes."""
     from finkg.eval import tatqa as tatqa_eval
-    from ingest.datasets.tatqa import TatqaFormatError, read_tatqa
+    from ingest.datasets.tatqa import read_tatqa
 
     s = settings()
-    try:
-        contexts = read_tatqa(path)
-    except TatqaFormatError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(1) from exc
+    contexts = read_tatqa(path)
     from generation.qa.systems import tfr_answerers
 
     client = client_from_settings(s)
@@ -819,13 +817,9 @@ def eval_tatqa(
     if unknown:
         raise typer.BadParameter(f"unknown system(s) {', '.join(unknown)}; choose from {', '.join(systems)}")
     chosen = {name: systems[name] for name in (system or list(systems))}
-    try:
-        tatqa_eval.check_manifest(out, client.model_id, str(path))
-        with progress_bar(console) as bar:
-            results = tatqa_eval.evaluate(contexts, chosen, limit=limit, progress=_stage(bar), out=out)
-    except tatqa_eval.TatqaRunError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(1) from exc
+    tatqa_eval.check_manifest(out, client.model_id, str(path))
+    with progress_bar(console) as bar:
+        results = tatqa_eval.evaluate(contexts, chosen, limit=limit, progress=_stage(bar), out=out)
     render(results.rows(), Format.table, console, title=f"TAT-QA EM / F1 (%) on {path.name} ({client.name})")
     paths = results.save(out)
     console.print(f"saved {', '.join(str(p) for p in paths)}")
@@ -993,35 +987,28 @@ def rerank_train(
 ) -> None:
     """Train finkg's offline cross-encoder from MiniLM on TAT-QA question-evidence pairs (no download)."""
     from finkg.eval import retrieval as retrieval_eval
-    from ingest.datasets.tatqa import TatqaFormatError
-    from retrieval.text.rerank import RerankModelError
 
     s = settings()
     out = out_dir or s.rerank_model_path or s.models_dir / "finkg-reranker-minilm"
     base = base_model or s.embedding_model_path
     if base is None:
-        err.print("[red]error:[/red] no encoder to start from: pass --base-model or set [embedding] model_path")
-        raise typer.Exit(1)
-    try:
-        with progress_bar(console) as bar:
-            info = retrieval_eval.train_tatqa_reranker(
-                path,
-                base,
-                out,
-                seed=seed,
-                max_questions=max_questions or None,
-                negatives_per_query=negatives,
-                epochs=epochs,
-                max_length=max_length,
-                batch_size=batch_size,
-                learning_rate=learning_rate,
-                device=device,
-                threads=s.llm_threads,
-                stage=_stage(bar),
-            )
-    except (TatqaFormatError, RerankModelError, retrieval_eval.RetrievalEvalError) as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(1) from exc
+        raise ConfigError("no encoder to start from: pass --base-model or set [embedding] model_path")
+    with progress_bar(console) as bar:
+        info = retrieval_eval.train_tatqa_reranker(
+            path,
+            base,
+            out,
+            seed=seed,
+            max_questions=max_questions or None,
+            negatives_per_query=negatives,
+            epochs=epochs,
+            max_length=max_length,
+            batch_size=batch_size,
+            learning_rate=learning_rate,
+            device=device,
+            threads=s.llm_threads,
+            stage=_stage(bar),
+        )
     render([info], Format.table, console, title="reranker trained")
 
 
@@ -1044,38 +1031,23 @@ def eval_retrieval(
 ) -> None:
     """NDCG@10 on TAT-QA for BM25, dense, hybrid (alpha swept in 0.025 steps) and hybrid + rerank (seed 002, 4.2-5.5)."""
     from finkg.eval import retrieval as retrieval_eval
-    from ingest.datasets.tatqa import TatqaFormatError
-    from retrieval.text.hybrid import HybridError
-    from retrieval.text.rerank import RerankModelError, make_reranker
+    from retrieval.text.rerank import make_reranker
 
     s = settings()
-    try:
-        wanted = rerank if rerank is not None else bool(s.rerank_model_path) or s.rerank_backend == "llm"
-        if not wanted:
-            reranker = None
-        elif s.rerank_backend == "llm":
-            reranker = retrieval_eval.llm_judge(client_from_settings(s))
-        else:
-            reranker = make_reranker(
-                s.rerank_model_path, s.rerank_backend, s.rerank_max_length, s.rerank_batch_size, s.rerank_device
-            )
-        embedder = make_embedder(
-            s.embedding_model_path, s.embedding_backend, s.embedding_batch_size, s.embedding_device
+    wanted = rerank if rerank is not None else bool(s.rerank_model_path) or s.rerank_backend == "llm"
+    if not wanted:
+        reranker = None
+    elif s.rerank_backend == "llm":
+        reranker = retrieval_eval.llm_judge(client_from_settings(s))
+    else:
+        reranker = make_reranker(
+            s.rerank_model_path, s.rerank_backend, s.rerank_max_length, s.rerank_batch_size, s.rerank_device
         )
-        with graph(s) as g, progress_bar(console) as bar:
-            result = retrieval_eval.evaluate(
-                g, path, embedder, reranker, rerank_queries or None, seed, s.hybrid_alpha_step, store, stage=_stage(bar)
-            )
-    except (
-        TatqaFormatError,
-        RerankModelError,
-        HybridError,
-        retrieval_eval.RetrievalEvalError,
-        LLMUnavailable,
-        BudgetExceeded,
-    ) as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(1) from exc
+    embedder = make_embedder(s.embedding_model_path, s.embedding_backend, s.embedding_batch_size, s.embedding_device)
+    with graph(s) as g, progress_bar(console) as bar:
+        result = retrieval_eval.evaluate(
+            g, path, embedder, reranker, rerank_queries or None, seed, s.hybrid_alpha_step, store, stage=_stage(bar)
+        )
     render(
         result["rows"],
         Format.table,
@@ -1133,52 +1105,39 @@ def eval_feedback(
     """Prequential market-feedback evaluation (seed 000, 3.1-4.4): no memory, source memory and the shuffled
     controls with the frozen reader on real tweets and prices; event metrics, the fixed portfolio and the
     future-document audit. Resumable: a rerun skips done anchors (no LLM call)."""
-    from datetime import date as _d
-
     from finkg.eval import feedback as feedback_eval
     from generation.feedback.reader import FrozenReader
 
     s = settings()
     root = data or s.feedback_data_dir
-    try:
-        if root is None and not (tweets and prices and market):
-            raise feedback_eval.FeedbackEvalError(
-                "give --data (or [feedback] data_dir), or --tweets, --prices and --market"
-            )
-        options = feedback_eval.FeedbackOptions(
-            tweets=tweets or Path(root) / "tweets",
-            prices=prices or Path(root) / "prices",
-            market=market or Path(root) / s.feedback_market_proxy,
-            tickers=tuple(
-                t.strip().upper() for t in (tickers.split(",") if tickers else s.feedback_tickers) if t.strip()
-            ),
-            start=_d.fromisoformat(start),
-            end=_d.fromisoformat(end),
-            out=out,
-            run=run,
-            conditions=tuple(c.strip() for c in conditions.split(",") if c.strip()),
-            shuffles=shuffles or s.feedback_shuffles,
-            limit=limit,
-            max_anchors_per_day=max_anchors_per_day or s.feedback_max_anchors_per_day,
-            sample_seed=sample_seed,
-            ingest=ingest,
-            redo=redo,
+    if root is None and not (tweets and prices and market):
+        raise feedback_eval.FeedbackEvalError(
+            "give --data (or [feedback] data_dir), or --tweets, --prices and --market"
         )
-        options.check()
-        embedder = make_embedder(
-            s.embedding_model_path, s.embedding_backend, s.embedding_batch_size, s.embedding_device
-        )
-        reader = FrozenReader(client_from_settings(s), s.feedback_reader_max_tokens)
-        with graph(s) as g:
-            with progress_bar(console) as bar:
-                summary = feedback_eval.run_evaluation(g, s, options, reader, embedder, progress=_stage(bar))
-            result = feedback_eval.summarize(g, options, s)
-    except ValueError as exc:  # FeedbackEvalError, MarketDataError, a bad date
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(1) from exc
-    except (LLMUnavailable, BudgetExceeded, EmbeddingModelError) as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(1) from exc
+    options = feedback_eval.FeedbackOptions(
+        tweets=tweets or Path(root) / "tweets",
+        prices=prices or Path(root) / "prices",
+        market=market or Path(root) / s.feedback_market_proxy,
+        tickers=tuple(t.strip().upper() for t in (tickers.split(",") if tickers else s.feedback_tickers) if t.strip()),
+        start=_day(start, "--start"),
+        end=_day(end, "--end"),
+        out=out,
+        run=run,
+        conditions=tuple(c.strip() for c in conditions.split(",") if c.strip()),
+        shuffles=shuffles or s.feedback_shuffles,
+        limit=limit,
+        max_anchors_per_day=max_anchors_per_day or s.feedback_max_anchors_per_day,
+        sample_seed=sample_seed,
+        ingest=ingest,
+        redo=redo,
+    )
+    options.check()
+    embedder = make_embedder(s.embedding_model_path, s.embedding_backend, s.embedding_batch_size, s.embedding_device)
+    reader = FrozenReader(client_from_settings(s), s.feedback_reader_max_tokens)
+    with graph(s) as g:
+        with progress_bar(console) as bar:
+            summary = feedback_eval.run_evaluation(g, s, options, reader, embedder, progress=_stage(bar))
+        result = feedback_eval.summarize(g, options, s)
     render(summary.rows(), Format.table, console, title=f"finkg eval feedback: run {options.run}")
     events, portfolio, audit = feedback_eval.display_rows(result)
     render(events, Format.table, console, title="event-level prediction (seed 000, Tables 2-3)")
@@ -1197,30 +1156,43 @@ def eval_feedback(
         raise typer.Exit(1)
 
 
+def _interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` (typer turns Ctrl-C into ``Exit(130)``) was caused by a KeyboardInterrupt."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, KeyboardInterrupt):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def main() -> None:
-    """Console entry point: runs the app and turns finkg's own errors into one clear line."""
+    """Console entry point: runs the app and turns finkg's own errors into one line on stderr.
+
+    Exit codes: 0 done; 1 a command's own failure status (e.g. an audit found future documents);
+    2 a :class:`kg.errors.FinkgError` (bad input, settings, Neo4j, model, LLM; message, no traceback),
+    a Neo4j ``ClientError`` or a usage error; 130 interrupted (Ctrl-C). Any other exception is a bug
+    and keeps its traceback.
+    """
+    from kg.errors import FinkgError
+
     try:
         app()
-    except ReadOnlyViolation as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
+    except FinkgError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        err.print("interrupted", highlight=False)
+        sys.exit(130)
+    except SystemExit as exc:
+        if exc.code == 130 and _interrupted(exc):
+            err.print("interrupted", highlight=False)
+        raise
+    except Exception as exc:
+        from neo4j.exceptions import ClientError
+
+        if not isinstance(exc, ClientError):
+            raise
+        # Cypher syntax, unknown procedure, constraint violation ...
+        err.print(f"[red]Neo4j refused the query:[/red] {exc.code}: {escape(str(exc.message))}", soft_wrap=True)
         sys.exit(2)
-    except (
-        ConfigError,
-        GraphError,
-        ServerError,
-        FsdsFormatError,
-        CompanyFactsFormatError,
-        XbrlInstanceFormatError,
-        memos.MemoError,
-        LLMUnavailable,
-        LLMAnswerError,
-        BudgetExceeded,
-        TextFormatError,
-        models.ModelInstallError,
-        EmbeddingModelError,
-    ) as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        sys.exit(1)
-    except ClientError as exc:  # Cypher syntax, unknown procedure, constraint violation ...
-        err.print(f"[red]Neo4j refused the query:[/red] {exc.code}: {escape(str(exc.message))}")
-        sys.exit(1)
