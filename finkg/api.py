@@ -8,11 +8,12 @@ Every function takes keyword options with the command line's defaults, reads the
 
 Example::
 
+    import kg.cypher
     from finkg import api
 
     with api.open_graph() as g:
         api.apply_schema(graph=g)
-        rows = api.cypher("MATCH (c:Company) RETURN c.name AS name LIMIT 5", graph=g)
+        rows = api.cypher(kg.cypher.EXAMPLE_QUERY, graph=g)  # a read-only query
 
 Heavy libraries (the Neo4j driver, torch, scikit-learn, pandas) are imported inside the
 functions, so ``import finkg.api`` is cheap.
