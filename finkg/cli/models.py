@@ -105,3 +105,30 @@ def models_list(
     if fmt is Format.table:  # "[llm] model_path" is not rich markup
         rows = [{k: escape(str(v)) for k, v in r.items()} for r in rows]
     render(rows, fmt, console, title=escape(f"models ([models] dir = {models.models_dir(s)})"))
+
+
+@app.command("check")
+def models_check(
+    timeout: Annotated[
+        float, typer.Option("--timeout", help="Seconds the load and decode may take before it counts as a hang.")
+    ] = 180.0,
+) -> None:
+    """Load the configured [llm] model and decode a few tokens in a subprocess: a crash (e.g. a llama.cpp
+    build tuned for another CPU) becomes a named error with the fix, not a dead test run."""
+    from finkg.models import self_check  # written alongside; raises kg.errors.ModelError
+
+    result = self_check(settings(), timeout_s=timeout)
+    render(
+        [
+            {
+                "backend": result.backend,
+                "model": result.model,
+                "tokens": result.tokens,
+                "seconds": f"{result.seconds:.2f}",
+                "text": result.text,
+            }
+        ],
+        Format.table,
+        console,
+        title="LLM self-check passed",
+    )
