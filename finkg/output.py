@@ -1,8 +1,7 @@
 """Rendering query results for people (rich tables) and for programs (JSON, CSV), and progress.
 
 On a terminal, tables fit the window and long jobs show rich progress bars. When stdout is a
-file, a pipe or a CI log, tables keep their full width (no 80-column squeeze; ``COLUMNS``, when
-set, still wins) and long jobs log one progress line per stage every ``interval_s`` seconds
+file, a pipe or a CI log, tables keep their full width (no 80-column squeeze) and long jobs log one progress line per stage every ``interval_s`` seconds
 (stage, done/total, rate, ETA) on stderr.
 """
 
@@ -11,7 +10,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import time as _time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -39,10 +37,10 @@ PIPE_WIDTH = 10_000
 
 
 def make_console(*, stderr: bool = False) -> Console:
-    """A console for command output: the terminal's width on a terminal; otherwise ``COLUMNS``
-    when set, else :data:`PIPE_WIDTH` (full-width tables in files and CI logs)."""
+    """A console for command output: the terminal's width on a terminal; otherwise
+    :data:`PIPE_WIDTH`, whatever ``COLUMNS`` says (full-width tables in files and CI logs)."""
     console = Console(stderr=stderr)
-    if not console.is_terminal and not os.environ.get("COLUMNS"):
+    if not console.is_terminal:
         console = Console(stderr=stderr, width=PIPE_WIDTH)
     return console
 

@@ -46,7 +46,7 @@ def test_names_repeated_for_help_texts_match_their_sources():
 def test_a_piped_table_keeps_a_long_cell_on_one_line(monkeypatch):
     from finkg.output import Format, make_console, render
 
-    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.setenv("COLUMNS", "80")  # a CI runner's default: ignored when not a terminal
     buf = io.StringIO()
     console = make_console()
     console.file = buf  # not a terminal
