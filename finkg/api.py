@@ -33,13 +33,13 @@ from kg.progress import StageProgress
 
 if TYPE_CHECKING:
     from finkg.config import Settings
-    from finkg.eval.memos import EvaluationResult
+    from finkg.eval.memos import EvalResult
     from finkg.pipelines.clusters import ClusterSummary
     from finkg.pipelines.kg_build import ExtractSummary
     from finkg.pipelines.memos import MemoRunSummary
     from finkg.pipelines.reports import BatchSummary
     from kg import Graph
-    from kg.schema import SchemaReport
+    from kg.schema import ApplyReport
 
 
 def load_settings() -> Settings:
@@ -126,7 +126,7 @@ class DbStatus:
     indexes: list[dict[str, Any]]
 
 
-def apply_schema(*, graph: Graph | None = None, settings: Settings | None = None) -> SchemaReport:
+def apply_schema(*, graph: Graph | None = None, settings: Settings | None = None) -> ApplyReport:
     """Create every constraint and index (idempotent, versioned); ``finkg db init``."""
     from kg import schema
 
@@ -528,7 +528,7 @@ def eval_memos(
     graph: Graph | None = None,
     settings: Settings | None = None,
     progress: StageProgress | None = None,
-) -> EvaluationResult:
+) -> EvalResult:
     """The four-system memo evaluation of seed 003 (Tables 5-10, 12) on the filings in the graph."""
     from finkg.eval import memos as evaluation
     from generation.memo.systems import SYSTEMS
