@@ -26,13 +26,14 @@ from rich.console import Console
 from rich.table import Table
 
 from finkg import models
+from finkg.api import open_graph
 from finkg.config import load_settings
 from finkg.eval.results import RESULTS_DIR, write_result
 from finkg.pipelines import kg_build as extraction
 from finkg.pipelines import text as text_ingest
 from generation.kgbuild.extraction import extraction_json_schema, extraction_messages, overlap, sentence_groups
 from generation.llm import client_from_settings
-from kg import Graph, cypher
+from kg import cypher
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLD_DIR = ROOT / "data" / "fomc-statements" / "statements"
@@ -56,7 +57,7 @@ def main() -> None:
     s = load_settings(llm_backend="llama-cpp", llm_model_path=model, llm_cache=True, llm_cache_dir=cache_dir)
     source = ALL_DIR if args.all else GOLD_DIR
     files = sorted(source.glob("*.txt"))[: args.statements] if args.statements else sorted(source.glob("*.txt"))
-    g = Graph(s.uri, s.neo4j.user, s.password(), s.neo4j.database)
+    g = open_graph(s)
     try:
         text_ingest.ingest_text(g, s, files)
         docs = ["fomc:statement:" + f.stem for f in files]

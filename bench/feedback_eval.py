@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from finkg import models  # noqa: E402
+from finkg.api import open_graph  # noqa: E402
 from finkg.config import load_settings  # noqa: E402
 from finkg.eval.feedback import FeedbackOptions, condition_runs, reset_run, run_evaluation  # noqa: E402
 from finkg.eval.results import RESULTS_DIR, write_result  # noqa: E402
@@ -178,7 +179,7 @@ def main() -> None:
     p.add_argument("--skip-loop", action="store_true", help="only the memory benchmark")
     args = p.parse_args()
     settings = load_settings(text_tokenizer=None, text_chunk_tokens=240, text_chunk_overlap=48)
-    graph = Graph(settings.uri, settings.neo4j.user, settings.password(), settings.neo4j.database)
+    graph = open_graph(settings)
     try:
         m = bench_memory(graph, args.events, args.seed)
         print(

@@ -29,12 +29,13 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from finkg.api import open_graph
 from finkg.config import load_settings
 from finkg.eval.results import RESULTS_DIR, write_result
 from finkg.pipelines.memos import thresholds
 from generation.memo.systems import MemoContext, generate_memo
 from ingest.sec import fsds as sec_fsds
-from kg import BatchWriter, Graph, cypher
+from kg import BatchWriter, cypher
 from retrieval.facts.fact_map import list_filings, read_fact_maps
 
 QUARTER = Path(__file__).resolve().parents[1] / "data" / "sec-fsds" / "2009q3.zip"
@@ -62,7 +63,7 @@ def main() -> None:
     ap.add_argument("--results-dir", type=Path, default=RESULTS_DIR, help="where ingest_and_memos.json goes")
     args = ap.parse_args()
     s = load_settings()
-    g = Graph(s.uri, s.neo4j.user, s.password(), s.neo4j.database)
+    g = open_graph(s)
     writer = BatchWriter(g, batch_size=s.writer.batch_size, workers=s.writer.workers)
 
     pandas_s, pandas_rows = pandas_parse(args.quarter)

@@ -30,9 +30,9 @@ from rich.console import Console
 from rich.table import Table
 
 from finkg import models
+from finkg.api import open_graph
 from finkg.config import load_settings
 from finkg.eval.results import RESULTS_DIR, write_result
-from kg import Graph
 from retrieval.embeddings import make_embedder
 from retrieval.triples.tfr import Triple, TripleIndex
 
@@ -129,7 +129,7 @@ def main() -> None:
     )
     for col in ("corpus", "triples", "TFR p50", "TFR p95", "TFR mean", "dense p50", "dense p95", "TFR / dense p50"):
         table.add_column(col)
-    g = Graph(s.uri, s.neo4j.user, s.password(), s.neo4j.database)
+    g = open_graph(s)
     try:
         kg_index = TripleIndex.from_graph(g, embedder)
         if len(kg_index) >= args.k:

@@ -27,6 +27,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from finkg.api import open_graph
 from finkg.config import load_settings
 from finkg.eval.results import RESULTS_DIR, write_result
 from kg import BatchWriter, Graph, cypher
@@ -128,7 +129,7 @@ def main() -> None:
 
     labels = {"warmup": "BenchWarmup", "batched": "BenchFactBatched", "row": "BenchFactRow"}
     results = {}
-    with Graph(s.uri, s.neo4j.user, s.password(), s.neo4j.database) as g:
+    with open_graph(s) as g:
         for lab in labels.values():
             g.run_autocommit(cypher.delete_nodes_in_transactions(lab))
             g.run_autocommit(cypher.create_constraint(f"{lab.lower()}_key", "unique", lab, ["key"]))

@@ -13,6 +13,9 @@ from collections.abc import Sequence
 
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
+#: The example query in ``finkg cypher --help``.
+EXAMPLE_QUERY = "MATCH (c:Company) RETURN c.name LIMIT 5"
+
 
 def quote(name: str) -> str:
     """Return ``name`` backtick-quoted after checking it is a plain identifier.

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from finkg import models
+from finkg.api import open_graph
 from finkg.config import Settings, load_settings
 from kg import Graph, cypher, schema
 
@@ -31,7 +32,7 @@ def settings() -> Settings:
 
 @pytest.fixture(scope="session")
 def graph(settings: Settings) -> Iterator[Graph]:
-    g = Graph(settings.uri, settings.neo4j.user, settings.password(), settings.neo4j.database)
+    g = open_graph(settings)
     g.verify()  # raises GraphUnavailable naming the URI and `finkg neo4j start`
     schema.apply_schema(g)  # as `finkg db init` does for a user: constraints and indexes (idempotent)
     yield g

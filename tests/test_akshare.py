@@ -212,12 +212,12 @@ def test_a_frame_saved_with_its_index_reads_the_same(tmp_path):
     assert [(o["id"], o["value"]) for o in ours.observations] == [(o["id"], o["value"]) for o in original.observations]
 
 
-def test_the_cli_prints_one_red_line_and_exits_1_on_a_bad_file(tmp_path, graph):
+def test_the_cli_prints_one_red_line_and_exits_2_on_a_bad_file(tmp_path, graph):
     path = _copy(tmp_path, "macro_china_ppi")
     path.write_text(path.read_text(encoding="utf-8-sig").replace("当月同比增长", "同比", 1), encoding="utf-8")
     out = finkg("ingest", "akshare", str(path))
     graph.write("MATCH (r:IngestRun) WHERE r.source = $p DETACH DELETE r", {"p": str(path.resolve())})
-    assert out.returncode == 1
+    assert out.returncode == 2
     assert out.stderr.startswith("error: ") and "missing 当月同比增长" in out.stderr
 
 
@@ -258,7 +258,7 @@ def test_the_live_cli_fails_offline_with_exit_1():
         "2024-03-29",
         env=env,
     )
-    assert out.returncode == 1
+    assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(
         "error: akshare.bond_china_yield(start_date='20240102', end_date='20240329') failed after 1 attempts"

@@ -48,7 +48,7 @@ def test_show_constraints_lists_the_schema_after_db_init():
 
 def test_syntax_error_is_one_clear_line():
     out = finkg("cypher", "MATCH (n RETURN n")
-    assert out.returncode == 1
+    assert out.returncode == 2
     assert "Neo.ClientError.Statement.SyntaxError" in out.stderr
     assert "Traceback" not in out.stderr
 
@@ -56,7 +56,7 @@ def test_syntax_error_is_one_clear_line():
 def test_unreachable_server_names_uri_and_command():
     uri = f"bolt://127.0.0.1:{free_port()}"
     out = finkg("cypher", "RETURN 1", env={"NEO4J_URI": uri})
-    assert out.returncode == 1
+    assert out.returncode == 2
     assert uri in out.stderr and "finkg neo4j start" in out.stderr
     assert "Traceback" not in out.stderr
 
@@ -64,7 +64,7 @@ def test_unreachable_server_names_uri_and_command():
 def test_init_then_no_password_error(tmp_path):
     env = {"FINKG_CONFIG": str(tmp_path / "c.toml"), "NEO4J_PASSWORD": ""}
     out = finkg("cypher", "RETURN 1", env=env)
-    assert out.returncode == 1 and "finkg init" in out.stderr
+    assert out.returncode == 2 and "finkg init" in out.stderr
     assert finkg("init", env=env).returncode == 0
     assert "password = " in (tmp_path / "c.toml").read_text()
 
@@ -75,3 +75,10 @@ def test_help_shows_settings_sections_in_brackets():
     assert run.returncode == 0 and "([llm] model)" in run.stdout
     run = finkg("report", "--help")
     assert "(default [report] workers)" in " ".join(run.stdout.split())
+
+
+def test_version_prints_the_version_and_exits_0():
+    from finkg import __version__
+
+    out = finkg("--version")
+    assert out.returncode == 0 and out.stdout.strip() == f"finkg {__version__}"

@@ -215,4 +215,4 @@ def test_cli_cluster_prints_the_closing_table_and_reruns_without_embedding(graph
     for figure in ("merges: fuzzy", "clusters", "singleton clusters", "largest cluster", "seconds"):
         assert figure in again.stdout
     bad = finkg("cluster", env={"FINKG_EMBEDDING_MODEL_PATH": str(tmp_path / "missing")})
-    assert bad.returncode == 1 and "[embedding] model_path" in bad.stderr and "Traceback" not in bad.stderr
+    assert bad.returncode == 2 and "[embedding] model_path" in bad.stderr and "Traceback" not in bad.stderr

@@ -227,7 +227,7 @@ def test_bad_inputs_name_the_path_or_field(tmp_path):
         "--out",
         str(tmp_path / "o"),
     )
-    assert out.returncode == 1 and "nowhere: prices folder not found" in out.stderr
+    assert out.returncode == 2 and "nowhere: prices folder not found" in out.stderr
     out = finkg(
         "eval",
         "feedback",
@@ -242,4 +242,4 @@ def test_bad_inputs_name_the_path_or_field(tmp_path):
         "--out",
         str(tmp_path / "o"),
     )
-    assert out.returncode == 1 and "unknown ticker 'FOO'" in out.stderr and "FOO.csv" in out.stderr
+    assert out.returncode == 2 and "unknown ticker 'FOO'" in out.stderr and "FOO.csv" in out.stderr

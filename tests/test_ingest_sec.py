@@ -194,7 +194,7 @@ def test_truncated_zip_is_named(tmp_path):
 def test_failed_ingest_is_recorded_then_a_fixed_rerun_completes(graph, tmp_path):
     bad = _rewrite(tmp_path, "num.txt", _edit_line(3, "value", b"n/a"))
     out = finkg("ingest", "sec", str(bad))
-    assert out.returncode == 1 and "broken.zip: num.txt line 3: column 'value'" in out.stderr
+    assert out.returncode == 2 and "broken.zip: num.txt line 3: column 'value'" in out.stderr
     assert "Traceback" not in out.stderr
     run = graph.read(
         "MATCH (r:IngestRun) WHERE r.source = $s RETURN r.status AS status, r.error AS error, "

@@ -403,7 +403,7 @@ def test_cli_ingests_and_reports_bad_input_in_one_line(graph, tmp_runs, fresh):
     bad = tmp_path / "20081216.txt"
     bad.write_bytes(b"ok\n\xff\n")
     out = finkg("ingest", "text", str(bad))
-    assert out.returncode == 1
+    assert out.returncode == 2
     assert f"{bad}:2: not valid UTF-8" in out.stderr.replace("\n", "") and "Traceback" not in out.stderr
     out = finkg("ingest", "text", str(APPLE_MD), str(NVDA_HTML), "--accepted", "2024-08-02T18:04:57-04:00")
     assert out.returncode == 2 and "--accepted" in out.stderr

@@ -359,5 +359,5 @@ def test_cli_names_a_broken_companyfacts_file(tmp_path):
     out = tmp_path / "cut.json"
     out.write_bytes(SNOW.read_bytes()[:100_000])
     res = finkg("ingest", "companyfacts", str(out))
-    assert res.returncode == 1
+    assert res.returncode == 2
     assert "cut.json" in res.stderr and "not valid JSON" in res.stderr and "Traceback" not in res.stderr

@@ -213,7 +213,7 @@ def test_memo_cli_writes_files_and_the_audit_trail_then_resumes(loaded, tmp_path
 
 def test_memo_cli_names_an_unknown_accession(loaded, tmp_path):
     out = finkg("memo", "--accession", "0000000000-00-000000", "--out", str(tmp_path))
-    assert out.returncode == 1
+    assert out.returncode == 2
     assert "0000000000-00-000000" in out.stderr and "not in the graph" in out.stderr
     assert "Traceback" not in out.stderr
 
@@ -259,5 +259,5 @@ def test_llm_system_without_a_configured_backend_says_which_settings(loaded, tmp
         timeout=120,
         env={**env, "COLUMNS": "200"},
     )
-    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert out.returncode == 2 and "Traceback" not in out.stderr
     assert "[llm] backend" in out.stderr and "FINKG_LLM_MODEL_PATH" in out.stderr

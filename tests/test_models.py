@@ -113,4 +113,4 @@ def test_models_list_shows_paths_checks_and_the_settings_key_using_it(installed)
         text=True,
         timeout=120,
     )
-    assert bad.returncode == 1 and "unknown model 'nope'" in bad.stderr
+    assert bad.returncode == 2 and "unknown model 'nope'" in bad.stderr

@@ -311,4 +311,4 @@ def test_finkg_report_command_runs_a_batch_and_names_bad_lines(graph, rsettings,
         timeout=300,
         env=env,
     )
-    assert run.returncode == 1 and "bad.jsonl:2: field 'id': 'ok' repeats line 1" in run.stderr
+    assert run.returncode == 2 and "bad.jsonl:2: field 'id': 'ok' repeats line 1" in run.stderr

@@ -442,7 +442,7 @@ def test_finkg_eval_tatqa_runs_and_reports_bad_files(tmp_path, smol_client):
     bad = tmp_path / "bad.json"
     bad.write_text('[{"paragraphs": []}]', encoding="utf-8")
     run = _finkg("eval", "tatqa", str(bad), env=env)
-    assert run.returncode == 1 and "bad.json: context 0: missing 'table'" in run.stderr
+    assert run.returncode == 2 and "bad.json: context 0: missing 'table'" in run.stderr
     run = _finkg("eval", "tatqa", str(SAMPLE), "--system", "three-stage", env=env)
     assert run.returncode == 2 and "unknown system(s) three-stage" in run.stderr
 

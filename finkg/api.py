@@ -1,0 +1,799 @@
+"""finkg's public Python API: what the command line calls and what a notebook user imports.
+
+Every function takes keyword options with the command line's defaults, reads the settings
+(:func:`finkg.config.load_settings`) when none are given, opens a graph handle with
+:func:`open_graph` when none is given (and closes it afterwards), and reports long work through
+``progress`` (a :class:`kg.progress.StageProgress`; None: silent). Errors are
+:class:`kg.errors.FinkgError` subclasses whose message names what failed and what to do.
+
+Example::
+
+    import kg.cypher
+    from finkg import api
+
+    with api.open_graph() as g:
+        api.apply_schema(graph=g)
+        rows = api.cypher(kg.cypher.EXAMPLE_QUERY, graph=g)  # a read-only query
+
+Heavy libraries (the Neo4j driver, torch, scikit-learn, pandas) are imported inside the
+functions, so ``import finkg.api`` is cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kg.errors import ConfigError, FinkgError, GenerationError
+from kg.progress import StageProgress
+
+if TYPE_CHECKING:
+    from finkg.config import Settings
+    from finkg.eval.memos import EvalResult
+    from finkg.pipelines.clusters import ClusterSummary
+    from finkg.pipelines.kg_build import ExtractSummary
+    from finkg.pipelines.memos import MemoRunSummary
+    from finkg.pipelines.reports import BatchSummary
+    from kg import Graph
+    from kg.schema import ApplyReport
+
+
+def load_settings() -> Settings:
+    """:func:`finkg.config.load_settings` (imported on first use: pydantic-settings is slow to import)."""
+    from finkg.config import load_settings as load
+
+    return load()
+
+
+__all__ = [
+    "DbStatus",
+    "ExtractResult",
+    "ReportBatchResult",
+    "apply_schema",
+    "audit_evidence",
+    "cluster",
+    "cypher",
+    "eval_extraction",
+    "eval_feedback",
+    "eval_memos",
+    "eval_reports",
+    "eval_retrieval",
+    "eval_tatqa",
+    "extract",
+    "indicator_facts",
+    "ingest_akshare",
+    "ingest_companyfacts",
+    "ingest_sec",
+    "ingest_text",
+    "ingest_xbrl",
+    "memo_batch",
+    "memory_cells",
+    "open_graph",
+    "report_batch",
+    "schema_status",
+    "train_reranker",
+]
+
+
+def open_graph(settings: Settings | None = None) -> Graph:
+    """The one way to get a graph handle: a :class:`kg.Graph` on the configured Neo4j.
+
+    Args:
+        settings: the settings to connect with (default: :func:`finkg.config.load_settings`).
+
+    Returns:
+        A :class:`kg.Graph` (a context manager; ``close()`` it, or use ``with``). Connecting is
+        lazy: the first query raises :class:`kg.errors.GraphUnavailable` (naming the URI and
+        ``finkg neo4j start``) or :class:`kg.errors.GraphAuthError`.
+
+    Raises:
+        ConfigError: no Neo4j password is configured (run ``finkg init``).
+    """
+    from kg import Graph
+
+    s = settings or load_settings()
+    return Graph(s.uri, s.neo4j.user, s.password(), s.neo4j.database)
+
+
+@contextmanager
+def _opened(graph: Graph | None, settings: Settings | None) -> Iterator[tuple[Graph, Settings]]:
+    """``(graph, settings)``: the given ones, or fresh ones (a graph opened here is closed here)."""
+    s = settings or load_settings()
+    if graph is not None:
+        yield graph, s
+        return
+    g = open_graph(s)
+    try:
+        yield g, s
+    finally:
+        g.close()
+
+
+# --------------------------------------------------------------------------- schema
+
+
+@dataclass
+class DbStatus:
+    """The recorded schema version, the code's version and every constraint and index (rows of dicts)."""
+
+    version: Any
+    code_version: Any
+    constraints: list[dict[str, Any]]
+    indexes: list[dict[str, Any]]
+
+
+def apply_schema(*, graph: Graph | None = None, settings: Settings | None = None) -> ApplyReport:
+    """Create every constraint and index (idempotent, versioned); ``finkg db init``."""
+    from kg import schema
+
+    with _opened(graph, settings) as (g, _):
+        return schema.apply_schema(g)
+
+
+def schema_status(*, graph: Graph | None = None, settings: Settings | None = None) -> DbStatus:
+    """The schema version recorded in the graph and the constraints and indexes; ``finkg db status``."""
+    from kg import schema
+
+    with _opened(graph, settings) as (g, _):
+        version = schema.current_version(g)
+        shown = schema.show_schema(g)
+    return DbStatus(version, schema.STEPS[-1].version, shown["constraints"], shown["indexes"])
+
+
+# --------------------------------------------------------------------------- ingest
+
+
+def ingest_sec(
+    paths: Sequence[Path],
+    *,
+    graph: Graph | None = None,
+    settings: Settings | None = None,
+    progress: StageProgress | None = None,
+) -> Any:
+    """SEC Financial Statement Data Sets ZIPs into the graph; returns the summary rows.
+
+    Raises:
+        IngestError: a malformed file (named with file, line and field).
+    """
+    from finkg.pipelines import sec
+
+    with _opened(graph, settings) as (g, s):
+        return sec.ingest_sec(g, s, list(paths), progress=progress)
+
+
+def ingest_companyfacts(
+    paths: Sequence[Path],
+    *,
+    graph: Graph | None = None,
+    settings: Settings | None = None,
+    progress: StageProgress | None = None,
+) -> Any:
+    """SEC companyfacts JSON files into the graph; returns the summary rows. Raises IngestError."""
+    from finkg.pipelines import sec
+
+    with _opened(graph, settings) as (g, s):
+        return sec.ingest_companyfacts(g, s, list(paths), progress=progress)
+
+
+def ingest_xbrl(
+    paths: Sequence[Path],
+    *,
+    accession: str | None = None,
+    graph: Graph | None = None,
+    settings: Settings | None = None,
+    progress: StageProgress | None = None,
+) -> Any:
+    """XBRL instance documents into the graph; ``accession`` names the filing of a single file.
+
+    Raises:
+        ConfigError: ``accession`` given with more than one file. IngestError: a malformed file.
+    """
+    from finkg.pipelines import sec
+
+    if accession and len(paths) > 1:
+        raise ConfigError("--accession names one filing: give one file with it")
+    with _opened(graph, settings) as (g, s):
+        return sec.ingest_xbrl(g, s, list(paths), accession=accession, progress=progress)
+
+
+def ingest_text(
+    paths: Sequence[Path],
+    *,
+    kind: str = "auto",
+    ticker: str | None = None,
+    accepted: str | None = None,
+    graph: Graph | None = None,
+    settings: Settings | None = None,
+    progress: StageProgress | None = None,
+) -> tuple[Any, list[str]]:
+    """Text files (FOMC statements, filings, tweets) into Document and Chunk nodes.
+
+    Returns:
+        ``(summary rows, skipped-line warnings)``. Raises IngestError on an unreadable file.
+    """
+    from finkg.pipelines import text
+
+    options = text.TextIngestOptions(kind=kind, ticker=ticker, accepted=accepted)
+    with _opened(graph, settings) as (g, s):
+        return text.ingest_text(g, s, list(paths), options, progress=progress)
+
+
+def ingest_akshare(
+    paths: Sequence[Path] = (),
+    *,
+    function: Sequence[str] = (),
+    live: bool = False,
+    start: date | None = None,
+    end: date | None = None,
+    save: Path | None = None,
+    graph: Graph | None = None,
+    settings: Settings | None = None,
+    progress: StageProgress | None = None,
+) -> Any:
+    """AKShare indicators: CSV files AKShare wrote (``function``: at most the one that wrote them),
+    or ``live`` calls of the named functions (network). Raises IngestError (AkshareFormatError,
+    AkshareUnavailable)."""
+    from finkg.pipelines import indicators
+
+    with _opened(graph, settings) as (g, s):
+        if live:
+            return indicators.ingest_akshare_live(g, s, list(function), start, end, save, progress=progress)
+        return indicators.ingest_akshare_files(g, s, list(paths), function[0] if function else None, progress=progress)
+
+
+# --------------------------------------------------------------------------- memos and reports
+
+
+def memo_batch(
+    accessions: Sequence[str] | None,
+    *,
+    systems: Sequence[str] = ("structured",),
+    out: Path = Path("memos"),
+    source: str | None = None,
+    resume: bool = True,
+    graph: Graph | None = None,
+    settings: Settings | None = None,
+    progress: StageProgress | None = None,
+) -> list[MemoRunSummary]:
+    """Desk-risk memos for ``accessions`` (None: every filing), one summary per system.
+
+    Writes OUT/<system>/<adsh>.md, claims.jsonl and claims.csv and the audit trail in the graph.
+    Raises GenerationError (MemoError): an unknown accession or system; LLMError for structured-llm.
+    """
+    from finkg.pipelines import memos
+
+    with _opened(graph, settings) as (g, s):
+        return memos.run_memos(g, s, out, list(systems), accessions or None, source, resume=resume, progress=progress)
+
+
+def memo_summary_rows(summaries: Sequence[MemoRunSummary]) -> list[dict[str, Any]]:
+    """One display row per system of :func:`memo_batch`'s summaries."""
+    return [
+        {
+            "system": x.system,
+            "filings": x.requested,
+            "written": x.written,
+            "already done": x.skipped_done,
+            "numbers exact": x.exact,
+            "repaired": x.repaired,
+            "unsupported": x.unsupported,
+            "labels": ", ".join(f"{k} {v}" for k, v in sorted(x.labels.items())),
+            "claims in run": x.claims,
+        }
+        for x in summaries
+    ]
+
+
+def _report_inputs(batch: Path, s: Settings) -> tuple[list[Any], Any, Any]:
+    """The questions of a batch file, the LLM client and the encoder. Raises GenerationError, ModelError, LLMError."""
+    from finkg.pipelines import reports
+    from generation.llm import client_from_settings
+    from retrieval.embeddings import make_embedder
+
+    questions = reports.load_questions(batch)
+    embedder = make_embedder(s.embedding.model_path, s.embedding.backend, s.embedding.batch_size, s.embedding.device)
+    return questions, client_from_settings(s), embedder
+
+
+@dataclass
+class ReportBatchResult:
+    """What :func:`report_batch` did: the batch summary, the system, mode and model used."""
+
+    summary: BatchSummary
+    system: str
+    mode: str
+    model_id: str
+
+
+def report_batch(
+    batch: Path,
+    *,
+    out: Path = Path("reports"),
+    system: str | None = None,
+    mode: str = "two-stage",
+    workers: int | None = None,
+    redo: bool = False,
+    graph: Graph | None = None,
+    settings: Settings | None = None,
+    progress: StageProgress | None = None,
+) -> ReportBatchResult:
+    """An analysis report per question of a batch file (seed 004, 3.2-3.3); resumable.
+
+    Args:
+        batch: JSON lines with id, question, as_of, companies, facts.
+        system: retrieval system (default ``[report] system``); mode: two-stage or single-stage.
+        workers: questions in flight (default ``[report] workers``).
+
+    Raises:
+        GenerationError: a bad batch line (file and line named), an unknown mode or system, or an
+            empty index the system needs. ModelError, LLMError: the encoder or the LLM.
+    """
+    from finkg.pipelines import reports
+
+    with _opened(graph, settings) as (g, s):
+        questions, client, embedder = _report_inputs(batch, s)
+        try:
+            ctx = reports.ReportContext(g, s, client, embedder, system or s.report.system, mode, progress=progress)
+        except ValueError as exc:  # the pipeline's unknown mode/system, empty index: a user error
+            if isinstance(exc, FinkgError):
+                raise
+            raise GenerationError(str(exc)) from exc
+        summary = reports.run_batch(
+            questions, ctx, out, redo=redo, workers=workers or s.report.workers, progress=progress
+        )
+    return ReportBatchResult(summary, ctx.system, ctx.mode, client.model_id)
+
+
+def report_browser_query() -> str:
+    """The Neo4j Browser statement that shows the stored reports."""
+    from kg import cypher as kg_cypher
+
+    return kg_cypher.report_browser_query()
+
+
+# --------------------------------------------------------------------------- knowledge graph build
+
+
+@dataclass
+class ExtractResult:
+    """What :func:`extract` did: the summary, the model, and (reason, count) rows of dropped triples."""
+
+    summary: ExtractSummary
+    model_id: str
+    dropped: list[dict[str, Any]] = field(default_factory=list)
+
+
+def extract(
+    *,
+    families: Sequence[str] | None = None,
+    documents: Sequence[str] | None = None,
+    limit: int | None = None,
+    verify: bool = True,
+    redo: bool = False,
+    graph: Graph | None = None,
+    settings: Settings | None = None,
+    progress: StageProgress | None = None,
+) -> ExtractResult:
+    """Extract (and verify) triples from pending text chunks with the ``[llm]`` model (seed 004, 3.1).
+
+    Raises LLMError (backend unavailable or budget spent).
+    """
+    from finkg.pipelines import kg_build
+    from generation.llm import client_from_settings
+
+    with _opened(graph, settings) as (g, s):
+        client = client_from_settings(s)
+        summary = kg_build.extract(
+            g,
+            s,
+            client,
+            families=list(families) if families else None,
+            documents=list(documents) if documents else None,
+            limit=limit,
+            verify=verify,
+            redo=redo,
+            progress=progress,
+        )
+    dropped = [
+        {"dropped by the verification pass because": k, "triples": v}
+        for k, v in sorted(summary.drop_reasons.items(), key=lambda kv: -kv[1])
+    ]
+    return ExtractResult(summary, client.model_id, dropped)
+
+
+def cluster(
+    *,
+    ids: Sequence[str] | None = None,
+    graph: Graph | None = None,
+    settings: Settings | None = None,
+    progress: StageProgress | None = None,
+) -> ClusterSummary:
+    """Embed, resolve and cluster the extracted entities (seed 004, 3.2); ``ids``: only these entities."""
+    from finkg.pipelines import clusters
+
+    with _opened(graph, settings) as (g, s):
+        return clusters.run_cluster(g, s, ids=list(ids) if ids is not None else None, progress=progress)
+
+
+def read_ids(path: Path) -> list[str]:
+    """Entity ids of a file, one per line (blank lines skipped)."""
+    return [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+# --------------------------------------------------------------------------- reading the graph
+
+
+def cypher(
+    query: str,
+    params: Mapping[str, Any] | None = None,
+    *,
+    write: bool = False,
+    graph: Graph | None = None,
+    settings: Settings | None = None,
+) -> list[dict[str, Any]]:
+    """Run a user's Cypher query: refused unless read-only (EXPLAIN first), or ``write``.
+
+    Returns:
+        The records as dicts. Raises ReadOnlyViolation (a GraphError) for a refused query and
+        ``neo4j.exceptions.ClientError`` for one Neo4j rejects.
+    """
+    from kg.guard import run_user_query
+
+    with _opened(graph, settings) as (g, _):
+        return list(run_user_query(g, query, dict(params or {}), allow_write=write))
+
+
+def indicator_facts(
+    as_of: date,
+    *,
+    indicators: Sequence[str] | None = None,
+    max_age_days: int | None = None,
+    graph: Graph | None = None,
+    settings: Settings | None = None,
+) -> list[dict[str, Any]]:
+    """The financial facts a question asked on ``as_of`` gets (seed 004, section 2), as display rows
+    (id, fact, numbers, unit, cites)."""
+    from retrieval.facts.indicators import indicator_facts as read_facts
+
+    with _opened(graph, settings) as (g, _):
+        found = read_facts(g, as_of, list(indicators) if indicators else None, max_age_days)
+    return [
+        {
+            "id": f.id,
+            "fact": f.text,
+            "numbers": ", ".join(str(n) for n in f.numbers),
+            "unit": f.unit,
+            "cites": ", ".join(c[2] for c in f.cites),
+        }
+        for f in found
+    ]
+
+
+# --------------------------------------------------------------------------- audits
+
+
+def audit_evidence(run: str | None = None, *, graph: Graph | None = None, settings: Settings | None = None) -> Any:
+    """Future-document and near-duplicate rates of stored evidence selections (seed 000, 4.3)."""
+    from retrieval.text.point_in_time import audit_evidence as audit
+
+    with _opened(graph, settings) as (g, s):
+        return audit(g, run, s.memory.near_duplicate_threshold)
+
+
+def memory_cells(
+    run: str, *, graph: Graph | None = None, settings: Settings | None = None
+) -> tuple[list[dict[str, Any]], str]:
+    """A run's source-memory cells with equation 6's terms (seed 000, section 3.5).
+
+    Returns:
+        ``(rows, browser statement)``: per cell family, event_type, horizon, positive, negative,
+        updates, utility, rho (shrinkage) and lambda_x_term (lambda times the clipped adjustment),
+        rounded to 4 places; and the statement that shows the cells in Neo4j Browser.
+    """
+    from kg import cypher as kg_cypher
+    from retrieval.memory.source_memory import MemoryParams, memory_adjustment, read_cells, shrinkage, utility
+
+    with _opened(graph, settings) as (g, s):
+        params = MemoryParams(kappa=s.memory.kappa, clip=s.memory.clip, strength=s.memory.lambda_, top_k=s.memory.top_k)
+        cells = read_cells(g, run)
+    rows = [
+        {
+            "family": r["family"],
+            "event_type": r["event_type"],
+            "horizon": r["horizon"],
+            "positive": round(r["positive"], 4),
+            "negative": round(r["negative"], 4),
+            "updates": r["updates"],
+            "utility": round(utility(r["positive"], r["negative"]), 4),
+            "rho": round(shrinkage(r["positive"], r["negative"], params.kappa), 4),
+            "lambda_x_term": round(params.strength * memory_adjustment(r["positive"], r["negative"], params), 4),
+        }
+        for r in cells
+    ]
+    return rows, kg_cypher.memory_browser_query(run)
+
+
+# --------------------------------------------------------------------------- evaluations
+
+
+def eval_memos(
+    *,
+    systems: Sequence[str] | None = None,
+    limit: int | None = None,
+    source: str | None = None,
+    graph: Graph | None = None,
+    settings: Settings | None = None,
+    progress: StageProgress | None = None,
+) -> EvalResult:
+    """The four-system memo evaluation of seed 003 (Tables 5-10, 12) on the filings in the graph."""
+    from finkg.eval import memos as evaluation
+    from generation.memo.systems import SYSTEMS
+
+    with _opened(graph, settings) as (g, s):
+        return evaluation.evaluate(g, s, list(systems or SYSTEMS), limit, source, progress=progress)
+
+
+def eval_extraction(
+    gold: Path,
+    *,
+    threshold: float = 70.0,
+    verify: bool = True,
+    graph: Graph | None = None,
+    settings: Settings | None = None,
+) -> tuple[list[dict[str, Any]], list[str], str]:
+    """Precision/recall of the stored extraction against gold triples.
+
+    Returns:
+        ``(score rows, statements of the gold set with no stored extraction, model id)``.
+    """
+    from finkg.eval import kg as kg_eval
+    from finkg.pipelines import kg_build
+    from generation.llm import client_from_settings
+
+    with _opened(graph, settings) as (g, s):
+        client = client_from_settings(s)
+        gold_rows = kg_eval.load_gold(gold)
+        statements = sorted({x.statement for x in gold_rows})
+        stages = kg_build.stored_stages(g, client.model_id, verify, statements)
+    missing = sorted(set(statements) - set(stages))
+    return kg_eval.score(stages, gold_rows, threshold), missing, client.model_id
+
+
+def eval_tatqa(
+    path: Path,
+    *,
+    systems: Sequence[str] = (),
+    limit: int | None = None,
+    max_tokens: int = 128,
+    out: Path = Path("eval/tatqa"),
+    settings: Settings | None = None,
+    progress: StageProgress | None = None,
+) -> tuple[Any, str]:
+    """TAT-QA EM/F1 of the answerers (seed 004, 3.3); resumes from ``out``.
+
+    Returns:
+        ``(results, backend name)``; the results have ``rows()`` and ``save(out)``.
+
+    Raises:
+        ConfigError: an unknown system. IngestError: a malformed TAT-QA file. EvaluationError: ``out``
+        holds a run of another model or file.
+    """
+    from finkg.eval import tatqa as tatqa_eval
+    from generation.llm import client_from_settings
+    from generation.qa.systems import tfr_answerers
+    from ingest.datasets.tatqa import read_tatqa
+
+    s = settings or load_settings()
+    contexts = read_tatqa(path)
+    client = client_from_settings(s)
+    available = {**tfr_answerers(client, answer_tokens=max_tokens), **tatqa_eval.direct_systems(client, max_tokens)}
+    unknown = sorted(set(systems) - set(available))
+    if unknown:
+        raise ConfigError(f"unknown system(s) {', '.join(unknown)}; choose from {', '.join(available)}")
+    chosen = {name: available[name] for name in (systems or list(available))}
+    tatqa_eval.check_manifest(out, client.model_id, str(path))
+    results = tatqa_eval.evaluate(contexts, chosen, limit=limit, progress=progress, out=out)
+    return results, client.name
+
+
+def eval_reports(
+    batch: Path,
+    *,
+    systems: Sequence[str] = (),
+    out: Path = Path("eval/reports"),
+    graph: Graph | None = None,
+    settings: Settings | None = None,
+    progress: StageProgress | None = None,
+) -> tuple[list[dict[str, Any]], str, str | None]:
+    """TFR vs its baselines on the same questions (seed 004, Table 2): ROUGE-L, BERTScore, LLM judge.
+
+    Returns:
+        ``(rows, model id, BERTScore description or None)``. Raises ConfigError: an unknown system.
+    """
+    from finkg.eval import reports as report_eval
+    from finkg.eval.metrics.text import bertscore_from_settings
+    from retrieval.knowledge import SYSTEMS as retrieval_systems
+
+    unknown = sorted(set(systems) - set(retrieval_systems))
+    if unknown:
+        raise ConfigError(f"unknown system(s) {', '.join(unknown)}; choose from {', '.join(retrieval_systems)}")
+    with _opened(graph, settings) as (g, s):
+        questions, client, embedder = _report_inputs(batch, s)
+        bert = bertscore_from_settings(s) if s.eval.bertscore_model_path else None
+        rows = report_eval.evaluate_reports(
+            g,
+            s,
+            client,
+            embedder,
+            questions,
+            list(systems or retrieval_systems),
+            out,
+            bertscore=bert,
+            judge=client if s.eval.judge else None,
+            progress=progress,
+        )
+    return rows, client.model_id, bert.description if bert else None
+
+
+def eval_retrieval(
+    path: Path,
+    *,
+    rerank: bool | None = None,
+    rerank_queries: int | None = 100,
+    seed: int = 0,
+    store: bool = True,
+    graph: Graph | None = None,
+    settings: Settings | None = None,
+    progress: StageProgress | None = None,
+) -> dict[str, Any]:
+    """NDCG@10 on TAT-QA for BM25, dense, hybrid and hybrid + rerank (seed 002, 4.2-5.5).
+
+    ``rerank`` None: when ``[rerank] model_path`` is set or ``[rerank] backend`` is llm. Returns the
+    result dict (rows, chunks, queries, alpha) that ``finkg.eval.retrieval.save`` writes.
+    """
+    from finkg.eval import retrieval as retrieval_eval
+    from generation.llm import client_from_settings
+    from retrieval.embeddings import make_embedder
+    from retrieval.text.rerank import make_reranker
+
+    s = settings or load_settings()
+    wanted = rerank if rerank is not None else bool(s.rerank.model_path) or s.rerank.backend == "llm"
+    if not wanted:
+        reranker = None
+    elif s.rerank.backend == "llm":
+        reranker = retrieval_eval.llm_judge(client_from_settings(s))
+    else:
+        reranker = make_reranker(
+            s.rerank.model_path, s.rerank.backend, s.rerank.max_length, s.rerank.batch_size, s.rerank.device
+        )
+    embedder = make_embedder(s.embedding.model_path, s.embedding.backend, s.embedding.batch_size, s.embedding.device)
+    with _opened(graph, s) as (g, _):
+        return retrieval_eval.evaluate(
+            g, path, embedder, reranker, rerank_queries or None, seed, s.hybrid.alpha_step, store, stage=progress
+        )
+
+
+def train_reranker(
+    path: Path,
+    *,
+    out_dir: Path | None = None,
+    base_model: Path | None = None,
+    max_questions: int | None = 200,
+    max_length: int = 128,
+    negatives: int = 3,
+    epochs: int = 1,
+    batch_size: int = 16,
+    learning_rate: float = 5e-5,
+    device: str | None = None,
+    seed: int = 0,
+    settings: Settings | None = None,
+    progress: StageProgress | None = None,
+) -> dict[str, Any]:
+    """Train finkg's cross-encoder from MiniLM on TAT-QA question-evidence pairs (seed 002, 3.3).
+
+    Raises:
+        ConfigError: no encoder to start from. IngestError, ModelError, EvaluationError: the inputs.
+    """
+    from finkg.eval import retrieval as retrieval_eval
+
+    s = settings or load_settings()
+    out = out_dir or s.rerank.model_path or s.models.dir / "finkg-reranker-minilm"
+    base = base_model or s.embedding.model_path
+    if base is None:
+        raise ConfigError("no encoder to start from: pass --base-model or set [embedding] model_path")
+    return retrieval_eval.train_tatqa_reranker(
+        path,
+        base,
+        out,
+        seed=seed,
+        max_questions=max_questions or None,
+        negatives_per_query=negatives,
+        epochs=epochs,
+        max_length=max_length,
+        batch_size=batch_size,
+        learning_rate=learning_rate,
+        device=device,
+        threads=s.llm.threads,
+        stage=progress,
+    )
+
+
+def eval_feedback(
+    options: Any,
+    *,
+    graph: Graph | None = None,
+    settings: Settings | None = None,
+    progress: StageProgress | None = None,
+) -> tuple[Any, dict[str, Any]]:
+    """The prequential market-feedback evaluation (seed 000, 3.1-4.4) for ``options``
+    (:class:`finkg.eval.feedback.FeedbackOptions`, checked here); resumable.
+
+    Returns:
+        ``(run summary, metrics dict)``. Raises EvaluationError, IngestError, ModelError, LLMError.
+    """
+    from finkg.eval import feedback as feedback_eval
+    from generation.feedback.reader import FrozenReader
+    from generation.llm import client_from_settings
+    from retrieval.embeddings import make_embedder
+
+    s = settings or load_settings()
+    options.check()
+    embedder = make_embedder(s.embedding.model_path, s.embedding.backend, s.embedding.batch_size, s.embedding.device)
+    reader = FrozenReader(client_from_settings(s), s.feedback.reader_max_tokens)
+    with _opened(graph, s) as (g, _):
+        summary = feedback_eval.run_evaluation(g, s, options, reader, embedder, progress=progress)
+        result = feedback_eval.summarize(g, options, s)
+    return summary, result
+
+
+def feedback_options(
+    *,
+    out: Path,
+    start: date,
+    end: date,
+    tickers: str | None,
+    data: Path | None,
+    tweets: Path | None,
+    prices: Path | None,
+    market: Path | None,
+    run: str,
+    conditions: str,
+    shuffles: int | None,
+    limit: int | None,
+    max_anchors_per_day: int | None,
+    sample_seed: int,
+    ingest: bool,
+    redo: bool,
+    settings: Settings | None = None,
+) -> Any:
+    """:class:`finkg.eval.feedback.FeedbackOptions` from ``finkg eval feedback``'s options and the
+    ``[feedback]`` settings (comma-separated ``tickers`` and ``conditions``). Raises EvaluationError."""
+    from finkg.eval import feedback as feedback_eval
+
+    s = settings or load_settings()
+    root = data or s.feedback.data_dir
+    if root is None and not (tweets and prices and market):
+        raise feedback_eval.FeedbackEvalError(
+            "give --data (or [feedback] data_dir), or --tweets, --prices and --market"
+        )
+    return feedback_eval.FeedbackOptions(
+        tweets=tweets or Path(root) / "tweets",  # type: ignore[arg-type]
+        prices=prices or Path(root) / "prices",  # type: ignore[arg-type]
+        market=market or Path(root) / s.feedback.market_proxy,  # type: ignore[arg-type]
+        tickers=tuple(t.strip().upper() for t in (tickers.split(",") if tickers else s.feedback.tickers) if t.strip()),
+        start=start,
+        end=end,
+        out=out,
+        run=run,
+        conditions=tuple(c.strip() for c in conditions.split(",") if c.strip()),
+        shuffles=shuffles or s.feedback.shuffles,
+        limit=limit,
+        max_anchors_per_day=max_anchors_per_day or s.feedback.max_anchors_per_day,
+        sample_seed=sample_seed,
+        ingest=ingest,
+        redo=redo,
+    )

@@ -1,0 +1,34 @@
+"""``finkg cypher``: Cypher for exploration behind the read-only guard."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from finkg import api
+from finkg.cli._common import console
+from finkg.output import Format, render
+from kg.cypher import EXAMPLE_QUERY
+
+
+def cypher(
+    query: Annotated[str, typer.Argument(help=f'A Cypher query, e.g. "{EXAMPLE_QUERY}"')],
+    param: Annotated[
+        list[str], typer.Option("--param", "-p", help="name=value (value parsed as JSON if it can be)")
+    ] = [],
+    write: Annotated[bool, typer.Option("--write", help="Allow queries that write or change the schema.")] = False,
+    fmt: Annotated[Format, typer.Option("--format", help="table, json or csv")] = Format.table,
+) -> None:
+    """Run Cypher for exploration: planned with EXPLAIN first, refused unless read-only (or --write)."""
+    params = {}
+    for p in param:
+        name, sep, raw = p.partition("=")
+        if not sep or not name:
+            raise typer.BadParameter(f"--param {p!r}: expected name=value")
+        try:
+            params[name] = json.loads(raw)
+        except json.JSONDecodeError:
+            params[name] = raw
+    render(api.cypher(query, params, write=write), fmt, console)

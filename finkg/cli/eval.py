@@ -1,0 +1,262 @@
+"""``finkg eval``: evaluations on the data in the graph (seeds 000, 002, 003, 004)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from finkg import api
+from finkg.cli._common import console, day, err, progress
+from finkg.output import Format, render
+
+app = typer.Typer(help="Evaluations on the data in the graph.", no_args_is_help=True)
+
+#: ``generation.memo.systems.SYSTEMS``, repeated for the default of ``--system`` so that
+#: ``finkg --help`` does not import the memo generators (tests/test_cli_startup.py checks they agree).
+MEMO_SYSTEMS = ("no-rag", "text-rag", "verifier-rag", "structured")
+
+
+@app.command("memos")
+def eval_memos(
+    system: Annotated[list[str], typer.Option("--system", "-s", help="Systems to compare (default: all four).")] = list(
+        MEMO_SYSTEMS
+    ),
+    limit: Annotated[int | None, typer.Option(help="Only the first N memo tasks.")] = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the CSV tables and summary.json.")] = Path(
+        "eval/memos"
+    ),
+    source: Annotated[str | None, typer.Option(help="Only filings loaded from this file, e.g. 2009q3.zip.")] = None,
+) -> None:
+    """The four-system evaluation of seed 003 on the filings in the graph (Tables 5-10, 12)."""
+    from finkg.eval import memos as evaluation
+
+    with progress() as p:
+        result = api.eval_memos(systems=system, limit=limit, source=source, progress=p)
+    console.print(
+        f"memo tasks: {result.tasks} filings with all eight required facts; excluded: "
+        + (", ".join(f"{k} ({v})" for k, v in sorted(result.excluded.items())) or "none")
+    )
+    render(evaluation.system_table(result.summary), Format.table, console, title="Memo reliability by system (Table 6)")
+    render(
+        evaluation.retrieval_table(result.scores),
+        Format.table,
+        console,
+        title="Text retrieval of the required facts (Table 5)",
+    )
+    render(evaluation.ratio_table(result.scores), Format.table, console, title="Ratio accuracy (Table 7)")
+    render(
+        evaluation.taxonomy_table(result.summary),
+        Format.table,
+        console,
+        title="Error taxonomy and risk labels (Tables 8, 12)",
+    )
+    render(evaluation.sic_table(result.scores), Format.table, console, title="Structured+Verifier by SIC (Table 10)")
+    render(result.mutation, Format.table, console, title="Mutation test: wrong numbers injected into verified memos")
+    paths = evaluation.save(result, out)
+    console.print(f"saved {len(paths)} files in {out}")
+
+
+@app.command("extraction")
+def eval_extraction(
+    gold: Annotated[Path, typer.Option(help="Gold triples (JSONL).", exists=True, dir_okay=False)] = Path(
+        "tests/data/kg_gold.jsonl"
+    ),
+    threshold: Annotated[
+        float, typer.Option(help="Head/tail similarity (rapidfuzz token_set_ratio, 0-100) for a match.")
+    ] = 70.0,
+    verify: Annotated[
+        bool,
+        typer.Option("--verify/--no-verify", help="Score the records of a run with (default) or without verification."),
+    ] = True,
+) -> None:
+    """Precision / recall of the stored extraction (before and after verification) against the gold set."""
+    rows, missing, model_id = api.eval_extraction(gold, threshold=threshold, verify=verify)
+    if missing:
+        err.print(
+            f"[yellow]no extraction stored for statement(s) {', '.join(missing)}: ingest and extract them first "
+            "(`finkg ingest text` then `finkg extract`)[/yellow]"
+        )
+    render(rows, Format.table, console, title=f"extraction vs {gold} ({model_id[:40]})")
+
+
+@app.command("tatqa")
+def eval_tatqa(
+    path: Annotated[
+        Path, typer.Argument(help="A TAT-QA JSON file, e.g. tatqa_dataset_dev.json.", exists=True, dir_okay=False)
+    ],
+    system: Annotated[
+        list[str],
+        typer.Option(
+            "--system",
+            "-s",
+            help="Answerers to compare (default: all): "
+            "two-stage, single-stage, facts-only (the two-stage generator: BM25 "
+            "over the context's paragraphs), no-retrieval (the question alone), "
+            "whole-context (every cell and paragraph).",
+        ),
+    ] = [],
+    limit: Annotated[int | None, typer.Option(help="Only the first N questions.")] = None,
+    max_tokens: Annotated[int, typer.Option(help="Completion cap per answer.")] = 128,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for answers.jsonl and summary.json.")] = Path(
+        "eval/tatqa"
+    ),
+) -> None:
+    """TAT-QA exact match and F1 of LLM answerers ([llm] model) on a TAT-QA file (Zhu et al., ACL 2021):
+    two-stage vs single-stage vs no retrieval (seed 004, 3.3). Answers are written as they come; a rerun
+    with the same --out resumes."""
+    with progress() as p:
+        results, backend = api.eval_tatqa(path, systems=system, limit=limit, max_tokens=max_tokens, out=out, progress=p)
+    render(results.rows(), Format.table, console, title=f"TAT-QA EM / F1 (%) on {path.name} ({backend})")
+    paths = results.save(out)
+    console.print(f"saved {', '.join(str(p) for p in paths)}")
+
+
+@app.command("reports")
+def eval_reports(
+    batch: Annotated[
+        Path, typer.Option("--batch", "-b", help="Questions with 'reference' (and 'conclusion') analyses.")
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder: one sub-folder of reports per system, scores.json in each.")
+    ] = Path("eval/reports"),
+    system: Annotated[
+        list[str],
+        typer.Option(
+            "--system",
+            "-s",
+            help="Retrieval systems to compare (default: all): tfr, dense-triples, bm25-docs, dense-docs, none.",
+        ),
+    ] = [],
+) -> None:
+    """TFR vs its baselines and no retrieval on the same questions (seed 004, Table 2): ROUGE-L, BERTScore
+    ([eval] bertscore_model_path, a local model) and the LLM judge's 0-5 consistency ([eval] judge)."""
+    with progress() as p:
+        rows, model_id, bert = api.eval_reports(batch, systems=system, out=out, progress=p)
+    render(
+        rows,
+        Format.table,
+        console,
+        title=f"reports vs references ({model_id[:32]}" + (f"; BERTScore {bert}" if bert else "; no BERTScore") + ")",
+    )
+
+
+@app.command("retrieval")
+def eval_retrieval(
+    path: Annotated[
+        Path,
+        typer.Argument(
+            help="TAT-QA JSON file; its evaluation half (split by context) is the corpus.", exists=True, dir_okay=False
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for retrieval_eval.json.")] = Path("eval/retrieval"),
+    rerank: Annotated[
+        bool | None,
+        typer.Option(help="Add hybrid + rerank (default: when [rerank] model_path is set or [rerank] backend is llm)."),
+    ] = None,
+    rerank_queries: Annotated[int, typer.Option(help="Questions reranked (a seeded sample; 0: all).")] = 100,
+    seed: Annotated[int, typer.Option(help="Split and sampling seed.")] = 0,
+    store: Annotated[bool, typer.Option(help="Store the swept alpha on (:Corpus {name}).")] = True,
+) -> None:
+    """NDCG@10 on TAT-QA for BM25, dense, hybrid (alpha swept in 0.025 steps) and hybrid + rerank (seed 002, 4.2-5.5)."""
+    from finkg.eval import retrieval as retrieval_eval
+
+    with progress() as p:
+        result = api.eval_retrieval(
+            path, rerank=rerank, rerank_queries=rerank_queries, seed=seed, store=store, progress=p
+        )
+    render(
+        result["rows"],
+        Format.table,
+        console,
+        title=f"TAT-QA NDCG@10 ({result['chunks']} chunks, {result['queries']} questions, alpha {result['alpha']})",
+    )
+    console.print(f"saved {retrieval_eval.save(result, out)}")
+
+
+@app.command("feedback")
+def eval_feedback(
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder for predictions/*.jsonl, metrics.json and the CSV tables.")
+    ] = Path("eval/feedback"),
+    start: Annotated[str, typer.Option(help="First anchor date (YYYY-MM-DD, UTC).")] = "2014-01-01",
+    end: Annotated[str, typer.Option(help="Last anchor date (YYYY-MM-DD, UTC, inclusive).")] = "2015-12-31",
+    tickers: Annotated[str | None, typer.Option(help="Comma-separated universe (default [feedback] tickers).")] = None,
+    data: Annotated[
+        Path | None,
+        typer.Option(help="Folder with tweets/, prices/ and the market proxy (default [feedback] data_dir)."),
+    ] = None,
+    tweets: Annotated[Path | None, typer.Option(help="Tweets folder (<TICKER>/<date>); default DATA/tweets.")] = None,
+    prices: Annotated[Path | None, typer.Option(help="Price folder (<TICKER>.csv); default DATA/prices.")] = None,
+    market: Annotated[
+        Path | None, typer.Option(help="Market proxy price file; default DATA/[feedback] market_proxy.")
+    ] = None,
+    run: Annotated[
+        str, typer.Option(help="Run id prefix of memory cells and selections (<run>.<condition>).")
+    ] = "feedback",
+    conditions: Annotated[
+        str, typer.Option(help="Comma-separated: no-memory, memory, shuffled-label, shuffled-event-type.")
+    ] = "no-memory,memory,shuffled-label,shuffled-event-type",
+    shuffles: Annotated[
+        int | None, typer.Option(help="Seeds per shuffled control (default [feedback] shuffles).")
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option(help="At most this many anchors (the first in decision-time order).")
+    ] = None,
+    max_anchors_per_day: Annotated[
+        int | None,
+        typer.Option(
+            help="Sampling: at most N anchors per ticker and prediction day (seeded hash; default [feedback] max_anchors_per_day)."
+        ),
+    ] = None,
+    sample_seed: Annotated[int, typer.Option(help="Seed of the per-day sampling.")] = 0,
+    ingest: Annotated[bool, typer.Option(help="Load the tweets into the graph first (idempotent).")] = True,
+    redo: Annotated[
+        bool, typer.Option("--redo", help="Start the run again: delete its predictions, memory and selections.")
+    ] = False,
+) -> None:
+    """Prequential market-feedback evaluation (seed 000, 3.1-4.4): no memory, source memory and the shuffled
+    controls with the frozen reader on real tweets and prices; event metrics, the fixed portfolio and the
+    future-document audit. Resumable: a rerun skips done anchors (no LLM call)."""
+    from finkg.eval import feedback as feedback_eval
+
+    first, last = day(start, "--start"), day(end, "--end")
+    assert first is not None and last is not None
+    options = api.feedback_options(
+        out=out,
+        start=first,
+        end=last,
+        tickers=tickers,
+        data=data,
+        tweets=tweets,
+        prices=prices,
+        market=market,
+        run=run,
+        conditions=conditions,
+        shuffles=shuffles,
+        limit=limit,
+        max_anchors_per_day=max_anchors_per_day,
+        sample_seed=sample_seed,
+        ingest=ingest,
+        redo=redo,
+    )
+    with progress() as p:
+        summary, result = api.eval_feedback(options, progress=p)
+    render(summary.rows(), Format.table, console, title=f"finkg eval feedback: run {options.run}")
+    events, portfolio, audit = feedback_eval.display_rows(result)
+    render(events, Format.table, console, title="event-level prediction (seed 000, Tables 2-3)")
+    if portfolio:
+        render(
+            portfolio,
+            Format.table,
+            console,
+            title=f"fixed portfolio: top-{result['portfolio_top_k']} 3-day sleeves, "
+            f"{result['cost_bps']:g} bps (seed 000, Table 4)",
+        )
+    render(audit, Format.table, console, title="point-in-time audit of the selected evidence")
+    console.print(f"saved {escape(str(out / 'metrics.json'))} and the CSV tables")
+    if result["audit"]["future"]:
+        err.print(f"[red]error:[/red] {result['audit']['future']} selected passage(s) were future documents")
+        raise typer.Exit(1)

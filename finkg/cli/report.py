@@ -1,0 +1,58 @@
+"""``finkg report``: analysis reports with two-stage KG-guided generation (seed 004, 3.2-3.3)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from finkg import api
+from finkg.cli._common import console, err, progress
+from finkg.output import Format, render
+
+
+def report(
+    batch: Annotated[
+        Path,
+        typer.Option(
+            "--batch", "-b", help="Questions, one JSON object per line: id, question, as_of, companies, facts."
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the Markdown reports and JSON records.")] = Path(
+        "reports"
+    ),
+    system: Annotated[
+        str | None,
+        typer.Option("--system", "-s", help="Retrieval: tfr (default), dense-triples, bm25-docs, dense-docs, none."),
+    ] = None,
+    mode: Annotated[
+        str, typer.Option("--mode", help="two-stage (default) or single-stage (no fact selection).")
+    ] = "two-stage",
+    workers: Annotated[int | None, typer.Option(help="Questions in flight at once (default [report] workers).")] = None,
+    redo: Annotated[
+        bool, typer.Option("--redo", help="Redo questions already done (cached LLM answers are reused).")
+    ] = False,
+) -> None:
+    """Write an analysis report per question with two-stage KG-guided generation (seed 004, 3.2-3.3).
+
+    Facts: AKShare indicators on the question's as-of date, XBRL facts of the companies it names, and its
+    own facts. Every number of a report is checked against the facts; unsupported ones are marked.
+    Resumable: questions already done with the same system and mode are skipped.
+    """
+    with progress() as p:
+        done = api.report_batch(batch, out=out, system=system, mode=mode, workers=workers, redo=redo, progress=p)
+    render(
+        done.summary.rows(),
+        Format.table,
+        console,
+        title=f"finkg report: {done.system}, {done.mode}, {done.model_id[:32]}",
+    )
+    for line in done.summary.failed:
+        err.print(f"[red]failed:[/red] {escape(line)}")
+    console.print(
+        escape(f"reports in {out}/ (Markdown and JSON per question); in Neo4j Browser: {api.report_browser_query()}")
+    )
+    if done.summary.failed:
+        raise typer.Exit(1)
