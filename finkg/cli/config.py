@@ -21,19 +21,22 @@ def init(force: Annotated[bool, typer.Option(help="Overwrite an existing setting
         console.print(f"{path} exists; kept it (--force overwrites)")
 
 
-def show_config(fmt: FormatOption = Format.table) -> None:
-    """Show where the settings file is and every setting in effect (the password masked)."""
-    from finkg.config import config_path
+def show_config(
+    action: Annotated[str, typer.Argument(help="show (the default): every setting in effect")] = "show",
+    fmt: FormatOption = Format.table,
+) -> None:
+    """Show where the settings file is and every setting in effect, with its source (env, file, installed,
+    default); secrets masked."""
+    from finkg.config import config_path, effective_settings
     from finkg.neo4j_server import LocalNeo4j
 
+    if action != "show":
+        raise typer.BadParameter(f"unknown action {action!r}; use `finkg config show`", param_hint="ACTION")
     s = settings()
     rows = [
-        {"setting": "settings file", "value": str(config_path())},
-        {"setting": "neo4j uri (in use)", "value": s.uri},
+        {"setting": "settings file", "value": str(config_path()), "source": ""},
+        {"setting": "neo4j uri (in use)", "value": s.uri, "source": ""},
+        *effective_settings(s),
+        {"setting": "neo4j browser", "value": LocalNeo4j(s).browser_url, "source": ""},
     ]
-    for name, value in s.model_dump().items():
-        if name == "neo4j_password":
-            value = "(set)" if value else "(not set: run `finkg init` or set NEO4J_PASSWORD)"
-        rows.append({"setting": name, "value": "" if value is None else str(value)})
-    rows.append({"setting": "neo4j browser", "value": LocalNeo4j(s).browser_url})
     render(rows, fmt, console)
