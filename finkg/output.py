@@ -14,7 +14,7 @@ import time as _time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import date, datetime, time
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from rich.console import Console
@@ -45,7 +45,7 @@ def make_console(*, stderr: bool = False) -> Console:
     return console
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     """Output formats of ``finkg cypher`` and other listing commands."""
 
     table = "table"
