@@ -210,7 +210,7 @@ class FlagEmbedder(Embedder):
         self.identity = f"flag-{self.pooling}:{self.path.name}@{fingerprint}"
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
-        return self._model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True)
+        return np.asarray(self._model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True))
 
 
 def make_embedder(

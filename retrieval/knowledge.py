@@ -86,13 +86,17 @@ class KnowledgeRetriever:
         """The knowledge for ``query``, best first (TFR: grouped by cluster weight)."""
         if self.system == "none" or self.k <= 0:
             return []
+        triples, documents = self.triples, self.documents
         if self.system == "tfr":
+            assert triples is not None  # checked in __init__
             return [
                 _from_triple(s)
-                for s in self.triples.cluster_weighted(query, self.k, max(self.top_n, self.k), self.temperature)
+                for s in triples.cluster_weighted(query, self.k, max(self.top_n, self.k), self.temperature)
             ]
         if self.system == "dense-triples":
-            return [_from_triple(s) for s in self.triples.dense(query, self.k)]
+            assert triples is not None  # checked in __init__
+            return [_from_triple(s) for s in triples.dense(query, self.k)]
+        assert documents is not None  # checked in __init__
         if self.system == "bm25-docs":
-            return [_from_passage(s) for s in self.documents.bm25(query, self.k)]
-        return [_from_passage(s) for s in self.documents.dense(query, self.k)]
+            return [_from_passage(s) for s in documents.bm25(query, self.k)]
+        return [_from_passage(s) for s in documents.dense(query, self.k)]

@@ -116,7 +116,9 @@ def _change(now: float, then: float, unit: str, category: str) -> tuple[str, lis
 
 
 def _iso(d: object) -> str:
-    return d.iso_format() if hasattr(d, "iso_format") else str(d)
+    """``YYYY-MM-DD`` of a neo4j Date (``iso_format``) or of anything whose str is that."""
+    iso_format = getattr(d, "iso_format", None)
+    return str(iso_format()) if callable(iso_format) else str(d)
 
 
 def _when(day: str, frequency: str) -> str:
@@ -182,7 +184,16 @@ def indicator_facts(
         shown, numbers = _value(value, unit)
         head = f"{ind['name']}: {shown} {_when(day, freq)}"
 
-        def fact(kind: str, text: str, nums: list[_Number], fact_unit: str, cited: list[str]) -> FinancialFact:
+        def fact(
+            kind: str,
+            text: str,
+            nums: list[_Number],
+            fact_unit: str,
+            cited: list[str],
+            code: str = code,
+            day: str = day,
+            source: str = source,
+        ) -> FinancialFact:
             return FinancialFact(
                 id=f"akshare:{code}:{day}:{kind}",
                 text=text,

@@ -405,6 +405,7 @@ class SourceMemory:
                     },
                 }
             )
+        assert self.writer is not None  # set in __post_init__
         return self.writer.run_batches(cypher.RECORD_MEMORY_FEEDBACK, rows)
 
     def _update(self, fb: Mapping[str, Any]) -> dict[str, Any]:
@@ -456,6 +457,7 @@ class SourceMemory:
         stats = ApplyStats()
         if not rows:
             return stats
+        assert self.writer is not None  # set in __post_init__
         stats.cells_touched = self.writer.run_batches(cypher.APPLY_MEMORY_FEEDBACK, rows, {"as_of": cutoff})
         stats.applied = len(rows)
         stats.no_citation = sum(r["outcome"] == "no_citation" for r in rows)

@@ -185,7 +185,7 @@ def tokenize(texts: Sequence[str]) -> list[list[str]]:
     if not texts:
         return []
     out = bm25s.tokenize(list(texts), stopwords="en", return_ids=False, show_progress=False)
-    return [list(t) for t in out]
+    return [[str(w) for w in t] for t in out]
 
 
 class HybridIndex:
@@ -383,6 +383,7 @@ class HybridIndex:
                 inside = docs < n
                 where = docs[inside]
             else:
+                assert position is not None  # set above when not prefix
                 where = position[docs]
                 inside = where >= 0
                 where = where[inside]

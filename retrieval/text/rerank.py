@@ -65,7 +65,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -160,11 +160,12 @@ class CrossEncoderReranker(Reranker):
         if not passages:
             return np.zeros(0)
         pairs = [(query, p) for p in passages]
+        model: Any = self._model  # FlagReranker or CrossEncoder (their stubs disagree on the call's types)
         if self.backend == "flag":
-            out = self._model.compute_score(pairs, batch_size=self.batch_size)
+            out = model.compute_score(pairs, batch_size=self.batch_size)
             return np.atleast_1d(np.asarray(out, dtype=np.float64))
         return np.asarray(
-            self._model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False), dtype=np.float64
+            model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False), dtype=np.float64
         ).reshape(-1)
 
 
@@ -361,7 +362,9 @@ def train_cross_encoder(
         model = CrossEncoder(str(base), num_labels=1, max_length=max_length, device=device)
     except Exception as exc:
         raise RerankModelError(f"[rerank] base_model {base}: cannot load it as a cross-encoder ({exc})") from exc
-    net, tok = model.model.float(), model.tokenizer
+    encoder: Any = model.model  # a transformers module (typed Optional in the stubs)
+    net: Any = encoder.float()
+    tok: Any = model.tokenizer
     net.train()
     steps = epochs * ((len(pairs) + batch_size - 1) // batch_size)
     optim = torch.optim.AdamW(net.parameters(), lr=learning_rate, weight_decay=0.01)
@@ -405,7 +408,7 @@ def rerank_hits(
 ) -> list[H]:
     """:meth:`Reranker.rerank`, re-numbering ``rank`` fields of dataclass hits that have one."""
     out = reranker.rerank(query, hits, text, top_n)
-    return [replace(h, rank=i + 1) if hasattr(h, "rank") else h for i, h in enumerate(out)]
+    return [replace(h, rank=i + 1) if hasattr(h, "rank") else h for i, h in enumerate(out)]  # pyright: ignore[reportArgumentType]  # only dataclass hits have a rank field
 
 
 # ---------------------------------------------------------------------- LLM document selection (optional)

@@ -57,7 +57,8 @@ class EvidenceIndex:
 
     def search(self, query: str, k: int = 30) -> list[Hit]:
         """The ``k`` chunks with the highest cosine similarity to ``query`` (ties by chunk order)."""
-        scores = (self.matrix @ self.vectorizer.transform([query]).T).toarray().ravel()
+        query_vector: Any = self.vectorizer.transform([query])
+        scores = (self.matrix @ query_vector.T).toarray().ravel()
         k = min(k, len(scores))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.lexsort((top, -scores[top]))]

@@ -109,7 +109,7 @@ def allocate(weights: Sequence[float], available: Sequence[int], k: int) -> list
     if k < 0:
         raise ValueError(f"k must be >= 0, got {k}")
     share = [k * float(w) for w in weights]
-    counts = [min(int(math.floor(s + 0.5)), a) for s, a in zip(share, available)]
+    counts = [min(math.floor(s + 0.5), a) for s, a in zip(share, available)]
     target = min(k, sum(available))
     while sum(counts) < target:
         i = max(
@@ -219,7 +219,7 @@ class TripleIndex:
         clusters = list(members)
         means = np.array([float(np.mean(sims[members[c]])) for c in clusters])
         weights = softmax(means, temperature)
-        counts = allocate(weights, [len(members[c]) for c in clusters], k)
+        counts = allocate(weights.tolist(), [len(members[c]) for c in clusters], k)
         order = sorted(range(len(clusters)), key=lambda j: (-weights[j], j))
         return [
             ScoredTriple(self.triples[i], float(sims[i]), float(weights[j]))
