@@ -144,6 +144,13 @@ def _read_stamp(folder: Path) -> dict[str, Any] | None:
     return stamp if isinstance(stamp, dict) and isinstance(stamp.get("files"), dict) else None
 
 
+def _stamped(name: str, directory: Path | None) -> tuple[ModelSpec, Path, dict[str, Any] | None]:
+    """The registry entry, its folder under ``directory`` (default ``[models] dir``) and its install stamp."""
+    m = spec(name)
+    folder = (directory or models_dir()) / m.name
+    return m, folder, _read_stamp(folder)
+
+
 def installed_path(name: str, directory: Path | None = None) -> Path | None:
     """The installed model's path (the GGUF file, or the model directory), or None when it is
     not installed (no completion stamp, or a file of the stamp is missing or has another size).
@@ -155,9 +162,7 @@ def installed_path(name: str, directory: Path | None = None) -> Path | None:
     Raises:
         ModelInstallError: unknown name.
     """
-    m = spec(name)
-    folder = (directory or models_dir()) / m.name
-    stamp = _read_stamp(folder)
+    m, folder, stamp = _stamped(name, directory)
     if stamp is None:
         return None
     for rel, rec in stamp["files"].items():
@@ -175,9 +180,7 @@ def verify(name: str, directory: Path | None = None) -> list[str]:
     Raises:
         ModelInstallError: unknown name.
     """
-    m = spec(name)
-    folder = (directory or models_dir()) / m.name
-    stamp = _read_stamp(folder)
+    m, folder, stamp = _stamped(name, directory)
     if stamp is None:
         return [f"not installed ({folder / STAMP} missing or unreadable)"]
     problems = []
