@@ -143,7 +143,8 @@ class Graph:
         )
         try:
             for attempt in retrying:
-                with attempt, self._driver.session(database=self.database) as session:
+                mode = neo4j.READ_ACCESS if access == "r" else neo4j.WRITE_ACCESS
+                with attempt, self._driver.session(database=self.database, default_access_mode=mode) as session:
                     if access == "r":
                         return session.execute_read(work)
                     return session.execute_write(work)
