@@ -497,13 +497,16 @@ def triples_for_retrieval(rel_types: Sequence[str] = ENTITY_RELATION_TYPES) -> s
     """Every extracted triple with its cluster (``"<head cluster>|<tail cluster>"``, or the head and
     tail entity ids when ``finkg cluster`` has not run), source chunk, and its stored embedding when
     ``r.embedding_model = $model`` (else null). Returns ``id, relation, head, tail, head_id, tail_id,
-    cluster, chunk_id, embedding``."""
+    cluster, chunk_id, embedding, available_at`` (the source chunk's availability time, ISO UTC; null
+    when the triple has no chunk)."""
     types = "|".join(quote(t) for t in rel_types)
     return (
         f"MATCH (h:Entity)-[r:{types}]->(t:Entity)\n"
+        "OPTIONAL MATCH (c:Chunk {id: r.chunk_id})\n"
         "RETURN r.id AS id, type(r) AS relation, h.name AS head, t.name AS tail, h.id AS head_id,\n"
         "       t.id AS tail_id, coalesce(r.cluster, h.id + '|' + t.id) AS cluster, r.chunk_id AS chunk_id,\n"
-        "       CASE WHEN r.embedding_model = $model THEN r.embedding END AS embedding\n"
+        "       CASE WHEN r.embedding_model = $model THEN r.embedding END AS embedding,\n"
+        "       c.available_at AS available_at\n"
         "ORDER BY r.id"
     )
 

@@ -8,8 +8,11 @@ by name (:data:`SYSTEMS`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from retrieval.contract import AsOf, Evidence, as_of_cutoff
 from retrieval.text.documents import DocumentIndex, ScoredPassage
 from retrieval.triples.tfr import ScoredTriple, TripleIndex
 
@@ -28,6 +31,7 @@ class Knowledge:
         cluster, cluster_weight: the triple's cluster and its TFR weight (None otherwise).
         chunk_id: the source chunk (a triple's provenance, or the passage itself).
         head_id, tail_id: a triple's entity ids (None for passages).
+        available_at: when its source became available (ISO UTC; None when undated).
     """
 
     id: str
@@ -39,15 +43,20 @@ class Knowledge:
     chunk_id: str | None = None
     head_id: str | None = None
     tail_id: str | None = None
+    available_at: str | None = None
 
 
 def _from_triple(s: ScoredTriple) -> Knowledge:
     t = s.triple
-    return Knowledge(t.id, "triple", t.text, s.score, t.cluster, s.cluster_weight, t.chunk_id, t.head_id, t.tail_id)
+    return Knowledge(
+        t.id, "triple", t.text, s.score, t.cluster, s.cluster_weight, t.chunk_id, t.head_id, t.tail_id, t.available_at
+    )
 
 
 def _from_passage(s: ScoredPassage) -> Knowledge:
-    return Knowledge(s.passage.id, "passage", s.passage.text, s.score, chunk_id=s.passage.id)
+    return Knowledge(
+        s.passage.id, "passage", s.passage.text, s.score, chunk_id=s.passage.id, available_at=s.passage.available_at
+    )
 
 
 class KnowledgeRetriever:
@@ -82,8 +91,14 @@ class KnowledgeRetriever:
         self.system, self.k, self.top_n, self.temperature = system, k, top_n, temperature
         self.triples, self.documents = triples, documents
 
-    def retrieve(self, query: str) -> list[Knowledge]:
-        """The knowledge for ``query``, best first (TFR: grouped by cluster weight)."""
+    def retrieve(self, query: str, *, as_of: AsOf | None) -> list[Knowledge]:
+        """The knowledge for ``query`` that was available at ``as_of``, best first (TFR: grouped by cluster
+        weight). Later items are removed before scoring (:mod:`retrieval.contract`).
+
+        Raises:
+            AsOfRequired: ``as_of`` is None (a report or an answer must say when it is written).
+        """
+        as_of = as_of_cutoff(as_of)
         if self.system == "none" or self.k <= 0:
             return []
         triples, documents = self.triples, self.documents
@@ -91,12 +106,44 @@ class KnowledgeRetriever:
             assert triples is not None  # checked in __init__
             return [
                 _from_triple(s)
-                for s in triples.cluster_weighted(query, self.k, max(self.top_n, self.k), self.temperature)
+                for s in triples.cluster_weighted(query, self.k, max(self.top_n, self.k), self.temperature, as_of=as_of)
             ]
         if self.system == "dense-triples":
             assert triples is not None  # checked in __init__
-            return [_from_triple(s) for s in triples.dense(query, self.k)]
+            return [_from_triple(s) for s in triples.dense(query, self.k, as_of=as_of)]
         assert documents is not None  # checked in __init__
         if self.system == "bm25-docs":
-            return [_from_passage(s) for s in documents.bm25(query, self.k)]
-        return [_from_passage(s) for s in documents.dense(query, self.k)]
+            return [_from_passage(s) for s in documents.bm25(query, self.k, as_of=as_of)]
+        return [_from_passage(s) for s in documents.dense(query, self.k, as_of=as_of)]
+
+    def search(
+        self, query: str, *, as_of: AsOf | None, k: int | None = None, filters: Mapping[str, Any] | None = None
+    ) -> list[Evidence]:
+        """:meth:`retrieve` under the :class:`retrieval.contract.Retriever` contract (one :class:`Evidence` per item).
+
+        Args:
+            k: items (default: the retriever's ``k``). filters: ``{"kind": "triple" | "chunk"}`` keeps one kind.
+
+        Raises:
+            AsOfRequired: ``as_of`` is None.
+        """
+        saved = self.k
+        try:
+            self.k = saved if k is None else k
+            items = self.retrieve(query, as_of=as_of)
+        finally:
+            self.k = saved
+        out = [
+            Evidence(
+                id=x.id,
+                text=x.text,
+                score=x.score,
+                kind="triple" if x.kind == "triple" else "chunk",
+                source_key=x.chunk_id,
+                available_at=x.available_at,
+                metadata={"cluster": x.cluster, "cluster_weight": x.cluster_weight, "retriever": self.system},
+            )
+            for x in items
+        ]
+        wanted = (filters or {}).get("kind")
+        return [e for e in out if wanted is None or e.kind == wanted]

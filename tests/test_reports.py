@@ -136,6 +136,16 @@ def test_batch_writes_verified_reports_linked_in_the_graph_and_resumes(graph, rs
                 assert c["text"] + MARK in rec["answer"]
             if c["status"] == "verified":
                 assert c["fact_id"] in {f["id"] for f in rec["selected_facts"]}
+        # every retrieval call ran as of the question's date, and nothing published later reached the report
+        cutoff = f"{q['as_of']}T23:59:59Z"
+        assert [(c["stage"], c["as_of"], c["as_of_from"]) for c in rec["retrieval_calls"]] == [
+            ("K1", cutoff, "question"),
+            ("K2", cutoff, "question"),
+        ]
+        assert all(k["available_at"] and k["available_at"] <= cutoff for k in rec["k1"] + rec["k2"])
+        if q["as_of"] < "2015-12-16":  # this test's triples come from the FOMC statement of 2015-12-16
+            assert not any(k["id"].startswith("rpttest-") for k in rec["k1"] + rec["k2"])
+            continue
         # TFR: k knowledge items, each with its cluster, weight and source chunk
         assert len(rec["k2"]) == 3 and all(k["cluster"] and k["cluster_weight"] is not None for k in rec["k2"])
         # each triple's source chunk is the one its relationship records, and that chunk exists (the graph may

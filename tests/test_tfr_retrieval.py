@@ -14,6 +14,7 @@ from conftest import minilm_dir
 from generation.kgbuild.names import entity_id
 from generation.kgbuild.resolution import write_entities, write_relations
 from kg import BatchWriter
+from retrieval.contract import AsOfRequired, Retriever
 from retrieval.embeddings import make_embedder
 from retrieval.knowledge import KnowledgeRetriever
 from retrieval.text.documents import DocumentIndex, Passage
@@ -94,9 +95,15 @@ def test_cluster_weighting_diversifies_where_dense_concentrates(index):
     assert [s.score for s in dense] == sorted((s.score for s in dense), reverse=True)
 
 
+# The source chunks' availability times: even rows come from a 2008 statement, odd rows from a 2015 one.
+CHUNK_TIMES = {"tfrtest-chunk-2008": "2008-12-16T19:15:00Z", "tfrtest-chunk-2015": "2015-12-16T19:00:00Z"}
+
+
 def test_triples_load_from_the_graph_and_keep_their_embeddings(graph, embedder):
     graph.run_autocommit("MATCH (e:Entity) WHERE e.id STARTS WITH 'indicator:tfrtest ' DETACH DELETE e")
     graph.run_autocommit("MATCH (e:Entity) WHERE e.name STARTS WITH 'tfrtest ' DETACH DELETE e")
+    for cid, at in CHUNK_TIMES.items():
+        graph.write("MERGE (c:Chunk {id: $id}) SET c.available_at = $at, c.kind = 'text'", {"id": cid, "at": at})
     ents, rels = [], []
     for i, (h, ht, rel, t, tt, cluster) in enumerate(ROWS):
         h, t = f"tfrtest {h}", f"tfrtest {t}"
@@ -107,7 +114,7 @@ def test_triples_load_from_the_graph_and_keep_their_embeddings(graph, embedder):
                 "head": entity_id(ht, h),
                 "tail": entity_id(tt, t),
                 "id": f"tfrtest-{i}",
-                "props": {"chunk_id": "tfrtest-chunk", "cluster": cluster},
+                "props": {"chunk_id": "tfrtest-chunk-2008" if i % 2 == 0 else "tfrtest-chunk-2015", "cluster": cluster},
             }
         )
     write_entities(graph, ents)
@@ -120,10 +127,53 @@ def test_triples_load_from_the_graph_and_keep_their_embeddings(graph, embedder):
     assert sum(encoded) == 0  # every embedding came back from the relationships
     stored = graph.read("MATCH ()-[r]->() WHERE r.id = 'tfrtest-0' RETURN r.embedding AS v, r.embedding_model AS m")[0]
     assert len(stored["v"]) == embedder.dimensions and stored["m"] == embedder.identity
+    assert {t.available_at for t in ours} == set(CHUNK_TIMES.values())
     retriever = KnowledgeRetriever("tfr", k=3, top_n=50, temperature=0.1, triples=first)
-    got = retriever.retrieve("tfrtest energy prices and inflation")
+    got = retriever.retrieve("tfrtest energy prices and inflation", as_of="2016-01-01")
     assert len(got) == 3 and all(k.kind == "triple" and k.chunk_id for k in got)
     graph.run_autocommit("MATCH (e:Entity) WHERE e.name STARTS WITH 'tfrtest ' DETACH DELETE e")
+    graph.run_autocommit("MATCH (c:Chunk) WHERE c.id STARTS WITH 'tfrtest-chunk' DETACH DELETE c")
+
+
+def _dated_index(embedder) -> TripleIndex:
+    triples = [
+        Triple(f"t{i}", rel, h, t, f"h{i}", f"t{i}", cluster, f"chunk{i % 2}", list(CHUNK_TIMES.values())[i % 2])
+        for i, (h, _, rel, t, _, cluster) in enumerate(ROWS)
+    ]
+    return TripleIndex(triples, embedder.encode([x.text for x in triples]), embedder, undated="drop")
+
+
+@pytest.mark.parametrize("system", ["tfr", "dense-triples"])
+def test_a_triple_from_a_later_statement_never_reaches_an_earlier_question(embedder, system):
+    """The look-ahead bug: a report as of 2008-12-31 cited triples of the 2015-12-16 statement."""
+    index = _dated_index(embedder)
+    retriever = KnowledgeRetriever(system, k=len(ROWS), top_n=len(ROWS), temperature=0.1, triples=index)
+    early = retriever.retrieve("inflation, energy prices and the labor market", as_of="2008-12-31")
+    assert early and {k.available_at for k in early} == {CHUNK_TIMES["tfrtest-chunk-2008"]}
+    assert len(early) == (len(ROWS) + 1) // 2  # every 2008 triple, none of 2015
+    late = retriever.retrieve("inflation, energy prices and the labor market", as_of="2016-01-01")
+    assert {k.available_at for k in late} == set(CHUNK_TIMES.values()) and len(late) == len(ROWS)
+    # the cutoff is a time: the evening of the 2015 statement, before and after it was released
+    assert len(retriever.retrieve("inflation", as_of="2015-12-16T18:00:00Z")) == len(early)
+    assert len(retriever.retrieve("inflation", as_of="2015-12-16T19:00:00Z")) == len(ROWS)
+    with pytest.raises(AsOfRequired, match="as_of"):
+        retriever.retrieve("inflation", as_of=None)
+    # the same under the one retrieval contract
+    assert isinstance(retriever, Retriever)
+    evidence = retriever.search("inflation and energy prices", as_of="2008-12-31", k=3)
+    assert len(evidence) == 3 and all(e.kind == "triple" and (e.available_at or "9") <= "2008-12-31" for e in evidence)
+    with pytest.raises(AsOfRequired):
+        retriever.search("inflation", as_of=None)
+
+
+def test_tfr_cluster_weights_come_only_from_available_triples(embedder):
+    index = _dated_index(embedder)
+    got = index.cluster_weighted("labor market and job gains", k=3, n=len(ROWS), temperature=0.1, as_of="2008-12-31")
+    assert got and all(s.triple.available_at == CHUNK_TIMES["tfrtest-chunk-2008"] for s in got)
+    undated = TripleIndex([Triple("u", "AFFECT", "a", "b", "ha", "hb", "c", None)], embedder.encode(["a b"]), embedder)
+    assert len(undated.dense("a", 1, as_of="2008-12-31")) == 1  # kept: an in-memory index keeps undated items
+    dropped = TripleIndex(undated.triples, undated.vectors, embedder, undated="drop")
+    assert dropped.dense("a", 1, as_of="2008-12-31") == []  # the graph's index drops them
 
 
 def test_document_baselines_rank_the_right_sentence(embedder):
@@ -136,6 +186,25 @@ def test_document_baselines_rank_the_right_sentence(embedder):
     assert docs.bm25("unemployment rate and job gains", 2)[0].passage.id == "p3"
     assert docs.dense("Has the labor market improved?", 1)[0].passage.id == "p3"
     assert docs.bm25("zebra", 3) == []  # no term in common: nothing, not noise
+    dated = DocumentIndex(
+        [
+            Passage(
+                "old",
+                "Labor market conditions weakened and the unemployment rate rose.",
+                available_at="2008-12-16T19:15:00Z",
+            ),
+            Passage(
+                "new",
+                "Labor market conditions improved, with a lower unemployment rate.",
+                available_at="2015-12-16T19:00:00Z",
+            ),
+        ],
+        embedder,
+        undated="drop",
+    )
+    for search in (dated.bm25, dated.dense):
+        assert [p.passage.id for p in search("unemployment rate labor market", 5, as_of="2009-01-01")] == ["old"]
+        assert {p.passage.id for p in search("unemployment rate labor market", 5, as_of="2016-01-01")} == {"old", "new"}
     with pytest.raises(ValueError, match="no passages"):
         DocumentIndex([], embedder)
     with pytest.raises(ValueError, match="unknown retrieval system"):

@@ -268,6 +268,7 @@ def _record(
         "k1": [asdict(k) for k in gen.k1],
         "k2": [asdict(k) for k in gen.k2],
         "knowledge_trimmed": gen.knowledge_trimmed,
+        "retrieval_calls": gen.retrieval_calls,
         "answer_raw": gen.answer,
         "answer": marked,
         "cited_facts": gen.cited_facts,

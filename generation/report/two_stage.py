@@ -35,9 +35,11 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from generation.llm import LLMAnswerError
+from retrieval.contract import as_of_cutoff
 from retrieval.facts.indicators import FinancialFact
 from retrieval.knowledge import Knowledge, KnowledgeRetriever
 
@@ -101,6 +103,9 @@ class Generation:
         calls: ``{"select": StageCall, "answer": StageCall}``; seconds_retrieval: time spent retrieving.
         knowledge_trimmed: per stage, the lowest-ranked retrieved items left out because the prompt would
             not fit the model's context window (``k1``/``k2`` hold only what was shown).
+        retrieval_calls: one record per retrieval call: ``stage`` (K1/K2), ``retriever`` (the system),
+            ``as_of`` (the ISO UTC cutoff used: nothing available later was scored), ``as_of_from``
+            (``question``, or ``now`` when the question has no date), ``k`` and ``returned``.
     """
 
     question: str
@@ -119,6 +124,7 @@ class Generation:
     calls: dict[str, StageCall] = field(default_factory=dict)
     seconds_retrieval: float = 0.0
     knowledge_trimmed: dict[str, int] = field(default_factory=dict)
+    retrieval_calls: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def knowledge(self) -> list[Knowledge]:
@@ -308,10 +314,22 @@ class TwoStageGenerator:
             unique = self.rank(gen.question, unique)
         gen.facts = unique[: self.max_facts]
 
-    def _retrieve(self, gen: Generation, query: str) -> list[Knowledge]:
+    def _retrieve(self, gen: Generation, query: str, stage: str) -> list[Knowledge]:
+        """Retrieve as of the question's date (else now, recorded as such): the point-in-time contract."""
         t0 = time.perf_counter()
-        out = self.retriever.retrieve(query)
+        when = gen.as_of or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        out = self.retriever.retrieve(query, as_of=when)
         gen.seconds_retrieval += time.perf_counter() - t0
+        gen.retrieval_calls.append(
+            {
+                "stage": stage,
+                "retriever": self.retriever.system,
+                "as_of": as_of_cutoff(when),
+                "as_of_from": "question" if gen.as_of else "now",
+                "k": self.retriever.k,
+                "returned": len(out),
+            }
+        )
         return out
 
     def _chat(
@@ -381,7 +399,7 @@ class TwoStageGenerator:
         """Both stages for ``question`` with facts F (equations 1 and 2)."""
         gen = Generation(question, as_of, "two-stage")
         self._facts(gen, facts)
-        gen.k1 = self._retrieve(gen, question)
+        gen.k1 = self._retrieve(gen, question, "K1")
         if gen.facts:
             gen.k1, messages = self._fit(
                 gen,
@@ -398,7 +416,7 @@ class TwoStageGenerator:
             gen.selected = [by_short[x] for x in picked if x in by_short]
             gen.invalid_ids = [x for x in picked if x not in by_short]
         # K2 = Retriever(Q, F_select): the question and the selected facts' sentences, as one query
-        gen.k2 = self._retrieve(gen, " ".join([question, *(f.text for f in gen.selected)]))
+        gen.k2 = self._retrieve(gen, " ".join([question, *(f.text for f in gen.selected)]), "K2")
         gen.k2 = self._answer(gen, gen.selected, gen.k2)
         return gen
 
@@ -406,7 +424,7 @@ class TwoStageGenerator:
         """The ablation without fact selection: ``K = Retriever(Q)``, ``A = LLM(Q, F, K)``."""
         gen = Generation(question, as_of, "single-stage")
         self._facts(gen, facts)
-        gen.k1 = self._retrieve(gen, question)
+        gen.k1 = self._retrieve(gen, question, "K1")
         gen.selected = list(gen.facts)
         gen.k1 = self._answer(gen, gen.facts, gen.k1)
         return gen

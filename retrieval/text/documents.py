@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kg import Graph, cypher
+from retrieval.contract import AsOf, Undated, as_of_cutoff, available
 from retrieval.embeddings import Embedder
 
 
@@ -43,12 +44,16 @@ class DocumentIndex:
 
     Args:
         passages: the corpus; embedder: the dense encoder (None: :meth:`dense` raises).
+        undated: what an ``as_of`` retrieval does with passages without ``available_at``: ``drop`` (the
+            graph's chunks) or ``keep`` (one question's own context; see :mod:`retrieval.contract`).
 
     Raises:
         ValueError: an empty corpus.
     """
 
-    def __init__(self, passages: Sequence[Passage], embedder: Embedder | None = None) -> None:
+    def __init__(
+        self, passages: Sequence[Passage], embedder: Embedder | None = None, undated: Undated = "keep"
+    ) -> None:
         if not passages:
             raise ValueError("no passages to index: ingest text first (`finkg ingest text ...`)")
         import bm25s  # lazy: commands that never rank documents do not pay for loading it
@@ -60,6 +65,18 @@ class DocumentIndex:
             bm25s.tokenize([p.text for p in self.passages], stopwords="en", show_progress=False), show_progress=False
         )
         self._vectors: np.ndarray | None = None
+        self.undated: Undated = undated
+
+    def allowed(self, as_of: AsOf | None) -> np.ndarray:
+        """Boolean mask of the passages available at ``as_of`` (all when None).
+
+        Raises:
+            RetrievalError: an unreadable ``as_of``.
+        """
+        if as_of is None:
+            return np.ones(len(self.passages), dtype=bool)
+        cutoff = as_of_cutoff(as_of)
+        return np.array([available(p.available_at, cutoff, self.undated) for p in self.passages], dtype=bool)
 
     @classmethod
     def from_graph(
@@ -92,18 +109,29 @@ class DocumentIndex:
                 for r in rows
             ],
             embedder,
+            undated="drop",
         )
 
-    def bm25(self, query: str, k: int) -> list[ScoredPassage]:
-        """The ``k`` passages with the highest BM25 score for ``query`` (score > 0 only), best first."""
+    def bm25(self, query: str, k: int, *, as_of: AsOf | None = None) -> list[ScoredPassage]:
+        """The ``k`` passages with the highest BM25 score for ``query`` (score > 0 only), best first; with
+        ``as_of``, only passages available then (the others are removed before ranking)."""
         import bm25s
 
         tokens = bm25s.tokenize([query], stopwords="en", show_progress=False)
         k = min(k, len(self.passages))
         if k <= 0:
             return []
-        docs, scores = self._bm25.retrieve(tokens, k=k, show_progress=False)
-        return [ScoredPassage(self.passages[int(i)], float(s)) for i, s in zip(docs[0], scores[0]) if s > 0]
+        mask = self.allowed(as_of)
+        k = min(k, int(mask.sum()))
+        if k <= 0:
+            return []
+        if as_of is None:
+            docs, scores = self._bm25.retrieve(tokens, k=k, show_progress=False)
+        else:  # bm25s: a zero weight removes a passage before the top-k is taken
+            docs, scores = self._bm25.retrieve(tokens, k=k, show_progress=False, weight_mask=mask.astype(np.float32))
+        return [
+            ScoredPassage(self.passages[int(i)], float(s)) for i, s in zip(docs[0], scores[0]) if s > 0 and mask[int(i)]
+        ]
 
     def vectors(self) -> np.ndarray:
         """The passages' unit embeddings, ``(n, d)`` float32 (encoded on first use).
@@ -117,8 +145,10 @@ class DocumentIndex:
             self._vectors = self.embedder.encode([p.text for p in self.passages])
         return self._vectors
 
-    def dense(self, query: str, k: int) -> list[ScoredPassage]:
-        """The ``k`` passages most similar to ``query`` (cosine), best first."""
+    def dense(self, query: str, k: int, *, as_of: AsOf | None = None) -> list[ScoredPassage]:
+        """The ``k`` passages most similar to ``query`` (cosine), best first; with ``as_of``, only passages
+        available then."""
         sims = self.vectors() @ self.embedder.encode([query])[0]  # type: ignore[union-attr]
-        order = np.lexsort((np.arange(len(sims)), -sims))[:k]
+        mask = self.allowed(as_of)
+        order = [i for i in np.lexsort((np.arange(len(sims)), -sims)) if mask[i]][:k]
         return [ScoredPassage(self.passages[int(i)], float(sims[i])) for i in order]

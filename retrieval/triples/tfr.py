@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kg import BatchWriter, Graph, cypher
+from retrieval.contract import AsOf, Undated, as_of_cutoff, available
 from retrieval.embeddings import Embedder, stored_vectors
 
 RELATION_WORDS = {
@@ -41,7 +42,8 @@ class Triple:
 
     Attributes:
         id: the relationship's ``id``; relation: its type (``AFFECT`` ...); head, tail: entity names;
-        head_id, tail_id: entity ids; cluster: ``"<head cluster>|<tail cluster>"``; chunk_id: source chunk.
+        head_id, tail_id: entity ids; cluster: ``"<head cluster>|<tail cluster>"``; chunk_id: source chunk;
+        available_at: when the source chunk became available (ISO UTC), None when undated.
     """
 
     id: str
@@ -52,6 +54,7 @@ class Triple:
     tail_id: str
     cluster: str
     chunk_id: str | None
+    available_at: str | None = None
 
     @property
     def text(self) -> str:
@@ -130,12 +133,16 @@ class TripleIndex:
         triples: the triples, in a fixed order.
         vectors: ``(len(triples), d)`` float32, rows of unit norm (cosine = dot product).
         embedder: the encoder of the vectors (queries are encoded with it).
+        undated: what an ``as_of`` retrieval does with triples that have no availability time: ``drop``
+            (the graph's index: nothing proves they were public) or ``keep`` (see :mod:`retrieval.contract`).
 
     Raises:
         ValueError: the shapes disagree.
     """
 
-    def __init__(self, triples: Sequence[Triple], vectors: np.ndarray, embedder: Embedder) -> None:
+    def __init__(
+        self, triples: Sequence[Triple], vectors: np.ndarray, embedder: Embedder, undated: Undated = "keep"
+    ) -> None:
         vectors = np.asarray(vectors, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(triples):
             raise ValueError(f"{len(triples)} triples but vectors of shape {vectors.shape}")
@@ -143,6 +150,8 @@ class TripleIndex:
         self.vectors = vectors
         self.embedder = embedder
         self._cluster_of = [t.cluster for t in self.triples]
+        self.undated: Undated = undated
+        self._available = np.array([t.available_at or "" for t in self.triples], dtype=object)
 
     def __len__(self) -> int:
         return len(self.triples)
@@ -156,7 +165,15 @@ class TripleIndex:
         rows = graph.read(cypher.triples_for_retrieval(), {"model": embedder.identity})
         triples = [
             Triple(
-                r["id"], r["relation"], r["head"], r["tail"], r["head_id"], r["tail_id"], r["cluster"], r["chunk_id"]
+                r["id"],
+                r["relation"],
+                r["head"],
+                r["tail"],
+                r["head_id"],
+                r["tail_id"],
+                r["cluster"],
+                r["chunk_id"],
+                str(r["available_at"]) if r["available_at"] is not None else None,
             )
             for r in rows
         ]
@@ -177,14 +194,29 @@ class TripleIndex:
                 ],
                 {"model": embedder.identity},
             )
-        return cls(triples, vectors, embedder)
+        return cls(triples, vectors, embedder, undated="drop")
 
     def encode(self, query: str) -> np.ndarray:
         """The query's unit vector, shape ``(d,)``."""
         return self.embedder.encode([query])[0]
 
-    def _top(self, qvec: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    def allowed(self, as_of: AsOf | None) -> np.ndarray:
+        """Boolean mask of the triples available at ``as_of`` (all of them when ``as_of`` is None).
+
+        Raises:
+            RetrievalError: an unreadable ``as_of``.
+        """
+        if as_of is None:
+            return np.ones(len(self.triples), dtype=bool)
+        cutoff = as_of_cutoff(as_of)
+        return np.array([available(a or None, cutoff, self.undated) for a in self._available], dtype=bool)
+
+    def _top(self, qvec: np.ndarray, n: int, as_of: AsOf | None = None) -> tuple[np.ndarray, np.ndarray]:
         sims = self.vectors @ qvec
+        if as_of is not None:  # future triples leave before any score is compared (seed 000, 3.3)
+            mask = self.allowed(as_of)
+            sims = np.where(mask, sims, -np.inf)
+            n = min(n, int(mask.sum()))
         n = min(n, len(sims))
         if n <= 0:
             return np.empty(0, dtype=np.int64), sims
@@ -192,19 +224,23 @@ class TripleIndex:
         idx = idx[np.lexsort((idx, -sims[idx]))]  # best first, ties by position (deterministic)
         return idx, sims
 
-    def dense(self, query: str | np.ndarray, k: int) -> list[ScoredTriple]:
-        """The dense-triples baseline: the ``k`` triples most similar to ``query``, best first."""
+    def dense(self, query: str | np.ndarray, k: int, *, as_of: AsOf | None = None) -> list[ScoredTriple]:
+        """The dense-triples baseline: the ``k`` triples most similar to ``query``, best first; with
+        ``as_of``, only triples available then (:mod:`retrieval.contract`)."""
         qvec = self.encode(query) if isinstance(query, str) else query
-        idx, sims = self._top(qvec, k)
+        idx, sims = self._top(qvec, k, as_of)
         return [ScoredTriple(self.triples[i], float(sims[i])) for i in idx]
 
-    def cluster_weighted(self, query: str | np.ndarray, k: int, n: int, temperature: float) -> list[ScoredTriple]:
+    def cluster_weighted(
+        self, query: str | np.ndarray, k: int, n: int, temperature: float, *, as_of: AsOf | None = None
+    ) -> list[ScoredTriple]:
         """TFR retrieval (seed 004 section 3.2): top-``n`` triples, per-cluster mean similarity,
         softmax with ``temperature`` into weights, :func:`allocate` ``k`` over the clusters, the best
-        triples of each cluster.
+        triples of each cluster. With ``as_of``, triples available later are removed first, so they
+        shape neither the top-``n`` nor the cluster weights.
 
         Returns:
-            Exactly ``min(k, len(self))`` triples: clusters in order of weight, best first within each.
+            Exactly ``min(k, available triples)`` triples: clusters in order of weight, best first within each.
 
         Raises:
             ValueError: ``n < k`` (the paper's n >> k), or temperature <= 0.
@@ -212,7 +248,7 @@ class TripleIndex:
         if n < k:
             raise ValueError(f"top-n ({n}) must be at least k ({k})")
         qvec = self.encode(query) if isinstance(query, str) else query
-        idx, sims = self._top(qvec, n)
+        idx, sims = self._top(qvec, n, as_of)
         members: dict[str, list[int]] = defaultdict(list)
         for i in idx:  # best first within each cluster, since idx is sorted
             members[self._cluster_of[i]].append(int(i))
