@@ -170,6 +170,7 @@ def test_tfr_cluster_weights_come_only_from_available_triples(embedder):
     index = _dated_index(embedder)
     got = index.cluster_weighted("labor market and job gains", k=3, n=len(ROWS), temperature=0.1, as_of="2008-12-31")
     assert got and all(s.triple.available_at == CHUNK_TIMES["tfrtest-chunk-2008"] for s in got)
+    assert index.cluster_weighted("inflation", k=3, n=len(ROWS), temperature=0.1, as_of="2001-01-01") == []
     undated = TripleIndex([Triple("u", "AFFECT", "a", "b", "ha", "hb", "c", None)], embedder.encode(["a b"]), embedder)
     assert len(undated.dense("a", 1, as_of="2008-12-31")) == 1  # kept: an in-memory index keeps undated items
     dropped = TripleIndex(undated.triples, undated.vectors, embedder, undated="drop")

@@ -249,6 +249,8 @@ class TripleIndex:
             raise ValueError(f"top-n ({n}) must be at least k ({k})")
         qvec = self.encode(query) if isinstance(query, str) else query
         idx, sims = self._top(qvec, n, as_of)
+        if len(idx) == 0:  # nothing available at as_of
+            return []
         members: dict[str, list[int]] = defaultdict(list)
         for i in idx:  # best first within each cluster, since idx is sorted
             members[self._cluster_of[i]].append(int(i))
