@@ -67,7 +67,7 @@ WRITE_CLAUSES = {
     "MERGE": "MERGE writes",
     "SET": "SET writes",
     "DELETE": "DELETE writes",
-    "DETACH": "DETACH DELETE writes",
+    "DETACH": "DETACH (DELETE) writes",
     "REMOVE": "REMOVE writes",
     "FOREACH": "FOREACH runs write clauses",
     "LOAD": "LOAD CSV makes the server read files and URLs",

@@ -25,6 +25,17 @@ from kg import Graph, cypher, schema
 os.environ.setdefault("FINKG_MODELS__USE_INSTALLED", "false")
 
 
+NEO4J_FIXTURES = {"graph", "label", "keyed_label"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test that needs the server ``neo4j``: those using the graph fixture, directly or through
+    another fixture, and those marked by hand (CLI tests whose subprocess talks to Neo4j)."""
+    for item in items:
+        if NEO4J_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.neo4j)
+
+
 @pytest.fixture(scope="session")
 def settings() -> Settings:
     return load_settings()

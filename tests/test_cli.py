@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from conftest import free_port
 
 
@@ -39,6 +40,7 @@ def test_cypher_write_flag_and_formats(graph, label):
     assert list(csv.reader(io.StringIO(c.stdout))) == [["k", "name"], ["1", "a,b"]]
 
 
+@pytest.mark.neo4j  # its subprocess talks to the server
 def test_show_constraints_lists_the_schema_after_db_init():
     assert finkg("db", "init").returncode == 0
     out = finkg("cypher", "SHOW CONSTRAINTS YIELD name RETURN name", "--format", "json")
@@ -46,6 +48,7 @@ def test_show_constraints_lists_the_schema_after_db_init():
     assert {"fact_key_unique", "filing_adsh_unique", "company_cik_unique"} <= names
 
 
+@pytest.mark.neo4j  # its subprocess talks to the server
 def test_syntax_error_is_one_clear_line():
     out = finkg("cypher", "MATCH (n RETURN n")
     assert out.returncode == 2

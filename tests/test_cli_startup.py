@@ -7,6 +7,7 @@ import io
 import subprocess
 import sys
 
+import pytest
 from rich.console import Console
 
 HEAVY = ("torch", "transformers", "sklearn", "sentence_transformers", "FlagEmbedding", "pandas", "neo4j")
@@ -74,6 +75,7 @@ def test_progress_logs_lines_when_not_a_terminal():
     assert periodic[-1].startswith("embed chunks: 50/100")
 
 
+@pytest.mark.neo4j  # its subprocess talks to the server
 def test_a_piped_command_prints_progress_lines_on_stderr(tmp_path):
     """`finkg ingest text` on a file, stdout piped: progress lines go to stderr, not the table."""
     doc = tmp_path / "20081216.txt"

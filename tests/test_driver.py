@@ -16,6 +16,7 @@ def test_unreachable_server_is_a_named_error():
     assert "finkg neo4j start" in str(info.value)
 
 
+@pytest.mark.neo4j  # its subprocess talks to the server
 def test_wrong_password_is_a_named_error(settings):
     with (
         Graph(settings.uri, settings.neo4j.user, settings.password() + "-wrong") as g,

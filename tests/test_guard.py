@@ -11,7 +11,7 @@ REFUSED = {
     "create": ("CREATE (n:{L} {{k: 1}}) RETURN n", "CREATE writes"),
     "merge": ("MERGE (n:{L} {{k: 1}})", "MERGE writes"),
     "delete": ("MATCH (n:{L}) DELETE n", "DELETE writes"),
-    "detach delete": ("MATCH (n:{L}) DETACH DELETE n", "DETACH DELETE writes"),
+    "detach delete": ("MATCH (n:{L}) DETACH DELETE n", "DETACH \\(DELETE\\) writes"),
     "set": ("MATCH (n:{L}) SET n.k = 2", "SET writes"),
     "remove": ("MATCH (n:{L}) REMOVE n.k", "REMOVE writes"),
     "load csv": ("LOAD CSV FROM 'file:///etc/passwd' AS row RETURN row", "LOAD CSV"),

@@ -355,6 +355,7 @@ def test_cli_records_the_xbrl_run(graph):
     assert json.loads(run[0]["counts"])["kept"] == 402
 
 
+@pytest.mark.neo4j  # its subprocess talks to the server
 def test_cli_names_a_broken_companyfacts_file(tmp_path):
     out = tmp_path / "cut.json"
     out.write_bytes(SNOW.read_bytes()[:100_000])
