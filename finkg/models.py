@@ -24,6 +24,9 @@ import hashlib
 import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
 import time
 import tomllib
 import urllib.error
@@ -490,3 +493,74 @@ def listing(
             }
         )
     return rows
+
+
+@dataclass(frozen=True)
+class SelfCheck:
+    """A passed start-up self-check of the configured LLM: backend, model (path or name), tokens decoded,
+    seconds (load and decode, in the child process) and the text decoded."""
+
+    backend: str
+    model: str
+    tokens: int
+    seconds: float
+    text: str
+
+
+_CHILD = """
+import json, sys, time
+t0 = time.perf_counter()
+from finkg.config import load_settings
+from generation.llm import backend_from_settings
+backend = backend_from_settings(load_settings())
+done = backend.generate([{"role": "user", "content": "Say OK."}], max_tokens=4, temperature=0.0)
+print(json.dumps({"text": done.text, "tokens": done.completion_tokens, "seconds": time.perf_counter() - t0}))
+"""
+
+
+def self_check(settings: Settings, *, timeout_s: float = 180.0, command: Sequence[str] | None = None) -> SelfCheck:
+    """Load the configured ``[llm]`` model and decode a few tokens in a child process.
+
+    A llama.cpp build tuned for another CPU dies in its first decode (SIGSEGV or SIGILL); in a child process
+    that becomes a named error with the fix instead of a dead test run or demo.
+
+    Args:
+        settings: the settings whose ``[llm]`` section names the model (the child reads the same sources).
+        timeout_s: seconds the load and decode may take.
+        command: the child's command line (a test hook; default: this Python running the check).
+
+    Raises:
+        ModelInstallError: no LLM configured, the model file is missing, the child crashed (the signal is
+            named), timed out, or failed (its last error line is quoted).
+    """
+    backend, path = settings.llm.backend, settings.llm.model_path
+    model = str(path or settings.llm.model or "")
+    if not backend:
+        raise ModelInstallError(
+            "no LLM configured to check: set [llm] backend and model_path (FINKG_LLM__BACKEND, FINKG_LLM__MODEL_PATH), "
+            "or install one with `finkg models install --only qwen2.5-coder-1.5b-instruct-q4_k_m`"
+        )
+    if path is not None and not Path(path).expanduser().exists():
+        raise ModelInstallError(f"[llm] model_path {path} does not exist (`finkg models list` shows what is installed)")
+    argv = list(command) if command is not None else [sys.executable, "-c", _CHILD]
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired as exc:
+        raise ModelInstallError(
+            f"the LLM self-check of {model} ({backend}) did not finish in {timeout_s:.0f} s; raise --timeout on a slow machine"
+        ) from exc
+    if out.returncode < 0:
+        sig = signal.Signals(-out.returncode).name
+        raise ModelInstallError(
+            f"the LLM self-check of {model} ({backend}) crashed with {sig}: llama-cpp-python was probably built for "
+            f"another CPU. Rebuild it portably: remove the virtual environment {sys.prefix} and rerun "
+            "scripts/bootstrap.sh (unset FINKG_LLAMA_NATIVE and CMAKE_ARGS)"
+        )
+    if out.returncode != 0:
+        last = (out.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise ModelInstallError(f"the LLM self-check of {model} ({backend}) failed (exit {out.returncode}): {last}")
+    try:
+        data = json.loads(out.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError) as exc:
+        raise ModelInstallError(f"the LLM self-check printed no result: {out.stdout[-200:]!r}") from exc
+    return SelfCheck(backend, model, int(data["tokens"]), float(data["seconds"]), str(data["text"]))

@@ -114,3 +114,28 @@ def test_models_list_shows_paths_checks_and_the_settings_key_using_it(installed)
         timeout=120,
     )
     assert bad.returncode == 2 and "unknown model 'nope'" in bad.stderr
+
+
+def test_the_llm_self_check_decodes_with_the_real_model_and_names_a_crash(settings, tmp_path):
+    """`finkg models check`: the real SmolLM2 decodes in a child process; a child that dies of a signal (what a
+    llama.cpp build for another CPU does) is a named error with the fix, not a dead run."""
+    from finkg.models import self_check
+    from kg.errors import ModelError
+
+    gguf = models.installed_path(SMOL) or models.install([SMOL])[0].path
+    s = settings.model_copy(update={"llm_backend": "llama-cpp", "llm_model_path": gguf})
+    os.environ["FINKG_LLM__BACKEND"], os.environ["FINKG_LLM__MODEL_PATH"] = "llama-cpp", str(gguf)
+    try:
+        ok = self_check(s, timeout_s=300)
+    finally:
+        del os.environ["FINKG_LLM__BACKEND"], os.environ["FINKG_LLM__MODEL_PATH"]
+    assert ok.backend == "llama-cpp" and ok.model == str(gguf) and ok.tokens >= 1 and ok.text
+    crash = [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"]
+    with pytest.raises(ModelError, match=r"crashed with SIGSEGV.*built for another CPU.*scripts/bootstrap\.sh"):
+        self_check(s, command=crash)
+    with pytest.raises(ModelError, match=r"did not finish in 1 s"):
+        self_check(s, timeout_s=1, command=[sys.executable, "-c", "import time; time.sleep(30)"])
+    with pytest.raises(ModelError, match=r"model_path .*missing\.gguf does not exist"):
+        self_check(s.model_copy(update={"llm_model_path": tmp_path / "missing.gguf"}))
+    with pytest.raises(ModelError, match=r"no LLM configured"):
+        self_check(s.model_copy(update={"llm_backend": None}))

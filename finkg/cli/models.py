@@ -115,7 +115,7 @@ def models_check(
 ) -> None:
     """Load the configured [llm] model and decode a few tokens in a subprocess: a crash (e.g. a llama.cpp
     build tuned for another CPU) becomes a named error with the fix, not a dead test run."""
-    from finkg.models import self_check  # type: ignore[attr-defined]  # written alongside; raises ModelError
+    from finkg.models import self_check
 
     result = self_check(settings(), timeout_s=timeout)
     render(
