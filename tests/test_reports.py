@@ -176,18 +176,25 @@ def test_batch_writes_verified_reports_linked_in_the_graph_and_resumes(graph, rs
 def test_baselines_and_single_stage_share_the_batch_interface(graph, rsettings, ready, tmp_path):
     client = client_from_settings(rsettings)
     embedder = make_embedder(minilm_dir())
-    questions = reports.load_questions(_batch(tmp_path, QUESTIONS[:1]))
+    questions = reports.load_questions(_batch(tmp_path, QUESTIONS))
     for system, mode in (("bm25-docs", "two-stage"), ("none", "single-stage")):
         ctx = reports.ReportContext(graph, rsettings, client, embedder, system, mode)
         summary = reports.run_batch(questions, ctx, tmp_path / "out")
-        assert summary.done == 1 and not summary.failed
-        rec = json.loads((tmp_path / "out" / f"yields-2015q2.{system}.{mode}.json").read_text(encoding="utf-8"))
-        assert rec["system"] == system and rec["mode"] == mode
+        assert summary.done == 2 and not summary.failed
+        early, late = (
+            json.loads((tmp_path / "out" / f"{q['id']}.{system}.{mode}.json").read_text(encoding="utf-8"))
+            for q in QUESTIONS
+        )
+        for rec in (early, late):
+            assert rec["system"] == system and rec["mode"] == mode
         if system == "none":
-            assert rec["k1"] == [] and "select" not in rec["calls"]
-            assert len(rec["selected_facts"]) == len(rec["facts_shown"])  # single stage: all of F
+            assert late["k1"] == [] and "select" not in late["calls"]
+            assert len(late["selected_facts"]) == len(late["facts_shown"])  # single stage: all of F
         else:
-            assert rec["k2"] and all(k["kind"] == "passage" for k in rec["k2"])
+            assert late["k2"] and all(k["kind"] == "passage" for k in late["k2"])
+            # the only text with triples is the FOMC statement of 2015-12-16: nothing for a 2015-06-30 question
+            assert early["k1"] == [] and early["k2"] == []
+            assert [c["as_of"] for c in early["retrieval_calls"]] == ["2015-06-30T23:59:59Z"] * 2
     with pytest.raises(ValueError, match="unknown mode"):
         reports.ReportContext(graph, rsettings, client, embedder, "none", "three-stage")
 
