@@ -512,7 +512,7 @@ import json, sys, time
 t0 = time.perf_counter()
 from finkg.config import load_settings
 from generation.llm import backend_from_settings
-backend = backend_from_settings(load_settings())
+backend = backend_from_settings(load_settings(**json.loads(sys.argv[1])))
 done = backend.generate([{"role": "user", "content": "Say OK."}], max_tokens=4, temperature=0.0)
 print(json.dumps({"text": done.text, "tokens": done.completion_tokens, "seconds": time.perf_counter() - t0}))
 """
@@ -542,7 +542,19 @@ def self_check(settings: Settings, *, timeout_s: float = 180.0, command: Sequenc
         )
     if path is not None and not Path(path).expanduser().exists():
         raise ModelInstallError(f"[llm] model_path {path} does not exist (`finkg models list` shows what is installed)")
-    argv = list(command) if command is not None else [sys.executable, "-c", _CHILD]
+    llm = settings.llm
+    # the [llm] keys that choose and load the model, as this process has them; the api_key stays off the
+    # command line (ps shows it): the child reads it from the same sources
+    given = {
+        "llm_backend": backend,
+        "llm_model_path": str(path) if path is not None else None,
+        "llm_gguf_file": llm.gguf_file,
+        "llm_base_url": llm.base_url,
+        "llm_model": llm.model,
+        "llm_n_ctx": llm.n_ctx,
+        "llm_threads": llm.threads,
+    }
+    argv = list(command) if command is not None else [sys.executable, "-c", _CHILD, json.dumps(given)]
     try:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired as exc:

@@ -195,9 +195,6 @@ def screen(query: str) -> None:
         name, j = _dotted(tokens, i)
         if "." in name and j < len(tokens) and tokens[j] == ("punct", "("):
             namespace = name.split(".")[0].lower()
-            previous = tokens[i - 1][1].upper() if i and tokens[i - 1][0] == "word" else ""
-            if previous == "CALL":
-                continue
             if namespace not in ALLOWED_FUNCTION_NAMESPACES:
                 raise ReadOnlyViolation(
                     f"refused: function {name}() is outside Cypher's own namespaces "

@@ -98,23 +98,25 @@ class KnowledgeRetriever:
         Raises:
             AsOfRequired: ``as_of`` is None (a report or an answer must say when it is written).
         """
-        as_of = as_of_cutoff(as_of)
-        if self.system == "none" or self.k <= 0:
+        return self._retrieve(query, as_of_cutoff(as_of), self.k)
+
+    def _retrieve(self, query: str, as_of: str, k: int) -> list[Knowledge]:
+        if self.system == "none" or k <= 0:
             return []
         triples, documents = self.triples, self.documents
         if self.system == "tfr":
             assert triples is not None  # checked in __init__
             return [
                 _from_triple(s)
-                for s in triples.cluster_weighted(query, self.k, max(self.top_n, self.k), self.temperature, as_of=as_of)
+                for s in triples.cluster_weighted(query, k, max(self.top_n, k), self.temperature, as_of=as_of)
             ]
         if self.system == "dense-triples":
             assert triples is not None  # checked in __init__
-            return [_from_triple(s) for s in triples.dense(query, self.k, as_of=as_of)]
+            return [_from_triple(s) for s in triples.dense(query, k, as_of=as_of)]
         assert documents is not None  # checked in __init__
         if self.system == "bm25-docs":
-            return [_from_passage(s) for s in documents.bm25(query, self.k, as_of=as_of)]
-        return [_from_passage(s) for s in documents.dense(query, self.k, as_of=as_of)]
+            return [_from_passage(s) for s in documents.bm25(query, k, as_of=as_of)]
+        return [_from_passage(s) for s in documents.dense(query, k, as_of=as_of)]
 
     def search(
         self, query: str, *, as_of: AsOf | None, k: int | None = None, filters: Mapping[str, Any] | None = None
@@ -127,12 +129,7 @@ class KnowledgeRetriever:
         Raises:
             AsOfRequired: ``as_of`` is None.
         """
-        saved = self.k
-        try:
-            self.k = saved if k is None else k
-            items = self.retrieve(query, as_of=as_of)
-        finally:
-            self.k = saved
+        items = self._retrieve(query, as_of_cutoff(as_of), self.k if k is None else k)
         out = [
             Evidence(
                 id=x.id,
