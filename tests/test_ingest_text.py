@@ -183,6 +183,7 @@ def test_chunks_respect_budget_and_overlap_approx_counter():
     _check_chunks(ApproxTokenCounter(), 80, 30)
 
 
+@pytest.mark.model
 def test_chunks_respect_budget_and_overlap_minilm_tokenizer():
     counter = load_token_counter(minilm_dir())
     assert counter.count("The Committee decided today.") == 5

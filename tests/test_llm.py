@@ -17,7 +17,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import free_port
+from conftest import free_port, model_weights
 
 from finkg import models
 from generation.llm import (
@@ -65,11 +65,8 @@ SILENT = [
 
 
 def smol_gguf() -> Path:
-    """SmolLM2's GGUF from `finkg models install` (installed now if missing)."""
-    path = models.installed_path(SMOL)
-    if path is None:
-        path = models.install([SMOL])[0].path
-    return path
+    """SmolLM2's GGUF from `finkg models install` (installed now if missing; the test must be marked ``model``)."""
+    return model_weights(SMOL)
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import model_weights
 
 from finkg import models
 
@@ -29,6 +30,7 @@ def installed(tmp_path_factory):
     return root, results, stages, done[0]
 
 
+@pytest.mark.model
 def test_a_model_installs_from_nothing_with_its_sha256_checked(installed):
     root, results, stages, done = installed
     (r,) = results
@@ -44,12 +46,14 @@ def test_a_model_installs_from_nothing_with_its_sha256_checked(installed):
     assert sorted(p.name for p in (root / SMOL).iterdir()) == sorted([models.STAMP, r.path.name])
 
 
+@pytest.mark.model
 def test_a_rerun_downloads_nothing(installed):
     root, results, *_ = installed
     (again,) = models.install([SMOL], root)
     assert (again.action, again.downloaded, again.path) == ("already installed", 0, results[0].path)
 
 
+@pytest.mark.model
 def test_a_corrupted_file_is_detected_and_installed_again(installed):
     root, results, *_ = installed
     path = results[0].path
@@ -89,6 +93,7 @@ def test_the_registry_matches_the_pinned_packages():
     assert mpnet.assemble == "zip" and len(mpnet.packages) == 5
 
 
+@pytest.mark.model
 def test_models_list_shows_paths_checks_and_the_settings_key_using_it(installed):
     root, results, *_ = installed
     env = {**os.environ, "FINKG_MODELS_DIR": str(root), "FINKG_LLM_MODEL_PATH": str(results[0].path), "COLUMNS": "200"}
@@ -116,13 +121,14 @@ def test_models_list_shows_paths_checks_and_the_settings_key_using_it(installed)
     assert bad.returncode == 2 and "unknown model 'nope'" in bad.stderr
 
 
+@pytest.mark.model
 def test_the_llm_self_check_decodes_with_the_real_model_and_names_a_crash(settings, tmp_path):
     """`finkg models check`: the real SmolLM2 decodes in a child process; a child that dies of a signal (what a
     llama.cpp build for another CPU does) is a named error with the fix, not a dead run."""
     from finkg.models import self_check
     from kg.errors import ModelError
 
-    gguf = models.installed_path(SMOL) or models.install([SMOL])[0].path
+    gguf = model_weights(SMOL)
     s = settings.model_copy(update={"llm_backend": "llama-cpp", "llm_model_path": gguf})
     ok = self_check(s, timeout_s=300)  # the child checks these settings, whatever its environment says
     assert ok.backend == "llama-cpp" and ok.model == str(gguf) and ok.tokens >= 1 and ok.text

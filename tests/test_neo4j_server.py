@@ -12,6 +12,9 @@ from finkg.config import ConfigError, load_settings
 from finkg.neo4j_server import JavaMissing, LocalNeo4j, PortInUse
 from kg import Graph
 
+# Each test runs or starts a real Neo4j (a second server in its own home, or the configured one).
+pytestmark = pytest.mark.neo4j
+
 
 @pytest.fixture
 def second(tmp_path, settings):

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import minilm_dir
+from test_llm import smol_gguf
 
 from ingest.datasets.tatqa import corpus_rows, question_gains, read_tatqa
 from retrieval.text.documents import Passage
@@ -112,16 +113,17 @@ def test_errors_name_the_path(tmp_path):
     with pytest.raises(RerankModelError, match=str(missing)):
         train_cross_encoder([TrainingPair("q", "p", 1.0)], missing, tmp_path / "out")
     with pytest.raises(ValueError, match="no training pairs"):
-        train_cross_encoder([], minilm_dir(), tmp_path / "out")
+        train_cross_encoder([], tmp_path / "empty", tmp_path / "out")
 
 
+@pytest.mark.model
 def test_llm_document_selection_with_smollm2(sample):
     """Seed 002 §4.3 selection with the real SmolLM2 (constrained to a JSON list of indices)."""
     from generation.llm import LLMClient
     from generation.llm.llamacpp import LlamaCppBackend
     from retrieval.text.rerank import SELECTION_SCHEMA, select_documents
 
-    gguf = next(Path.home().joinpath(".cache/finkg/models/smollm2-135m-instruct-q4_1").glob("*.gguf"))
+    gguf = smol_gguf()
     client = LLMClient(LlamaCppBackend(gguf, n_ctx=4096, n_threads=2))
     prompts = []
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import minilm_dir
+from conftest import minilm_dir, model_weights
 from typer.testing import CliRunner
 
 from finkg.cli import app
@@ -138,6 +138,7 @@ def test_no_questions_is_an_error(graph: Graph, corpus, tmp_path):
         rev.evaluate(graph, empty, make_embedder(minilm_dir()), corpus=corpus)
 
 
+@pytest.mark.model
 def test_cli_names_a_missing_reranker_directory(tmp_path, monkeypatch):
     monkeypatch.setenv("FINKG_EMBEDDING_MODEL_PATH", str(minilm_dir()))
     monkeypatch.setenv("FINKG_RERANK_MODEL_PATH", str(tmp_path / "no-reranker"))
@@ -152,11 +153,10 @@ def test_cli_names_a_missing_reranker_directory(tmp_path, monkeypatch):
     assert "no-reranker: not a directory" in said
 
 
+@pytest.mark.model
 def test_cli_reranks_with_the_llm_judge_when_the_backend_is_llm(graph: Graph, tmp_path, monkeypatch):
     """`[rerank] backend = "llm"`: the real SmolLM2 grades the hybrid top-20 of one question (20 calls)."""
-    from finkg import models
-
-    smol = models.installed_path("smollm2-135m-instruct-q4_1") or models.install(["smollm2-135m-instruct-q4_1"])[0].path
+    smol = model_weights("smollm2-135m-instruct-q4_1")
     monkeypatch.setenv("FINKG_EMBEDDING_MODEL_PATH", str(minilm_dir()))
     monkeypatch.setenv("FINKG_RERANK_BACKEND", "llm")
     monkeypatch.setenv("FINKG_LLM_BACKEND", "llama-cpp")

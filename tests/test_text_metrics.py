@@ -98,6 +98,7 @@ def test_bertscore_with_the_local_minilm_directory(bert):
     assert mixed[0] == mixed[2] == PRF(0.0, 0.0, 0.0) and math.isclose(mixed[1].f1, scores[1].f1, abs_tol=1e-5)
 
 
+@pytest.mark.model
 def test_bertscore_refuses_what_would_need_a_download_or_cannot_work(tmp_path):
     with pytest.raises(BertScoreUnavailable, match=r"set \[eval\] bertscore_model_path"):
         BertScoreModel(None)
@@ -109,6 +110,7 @@ def test_bertscore_refuses_what_would_need_a_download_or_cannot_work(tmp_path):
         BertScoreModel(minilm_dir(), num_layers=7)
 
 
+@pytest.mark.model
 def test_bertscore_from_settings_reads_the_eval_section(monkeypatch, tmp_path):
     config = tmp_path / "config.toml"
     config.write_text(
