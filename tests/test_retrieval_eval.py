@@ -105,6 +105,7 @@ def corpus(graph: Graph):
     graph.run_autocommit(DELETE_CORPUS, {"corpus": name})
 
 
+@pytest.mark.model
 def test_evaluate_end_to_end_on_the_sample(graph: Graph, corpus, tmp_path):
     embedder = make_embedder(minilm_dir())
     result = rev.evaluate(graph, SAMPLE, embedder, corpus=corpus)
@@ -128,6 +129,7 @@ def test_evaluate_end_to_end_on_the_sample(graph: Graph, corpus, tmp_path):
     assert saved["alpha"] == result["alpha"] and len(saved["sweep"]) == 41
 
 
+@pytest.mark.model
 def test_no_questions_is_an_error(graph: Graph, corpus, tmp_path):
     data = json.loads(SAMPLE.read_text())
     for c in data:
