@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from finkg.config import Settings
     from finkg.eval.memos import EvalResult
     from finkg.pipelines.clusters import ClusterSummary
+    from finkg.pipelines.graph import ExportSummary, GraphAnalysis
     from finkg.pipelines.kg_build import ExtractSummary
     from finkg.pipelines.memos import MemoRunSummary
     from finkg.pipelines.reports import BatchSummary
@@ -64,6 +65,8 @@ __all__ = [
     "eval_retrieval",
     "eval_tatqa",
     "extract",
+    "graph_analyze",
+    "graph_export",
     "indicator_facts",
     "ingest_akshare",
     "ingest_companyfacts",
@@ -417,6 +420,71 @@ def cluster(
 
     with _opened(graph, settings) as (g, s):
         return clusters.run_cluster(g, s, ids=list(ids) if ids is not None else None, progress=progress)
+
+
+def graph_analyze(
+    *,
+    as_of: str | date | None = None,
+    families: Sequence[str] | None = None,
+    documents: Sequence[str] | None = None,
+    alpha: float = 0.85,
+    seed: int = 0,
+    resolution: float = 1.0,
+    write: bool = True,
+    graph: Graph | None = None,
+    settings: Settings | None = None,
+    progress: StageProgress | None = None,
+) -> GraphAnalysis:
+    """PageRank, degree, connected components and Louvain communities of the extracted triples (networkx),
+    written back as ``Entity`` properties (``write``) so Neo4j Browser can size and colour by them.
+
+    Args:
+        as_of: only triples whose source chunk was available then (a date means the end of that day, UTC).
+        families, documents: only triples from documents of these source families / with these ids.
+        alpha: PageRank's damping. seed, resolution: Louvain's.
+
+    Raises:
+        EmptySubgraph (a GenerationError): no triple in that scope. RetrievalError: a malformed ``as_of``.
+    """
+    from finkg.pipelines import graph as graph_pipeline
+
+    scope = graph_pipeline.Scope.of(as_of, families, documents)
+    with _opened(graph, settings) as (g, s):
+        return graph_pipeline.analyze_graph(
+            g,
+            scope,
+            alpha=alpha,
+            seed=seed,
+            resolution=resolution,
+            write=write,
+            batch_size=s.writer.batch_size,
+            progress=progress,
+        )
+
+
+def graph_export(
+    path: Path,
+    *,
+    fmt: str = "graphml",
+    as_of: str | date | None = None,
+    families: Sequence[str] | None = None,
+    documents: Sequence[str] | None = None,
+    graph: Graph | None = None,
+    settings: Settings | None = None,
+) -> ExportSummary:
+    """Write the extracted triples (optionally as of a date, of some families or documents) to ``path`` as
+    GraphML or GEXF (Gephi, yEd), each entity with its PageRank, degree, component and community.
+
+    Raises:
+        EmptySubgraph: no triple in that scope (nothing is written). GenerationError: an unknown ``fmt``.
+    """
+    from finkg.pipelines import graph as graph_pipeline
+
+    if fmt != "graphml" and fmt != "gexf":
+        raise GenerationError(f"unknown export format {fmt!r}: use graphml or gexf")
+    scope = graph_pipeline.Scope.of(as_of, families, documents)
+    with _opened(graph, settings) as (g, _):
+        return graph_pipeline.export_graph(g, path, fmt, scope)
 
 
 def read_ids(path: Path) -> list[str]:

@@ -511,6 +511,44 @@ def triples_for_retrieval(rel_types: Sequence[str] = ENTITY_RELATION_TYPES) -> s
     )
 
 
+def entity_subgraph(rel_types: Sequence[str] = ENTITY_RELATION_TYPES) -> str:
+    """The extracted triples of a subgraph, for graph analytics and export: those whose source chunk was
+    available at ``$cutoff`` (ISO UTC; null: no time limit; an undated triple is left out when a cutoff is
+    given) and belongs to a Document of ``$families`` / with an id in ``$documents`` (null: any). Returns
+    ``id, relation, head, head_name, head_type, tail, tail_name, tail_type, chunk_id, available_at``."""
+    types = "|".join(quote(t) for t in rel_types)
+    return (
+        f"MATCH (h:Entity)-[r:{types}]->(t:Entity)\n"
+        "OPTIONAL MATCH (d:Document)-[:HAS_CHUNK]->(c:Chunk {id: r.chunk_id})\n"
+        "WITH h, r, t, c, d\n"
+        "WHERE ($cutoff IS NULL OR c.available_at <= $cutoff)\n"
+        "  AND ($families IS NULL OR d.source_family IN $families)\n"
+        "  AND ($documents IS NULL OR d.id IN $documents)\n"
+        "RETURN r.id AS id, type(r) AS relation, h.id AS head, h.name AS head_name, h.type AS head_type,\n"
+        "       t.id AS tail, t.name AS tail_name, t.type AS tail_type, r.chunk_id AS chunk_id,\n"
+        "       c.available_at AS available_at\n"
+        "ORDER BY r.id"
+    )
+
+
+SET_ENTITY_ANALYTICS = (
+    "UNWIND $rows AS row\n"
+    "MATCH (e:Entity {id: row.id})\n"
+    "SET e.pagerank = row.pagerank, e.degree = row.degree, e.component = row.component,\n"
+    "    e.community = row.community, e.analytics_run = $run\n"
+    "RETURN count(e) AS updated"
+)
+"""Write each entity's graph analytics (``finkg graph analyze``) and the run that computed them."""
+
+CLEAR_STALE_ENTITY_ANALYTICS = (
+    "MATCH (e:Entity) WHERE e.analytics_run IS NOT NULL AND e.analytics_run <> $run\n"
+    "CALL { WITH e REMOVE e.pagerank, e.degree, e.component, e.community, e.analytics_run }\n"
+    "IN TRANSACTIONS OF 10000 ROWS"
+)
+"""Remove the analytics of entities an earlier run wrote and the run ``$run`` did not (the last analysis
+wins, so Browser never colours by a stale community). Auto-commit (``CALL ... IN TRANSACTIONS``)."""
+
+
 SET_TRIPLE_EMBEDDINGS = (
     "UNWIND $rows AS row\n"
     "MATCH (:Entity {id: row.head_id})-[r]->(:Entity {id: row.tail_id}) WHERE r.id = row.id\n"
