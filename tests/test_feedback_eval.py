@@ -9,6 +9,7 @@ import uuid
 from datetime import date
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from conftest import minilm_dir
 from test_cli import finkg
@@ -121,6 +122,13 @@ def test_every_condition_has_a_record_per_anchor_and_the_metrics_table_has_every
         assert (out / name).is_file(), name
     stored = json.loads((out / "metrics.json").read_text())
     assert stored["audit"]["future_rate"] == 0.0 and len(stored["by_run"]) == 4
+    # the equity curves: a column of daily net returns per strategy, the same days the portfolio table counts
+    daily = pd.read_csv(out / "equity_daily_returns.csv", index_col="session")
+    assert list(daily.columns) == strategies
+    for p in result["portfolio"]:
+        assert daily[p["strategy"]].notna().sum() == p["days"]
+    png = (out / "equity.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
 
 
 def test_no_chunk_dated_after_the_decision_reaches_the_reader(graph, evaluated):

@@ -75,6 +75,7 @@ import pandas as pd
 
 from finkg.config import Settings
 from finkg.eval import feedback_metrics as fm
+from finkg.eval import plots
 from finkg.eval.results import write_result
 from finkg.pipelines.text import TextIngestOptions, ingest_text
 from generation.feedback.events import EVENT_TYPES, event_type
@@ -852,10 +853,15 @@ def _returns(
 
 
 def portfolio_rows(
-    by_run: dict[str, list[dict[str, Any]]], market: MarketData, tickers: Sequence[str], config: fm.PortfolioConfig
+    by_run: dict[str, list[dict[str, Any]]],
+    market: MarketData,
+    tickers: Sequence[str],
+    config: fm.PortfolioConfig,
+    daily: dict[str, pd.Series] | None = None,
 ) -> list[dict[str, Any]]:
     """Table-4 rows (section 4.4): market proxy, equal-weight universe, and each condition run's top-K sleeves
-    of its 3D stock-day score (ties by the context's mean static relevance, then ticker)."""
+    of its 3D stock-day score (ties by the context's mean static relevance, then ticker). ``daily``, when
+    given, receives each strategy's daily net returns (for the equity curves)."""
     days = [pd.Timestamp(r["prediction_day"]) for rs in by_run.values() for r in rs]
     if not days:
         return []
@@ -866,12 +872,13 @@ def portfolio_rows(
     returns, proxy = _returns(market, tickers, first, last)
     if len(returns) < 2:
         return []
-    rows = [
-        fm.performance(
-            f"market proxy ({market.market.name})", fm.equal_weight_portfolio(proxy.fillna(0.0), config.cost_bps)
-        ),
-        fm.performance("equal-weight universe", fm.equal_weight_portfolio(returns, config.cost_bps)),
-    ]
+    baselines = {
+        f"market proxy ({market.market.name})": fm.equal_weight_portfolio(proxy.fillna(0.0), config.cost_bps),
+        "equal-weight universe": fm.equal_weight_portfolio(returns, config.cost_bps),
+    }
+    rows = [fm.performance(name, result) for name, result in baselines.items()]
+    if daily is not None:
+        daily.update({name: result.daily["net_return"] for name, result in baselines.items()})
     for name, records in by_run.items():
         frame = _frame(records)
         three = frame[(frame["horizon"] == "3D") & frame["signal"].notna()] if len(frame) else frame
@@ -885,6 +892,8 @@ def portfolio_rows(
             continue
         result = fm.top_k_sleeve_portfolio(scores, returns, config, tiebreak="relevance")
         rows.append(fm.performance(name, result))
+        if daily is not None:
+            daily[name] = result.daily["net_return"]
     return [
         {
             "strategy": p.name,
@@ -948,7 +957,8 @@ def summarize(
     results_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Metrics, portfolio and audit of the run in ``options.out``; writes ``metrics.json``,
-    ``event_metrics.csv``, ``event_metrics_by_run.csv``, ``portfolio.csv`` and ``audit.csv`` there, and the
+    ``event_metrics.csv``, ``event_metrics_by_run.csv``, ``portfolio.csv``, ``audit.csv``, the daily net returns
+    of every portfolio (``equity_daily_returns.csv``) and their equity curves (``equity.png``) there, and the
     summary in the one results format (:mod:`finkg.eval.results`) as ``eval-feedback.json`` in
     ``results_dir`` (e.g. ``bench/results``), else in ``options.out``.
     Conditions are compared on the anchors every condition run has done (``anchors``); records of an
@@ -972,7 +982,8 @@ def summarize(
     per_run = {name: event_metrics(records) for name, records in by_run.items()}
     table = condition_table(per_run, crs)
     config = fm.PortfolioConfig(settings.feedback.portfolio_top_k, 3, settings.feedback.cost_bps)
-    portfolio = portfolio_rows(by_run, market, options.tickers, config)
+    daily: dict[str, pd.Series] = {}
+    portfolio = portfolio_rows(by_run, market, options.tickers, config, daily)
     audit_rows = []
     for cr in crs:
         if cr.name not in by_run:
@@ -1020,6 +1031,15 @@ def summarize(
     )
     pd.DataFrame(portfolio).to_csv(out / "portfolio.csv", index=False)
     pd.DataFrame(audit_rows).to_csv(out / "audit.csv", index=False)
+    if daily:
+        pd.DataFrame(daily).to_csv(out / "equity_daily_returns.csv", index_label="session")
+        plots.equity_curves(
+            daily,
+            out / "equity.png",
+            title=f"Market feedback, run {options.run}: top-{config.top_k} portfolios, {config.cost_bps:g} bps costs",
+            controls=[cr.name for cr in crs if cr.condition.startswith("shuffled")],
+            benchmarks=[name for name in daily if name not in {cr.name for cr in crs}],
+        )
     _write_summary(result, options, crs, results_dir or out)
     return result
 
