@@ -127,6 +127,15 @@ def test_evaluate_end_to_end_on_the_sample(graph: Graph, corpus, tmp_path):
     assert rows["bm25"]["ndcg@10"] == pytest.approx(mine, abs=1e-4)
     saved = json.loads(rev.save(result, tmp_path).read_text())
     assert saved["alpha"] == result["alpha"] and len(saved["sweep"]) == 41
+    # each figure has its 95 % bootstrap interval; hybrid is compared with bm25 and dense on the same questions
+    for r in rows.values():
+        assert r["ci_low"] <= r["ndcg@10"] <= r["ci_high"]
+    diffs = {(d["system"], d["baseline"]): d for d in result["differences"]}
+    assert diffs[("hybrid", "bm25")]["mean"] == pytest.approx(
+        rows["hybrid"]["ndcg@10"] - rows["bm25"]["ndcg@10"], abs=2e-4
+    )
+    assert diffs[("hybrid", "bm25")]["n"] == len(queries)
+    assert (tmp_path / "retrieval_ndcg.png").read_bytes()[:4] == b"\x89PNG"
 
 
 @pytest.mark.model

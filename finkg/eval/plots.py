@@ -109,6 +109,9 @@ def interval_bars(bars: Sequence[Bar], path: Path, *, title: str, ylabel: str) -
             raise EvaluationError(f"{path}: {b.system} / {b.group}: interval {b.low}..{b.high} misses {b.value}")
     groups = list(dict.fromkeys(b.group for b in bars))
     systems = list(dict.fromkeys(b.system for b in bars))
+    if len(groups) == 1:  # one group: the systems are the x axis, named under their bars
+        bars = [Bar(b.system, groups[0], b.value, b.low, b.high) for b in bars]
+        groups, systems = systems, groups
     width = 0.8 / len(systems)
     fig = Figure(figsize=(max(6.0, 1.3 * len(groups) * max(1, len(systems)) ** 0.5 + 2), 4.6))
     ax = fig.add_subplot()
@@ -120,8 +123,11 @@ def interval_bars(bars: Sequence[Bar], path: Path, *, title: str, ylabel: str) -
         ax.bar(xs, [b.value for _, b in mine], width * 0.95, color=PALETTE[i % len(PALETTE)], label=system,
                yerr=[below, above], capsize=3, error_kw={"lw": 1.0})  # fmt: skip
     ax.set_xticks(range(len(groups)), groups, rotation=0 if len(groups) < 6 else 30, ha="center")
+    for container in ax.containers:
+        if hasattr(container, "datavalues"):
+            ax.bar_label(container, fmt="%.3f", fontsize=7, padding=2, label_type="center")  # type: ignore[arg-type]
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=8, loc="best")
+    ax.legend(fontsize=8, loc="lower right")
     return _save(fig, path)

@@ -38,6 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from finkg.eval import plots
+from finkg.eval.metrics.intervals import bootstrap_mean, paired_bootstrap_difference
 from finkg.eval.results import write_result
 from ingest.datasets.tatqa import (
     TatqaContext,
@@ -187,7 +189,9 @@ def evaluate(
     node when ``store``), and NDCG@10 per system.
 
     Returns:
-        ``{"rows": [{"system", "ndcg@10", "queries", "note"}], "sweep": [...], "alpha", "corpus",
+        ``{"rows": [{"system", "ndcg@10", "ci_low", "ci_high", "queries", "note"}] (95 % bootstrap interval
+        over the questions), "differences": [{"system", "baseline", "mean", "ci_low", "ci_high", "n"}] (paired
+        bootstrap on the same questions), "sweep": [...], "alpha", "corpus",
         "chunks", "queries", "split", "rerank_questions": [{"uid", "ndcg_before", "ndcg_after", "top20",
         "gains", "scores"}], "rerank_ungraded": [...], ...}``.
 
@@ -215,41 +219,47 @@ def evaluate(
     if store:
         store_alpha(graph, corpus, alpha, f"ndcg@{K}", len(queries), best, step, embedding_model=embedder.identity)
 
-    def mean_ndcg(scores_of: Callable[[PoolScores], np.ndarray], which: Sequence[int]) -> float:
-        return float(
-            np.mean(
-                [
-                    ndcg_at_k([ids[int(pools[i].rows[j])] for j in top_k(scores_of(pools[i]), K)], queries[i].gains)
-                    for i in which
-                ]
-            )
-        )
+    per_query: dict[str, list[float]] = {}  # system -> NDCG@10 of each of its questions (for the intervals)
+
+    def mean_ndcg(scores_of: Callable[[PoolScores], np.ndarray], which: Sequence[int], system: str = "") -> float:
+        values = [
+            ndcg_at_k([ids[int(pools[i].rows[j])] for j in top_k(scores_of(pools[i]), K)], queries[i].gains)
+            for i in which
+        ]
+        if system:
+            per_query[system] = values
+        return float(np.mean(values))
 
     everyone = range(len(queries))
     n = len(queries)
     table = [
         {
             "system": "bm25",
-            "ndcg@10": mean_ndcg(lambda p: p.fused(0.0), everyone),
+            "ndcg@10": mean_ndcg(lambda p: p.fused(0.0), everyone, "bm25"),
             "queries": n,
             "note": "BM25 (pool statistics), alpha = 0",
         },
         {
             "system": "dense",
-            "ndcg@10": mean_ndcg(lambda p: p.fused(1.0), everyone),
+            "ndcg@10": mean_ndcg(lambda p: p.fused(1.0), everyone, "dense"),
             "queries": n,
             "note": f"cosine, {embedder.identity.split('@')[0]}, alpha = 1",
         },
         {
             "system": "hybrid@0.5",
-            "ndcg@10": mean_ndcg(lambda p: p.fused(0.5), everyone),
+            "ndcg@10": mean_ndcg(lambda p: p.fused(0.5), everyone, "hybrid@0.5"),
             "queries": n,
             "note": "min-max, equal weights (seed 000 §3.3)",
         },
-        {"system": "hybrid", "ndcg@10": best, "queries": n, "note": f"min-max, swept alpha = {alpha}"},
+        {
+            "system": "hybrid",
+            "ndcg@10": mean_ndcg(lambda p: p.fused(alpha), everyone, "hybrid"),
+            "queries": n,
+            "note": f"min-max, swept alpha = {alpha}",
+        },
         {
             "system": "hybrid-rrf",
-            "ndcg@10": mean_ndcg(lambda p: p.fused(fusion="rrf"), everyone),
+            "ndcg@10": mean_ndcg(lambda p: p.fused(fusion="rrf"), everyone, "hybrid-rrf"),
             "queries": n,
             "note": "reciprocal rank fusion, k = 60",
         },
@@ -280,11 +290,12 @@ def evaluate(
         table.append(
             {
                 "system": "hybrid (rerank sample)",
-                "ndcg@10": mean_ndcg(lambda p: p.fused(alpha), sample),
+                "ndcg@10": mean_ndcg(lambda p: p.fused(alpha), sample, "hybrid (rerank sample)"),
                 "queries": len(sample),
                 "note": f"the reranked questions, before reranking (alpha = {alpha})",
             }
         )
+        per_query["hybrid+rerank"] = reranked
         ungraded = len(getattr(reranker, "ungraded", ()))
         table.append(
             {
@@ -296,7 +307,15 @@ def evaluate(
             }
         )
     for r in table:
-        r["ndcg@10"] = round(r["ndcg@10"], 4)
+        ci = bootstrap_mean(per_query[r["system"]], seed=seed)
+        r["ndcg@10"], r["ci_low"], r["ci_high"] = round(r["ndcg@10"], 4), round(ci.low, 4), round(ci.high, 4)
+    # paired differences on the same questions (95 % paired bootstrap): what hybrid and reranking add
+    pairs = [("hybrid", "bm25"), ("hybrid", "dense"), ("hybrid+rerank", "hybrid (rerank sample)")]
+    differences = [
+        {"system": a, "baseline": b, **paired_bootstrap_difference(per_query[a], per_query[b], seed=seed).as_dict()}
+        for a, b in pairs
+        if a in per_query and b in per_query
+    ]
     return {
         "corpus": corpus,
         "source": str(path),
@@ -312,6 +331,7 @@ def evaluate(
         "rerank_questions": details,
         "evaluated_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "rows": table,
+        "differences": differences,
         "sweep": [{"alpha": c["alpha"], "ndcg": round(c["ndcg"], 4)} for c in curve],
     }
 
@@ -342,6 +362,17 @@ def save(result: Mapping[str, Any], out: Path, results_dir: Path | None = None) 
     out.mkdir(parents=True, exist_ok=True)
     path = out / "retrieval_eval.json"
     path.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    rows = [r for r in result.get("rows", []) if "ci_low" in r]
+    if rows:
+        plots.interval_bars(
+            [
+                plots.Bar(f"{r['queries']} questions", r["system"], r["ndcg@10"], r["ci_low"], r["ci_high"])
+                for r in rows
+            ],
+            out / "retrieval_ndcg.png",
+            title=f"TAT-QA retrieval, NDCG@{result.get('k', K)} with 95% bootstrap intervals",
+            ylabel=f"NDCG@{result.get('k', K)}",
+        )
     write_result(
         "eval-retrieval",
         {
@@ -355,7 +386,11 @@ def save(result: Mapping[str, Any], out: Path, results_dir: Path | None = None) 
             "alpha": result.get("alpha"),
             **{f"{r['system']}_ndcg@10": r["ndcg@10"] for r in result.get("rows", [])},
         },
-        tables={"systems": list(result.get("rows", [])), "sweep": list(result.get("sweep", []))},
+        tables={
+            "systems": list(result.get("rows", [])),
+            "differences": list(result.get("differences", [])),
+            "sweep": list(result.get("sweep", [])),
+        },
         directory=results_dir or out,
     )
     return path
