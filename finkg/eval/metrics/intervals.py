@@ -10,10 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeAlias
 
 import numpy as np
 
 from kg.errors import EvaluationError
+
+Scores: TypeAlias = Sequence[float] | np.ndarray
+"""One score per item: a sequence of floats or a 1-d numpy array."""
 
 
 @dataclass(frozen=True)
@@ -36,7 +40,7 @@ class Interval:
         }
 
 
-def _check(values: Sequence[float], what: str) -> np.ndarray:
+def _check(values: Scores, what: str) -> np.ndarray:
     array = np.asarray(values, dtype=np.float64)
     if array.ndim != 1 or len(array) == 0:
         raise EvaluationError(f"{what}: no scores to bootstrap")
@@ -60,7 +64,7 @@ def bootstrap_mean(values: Sequence[float], *, resamples: int = 2000, level: flo
 
 
 def paired_bootstrap_difference(
-    a: Sequence[float], b: Sequence[float], *, resamples: int = 2000, level: float = 0.95, seed: int = 0
+    a: Scores, b: Scores, *, resamples: int = 2000, level: float = 0.95, seed: int = 0
 ) -> Interval:
     """The mean of ``a - b`` over the same items (``a[i]`` and ``b[i]`` score item ``i``) with its paired
     percentile-bootstrap interval; an interval that excludes 0 is a difference the sample supports.
