@@ -49,7 +49,7 @@ def _check(values: Scores, what: str) -> np.ndarray:
     return array
 
 
-def bootstrap_mean(values: Sequence[float], *, resamples: int = 2000, level: float = 0.95, seed: int = 0) -> Interval:
+def bootstrap_mean(values: Scores, *, resamples: int = 2000, level: float = 0.95, seed: int = 0) -> Interval:
     """The mean of ``values`` (one score per item) with its percentile-bootstrap interval.
 
     Raises:
