@@ -600,6 +600,15 @@ DELETE_REPORT_LINKS = "MATCH (:Report {id: $id})-[c:CITES]->() DELETE c"
 # --------------------------------------------------------------------------- AKShare indicators and financial facts
 # (seed 004, sections 2 and 3.3: ingest/market/akshare.py, finkg/pipelines/indicators.py, retrieval/facts/indicators.py)
 
+INDICATOR_SERIES = (
+    "MATCH (i:Indicator {code: $code})-[:HAS_OBSERVATION]->(o:Observation)\n"
+    "WHERE o.available_at <= $cutoff AND o.date >= date($start)\n"
+    "RETURN i.name AS name, i.unit AS unit, i.frequency AS frequency, o.date AS date, o.value AS value\n"
+    "ORDER BY o.date"
+)
+"""The observations of Indicator ``$code`` dated on or after ``$start`` (ISO date) and available at ``$cutoff``
+(ISO UTC): ``name, unit, frequency, date, value`` by date (a report's chart of a cited indicator)."""
+
 INDICATOR_FACT_ROWS = (
     "MATCH (i:Indicator) WHERE $codes IS NULL OR i.code IN $codes\n"
     "CALL (i) {\n"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -119,6 +120,12 @@ def test_batch_writes_verified_reports_linked_in_the_graph_and_resumes(graph, rs
         rec = json.loads((out / f"{q['id']}.json").read_text(encoding="utf-8"))
         md = (out / f"{q['id']}.md").read_text(encoding="utf-8")
         assert md.startswith(f"# {q['question']}") and rec["report_id"] in md
+        # a chart of the indicators the selected facts are about, linked from the report
+        if any(f["id"].startswith("akshare:") for f in rec["selected_facts"]):
+            assert rec["chart"] == f"{q['id']}.indicators.png" and f"]({rec['chart']})" in md
+            assert (out / rec["chart"]).read_bytes()[:4] == b"\x89PNG"
+        else:
+            assert rec["chart"] is None and not (out / f"{q['id']}.indicators.png").exists()
         assert rec["facts_total"] > 0 and set(rec["facts_shown"]) >= {f["id"] for f in rec["selected_facts"]}
         assert all(f["id"].startswith(("akshare:", "extra:")) for f in rec["selected_facts"])
         # cited-points answers (the default): every claim line ends with citations of shown ids, or the failed
@@ -329,3 +336,24 @@ def test_finkg_report_command_runs_a_batch_and_names_bad_lines(graph, rsettings,
         env=env,
     )
     assert run.returncode == 2 and "bad.jsonl:2: field 'id': 'ok' repeats line 1" in run.stderr
+
+
+def test_a_chart_shows_only_what_was_public_on_its_date(graph, ready):
+    """The series a report draws is point in time: M2 growth as of 2015-06-30 ends with the figure published
+    by then (May's, published mid-June), never June's, which came out in July."""
+    from retrieval.contract import AsOfRequired
+    from retrieval.facts.series import indicator_series
+
+    rows = graph.read(
+        "MATCH (:Indicator {code: 'cn_m2_yoy'})-[:HAS_OBSERVATION]->(o) RETURN toString(o.date) AS d, "
+        "o.available_at AS at ORDER BY o.date"
+    )
+    public = [r["d"] for r in rows if r["at"] <= "2015-06-30T23:59:59Z" and r["d"] >= "2014-01-01"]
+    later = [r["d"] for r in rows if r["at"] > "2015-06-30T23:59:59Z"]
+    assert public and later  # the test can fail both ways
+    series = indicator_series(graph, "cn_m2_yoy", as_of="2015-06-30", start=date(2014, 1, 1))
+    assert series is not None and [d for d, _ in series.points] == public
+    assert series.points[-1][0] < "2015-06-01" and not set(later) & {d for d, _ in series.points}
+    assert indicator_series(graph, "no_such_code", as_of="2015-06-30", start=date(2014, 1, 1)) is None
+    with pytest.raises(AsOfRequired):
+        indicator_series(graph, "cn_m2_yoy", as_of=None, start=date(2014, 1, 1))

@@ -73,9 +73,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from finkg import plots
 from finkg.config import Settings
 from finkg.eval import feedback_metrics as fm
-from finkg.eval import plots
 from finkg.eval.results import write_result
 from finkg.pipelines.text import TextIngestOptions, ingest_text
 from generation.feedback.events import EVENT_TYPES, event_type

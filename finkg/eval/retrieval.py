@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from finkg.eval import plots
+from finkg import plots
 from finkg.eval.metrics.intervals import bootstrap_mean, paired_bootstrap_difference
 from finkg.eval.results import write_result
 from ingest.datasets.tatqa import (

@@ -13,7 +13,9 @@ generation). Per question of a JSONL batch (:class:`ReportQuestion`):
 4. written: ``DIR/<id>.md`` (the report with its sources), ``DIR/<id>.json`` (the record: facts, selected
    facts, retrieved triples with clusters and scores, claims and verification, tokens, times) and a
    ``(:Report)`` node linked to every fact node, chunk and triple it used (``cited`` true for those the
-   answer cites).
+   answer cites); and ``DIR/<id>.indicators.png``, linked from the Markdown: the indicators the selected
+   facts are about, three years up to the as-of date (only observations public by then), the cited
+   observations marked.
 
 Resumable: an item whose JSON record exists for the same system and mode is skipped (``--redo`` redoes
 it; the LLM cache answers repeated calls). Bounded parallelism: ``workers`` items at a time (useful with
@@ -34,6 +36,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
+from finkg import plots
 from finkg.config import Settings
 from generation.llm import BudgetExceeded, LLMUnavailable
 from generation.report.two_stage import Generation, TwoStageGenerator
@@ -43,6 +46,7 @@ from kg.errors import GenerationError
 from retrieval.embeddings import Embedder
 from retrieval.facts.company import company_facts
 from retrieval.facts.indicators import FinancialFact, indicator_facts
+from retrieval.facts.series import indicator_series, window_start
 from retrieval.knowledge import KnowledgeRetriever
 from retrieval.text.documents import DocumentIndex
 from retrieval.triples.tfr import TripleIndex
@@ -281,6 +285,42 @@ def _record(
     }
 
 
+CHART_YEARS = 3
+"""Years of history a report's indicator chart shows, up to its as-of date."""
+CHART_PANELS = 6
+"""Indicators one chart draws at most."""
+
+
+def _chart(graph: Graph, gen: Generation, as_of: date | None, path: Path) -> str | None:
+    """Draw the indicators the selected facts are about (AKShare series) over :data:`CHART_YEARS` years up to
+    ``as_of``, only observations public by then, the observations the facts state marked; returns the PNG's file name,
+    or None when no indicator fact was selected (or the question has no date)."""
+    if as_of is None:
+        return None
+    cited: dict[str, set[str]] = {}
+    for f in gen.selected:
+        if f.source.startswith("akshare:"):
+            cited.setdefault(f.indicator, set()).add(f.date)
+            for label, _, key in f.cites:  # a change's other observation (``<code>:<date>``) too
+                if label == "Observation" and ":" in key:
+                    code, day = key.rsplit(":", 1)
+                    cited.setdefault(code, set()).add(day)
+    panels = []
+    for code, days in sorted(cited.items()):
+        series = indicator_series(graph, code, as_of=as_of, start=window_start(as_of, CHART_YEARS))
+        if series is None or not series.points:
+            continue
+        marked = [(d, v) for d, v in series.points if d in days]
+        panels.append(plots.Panel(f"{series.name} ({series.unit})", series.points, marked))
+    if not panels:
+        return None
+    title = f"Cited indicators, as known on {as_of.isoformat()}"
+    if len(panels) > CHART_PANELS:
+        title += f" (the first {CHART_PANELS} of {len(panels)} by code)"
+    plots.indicator_panels(panels[:CHART_PANELS], as_of.isoformat(), path, title=title)
+    return path.name
+
+
 def _markdown(rec: dict[str, Any], gen: Generation) -> str:
     short_f = {f.id: f"F{i}" for i, f in enumerate(gen.selected, 1)}
     short_k = {k.id: f"K{i}" for i, k in enumerate(gen.knowledge, 1)}
@@ -302,6 +342,8 @@ def _markdown(rec: dict[str, Any], gen: Generation) -> str:
         f"- **[{short_f[f.id]}]** {f.text} `{f.id}`" + (" (cited)" if f.id in rec["cited_facts"] else "")
         for f in gen.selected
     ] or ["- none selected"]
+    if rec.get("chart"):
+        lines += ["", f"![The cited indicators up to {rec['as_of']}]({rec['chart']})"]
     lines += ["", "## Knowledge", ""]
     lines += [
         f"- **[{short_k[k.id]}]** {k.text} (score {k.score:.3f}"
@@ -395,6 +437,7 @@ def _one(q: ReportQuestion, ctx: ReportContext, out: Path) -> dict[str, Any]:
     rec = _record(q, ctx, gen, marked, checks, unmatched, time.perf_counter() - t0)
     _write_graph(ctx.graph, ctx.settings, rec, gen)
     stem = report_stem(q, ctx)
+    rec["chart"] = _chart(ctx.graph, gen, q.as_of, out / f"{stem}.indicators.png")
     (out / f"{stem}.md").write_text(_markdown(rec, gen), encoding="utf-8")
     tmp = out / f"{stem}.json.tmp"
     tmp.write_text(json.dumps(rec, ensure_ascii=False, indent=1), encoding="utf-8")

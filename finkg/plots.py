@@ -120,14 +120,56 @@ def interval_bars(bars: Sequence[Bar], path: Path, *, title: str, ylabel: str) -
         xs = [g + (i - (len(systems) - 1) / 2) * width for g, _ in mine]
         below = [b.value - (b.low if b.low is not None else b.value) for _, b in mine]
         above = [(b.high if b.high is not None else b.value) - b.value for _, b in mine]
-        ax.bar(xs, [b.value for _, b in mine], width * 0.95, color=PALETTE[i % len(PALETTE)], label=system,
-               yerr=[below, above], capsize=3, error_kw={"lw": 1.0})  # fmt: skip
+        drawn = ax.bar(xs, [b.value for _, b in mine], width * 0.95, color=PALETTE[i % len(PALETTE)], label=system,
+                       yerr=[below, above], capsize=3, error_kw={"lw": 1.0})  # fmt: skip
+        ax.bar_label(drawn, fmt="%.3f", fontsize=7, label_type="center")
     ax.set_xticks(range(len(groups)), groups, rotation=0 if len(groups) < 6 else 30, ha="center")
-    for container in ax.containers:
-        if hasattr(container, "datavalues"):
-            ax.bar_label(container, fmt="%.3f", fontsize=7, padding=2, label_type="center")  # type: ignore[arg-type]
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
+    return _save(fig, path)
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One indicator of :func:`indicator_panels`: its ``title`` (name and unit), ``points`` as ``(ISO date,
+    value)`` in date order, and the ``cited`` points (those a report's facts state), drawn as red dots."""
+
+    title: str
+    points: Sequence[tuple[str, float]]
+    cited: Sequence[tuple[str, float]] = ()
+
+
+def indicator_panels(panels: Sequence[Panel], as_of: str, path: Path, *, title: str) -> Path:
+    """Small multiples: one time series per indicator, stacked, each with the ``as_of`` date (ISO) as a
+    dashed vertical line and the cited observations marked.
+
+    Raises:
+        EvaluationError: no panel with at least one point.
+    """
+    from datetime import date
+
+    from matplotlib.figure import Figure
+
+    drawn = [p for p in panels if p.points]
+    if not drawn:
+        raise EvaluationError(f"{path}: no observations to draw")
+    fig = Figure(figsize=(8.5, 1.9 * len(drawn) + 0.8), layout="constrained")
+    axes = fig.subplots(len(drawn), 1, sharex=True, squeeze=False)[:, 0]
+    when = date.fromisoformat(as_of[:10])
+    for ax, panel in zip(axes, drawn):
+        days = [date.fromisoformat(d) for d, _ in panel.points]
+        ax.plot(days, [v for _, v in panel.points], color=PALETTE[0], lw=1.4, marker="." if len(days) < 40 else None)
+        if panel.cited:
+            ax.scatter([date.fromisoformat(d) for d, _ in panel.cited], [v for _, v in panel.cited], color="#d62728",
+                       zorder=3, s=22, label="cited")  # fmt: skip
+        ax.axvline(when, color="black", ls="--", lw=0.9)
+        ax.set_title(panel.title, fontsize=9, loc="left")
+        ax.grid(alpha=0.3)
+        ax.tick_params(labelsize=8)
+    axes[0].annotate(f"as of {as_of[:10]}", xy=(when, 1.0), xycoords=("data", "axes fraction"), fontsize=8,
+                     ha="right", va="bottom", xytext=(-3, 2), textcoords="offset points")  # fmt: skip
+    fig.suptitle(title, fontsize=10)
+    fig.autofmt_xdate()
     return _save(fig, path)
