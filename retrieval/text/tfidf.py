@@ -109,6 +109,7 @@ class EvidenceIndex:
         counts = self.counter.transform([query])
         if seen is not None:  # the vocabulary of the subset: the terms it contains
             counts = counts.multiply(seen).tocsr()
+            counts.eliminate_zeros()  # no stored zeros: sublinear tf takes their log
         query_vector: Any = tfidf.transform(counts)
         scores = (matrix @ query_vector.T).toarray().ravel()
         k = min(k, len(scores))
