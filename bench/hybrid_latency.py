@@ -151,7 +151,7 @@ def main() -> None:
     encoder = make_embedder(args.model, batch_size=1)
     encoder.encode(["warm up"])
     for (q, a), v in list(zip(queries, qvecs))[:5]:  # warm-up
-        index.search(q, k=10, as_of=a, qvec=v)
+        index.hits(q, k=10, as_of=a, qvec=v)
 
     def run(as_of: bool) -> dict[str, list[float]]:
         out: dict[str, list[float]] = {"bm25": [], "hybrid": [], "hybrid-rrf": [], "encode": [], "pool": []}
@@ -163,10 +163,10 @@ def main() -> None:
             out["bm25"].append((time.perf_counter() - t) * 1e3)
             out["pool"].append(len(pool))
             t = time.perf_counter()
-            index.search(q, k=10, alpha=0.5, as_of=when, qvec=v)
+            index.hits(q, k=10, alpha=0.5, as_of=when, qvec=v)
             out["hybrid"].append((time.perf_counter() - t) * 1e3)
             t = time.perf_counter()
-            index.search(q, k=10, fusion="rrf", as_of=when, qvec=v)
+            index.hits(q, k=10, fusion="rrf", as_of=when, qvec=v)
             out["hybrid-rrf"].append((time.perf_counter() - t) * 1e3)
             t = time.perf_counter()
             encoder.encode([q])

@@ -243,7 +243,7 @@ LIST_FILINGS = (
 FILING_FACT_CANDIDATES = (
     "UNWIND $adshs AS adsh\n"
     "MATCH (c:Company)-[:FILED]->(f:Filing {adsh: adsh})\n"
-    "RETURN f {.adsh, .form, .period, .fy, .fp, .filed, .source} AS filing,\n"
+    "RETURN f {.adsh, .form, .period, .fy, .fp, .filed, .accepted, .source} AS filing,\n"
     "       c {.cik, .name, .sic} AS company,\n"
     "       [(f)-[:REPORTS]->(x:Fact) WHERE x.tag IN $tags\n"
     "          AND x.period_role IN ['current', 'current_ytd'] AND x.uom = 'USD'\n"
@@ -252,9 +252,14 @@ FILING_FACT_CANDIDATES = (
 
 EVIDENCE_CHUNKS_PAGE = (
     "MATCH (c:Chunk) WHERE c.kind = 'evidence' AND c.id > $after\n"
-    "RETURN c.id AS id, c.adsh AS adsh, c.fact_key AS fact_key, c.text AS text\n"
-    "ORDER BY c.id LIMIT $limit"
+    "WITH c ORDER BY c.id LIMIT $limit\n"
+    "OPTIONAL MATCH (f:Filing {adsh: c.adsh})\n"
+    "RETURN c.id AS id, c.adsh AS adsh, c.fact_key AS fact_key, c.text AS text,\n"
+    "       f.accepted AS accepted, f.filed AS filed\n"
+    "ORDER BY c.id"
 )
+"""One page of evidence sentences (keyset on ``c.id``), each with its filing's ``accepted`` and ``filed``
+(when the sentence became public: :func:`retrieval.facts.fact_map.filing_available_at`)."""
 
 MEMOS_DONE = "UNWIND $ids AS id\nMATCH (m:Memo {id: id}) WHERE m.status = 'done'\nRETURN m.id AS id"
 
@@ -585,7 +590,8 @@ TEXT_CHUNKS_OF_KG_DOCUMENTS = (
 COMPANY_FILINGS = (
     "MATCH (c:Company)-[:FILED]->(f:Filing)\n"
     "WHERE c.cik = $cik OR toLower(c.name) CONTAINS toLower($name)\n"
-    "RETURN c.cik AS cik, c.name AS name, f.adsh AS adsh, f.form AS form, f.period AS period, f.filed AS filed\n"
+    "RETURN c.cik AS cik, c.name AS name, f.adsh AS adsh, f.form AS form, f.period AS period, f.filed AS filed,\n"
+    "       f.accepted AS accepted\n"
     "ORDER BY f.period DESC, f.filed DESC, f.adsh DESC"
 )
 """The filings of the companies a question names, by CIK (``$cik``, an integer or null) or by a
@@ -752,6 +758,18 @@ MEMORY_CELLS = (
     "ORDER BY c.event_type, c.horizon, c.family"
 )
 """The source-memory cells of run ``$run`` (of one event type, or all when ``$event_type`` is null)."""
+
+MEMORY_CELLS_AS_OF = (
+    "MATCH (f:SourceMemoryFeedback)-[k:CREDITED]->(c:SourceMemoryCell)\n"
+    "WHERE f.run = $run AND f.applied_at IS NOT NULL AND f.matured_at <= $as_of\n"
+    "  AND ($event_type IS NULL OR c.event_type = $event_type)\n"
+    "WITH c, sum(k.positive) AS positive, sum(k.negative) AS negative, count(k) AS updates\n"
+    "RETURN c.family AS family, c.event_type AS event_type, c.horizon AS horizon, positive, negative, updates\n"
+    "ORDER BY event_type, horizon, family"
+)
+"""The source-memory cells of run ``$run`` as of ``$as_of`` (ISO UTC): the credits of the applied feedback
+events whose horizon matured by then, summed per cell (one event type, or all when ``$event_type`` is null).
+Feedback that matured later, even when already applied, is left out."""
 
 MEMORY_FEEDBACK_COUNTS = (
     "MATCH (f:SourceMemoryFeedback) WHERE f.run = $run\n"

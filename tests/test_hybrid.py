@@ -87,7 +87,7 @@ def test_bm25_within_the_whole_pool_equals_bm25s(index, passages):
 def test_minmax_within_the_pool_by_hand(index):
     """Min-max over a three-chunk pool, checked against the raw scores by hand."""
     ids = [p.id for p in index.passages[:3]]
-    hits = index.search(QUERY, k=3, alpha=0.3, chunk_ids=ids)
+    hits = index.hits(QUERY, k=3, alpha=0.3, chunk_ids=ids)
     assert len(hits) == 3
     sparse = [h.sparse for h in hits]
     dense = [h.dense for h in hits]
@@ -106,11 +106,11 @@ def test_minmax_within_the_pool_by_hand(index):
 
 def test_alpha_zero_and_one_reduce_to_sparse_and_dense(index, embedder):
     n = len(index)
-    sparse_only = index.search(QUERY, k=n, alpha=0.0)
+    sparse_only = index.hits(QUERY, k=n, alpha=0.0)
     bm25 = index.bm25(QUERY, index.pool())
     expected = sorted(range(n), key=lambda i: (-bm25[i], i))
     assert [h.passage.id for h in sparse_only] == [index.passages[i].id for i in expected]
-    dense_only = index.search(QUERY, k=n, alpha=1.0)
+    dense_only = index.hits(QUERY, k=n, alpha=1.0)
     cos = index.vectors @ embedder.encode([QUERY])[0]
     expected = sorted(range(n), key=lambda i: (-cos[i], i))
     assert [h.passage.id for h in dense_only] == [index.passages[i].id for i in expected]
@@ -119,7 +119,7 @@ def test_alpha_zero_and_one_reduce_to_sparse_and_dense(index, embedder):
 
 def test_rrf_by_hand(index):
     ids = [p.id for p in index.passages[:4]]
-    hits = index.search(QUERY, k=4, fusion="rrf", chunk_ids=ids)
+    hits = index.hits(QUERY, k=4, fusion="rrf", chunk_ids=ids)
     sparse = {h.passage.id: h.sparse for h in hits}
     dense = {h.passage.id: h.dense for h in hits}
     order = [p.id for p in index.passages[:4]]  # pool order breaks ties
@@ -146,42 +146,42 @@ def test_a_document_one_second_after_as_of_is_never_scored(passages, embedder):
     undated = Passage("undated-chunk", QUERY, "undated-doc", "news", None)
     both = [*passages, future, undated]
     index = HybridIndex(both, embedder.encode([p.text for p in both]), embedder)
-    assert index.search(QUERY, k=1)[0].passage.id in (
+    assert index.hits(QUERY, k=1)[0].passage.id in (
         "future-chunk",
         "undated-chunk",
     )  # without as_of: the exact match wins
-    hits = index.search(QUERY, k=len(both), as_of=as_of)
+    hits = index.hits(QUERY, k=len(both), as_of=as_of)
     got = {h.passage.id for h in hits}
     assert "future-chunk" not in got and "undated-chunk" not in got
     assert got == {p.id for p in passages if p.available_at <= "2020-01-02T12:00:00Z"}
     past = [p for p in passages if p.available_at <= "2020-01-02T12:00:00Z"]
     alone = HybridIndex(past, embedder.encode([p.text for p in past]), embedder)
-    ref = {h.passage.id: (h.sparse, h.score) for h in alone.search(QUERY, k=len(past))}
+    ref = {h.passage.id: (h.sparse, h.score) for h in alone.hits(QUERY, k=len(past))}
     for h in hits:
         assert h.sparse == pytest.approx(ref[h.passage.id][0]) and h.score == pytest.approx(
             ref[h.passage.id][1], abs=1e-4
         )
     # at exactly the availability time the chunk is in
-    at = index.search(QUERY, k=1, as_of=as_of + timedelta(seconds=1))
+    at = index.hits(QUERY, k=1, as_of=as_of + timedelta(seconds=1))
     assert at[0].passage.id == "future-chunk"
     with pytest.raises(HybridError, match="timezone-aware"):
-        index.search(QUERY, as_of=datetime(2020, 1, 2))
+        index.hits(QUERY, as_of=datetime(2020, 1, 2))
 
 
 def test_restriction_applies_before_scoring(index, passages, embedder):
     news = [p for p in passages if p.source_family == "news"]
-    hits = index.search(QUERY, k=50, families=["news"])
+    hits = index.hits(QUERY, k=50, families=["news"])
     assert {h.passage.id for h in hits} == {p.id for p in news}
     alone = HybridIndex(news, embedder.encode([p.text for p in news]), embedder)
-    ref = {h.passage.id: h for h in alone.search(QUERY, k=50)}
+    ref = {h.passage.id: h for h in alone.hits(QUERY, k=50)}
     for h in hits:  # normalization and BM25 statistics are the restricted pool's own
         assert h.sparse == pytest.approx(ref[h.passage.id].sparse)
         assert h.sparse_norm == pytest.approx(ref[h.passage.id].sparse_norm)
         assert h.dense_norm == pytest.approx(ref[h.passage.id].dense_norm, abs=1e-4)  # float32 re-encoding
     assert max(h.sparse_norm for h in hits) == 1.0
-    assert {h.passage.document for h in index.search(QUERY, k=50, documents=["doc1"])} == {"doc1"}
-    assert index.search(QUERY, k=5, chunk_ids=[]) == []
-    assert index.search(QUERY, k=5, chunk_ids=["no-such-chunk"]) == []
+    assert {h.passage.document for h in index.hits(QUERY, k=50, documents=["doc1"])} == {"doc1"}
+    assert index.hits(QUERY, k=5, chunk_ids=[]) == []
+    assert index.hits(QUERY, k=5, chunk_ids=["no-such-chunk"]) == []
 
 
 def test_errors(passages, embedder):
@@ -190,10 +190,10 @@ def test_errors(passages, embedder):
     sparse_only = HybridIndex(passages)
     assert sparse_only.bm25(QUERY, sparse_only.pool()).max() > 0
     with pytest.raises(HybridError, match="embedder"):
-        sparse_only.search(QUERY)
+        sparse_only.hits(QUERY)
     idx = HybridIndex(passages, np.zeros((len(passages), 4), dtype=np.float32), embedder)
     with pytest.raises(HybridError, match="alpha"):
-        idx.search(QUERY, alpha=1.5, qvec=np.zeros(4, dtype=np.float32))
+        idx.hits(QUERY, alpha=1.5, qvec=np.zeros(4, dtype=np.float32))
 
 
 @pytest.fixture

@@ -156,7 +156,7 @@ def test_text_retrieval_finds_the_filing_and_its_comparatives(loaded, maps):
     from retrieval.text.tfidf import load_evidence
 
     index = EvidenceIndex([c for c in load_evidence(loaded) if c["adsh"] in maps])
-    hits = index.search(memo_query(maps[WALMART].filing), 30)
+    hits = index.hits(memo_query(maps[WALMART].filing), 30, as_of=maps[WALMART].available_at)
     assert len(hits) == 30 and all(h.adsh == WALMART for h in hits[:10])
     assert [h.rank for h in hits] == list(range(1, 31)) and hits[0].score >= hits[-1].score
     keys = {h.fact_key for h in hits}

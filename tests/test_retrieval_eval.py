@@ -119,10 +119,10 @@ def test_evaluate_end_to_end_on_the_sample(graph: Graph, corpus, tmp_path):
     )  # the sweep includes 0, 0.5 and 1
     stored = read_alpha(graph, corpus)
     assert stored["hybrid_alpha"] == result["alpha"] and stored["hybrid_alpha_queries"] == len(queries)
-    # bm25's figure is the mean NDCG@10 of the alpha = 0 rankings, recomputed here through search()
+    # bm25's figure is the mean NDCG@10 of the alpha = 0 rankings, recomputed here through hits()
     index = HybridIndex.from_graph(graph, embedder, corpus=corpus, kinds=None)
     mine = np.mean(
-        [rev.ndcg_at_k([h.passage.id for h in index.search(q.text, k=10, alpha=0.0)], q.gains) for q in queries]
+        [rev.ndcg_at_k([h.passage.id for h in index.hits(q.text, k=10, alpha=0.0)], q.gains) for q in queries]
     )
     assert rows["bm25"]["ndcg@10"] == pytest.approx(mine, abs=1e-4)
     saved = json.loads(rev.save(result, tmp_path).read_text())

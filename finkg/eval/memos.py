@@ -340,14 +340,18 @@ def evaluate(
 ) -> EvalResult:
     """Run the systems over every complete filing in the graph (only those loaded from ``source``,
     e.g. ``2009q3.zip``; the first ``limit``) and score them. The prior and the evidence index
-    cover the whole graph, as they would in use."""
+    cover the whole graph, as they would in use, each read as of the memo's filing; undated filings are
+    excluded when a system retrieves (they have no as-of time)."""
     filings = list_filings(graph, source=source)
     maps = list(read_fact_maps(graph, [f["adsh"] for f in filings], settings.memo.batch_size))
     excluded: Counter = Counter()
     tasks = []
+    retrieving = any(s != "structured" for s in systems)
     for fm in maps:
         missing = fm.missing()
-        if fm.complete():
+        if retrieving and fm.available_at is None:  # nothing can be retrieved as of an undated filing
+            excluded["undated: no acceptance or filing time (an XBRL instance)"] += 1
+        elif fm.complete():
             tasks.append(fm)
         else:
             excluded["not applicable: " + ", ".join(sorted(fm.not_applicable))] += bool(fm.not_applicable)

@@ -83,7 +83,8 @@ def build_context(
     progress: Callable[[str, int], Callable[[int], None]] | None = None,
 ) -> MemoContext:
     """What the chosen systems need: the prior from every filing's fact map (No-RAG and the text
-    systems), the TF-IDF index over every evidence sentence (text systems)."""
+    systems), the TF-IDF index over every evidence sentence (text systems). Both are point in time: each
+    memo reads them as of its own filing's acceptance (:func:`generation.memo.systems.memo_as_of`)."""
     ctx = MemoContext(thresholds(settings))
     if any(s != "structured" for s in systems):
         adshs = [f["adsh"] for f in list_filings(graph)]
@@ -134,6 +135,7 @@ def write_memos(writer: BatchWriter, memos: Sequence[MemoResult], out: Path) -> 
                 "risk_label": m.risk_label,
                 "text": m.markdown,
                 "latency_ms": round(m.latency_ms, 3),
+                "as_of": m.as_of,
                 "numbers_exact": counts["exact"],
                 "numbers_repaired": counts["repaired"],
                 "numbers_unsupported": counts["unsupported"],

@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ from generation.report.two_stage import Generation, TwoStageGenerator
 from generation.verify.report_numbers import NumberCheck, check_numbers
 from kg import BatchWriter, Graph, cypher
 from kg.errors import GenerationError
+from retrieval.contract import as_of_cutoff
 from retrieval.embeddings import Embedder
 from retrieval.facts.company import company_facts
 from retrieval.facts.indicators import FinancialFact, indicator_facts
@@ -218,13 +219,39 @@ class ReportContext:
 
     def facts(self, q: ReportQuestion) -> tuple[list[FinancialFact], list[str]]:
         """F for a question, and the company names that matched no filing."""
+        facts, unmatched, _ = self.facts_with_calls(q)
+        return facts, unmatched
+
+    def facts_with_calls(self, q: ReportQuestion) -> tuple[list[FinancialFact], list[str], list[dict[str, Any]]]:
+        """F for a question, the company names that matched no filing, and one record per fact lookup
+        (``retriever``, ``as_of``: the ISO UTC cutoff used, ``as_of_from``: ``question`` or ``now``, ``returned``).
+
+        Everything is read as of the question's date: indicator facts from observations published by its
+        end, company facts from the latest filing public by then. A question without a date gets no
+        indicator facts and the company facts public now (recorded as such).
+        """
         as_of = q.as_of.isoformat() if q.as_of else None
+        when = as_of or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        calls: list[dict[str, Any]] = []
+
+        def call(retriever: str, returned: int) -> None:
+            calls.append(
+                {
+                    "retriever": retriever,
+                    "as_of": as_of_cutoff(when),
+                    "as_of_from": "question" if as_of else "now",
+                    "returned": returned,
+                }
+            )
+
         facts: list[FinancialFact] = []
         if q.as_of is not None:
             facts += indicator_facts(self.graph, q.as_of)
-        found = company_facts(self.graph, q.companies, as_of) if q.companies else None
+            call("indicator-facts", len(facts))
+        found = company_facts(self.graph, q.companies, when) if q.companies else None
         if found is not None:
             facts += found.facts
+            call("company-facts", len(found.facts))
         facts += [
             FinancialFact(
                 id=f"extra:{q.id}:{x.id}",
@@ -237,7 +264,7 @@ class ReportContext:
             )
             for x in q.facts
         ]
-        return facts, (found.unmatched if found else [])
+        return facts, (found.unmatched if found else []), calls
 
 
 def _report_id(q: ReportQuestion, ctx: ReportContext) -> str:
@@ -252,6 +279,7 @@ def _record(
     checks: list[NumberCheck],
     unmatched: list[str],
     seconds: float,
+    fact_calls: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     return {
         "id": q.id,
@@ -273,6 +301,7 @@ def _record(
         "k2": [asdict(k) for k in gen.k2],
         "knowledge_trimmed": gen.knowledge_trimmed,
         "retrieval_calls": gen.retrieval_calls,
+        "fact_retrieval_calls": fact_calls or [],
         "answer_raw": gen.answer,
         "answer": marked,
         "cited_facts": gen.cited_facts,
@@ -425,7 +454,7 @@ def _done(path: Path, ctx: ReportContext) -> bool:
 
 def _one(q: ReportQuestion, ctx: ReportContext, out: Path) -> dict[str, Any]:
     t0 = time.perf_counter()
-    facts, unmatched = ctx.facts(q)
+    facts, unmatched, fact_calls = ctx.facts_with_calls(q)
     as_of = q.as_of.isoformat() if q.as_of else None
     gen = (
         ctx.generator.run(q.question, facts, as_of)
@@ -434,7 +463,7 @@ def _one(q: ReportQuestion, ctx: ReportContext, out: Path) -> dict[str, Any]:
     )
     short = {f"F{i}": f.id for i, f in enumerate(gen.selected, 1)}
     marked, checks = check_numbers(gen.answer, q.question, gen.selected, short)
-    rec = _record(q, ctx, gen, marked, checks, unmatched, time.perf_counter() - t0)
+    rec = _record(q, ctx, gen, marked, checks, unmatched, time.perf_counter() - t0, fact_calls)
     _write_graph(ctx.graph, ctx.settings, rec, gen)
     stem = report_stem(q, ctx)
     rec["chart"] = _chart(ctx.graph, gen, q.as_of, out / f"{stem}.indicators.png")

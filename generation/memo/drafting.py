@@ -20,14 +20,15 @@ Verifier RAG and Structured+Verifier pass these drafts through :mod:`generation.
 
 from __future__ import annotations
 
+import bisect
 import re
-import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from generation.memo.claims import MEMO_FACTS, RATIOS, Claim, RiskThresholds, gold_ratios, risk_label
+from retrieval.contract import AsOf, as_of_cutoff
 from retrieval.facts import concepts as cc
 from retrieval.facts.fact_map import FactMap
 from retrieval.text.tfidf import Hit
@@ -55,23 +56,62 @@ class Prior:
     """Typical figures by industry: the median of each concept's headline value over filings of
     the same SIC major group (``sic // 100``), or over all filings when the group has fewer than
     ``min_group`` filings. The No-RAG generator's only knowledge.
+
+    Point in time: a memo asks for the prior as of its filing's acceptance (:meth:`value`'s ``as_of``);
+    only filings public by then count (:attr:`retrieval.facts.fact_map.FactMap.available_at`; undated
+    filings never), so a later filing, of the same company or another, never shapes an earlier memo.
+    Each (group, concept) keeps its values in availability order with the running median after each one,
+    so a lookup is one binary search.
     """
 
     def __init__(self, maps: Iterable[FactMap], min_group: int = 3):
-        by_group: dict[tuple[int | None, str], list[float]] = defaultdict(list)
-        overall: dict[str, list[float]] = defaultdict(list)
+        by_group: dict[tuple[int | None, str], list[tuple[str, float]]] = defaultdict(list)
+        overall: dict[str, list[tuple[str, float]]] = defaultdict(list)
         for fm in maps:
+            when = fm.available_at
+            if when is None:
+                continue
             group = _group(fm.filing.get("sic"))
             for name, f in fm.facts.items():
-                by_group[(group, name)].append(f.value)
-                overall[name].append(f.value)
+                by_group[(group, name)].append((when, f.value))
+                overall[name].append((when, f.value))
         self.min_group = min_group
-        self.group = {k: statistics.median(v) for k, v in by_group.items() if len(v) >= min_group}
-        self.overall = {k: statistics.median(v) for k, v in overall.items()}
+        self._group = {k: _running_medians(v) for k, v in by_group.items()}
+        self._overall = {k: _running_medians(v) for k, v in overall.items()}
 
-    def value(self, concept: str, sic: int | None) -> float:
-        """The typical value (USD) of ``concept`` for an issuer of industry ``sic`` (0.0 if unseen)."""
-        return self.group.get((_group(sic), concept), self.overall.get(concept, 0.0))
+    def value(self, concept: str, sic: int | None, *, as_of: AsOf | None) -> float:
+        """The typical value (USD) of ``concept`` for an issuer of industry ``sic`` over the filings public
+        at ``as_of`` (0.0 if none).
+
+        Raises:
+            AsOfRequired: ``as_of`` is None.
+        """
+        cutoff = as_of_cutoff(as_of)
+        group = _median_at(self._group.get((_group(sic), concept)), cutoff, self.min_group)
+        if group is not None:
+            return group
+        overall = _median_at(self._overall.get(concept), cutoff, 1)
+        return 0.0 if overall is None else overall
+
+
+def _running_medians(items: list[tuple[str, float]]) -> tuple[list[str], list[float]]:
+    """Times in order and, after each, the median of the values up to it (``statistics.median``'s)."""
+    items.sort(key=lambda t: t[0])
+    seen: list[float] = []
+    medians: list[float] = []
+    for _, v in items:
+        bisect.insort(seen, v)
+        m = len(seen)
+        medians.append(seen[m // 2] if m % 2 else (seen[m // 2 - 1] + seen[m // 2]) / 2)  # statistics.median
+    return [t for t, _ in items], medians
+
+
+def _median_at(series: tuple[list[str], list[float]] | None, cutoff: str, least: int) -> float | None:
+    """The median over the values available at ``cutoff`` when there are at least ``least`` of them."""
+    if series is None:
+        return None
+    n = bisect.bisect_right(series[0], cutoff)
+    return series[1][n - 1] if n >= max(least, 1) else None
 
 
 def _group(sic: Any) -> int | None:
@@ -217,29 +257,41 @@ def parse_evidence(text: str) -> dict[str, Any] | None:
 
 
 def draft_from_evidence(
-    filing: dict[str, Any], hits: Sequence[Hit], prior: Prior, thresholds: RiskThresholds
+    filing: dict[str, Any], hits: Sequence[Hit], prior: Prior, thresholds: RiskThresholds, *, as_of: AsOf | None
 ) -> list[Claim]:
     """Text RAG system: for each memo concept, the highest-ranked retrieved sentence whose tag is
-    one of the concept's synonyms (any period, any filing); the prior when none (uncited)."""
+    one of the concept's synonyms (any period, any filing public at ``as_of``); the prior as of
+    ``as_of`` when none (uncited).
+
+    Raises:
+        AsOfRequired: ``as_of`` is None (a memo's is its filing's acceptance time).
+    """
     choices: dict[str, Choice | None] = {}
     parsed = [(h, parse_evidence(h.text)) for h in hits]
     for name in MEMO_FACTS:
         synonyms = cc.BY_NAME[name].synonyms
         found = next(((h, p) for h, p in parsed if p and p["tag"] in synonyms and p["uom"] == "USD"), None)
         if found is None:
-            choices[name] = _prior_choice(filing, name, prior)
+            choices[name] = _prior_choice(filing, name, prior, as_of)
         else:
             h, p = found
             choices[name] = Choice(p["value"], p["qtrs"], p["ddate"], (h.fact_key,), (p["citation"],))
     return _claims(filing, choices, _ratios_from_choices(choices), thresholds)
 
 
-def _prior_choice(filing: dict[str, Any], name: str, prior: Prior) -> Choice:
+def _prior_choice(filing: dict[str, Any], name: str, prior: Prior, as_of: AsOf | None) -> Choice:
     qtrs = _own_qtrs(filing) if cc.BY_NAME[name].duration else 0
-    return Choice(prior.value(name, filing.get("sic")), qtrs, str(filing.get("period")))
+    return Choice(prior.value(name, filing.get("sic"), as_of=as_of), qtrs, str(filing.get("period")))
 
 
-def draft_prior_only(filing: dict[str, Any], prior: Prior, thresholds: RiskThresholds) -> list[Claim]:
-    """No-RAG system: the industry's typical figures for the filing's period, no citations."""
-    choices: dict[str, Choice | None] = {name: _prior_choice(filing, name, prior) for name in MEMO_FACTS}
+def draft_prior_only(
+    filing: dict[str, Any], prior: Prior, thresholds: RiskThresholds, *, as_of: AsOf | None
+) -> list[Claim]:
+    """No-RAG system: the industry's typical figures (over the filings public at ``as_of``) for the
+    filing's period, no citations.
+
+    Raises:
+        AsOfRequired: ``as_of`` is None.
+    """
+    choices: dict[str, Choice | None] = {name: _prior_choice(filing, name, prior, as_of) for name in MEMO_FACTS}
     return _claims(filing, choices, _ratios_from_choices(choices), thresholds)

@@ -166,6 +166,7 @@ def generate_llm_memo(
         verification,
         [],
         latency_ms,
+        fm.available_at,
         raw_body=raw,
         backend=client.name,
         llm_seconds=res.seconds,

@@ -25,6 +25,7 @@ from generation.memo import render
 from generation.memo.claims import Claim, RiskThresholds
 from generation.memo.drafting import Prior, draft_from_evidence, draft_prior_only, draft_structured
 from generation.verify.claims import Verification, verify_body
+from retrieval.contract import AsOfRequired
 from retrieval.facts.fact_map import FactMap
 from retrieval.text.tfidf import EvidenceIndex, Hit, memo_query
 
@@ -62,6 +63,7 @@ class MemoResult:
     verification: Verification
     hits: list[Hit] = field(default_factory=list)
     latency_ms: float = 0.0
+    as_of: str | None = None
 
     @property
     def memo_id(self) -> str:
@@ -83,17 +85,19 @@ def generate_memo(system: str, fm: FactMap, ctx: MemoContext) -> MemoResult:
         raise ValueError(f"unknown system {system!r}; choose from {', '.join(SYSTEMS)}")
     start = time.perf_counter()
     hits: list[Hit] = []
+    as_of = memo_as_of(fm)
     if system == "structured":
         claims = draft_structured(fm, ctx.thresholds)
     elif system == "no-rag":
         if ctx.prior is None:
             raise ValueError("no-rag needs the industry prior (MemoContext.prior)")
-        claims = draft_prior_only(fm.filing, ctx.prior, ctx.thresholds)
+        claims = draft_prior_only(fm.filing, ctx.prior, ctx.thresholds, as_of=_required(as_of, fm, system))
     else:
         if ctx.index is None or ctx.prior is None:
             raise ValueError(f"{system} needs the evidence index and the prior (MemoContext)")
-        hits = ctx.index.search(memo_query(fm.filing), ctx.k)
-        claims = draft_from_evidence(fm.filing, hits, ctx.prior, ctx.thresholds)
+        when = _required(as_of, fm, system)
+        hits = ctx.index.hits(memo_query(fm.filing), ctx.k, as_of=when)
+        claims = draft_from_evidence(fm.filing, hits, ctx.prior, ctx.thresholds, as_of=when)
     body = render.body(claims)
     verified = system in VERIFIED
     verification: Verification | None = None
@@ -105,5 +109,21 @@ def generate_memo(system: str, fm: FactMap, ctx: MemoContext) -> MemoResult:
         verification = verify_body(body, claims, fm, ctx.thresholds, repair=False)
     markdown = render.render_memo(fm.filing, SYSTEM_NAMES[system], verification.claims, verification.body)
     return MemoResult(
-        system, fm.filing, verification.claims, verification.body, markdown, verification, hits, latency_ms
+        system, fm.filing, verification.claims, verification.body, markdown, verification, hits, latency_ms, as_of
     )
+
+
+def memo_as_of(fm: FactMap) -> str | None:
+    """A memo's as-of time: its filing's acceptance (:attr:`FactMap.available_at`; None when undated).
+    Whatever a memo retrieves beyond its own filing (evidence sentences, the industry prior) must have
+    been public by then, so a later filing, of the same company or another, never reaches it."""
+    return fm.available_at
+
+
+def _required(as_of: str | None, fm: FactMap, system: str) -> str:
+    if as_of is None:
+        raise AsOfRequired(
+            f"{system} memo for {fm.adsh}: the filing has no acceptance or filing time in the graph (an XBRL "
+            "instance carries neither), so nothing can be retrieved for it as of its filing; use the structured system"
+        )
+    return as_of

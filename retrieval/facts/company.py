@@ -3,8 +3,10 @@
 The facts F of seed 004 (../shared/seeds/004_7a67e4eaf6285e0b.txt, section 2) come from indicator
 databases; finkg adds the SEC XBRL facts of the companies a question names (issue 5), resolved exactly as
 the risk memos resolve them (:mod:`retrieval.facts.fact_map`: the filing's own period, canonical concepts,
-whole entity, USD). A company is named by CIK or by part of its name; the filing used is the latest whose
-filing date is on or before the question's as-of date (the latest filing when there is none).
+whole entity, USD). A company is named by CIK or by part of its name; the filing used is the latest (by
+period) that was public at the question's as-of time: its EDGAR acceptance, else the end of its filing date
+(:func:`retrieval.facts.fact_map.filing_available_at`); an undated filing (an XBRL instance) never counts.
+So a fact of a filing made after ``as_of``, of the same company or any other, never reaches the question.
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kg import Graph, cypher
+from retrieval.contract import AsOf, as_of_cutoff, available
 from retrieval.facts import concepts as cc
 from retrieval.facts.concepts import iso_date
-from retrieval.facts.fact_map import read_fact_maps
+from retrieval.facts.fact_map import filing_available_at, read_fact_maps
 from retrieval.facts.indicators import FinancialFact
 
 
@@ -26,36 +29,49 @@ class CompanyFacts:
     facts: list[FinancialFact] = field(default_factory=list)
     filings: list[str] = field(default_factory=list)
     unmatched: list[str] = field(default_factory=list)
+    available_at: dict[str, str] = field(default_factory=dict)
+    """Fact id -> when its filing became public (ISO UTC)."""
 
 
 def _usd(value: float) -> str:
     return f"USD {value:,.0f}"
 
 
-def company_facts(graph: Graph, companies: Sequence[str], as_of: str | None = None) -> CompanyFacts:
-    """Financial facts (one per canonical concept) of the latest filing of each named company.
+def company_facts(graph: Graph, companies: Sequence[str], as_of: AsOf | None) -> CompanyFacts:
+    """Financial facts (one per canonical concept) of the latest filing of each named company public at ``as_of``.
 
     Args:
         companies: CIKs (digits) or parts of company names (case-insensitive), e.g. ``"FACTSET"``.
-        as_of: ISO date; only filings filed on or before it count (None: the latest filing).
+        as_of: the question's date (its end counts) or time; filings public later are left out before
+            the latest is chosen.
 
     Returns:
         :class:`CompanyFacts`; each fact's id is the XBRL fact key (``adsh:cik:tag:ddate:uom``) and it
         cites the ``(:Fact {key})`` node; derived facts (e.g. total liabilities from components) cite
         their components.
+
+    Raises:
+        AsOfRequired: ``as_of`` is None.
     """
     out = CompanyFacts()
-    cutoff = as_of.replace("-", "") if as_of else None
+    cutoff = as_of_cutoff(as_of)
     adshs: list[str] = []
+    when: dict[str, str] = {}
     for name in companies:
         cik = int(name) if name.strip().isdigit() else None
         rows = graph.read(cypher.COMPANY_FILINGS, {"cik": cik, "name": name.strip() if cik is None else None})
-        rows = [r for r in rows if cutoff is None or str(r["filed"] or "") <= cutoff]
-        if not rows:
+        public = []
+        for r in rows:
+            at = filing_available_at(r["accepted"], r["filed"])
+            if available(at, cutoff, "drop"):
+                assert at is not None  # undated filings are dropped
+                public.append(r)
+                when[r["adsh"]] = at
+        if not public:
             out.unmatched.append(name)
             continue
-        if rows[0]["adsh"] not in adshs:
-            adshs.append(rows[0]["adsh"])
+        if public[0]["adsh"] not in adshs:
+            adshs.append(public[0]["adsh"])
     for fm in read_fact_maps(graph, adshs):
         out.filings.append(fm.adsh)
         company, form, period = fm.filing.get("name", ""), fm.filing.get("form", ""), iso_date(fm.filing.get("period"))
@@ -81,4 +97,5 @@ def company_facts(graph: Graph, companies: Sequence[str], as_of: str | None = No
                     cites=tuple(("Fact", "key", k) for k in f.cited_keys),
                 )
             )
+            out.available_at[f.key] = when[fm.adsh]
     return out

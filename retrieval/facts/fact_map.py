@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from itertools import islice
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from kg import Graph, cypher
 from retrieval.facts import concepts as cc
@@ -82,6 +84,11 @@ class FactMap:
     def adsh(self) -> str:
         return self.filing["adsh"]
 
+    @property
+    def available_at(self) -> str | None:
+        """When the filing became public (:func:`filing_available_at`), ISO UTC; None when undated."""
+        return filing_available_at(self.filing.get("accepted"), self.filing.get("filed"))
+
     def missing(self, names: Iterable[str] = cc.REQUIRED) -> list[str]:
         """Required concepts with neither a fact nor a not-applicable reason."""
         return [n for n in names if n not in self.facts and n not in self.not_applicable]
@@ -95,6 +102,35 @@ class FactMap:
         if not cc.BY_NAME[concept].duration:
             return self.facts.get(concept)
         return self.spans.get(concept, {}).get(qtrs)
+
+
+EDGAR_TIME_ZONE = "America/New_York"
+"""EDGAR's clock: the SEC Financial Statement Data Sets' ``accepted`` is EDGAR acceptance time, US Eastern."""
+
+
+def filing_available_at(accepted: Any, filed: Any) -> str | None:
+    """When a filing (and every fact it reports) became public, as ``YYYY-MM-DDTHH:MM:SSZ``.
+
+    Its EDGAR acceptance time (``Filing.accepted``, e.g. ``2009-09-04 21:13:00.0``, US Eastern; seed 000
+    section 3.3: "filings timestamped by acceptance time") when the graph has it; else the end of its
+    filing date (``Filing.filed``, ``YYYYMMDD``, 23:59:59 UTC: the companyfacts JSON has no acceptance
+    time); else None (an XBRL instance carries neither: undated, so never available to a point-in-time
+    retrieval built from the graph).
+    """
+    if accepted not in (None, ""):
+        text = str(accepted).strip()
+        try:
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            moment = None
+        if moment is not None:
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=ZoneInfo(EDGAR_TIME_ZONE))
+            return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    day = str(filed or "").replace("-", "").strip()
+    if len(day) == 8 and day.isdigit():
+        return f"{day[:4]}-{day[4:6]}-{day[6:]}T23:59:59Z"
+    return None
 
 
 def _resolved(concept: str, row: dict[str, Any]) -> ResolvedFact:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 from kg import Graph, cypher
+from retrieval.contract import AsOf, as_of_cutoff
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,7 @@ def _when(day: str, frequency: str) -> str:
 
 
 def indicator_facts(
-    graph: Graph, as_of: date, codes: Sequence[str] | None = None, max_age_days: int | None = None
+    graph: Graph, as_of: AsOf | None, codes: Sequence[str] | None = None, max_age_days: int | None = None
 ) -> list[FinancialFact]:
     """The financial facts F of a question asked on ``as_of``: each indicator's value and changes.
 
@@ -153,7 +154,7 @@ def indicator_facts(
 
     Args:
         graph: the connection.
-        as_of: the question's date (a UTC calendar day).
+        as_of: the question's date (a UTC calendar day: its end counts) or time (:mod:`retrieval.contract`).
         codes: Indicator codes (default: every indicator in the graph).
         max_age_days: leave out an indicator whose latest available observation is dated more than this
             many days before ``as_of`` (default: no limit; the sentences always state the date). The
@@ -164,18 +165,34 @@ def indicator_facts(
         Facts ordered by indicator code, then kind; ids ``akshare:<code>:<date of the latest
         observation>:<kind>``; ``cites`` the Observation ids used. Indicators with no observation
         available by ``as_of`` (or unknown codes) give none.
+
+    Raises:
+        AsOfRequired: ``as_of`` is None.
     """
+    return [f for f, _ in dated_indicator_facts(graph, as_of, codes, max_age_days)]
+
+
+def dated_indicator_facts(
+    graph: Graph, as_of: AsOf | None, codes: Sequence[str] | None = None, max_age_days: int | None = None
+) -> list[tuple[FinancialFact, str | None]]:
+    """:func:`indicator_facts`, each with its latest observation's publication time (``available_at``).
+
+    Raises:
+        AsOfRequired: ``as_of`` is None.
+    """
+    cutoff = as_of_cutoff(as_of)
+    day = date.fromisoformat(cutoff[:10])
     rows = graph.read(
         cypher.INDICATOR_FACT_ROWS,
         {
             "codes": list(codes) if codes is not None else None,
-            "cutoff": f"{as_of.isoformat()}T23:59:59Z",
+            "cutoff": cutoff,
             "months": list(LOOKBACK_MONTHS),
             "max_gap_days": MAX_GAP_DAYS,
-            "oldest": (as_of - timedelta(days=max_age_days)).isoformat() if max_age_days is not None else None,
+            "oldest": (day - timedelta(days=max_age_days)).isoformat() if max_age_days is not None else None,
         },
     )
-    facts: list[FinancialFact] = []
+    facts: list[tuple[FinancialFact, str | None]] = []
     for row in rows:
         ind, latest = row["indicator"], row["latest"]
         code, unit, freq = ind["code"], ind["unit"], ind["frequency"]
@@ -205,7 +222,8 @@ def indicator_facts(
                 cites=tuple(("Observation", "id", c) for c in cited),
             )
 
-        facts.append(fact("level", head + ".", numbers, unit, [latest["id"]]))
+        published = latest.get("available_at")
+        facts.append((fact("level", head + ".", numbers, unit, [latest["id"]]), published))
         earlier = [("change_prev", row["previous"])]
         by_months = {b["months"]: b for b in row["lookbacks"]}
         earlier += [(f"change_{m}m", by_months.get(m)) for m in LOOKBACK_MONTHS]
@@ -223,6 +241,9 @@ def indicator_facts(
                 span = _MONTH_WORDS[int(then["months"])]
                 text = f"{head}, {phrase} over {span} months, from {then_shown} {then_when}."
             facts.append(
-                fact(kind, text, numbers + change_numbers + then_numbers, change_unit, [latest["id"], then["id"]])
+                (
+                    fact(kind, text, numbers + change_numbers + then_numbers, change_unit, [latest["id"], then["id"]]),
+                    published,
+                )
             )
     return facts

@@ -63,11 +63,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from kg import BatchWriter, Graph, cypher
+from retrieval.contract import AsOf, Evidence, Retriever, as_of_cutoff, available
 from retrieval.text.point_in_time import utc_text
 
 HORIZONS: tuple[str, ...] = ("1D", "3D", "5D")
@@ -480,6 +481,22 @@ class SourceMemory:
         feedback first)."""
         return rank_evidence(candidates, self.cells(event_type), event_type, self.params, horizons, k)
 
+    def cells_as_of(
+        self, as_of: AsOf | None, event_type: str | None = None
+    ) -> dict[tuple[str, str, str], tuple[float, float]]:
+        """:meth:`cells` as they stood at ``as_of``: only the credit of feedback whose horizon matured by then
+        (:data:`kg.cypher.MEMORY_CELLS_AS_OF`), so a label realized after ``as_of`` never moves a ranking for it.
+
+        Raises:
+            AsOfRequired: ``as_of`` is None.
+        """
+        rows = self.graph.read(
+            cypher.MEMORY_CELLS_AS_OF, {"run": self.run, "event_type": event_type, "as_of": as_of_cutoff(as_of)}
+        )
+        return {
+            (r["family"], r["event_type"], r["horizon"]): (float(r["positive"]), float(r["negative"])) for r in rows
+        }
+
     def counts(self) -> dict[str, int]:
         """``{"recorded", "applied", "no_citation"}`` feedback events of this run."""
         (row,) = self.graph.read(cypher.MEMORY_FEEDBACK_COUNTS, {"run": self.run})
@@ -488,3 +505,85 @@ class SourceMemory:
     def reset(self) -> None:
         """Delete this run's cells and feedback (start the prequential protocol again at zero)."""
         self.graph.write(cypher.DELETE_MEMORY_RUN, {"run": self.run})
+
+
+# --------------------------------------------------------------------------- the reranker under the retrieval contract
+
+
+@dataclass(frozen=True)
+class _PoolItem:
+    """An inner retriever's item as :func:`rank_evidence` sees it (score: relevance min-max normalized in the pool)."""
+
+    id: str
+    source_family: str
+    score: float | None
+
+
+class MemoryReranker:
+    """The source memory as a reranker of another retriever (:class:`retrieval.contract.Retriever`).
+
+    ``search`` asks ``inner`` for a pool of ``pool_size`` items as of ``as_of`` (the inner retriever removes
+    later items before it scores), drops any item the inner one returned that was not available then (undated
+    included), min-max normalizes the inner scores within the pool (the static relevance r of equation 6) and
+    ranks by equation 6 averaged over ``horizons`` with the memory's cells as of ``as_of``
+    (:meth:`SourceMemory.cells_as_of`: feedback matured later does not count).
+
+    Args:
+        inner: the retriever whose items are reranked (e.g. :class:`retrieval.text.hybrid.HybridIndex`).
+        memory: the run's source memory. event_type: the anchor's event type (picks the cells).
+        horizons: averaged over. pool_size: K, the pool asked of ``inner`` (seed 000: 20).
+    """
+
+    def __init__(
+        self,
+        inner: Retriever,
+        memory: SourceMemory,
+        event_type: str,
+        horizons: Sequence[str] = HORIZONS,
+        pool_size: int = 20,
+    ) -> None:
+        if pool_size < 1:
+            raise ValueError(f"pool_size must be >= 1, got {pool_size}")
+        self.inner, self.memory, self.event_type = inner, memory, event_type
+        self.horizons, self.pool_size = tuple(horizons), pool_size
+
+    def search(
+        self, query: str, *, as_of: AsOf | None, k: int | None = None, filters: Mapping[str, Any] | None = None
+    ) -> list[Evidence]:
+        """The top ``k`` (default: the memory's ``top_k``) of the inner pool, reranked by the memory as of ``as_of``.
+
+        Raises:
+            AsOfRequired: ``as_of`` is None.
+        """
+        cutoff = as_of_cutoff(as_of)
+        pool = [
+            e
+            for e in self.inner.search(query, as_of=cutoff, k=self.pool_size, filters=filters)
+            if available(e.available_at, cutoff, "drop")
+        ]
+        if not pool:
+            return []
+        scores = [e.score for e in pool]
+        lo, hi = min(scores), max(scores)
+        relevance = [(x - lo) / (hi - lo) if hi > lo else 0.0 for x in scores]
+        by_id = {e.id: e for e in pool}
+        items = [_PoolItem(e.id, e.source_family or "", r) for e, r in zip(pool, relevance)]
+        cells = self.memory.cells_as_of(cutoff, self.event_type)
+        ranked = rank_evidence(items, cells, self.event_type, self.memory.params, self.horizons, k)
+        return [
+            replace(
+                by_id[r.id],
+                score=r.score,
+                metadata={
+                    **by_id[r.id].metadata,
+                    "reranker": "source-memory",
+                    "run": self.memory.run,
+                    "event_type": self.event_type,
+                    "relevance": r.relevance,
+                    "inner_score": by_id[r.id].score,
+                    "by_horizon": r.by_horizon,
+                    "rank": r.rank,
+                },
+            )
+            for r in ranked
+        ]

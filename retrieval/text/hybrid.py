@@ -44,7 +44,7 @@ How finkg does it (choices measured in bench/hybrid_latency.py, see its docstrin
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -53,6 +53,7 @@ import numpy as np
 
 from kg import BatchWriter, Graph, cypher
 from kg.errors import RetrievalError
+from retrieval.contract import AsOf, Evidence, as_of_cutoff
 from retrieval.embeddings import Embedder, stored_vectors
 from retrieval.text.documents import Passage
 from retrieval.text.point_in_time import utc_text
@@ -64,6 +65,8 @@ DEFAULT_ALPHA = 0.5
 VECTOR_INDEX = "chunk_embedding"
 Fusion = Literal["minmax", "rrf"]
 FUSIONS = ("minmax", "rrf")
+FILTERS = ("chunk_ids", "documents", "families", "tickers")
+"""The restrictions :meth:`HybridIndex.search` takes as ``filters`` (applied before scoring)."""
 
 
 class HybridError(RetrievalError):
@@ -197,7 +200,7 @@ class HybridIndex:
             sparse-only index (dense and hybrid scoring then raise).
         embedder: encodes queries (needed with ``vectors``).
         tickers: per passage, the tickers its document is about (restriction by ticker), or None.
-        corpus: the corpus name whose stored alpha :meth:`search` uses by default.
+        corpus: the corpus name whose stored alpha :meth:`hits` uses by default.
         alpha: the default dense weight (the corpus's swept alpha, else 0.5 as in seed 000 §3.3).
 
     Raises:
@@ -319,7 +322,7 @@ class HybridIndex:
 
     def pool(
         self,
-        as_of: datetime | None = None,
+        as_of: datetime | str | None = None,
         chunk_ids: Iterable[str] | None = None,
         documents: Iterable[str] | None = None,
         families: Iterable[str] | None = None,
@@ -333,7 +336,8 @@ class HybridIndex:
         """
         end = len(self.passages)
         if as_of is not None:
-            end = bisect.bisect_right(self._available, iso_as_of(as_of))  # unknown times sort last
+            cutoff = as_of if isinstance(as_of, str) else iso_as_of(as_of)
+            end = bisect.bisect_right(self._available, cutoff)  # unknown times sort last
         if chunk_ids is not None:
             rows = np.asarray(
                 sorted(r for c in set(chunk_ids) if (r := self._row.get(c)) is not None and r < end), dtype=np.int64
@@ -421,13 +425,13 @@ class HybridIndex:
         qvec = self.encode(query) if qvec is None else qvec
         return PoolScores(np.asarray(rows, dtype=np.int64), self.bm25(query, rows), self.dense(qvec, rows))
 
-    def search(
+    def hits(
         self,
         query: str,
         k: int = 10,
         alpha: float | None = None,
         fusion: Fusion = "minmax",
-        as_of: datetime | None = None,
+        as_of: datetime | str | None = None,
         chunk_ids: Iterable[str] | None = None,
         documents: Iterable[str] | None = None,
         families: Iterable[str] | None = None,
@@ -442,7 +446,9 @@ class HybridIndex:
             alpha: the dense weight (None: the index's default, the corpus's swept alpha or 0.5);
                 0 ranks by BM25 alone, 1 by cosine alone (ties by pool order).
             fusion: ``minmax`` (seed 002 eq. 1 on min-max normalized scores) or ``rrf``.
-            as_of: timezone-aware; chunks available later (or of unknown time) are never scored.
+            as_of: timezone-aware (or an ISO UTC cutoff string); chunks available later (or of unknown
+                time) are never scored; None: no time restriction (evaluation on undated corpora only:
+                the paths that serve an answer call :meth:`search`, which requires it).
             chunk_ids, documents, families, tickers: restrictions applied before scoring.
             qvec: the query's unit vector when already encoded.
 
@@ -472,6 +478,65 @@ class HybridIndex:
                 r + 1,
             )
             for r, j in enumerate(top)
+        ]
+
+    def search(
+        self,
+        query: str,
+        *,
+        as_of: AsOf | None,
+        k: int | None = None,
+        filters: Mapping[str, Any] | None = None,
+        alpha: float | None = None,
+        fusion: Fusion = "minmax",
+    ) -> list[Evidence]:
+        """The :class:`retrieval.contract.Retriever` contract: :meth:`hits` as of ``as_of`` as :class:`Evidence`
+        (kind ``chunk``; ``source_key`` the document; fused score, BM25, cosine and rank in ``metadata``).
+
+        Args:
+            as_of: a date (its end, UTC), an aware datetime or an ISO string; chunks available later, or
+                of unknown time, are removed before scoring. k: hits (default 10).
+            filters: restrictions applied before scoring: ``chunk_ids``, ``documents``, ``families``
+                (source families), ``tickers``.
+            alpha, fusion: as :meth:`hits`.
+
+        Raises:
+            AsOfRequired: ``as_of`` is None. HybridError: an unknown filter (or as :meth:`hits`).
+        """
+        cutoff = as_of_cutoff(as_of)
+        given = dict(filters or {})
+        unknown = sorted(set(given) - set(FILTERS))
+        if unknown:
+            raise HybridError(f"unknown hybrid filter(s) {unknown}; known: {', '.join(FILTERS)}")
+        found = self.hits(
+            query,
+            10 if k is None else k,
+            alpha,
+            fusion,
+            as_of=cutoff,
+            chunk_ids=given.get("chunk_ids"),
+            documents=given.get("documents"),
+            families=given.get("families"),
+            tickers=given.get("tickers"),
+        )
+        return [
+            Evidence(
+                id=h.passage.id,
+                text=h.passage.text,
+                score=h.score,
+                kind="chunk",
+                source_key=h.passage.document or h.passage.id,
+                available_at=h.passage.available_at,
+                source_family=h.passage.source_family or None,
+                metadata={
+                    "retriever": "hybrid",
+                    "fusion": fusion,
+                    "sparse": h.sparse,
+                    "dense": h.dense,
+                    "rank": h.rank,
+                },
+            )
+            for h in found
         ]
 
 
