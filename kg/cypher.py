@@ -262,6 +262,34 @@ INGEST_RUN_STATUS_COUNTS = "MATCH (r:IngestRun) RETURN r.status AS status, count
 HIDDEN_FILINGS = "MATCH (f:Filing) WHERE NOT EXISTS { (:Company)-[:FILED]->(f) }\nRETURN count(f) AS filings"
 """Filings written by a run that has not finished them (no ``FILED`` link yet): readers do not see them."""
 
+# --------------------------------------------------------------------------- the item ledger (kg/ledger.py)
+
+
+def ledger_state(label: str) -> str:
+    """The ledger fields of the ``label`` nodes whose ``id`` is in ``$ids``."""
+    return (
+        "UNWIND $ids AS id\n"
+        f"MATCH (n:{quote(label)} {{id: id}})\n"
+        "RETURN n.id AS id, n.status AS status, n.input_digest AS input_digest, n.error AS error,\n"
+        "       n.attempts AS attempts"
+    )
+
+
+def ledger_record(label: str) -> str:
+    """MERGE one ``label`` node per ``$rows`` item (``{id, status, input_digest, error, props}``) and set
+    its ledger fields, ``ledger_at = $at`` and one more attempt; returns ``updated`` (rows written)."""
+    return (
+        "UNWIND $rows AS row\n"
+        f"MERGE (n:{quote(label)} {{id: row.id}})\n"
+        "SET n += row.props, n.status = row.status, n.input_digest = row.input_digest, n.error = row.error,\n"
+        "    n.ledger_at = $at, n.attempts = coalesce(n.attempts, 0) + 1\n"
+        "RETURN count(n) AS updated"
+    )
+
+
+DELETE_CLAIMS_OF_MEMOS = "UNWIND $ids AS id\nMATCH (:Memo {id: id})-[:HAS_CLAIM]->(c:Claim)\nDETACH DELETE c"
+"""Remove the claims of memos about to be written again (a redo may make fewer claims, or cite other facts)."""
+
 # --------------------------------------------------------------------------- memo reads
 
 LIST_FILINGS = (
@@ -296,8 +324,6 @@ EVIDENCE_CHUNKS_PAGE = (
 )
 """One page of evidence sentences (keyset on ``c.id``), each with its filing's ``accepted`` and ``filed``
 (when the sentence became public: :func:`retrieval.facts.fact_map.filing_available_at`)."""
-
-MEMOS_DONE = "UNWIND $ids AS id\nMATCH (m:Memo {id: id}) WHERE m.status = 'done'\nRETURN m.id AS id"
 
 DELETE_FACTS_OF_FILINGS = (
     "UNWIND $adshs AS a\n"
