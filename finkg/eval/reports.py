@@ -73,8 +73,10 @@ def evaluate_reports(
         ctx = ReportContext(graph, settings, client, embedder, system, "two-stage", progress=progress)
         folder = out / system
         summary = run_batch(questions, ctx, folder, progress=progress)
-        if summary.failed:
-            raise RuntimeError(f"{system}: {len(summary.failed)} report(s) failed: {summary.failed[0]}")
+        # a failed answer stage leaves its record (an empty answer, scored as such); any other failure stops
+        hard = [f for f in summary.failed if ": ReportItemFailed: " not in f]
+        if hard:
+            raise RuntimeError(f"{system}: {len(hard)} report(s) failed: {hard[0]}")
         records = [json.loads((folder / (report_stem(q, ctx) + ".json")).read_text(encoding="utf-8")) for q in scored]
         tick = progress(f"score {system}", len(scored)) if progress else None
         scores = score_texts(
