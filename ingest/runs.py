@@ -28,11 +28,12 @@ import json
 import os
 import signal
 import socket
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
 from kg import BatchWriter, Graph, cypher
+from kg.progress import Tick
 
 KILL_AT_ENV = "FINKG_TEST_KILL_AT"
 STATUSES = ("running", "done", "failed", "interrupted")
@@ -168,7 +169,7 @@ def checkpoint(stage: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def checkpointed(stage: str, advance: Callable[[int], None] | None) -> Callable[[int], None] | None:
+def checkpointed(stage: str, advance: Tick | None) -> Tick | None:
     """``advance`` (a progress callback called after each committed batch) that also passes
     :func:`checkpoint` ``<stage>+1`` after the stage's first batch; ``advance`` itself when the hook is off."""
     if os.environ.get(KILL_AT_ENV) != f"{stage}+1":

@@ -14,7 +14,7 @@ those marked ``[unverified]``.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from finkg.eval.metrics.text import BertScoreModel, score_texts, summarize
 from finkg.eval.results import write_result
 from finkg.pipelines.reports import ReportContext, ReportQuestion, report_stem, run_batch
 from kg import Graph
+from kg.progress import StageProgress
 from retrieval.embeddings import Embedder
 
 SYSTEM_NAMES = {
@@ -45,7 +46,7 @@ def evaluate_reports(
     out: Path,
     bertscore: BertScoreModel | None = None,
     judge: Any = None,
-    progress: Callable[[str, int], Callable[..., None]] | None = None,
+    progress: StageProgress | None = None,
     results_dir: Path | None = None,
 ) -> list[dict[str, Any]]:
     """Generate (or reuse) every system's reports and score them against the references; the rows are also

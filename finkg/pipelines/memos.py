@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
@@ -41,6 +41,7 @@ from ingest.runs import now
 from kg import BatchWriter, Graph, cypher
 from kg.errors import GenerationError
 from kg.ledger import DONE, Ledger, digest
+from kg.progress import StageProgress
 from retrieval.facts.fact_map import FactMap, list_filings, read_fact_maps
 from retrieval.text.tfidf import EvidenceIndex, load_evidence
 
@@ -85,7 +86,7 @@ def build_context(
     graph: Graph,
     settings: Settings,
     systems: Sequence[str],
-    progress: Callable[[str, int], Callable[[int], None]] | None = None,
+    progress: StageProgress | None = None,
 ) -> MemoContext:
     """What the chosen systems need: the prior from every filing's fact map (No-RAG and the text
     systems), the TF-IDF index over every evidence sentence (text systems). Both are point in time: each
@@ -214,7 +215,7 @@ def run_memos(
     adshs: Sequence[str] | None = None,
     source: str | None = None,
     resume: bool = True,
-    progress: Callable[[str, int], Callable[[int], None]] | None = None,
+    progress: StageProgress | None = None,
 ) -> list[MemoRunSummary]:
     """Generate, verify and write memos (``finkg memo``); see the module docstring.
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime
@@ -49,6 +49,7 @@ from generation.verify.report_numbers import NumberCheck, check_numbers
 from kg import BatchWriter, Graph, cypher
 from kg.errors import GenerationError
 from kg.ledger import Ledger, digest
+from kg.progress import StageProgress
 from retrieval.contract import as_of_cutoff
 from retrieval.embeddings import Embedder
 from retrieval.facts.company import company_facts
@@ -189,7 +190,7 @@ class ReportContext:
         embedder: Embedder,
         system: str,
         mode: str = "two-stage",
-        progress: Callable[[str, int], Callable[..., None]] | None = None,
+        progress: StageProgress | None = None,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}: one of {', '.join(MODES)}")
@@ -528,7 +529,7 @@ def run_batch(
     out: Path,
     redo: bool = False,
     workers: int = 1,
-    progress: Callable[[str, int], Callable[..., None]] | None = None,
+    progress: StageProgress | None = None,
 ) -> BatchSummary:
     """Write a report per question into ``out`` (created), skipping those already done unless ``redo``.
 

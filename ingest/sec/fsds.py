@@ -38,6 +38,8 @@ from ingest import runs
 from ingest.sec.evidence import evidence_rows
 from kg import BatchWriter, WriteStats
 from kg.errors import IngestError
+from kg.progress import Advance, StageProgress
+from kg.progress import stage as open_stage
 from retrieval.facts.concepts import FORM_QUARTERS
 
 REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -289,9 +291,6 @@ def period_role(form: str, period: str | None, ddate: str, qtrs: int | None) -> 
     return "current" if own is None or qtrs == own else "current_ytd"
 
 
-StageProgress = Callable[[str, int], Callable[[int], None]]  # (stage, total) -> advance(rows)
-
-
 def write_fsds(writer: BatchWriter, data: FsdsData, progress: StageProgress | None = None) -> dict[str, WriteStats]:
     """Write one normalized archive: nodes, then ``(:Filing)-[:REPORTS]->(:Fact)-[:OF_CONCEPT]->(:Concept)``,
     one evidence ``(:Chunk)-[:EVIDENCE_FOR]->(:Fact)`` per fact (:mod:`ingest.sec.evidence`) and last
@@ -313,8 +312,8 @@ def write_fsds(writer: BatchWriter, data: FsdsData, progress: StageProgress | No
         Write statistics per stage (``companies``, ``filings``, ... ``of_concept``).
     """
 
-    def tick(stage: str, total: int) -> Callable[[int], None] | None:
-        return progress(stage, total) if progress else None
+    def tick(name: str, total: int) -> Advance:
+        return open_stage(progress, name, total)
 
     stats: dict[str, WriteStats] = {}
     chunks = evidence_rows(data.facts, data.filings, data.companies, data.concepts)
