@@ -65,6 +65,7 @@ __all__ = [
     "eval_retrieval",
     "eval_tatqa",
     "extract",
+    "fact_history",
     "graph_analyze",
     "graph_export",
     "indicator_facts",
@@ -498,6 +499,90 @@ def graph_export(
     scope = graph_pipeline.Scope.of(as_of, families, documents)
     with _opened(graph, settings) as (g, _):
         return graph_pipeline.export_graph(g, path, fmt, scope)
+
+
+@dataclass
+class FactHistoryResult:
+    """What :func:`fact_history` found: the company (``cik``, ``name``), the ``concept``, one row per period
+    (``periods``: end, months, uom, first reported and latest value with their filings, reports, restated
+    and, with ``as_of``, the value known then) and the ``derived`` series rows (empty unless asked: end, the
+    value (a fraction for ``yoy``), formula, the number of facts used and their keys)."""
+
+    cik: int
+    name: str
+    concept: str
+    periods: list[dict[str, Any]]
+    derived: list[dict[str, Any]]
+
+
+def fact_history(
+    company: str,
+    concept: str,
+    *,
+    as_of: str | date | None = None,
+    uom: str | None = "USD",
+    derived: str | None = None,
+    basis: str = "latest",
+    graph: Graph | None = None,
+    settings: Settings | None = None,
+) -> FactHistoryResult:
+    """A fact's history across filings (issue 19: as first reported vs restated, TTM).
+
+    Args:
+        company: a CIK, a ticker or part of the company's name (one company must match).
+        concept: a canonical concept (``Revenues``: its us-gaap synonyms) or a us-gaap tag.
+        as_of: also show, per period, the value known then (the latest report filed by that day).
+        uom: the unit (``USD``; None: any). derived: ``quarterly``, ``ttm`` or ``yoy`` (quarterly values from
+            year-to-date flows, trailing twelve months, year-over-year growth of the quarters).
+        basis: which report of a period a derived series uses: ``latest``, ``first`` or ``as-of`` (then
+            ``as_of`` is required).
+
+    Raises:
+        RetrievalError: no such company or several, no fact of the concept, a malformed as_of.
+        ConfigError: an unknown ``derived`` or ``basis``.
+    """
+    from retrieval.facts import history as h
+
+    if derived not in (None, "quarterly", "ttm", "yoy"):
+        raise ConfigError(f"unknown derived series {derived!r}: use quarterly, ttm or yoy")
+    if basis not in ("latest", "first", "as-of") or (basis == "as-of" and as_of is None):
+        raise ConfigError(f"basis {basis!r}: use latest, first, or as-of together with an as-of date")
+    with _opened(graph, settings) as (g, _):
+        cik, name = h.find_company(g, company)
+        periods = h.read_history(g, cik, concept, uom)
+    rows = []
+    for p in periods:
+        known = p.known_at(as_of) if as_of is not None else None
+        rows.append(
+            {
+                "period end": p.end,
+                "months": p.qtrs * 3,
+                "uom": p.uom,
+                "first reported": p.first.value,
+                "first filed": f"{p.first.filed} {p.first.form} {p.first.adsh}",
+                "latest": p.latest.value,
+                "latest filed": f"{p.latest.filed} {p.latest.form} {p.latest.adsh}",
+                "reports": len(p.reports),
+                "restated": len(p.restatements),
+            }
+            | ({f"known on {as_of}": known.value if known else None} if as_of is not None else {})
+        )
+    series: list[Any] = []
+    if derived:
+        chosen: str | date = as_of if basis == "as-of" and as_of is not None else basis
+        quarters = h.quarterly([p for p in periods if p.qtrs >= 1], chosen)
+        series = {"quarterly": quarters, "ttm": h.ttm(quarters), "yoy": h.yoy(quarters)}[derived]
+    out = [
+        {
+            "period end": d.end,
+            derived or "": d.value,
+            "formula": d.formula,
+            "facts": len(d.keys),
+            "fact keys": list(d.keys),
+        }
+        for d in series
+    ]
+    return FactHistoryResult(cik, name, concept, rows, out)
 
 
 def read_ids(path: Path) -> list[str]:

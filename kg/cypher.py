@@ -660,6 +660,25 @@ COMPANY_FILINGS = (
 case-insensitive part of the name, latest period first."""
 
 
+COMPANY_MATCHES = (
+    "MATCH (c:Company) WHERE c.cik = $cik OR toLower(c.name) CONTAINS toLower($name)\n"
+    "   OR toLower(coalesce(c.ticker, '')) = toLower($name)\n"
+    "RETURN c.cik AS cik, c.name AS name ORDER BY c.name LIMIT 10"
+)
+"""Companies named by CIK (``$cik``, an integer or null), ticker, or a case-insensitive part of the name."""
+
+FACT_HISTORY = (
+    "MATCH (c:Company {cik: $cik})-[:FILED]->(f:Filing)-[:REPORTS]->(x:Fact)\n"
+    "WHERE x.tag IN $tags AND ($uom IS NULL OR x.uom = $uom)\n"
+    "RETURN x.key AS key, x.tag AS tag, x.ddate AS ddate, x.qtrs AS qtrs, x.uom AS uom, x.value AS value,\n"
+    "       f.adsh AS adsh, f.form AS form, f.filed AS filed\n"
+    "ORDER BY ddate, qtrs, filed, adsh"
+)
+"""Every fact of company ``$cik`` reported under one of ``$tags`` (in ``$uom``; null: any), with the filing
+that reported it: a fact's history across filings (``finkg facts history``). Only filings linked by
+``FILED`` (complete ones) count."""
+
+
 # --------------------------------------------------------------------------- reports (seed 004 §3.3)
 
 DELETE_REPORT_LINKS = "MATCH (:Report {id: $id})-[c:CITES]->() DELETE c"
