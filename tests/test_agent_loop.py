@@ -5,19 +5,12 @@ and no answer ever carries a number the gate cannot trace)."""
 from __future__ import annotations
 
 import pytest
+from test_agent_tools import SALES
 from test_llm import smol_gguf
 
 from generation.agent.gate import check_answer
 from generation.agent.loop import answer_arithmetic, format_result, table_evidence
 from generation.llm import LlamaCppBackend, LLMClient
-
-SALES = [
-    ["", "", "Years Ended September 30,", ""],
-    ["", "2019", "2018", "2017"],
-    ["Fixed Price", "$  1,452.4", "$  1,146.2", "$  1,036.9"],
-    ["Other", "44.1", "56.7", "70.8"],
-    ["Total sales", "$1,496.5", "$1,202.9", "$1,107.7"],
-]
 
 
 def test_format_result_keeps_two_decimals():
