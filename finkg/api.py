@@ -127,6 +127,9 @@ class DbStatus:
     code_version: Any
     constraints: list[dict[str, Any]]
     indexes: list[dict[str, Any]]
+    run_counts: list[dict[str, Any]] = field(default_factory=list)
+    unfinished_runs: list[dict[str, Any]] = field(default_factory=list)
+    hidden_filings: int = 0
 
 
 def apply_schema(*, graph: Graph | None = None, settings: Settings | None = None) -> ApplyReport:
@@ -138,13 +141,23 @@ def apply_schema(*, graph: Graph | None = None, settings: Settings | None = None
 
 
 def schema_status(*, graph: Graph | None = None, settings: Settings | None = None) -> DbStatus:
-    """The schema version recorded in the graph and the constraints and indexes; ``finkg db status``."""
-    from kg import schema
+    """The schema version recorded in the graph, the constraints and indexes, the ingest runs per status,
+    the runs that did not finish (``running``, ``failed``, ``interrupted``: those left running by a
+    process that is gone are marked ``interrupted`` first) and the filings readers do not see yet;
+    ``finkg db status``."""
+    from ingest import runs
+    from kg import cypher, schema
 
     with _opened(graph, settings) as (g, _):
         version = schema.current_version(g)
         shown = schema.show_schema(g)
-    return DbStatus(version, schema.STEPS[-1].version, shown["constraints"], shown["indexes"])
+        runs.mark_interrupted(g)
+        counts = g.read(cypher.INGEST_RUN_STATUS_COUNTS)
+        unfinished = runs.list_runs(g, ("running", "failed", "interrupted"))
+        hidden = g.read(cypher.HIDDEN_FILINGS)[0]["filings"]
+    return DbStatus(
+        version, schema.STEPS[-1].version, shown["constraints"], shown["indexes"], counts, unfinished, hidden
+    )
 
 
 # --------------------------------------------------------------------------- ingest

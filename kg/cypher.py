@@ -230,6 +230,66 @@ def explain(query: str) -> str:
 SERVER_COMPONENTS = "CALL dbms.components() YIELD name, versions, edition RETURN name, versions, edition"
 
 
+# --------------------------------------------------------------------------- ingest runs (ingest/runs.py)
+
+RUNNING_INGEST_RUNS = (
+    "MATCH (r:IngestRun) WHERE r.status = 'running'\n"
+    "RETURN r.id AS id, r.pid AS pid, r.host AS host, r.proc_start AS proc_start, r.started_at AS started_at\n"
+    "ORDER BY r.id"
+)
+"""The runs recorded as ``running`` with the process that runs them (null pid: recorded before runs kept it)."""
+
+MARK_RUNS_INTERRUPTED = (
+    "UNWIND $rows AS row\n"
+    "MATCH (r:IngestRun {id: row.id})\n"
+    "WHERE r.status = 'running' AND coalesce(r.pid, -1) = coalesce(row.pid, -1)\n"
+    "SET r.status = 'interrupted', r.error = row.error, r.finished_at = $finished_at\n"
+    "RETURN count(r) AS updated"
+)
+"""Mark runs ``interrupted`` (``$rows``: ``{id, pid, error}``), only while still ``running`` by the same pid."""
+
+INGEST_RUNS = (
+    "MATCH (r:IngestRun) WHERE $statuses IS NULL OR r.status IN $statuses\n"
+    "RETURN r.id AS id, r.kind AS kind, r.source AS source, r.status AS status, r.host AS host, r.pid AS pid,\n"
+    "       r.started_at AS started_at, r.finished_at AS finished_at, r.error AS error\n"
+    "ORDER BY r.started_at DESC, r.id LIMIT $limit"
+)
+"""The latest ingest runs of ``$statuses`` (null: all), at most ``$limit``, newest first."""
+
+INGEST_RUN_STATUS_COUNTS = "MATCH (r:IngestRun) RETURN r.status AS status, count(r) AS runs ORDER BY status"
+"""How many ingest runs are in each status."""
+
+HIDDEN_FILINGS = "MATCH (f:Filing) WHERE NOT EXISTS { (:Company)-[:FILED]->(f) }\nRETURN count(f) AS filings"
+"""Filings written by a run that has not finished them (no ``FILED`` link yet): readers do not see them."""
+
+# --------------------------------------------------------------------------- the item ledger (kg/ledger.py)
+
+
+def ledger_state(label: str) -> str:
+    """The ledger fields of the ``label`` nodes whose ``id`` is in ``$ids``."""
+    return (
+        "UNWIND $ids AS id\n"
+        f"MATCH (n:{quote(label)} {{id: id}})\n"
+        "RETURN n.id AS id, n.status AS status, n.input_digest AS input_digest, n.error AS error,\n"
+        "       n.attempts AS attempts"
+    )
+
+
+def ledger_record(label: str) -> str:
+    """MERGE one ``label`` node per ``$rows`` item (``{id, status, input_digest, error, props}``) and set
+    its ledger fields, ``ledger_at = $at`` and one more attempt; returns ``updated`` (rows written)."""
+    return (
+        "UNWIND $rows AS row\n"
+        f"MERGE (n:{quote(label)} {{id: row.id}})\n"
+        "SET n += row.props, n.status = row.status, n.input_digest = row.input_digest, n.error = row.error,\n"
+        "    n.ledger_at = $at, n.attempts = coalesce(n.attempts, 0) + 1\n"
+        "RETURN count(n) AS updated"
+    )
+
+
+DELETE_CLAIMS_OF_MEMOS = "UNWIND $ids AS id\nMATCH (:Memo {id: id})-[:HAS_CLAIM]->(c:Claim)\nDETACH DELETE c"
+"""Remove the claims of memos about to be written again (a redo may make fewer claims, or cite other facts)."""
+
 # --------------------------------------------------------------------------- memo reads
 
 LIST_FILINGS = (
@@ -250,8 +310,12 @@ FILING_FACT_CANDIDATES = (
     "        | x {.key, .citation, .tag, .value, .ddate, .qtrs, .period_role, .decimals}] AS facts"
 )
 
+# Readers of filings start from (:Company)-[:FILED]->(:Filing), the link an ingest writes last for a filing
+# (ingest/runs.py): a filing whose ingest died half-way is not seen, nor are its evidence chunks.
+
 EVIDENCE_CHUNKS_PAGE = (
     "MATCH (c:Chunk) WHERE c.kind = 'evidence' AND c.id > $after\n"
+    "  AND EXISTS { (:Company)-[:FILED]->(:Filing {adsh: c.adsh}) }\n"
     "WITH c ORDER BY c.id LIMIT $limit\n"
     "OPTIONAL MATCH (f:Filing {adsh: c.adsh})\n"
     "RETURN c.id AS id, c.adsh AS adsh, c.fact_key AS fact_key, c.text AS text,\n"
@@ -260,8 +324,6 @@ EVIDENCE_CHUNKS_PAGE = (
 )
 """One page of evidence sentences (keyset on ``c.id``), each with its filing's ``accepted`` and ``filed``
 (when the sentence became public: :func:`retrieval.facts.fact_map.filing_available_at`)."""
-
-MEMOS_DONE = "UNWIND $ids AS id\nMATCH (m:Memo {id: id}) WHERE m.status = 'done'\nRETURN m.id AS id"
 
 DELETE_FACTS_OF_FILINGS = (
     "UNWIND $adshs AS a\n"
@@ -813,6 +875,7 @@ def memory_browser_query(run: str) -> str:
 HYBRID_CHUNKS_PAGE = (
     "MATCH (c:Chunk) WHERE c.id > $after\n"
     "  AND ($corpus IS NULL OR c.corpus = $corpus) AND ($kinds IS NULL OR c.kind IN $kinds)\n"
+    "  AND (coalesce(c.kind, '') <> 'evidence' OR EXISTS { (:Company)-[:FILED]->(:Filing {adsh: c.adsh}) })\n"
     "OPTIONAL MATCH (d:Document)-[:HAS_CHUNK]->(c)\n"
     "WITH c, d WHERE $families IS NULL OR coalesce(c.source_family, d.source_family) IN $families\n"
     "WITH c, d ORDER BY c.id LIMIT $limit\n"

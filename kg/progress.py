@@ -11,7 +11,12 @@ It lives in ``kg``, the lowest layer, so every room (ingest, retrieval, generati
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
+
+Tick = Callable[[int], None]
+"""An item-level progress callback: called with the number of items just finished. Every :class:`Advance` is
+a Tick; a function that only counts (an embedder, a batch writer) takes a Tick."""
 
 
 class Advance(Protocol):

@@ -16,9 +16,10 @@ from typing import Any
 
 from kg import cypher
 from kg.driver import Graph, WriteResult
+from kg.progress import Tick
 
 Row = Mapping[str, Any]
-Progress = Callable[[int], None]
+Progress = Tick  # an item-level callback (kg.progress)
 
 
 @dataclass

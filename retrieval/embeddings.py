@@ -21,16 +21,17 @@ from __future__ import annotations
 import hashlib
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from kg.errors import ModelError
+from kg.progress import Tick
 
 BACKENDS = ("auto", "sentence-transformers", "flag")
 
-Progress = Callable[[int], None]
+Progress = Tick  # an item-level callback (kg.progress)
 
 
 class EmbeddingModelError(ModelError):

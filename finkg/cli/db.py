@@ -24,8 +24,15 @@ def db_init() -> None:
 
 @app.command("status")
 def db_status(fmt: FormatOption = Format.table) -> None:
-    """Show the recorded schema version and every constraint and index."""
+    """Show the recorded schema version, every constraint and index, and the ingest runs: how many per
+    status and those not done (running, failed, interrupted: a run whose process died is marked
+    interrupted here), with the filings readers do not see because their run did not finish them."""
     st = api.schema_status()
     console.print(f"finkg schema version {st.version} (this code: {st.code_version})")
     render(st.constraints, fmt, console, title="constraints")
     render(st.indexes, fmt, console, title="indexes")
+    render(st.run_counts, fmt, console, title="ingest runs")
+    if st.unfinished_runs:
+        render(st.unfinished_runs, fmt, console, title="ingest runs not done (rerun the same ingest to complete one)")
+    if st.hidden_filings:
+        console.print(f"{st.hidden_filings} filing(s) not visible to readers: their ingest did not finish them")

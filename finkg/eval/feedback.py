@@ -93,6 +93,7 @@ from generation.feedback.market_model import (
 from generation.feedback.reader import EventAnchor, EvidenceItem, FrozenReader, ReaderAnswer
 from kg import BatchWriter, Graph, cypher
 from kg.errors import EvaluationError
+from kg.progress import StageProgress
 from retrieval.embeddings import Embedder
 from retrieval.memory.source_memory import (
     HORIZONS,
@@ -573,7 +574,7 @@ def run_evaluation(
     options: FeedbackOptions,
     reader: FrozenReader,
     embedder: Embedder,
-    progress: Callable[[str, int], Callable[..., None]] | None = None,
+    progress: StageProgress | None = None,
     market: MarketData | None = None,
 ) -> RunSummary:
     """The prequential loop of the module docstring; writes ``out/predictions/*.jsonl`` and ``out/manifest.json``.

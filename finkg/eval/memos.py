@@ -29,7 +29,7 @@ import json
 import re
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,7 @@ from generation.memo.systems import SYSTEM_NAMES, SYSTEMS, MemoContext, MemoResu
 from generation.verify.claims import fact_tolerance, gold_for_claims, verify_body
 from generation.verify.numbers import find_numbers
 from kg import Graph
+from kg.progress import StageProgress
 from retrieval.facts import concepts as cc
 from retrieval.facts.fact_map import FactMap, list_filings, read_fact_maps
 
@@ -336,7 +337,7 @@ def evaluate(
     systems: Sequence[str] = SYSTEMS,
     limit: int | None = None,
     source: str | None = None,
-    progress: Callable[[str, int], Callable[[int], None]] | None = None,
+    progress: StageProgress | None = None,
 ) -> EvalResult:
     """Run the systems over every complete filing in the graph (only those loaded from ``source``,
     e.g. ``2009q3.zip``; the first ``limit``) and score them. The prior and the evidence index

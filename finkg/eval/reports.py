@@ -14,7 +14,7 @@ those marked ``[unverified]``.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from finkg.eval.metrics.text import BertScoreModel, score_texts, summarize
 from finkg.eval.results import write_result
 from finkg.pipelines.reports import ReportContext, ReportQuestion, report_stem, run_batch
 from kg import Graph
+from kg.progress import StageProgress
 from retrieval.embeddings import Embedder
 
 SYSTEM_NAMES = {
@@ -45,7 +46,7 @@ def evaluate_reports(
     out: Path,
     bertscore: BertScoreModel | None = None,
     judge: Any = None,
-    progress: Callable[[str, int], Callable[..., None]] | None = None,
+    progress: StageProgress | None = None,
     results_dir: Path | None = None,
 ) -> list[dict[str, Any]]:
     """Generate (or reuse) every system's reports and score them against the references; the rows are also
@@ -73,8 +74,10 @@ def evaluate_reports(
         ctx = ReportContext(graph, settings, client, embedder, system, "two-stage", progress=progress)
         folder = out / system
         summary = run_batch(questions, ctx, folder, progress=progress)
-        if summary.failed:
-            raise RuntimeError(f"{system}: {len(summary.failed)} report(s) failed: {summary.failed[0]}")
+        # a failed answer stage leaves its record (an empty answer, scored as such); any other failure stops
+        hard = [f for f in summary.failed if ": ReportItemFailed: " not in f]
+        if hard:
+            raise RuntimeError(f"{system}: {len(hard)} report(s) failed: {hard[0]}")
         records = [json.loads((folder / (report_stem(q, ctx) + ".json")).read_text(encoding="utf-8")) for q in scored]
         tick = progress(f"score {system}", len(scored)) if progress else None
         scores = score_texts(

@@ -50,6 +50,7 @@ from ingest.datasets.tatqa import (
 )
 from kg import BatchWriter, Graph
 from kg.errors import EvaluationError
+from kg.progress import StageProgress
 from retrieval.embeddings import Embedder
 from retrieval.text.hybrid import HybridIndex, PoolScores, check_alpha, store_alpha, top_k
 from retrieval.text.rerank import JUDGE_SCHEMA, LLMJudgeReranker, Reranker, train_cross_encoder, training_pairs
@@ -57,7 +58,6 @@ from retrieval.text.rerank import JUDGE_SCHEMA, LLMJudgeReranker, Reranker, trai
 CORPUS = "tatqa-dev-eval"
 K = 10
 STEP = 0.025
-Stage = Callable[[str, int], Callable[[int], None] | None]
 
 
 class RetrievalEvalError(EvaluationError):
@@ -151,7 +151,7 @@ def tatqa_queries(
 
 
 def ingest_corpus(
-    graph: Graph, contexts: Sequence[TatqaContext], corpus: str, source: str, stage: Stage | None = None
+    graph: Graph, contexts: Sequence[TatqaContext], corpus: str, source: str, stage: StageProgress | None = None
 ) -> dict[str, int]:
     """Write the contexts as a retrieval corpus (:func:`ingest.datasets.tatqa.corpus_rows`) through
     :class:`kg.BatchWriter`; idempotent (deterministic ids). Returns created counts per part."""
@@ -182,7 +182,7 @@ def evaluate(
     step: float = STEP,
     store: bool = True,
     corpus: str = CORPUS,
-    stage: Stage | None = None,
+    stage: StageProgress | None = None,
 ) -> dict[str, Any]:
     """The TAT-QA retrieval evaluation end to end (see the module doc): ingest the evaluation half, embed
     its chunks (stored on the chunks), score every question's pool once, sweep alpha (stored on the corpus
@@ -409,7 +409,7 @@ def train_tatqa_reranker(
     learning_rate: float = 5e-5,
     device: str | None = None,
     threads: int | None = 2,
-    stage: Stage | None = None,
+    stage: StageProgress | None = None,
 ) -> dict[str, Any]:
     """Train finkg's offline cross-encoder on the **training half** of TAT-QA (split by context, ``seed``):
     pairs from :func:`retrieval.text.rerank.training_pairs` with BM25 hard negatives (top hits among the

@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,11 +36,11 @@ from generation.kgbuild import resolution
 from generation.kgbuild.clustering import agglomerative_clusters, knn, representatives
 from generation.kgbuild.resolution import Entity
 from kg import BatchWriter, Graph, GraphError, cypher
+from kg.progress import Advance, StageProgress, stage
 from retrieval.embeddings import Embedder, make_embedder, stored_vectors
 
 VECTOR_INDEX = "entity_embedding"
 PAGE = 5_000
-StageProgress = Callable[[str, int], Callable[[int], None]]
 
 
 class VectorIndexMismatch(GraphError):
@@ -97,8 +97,8 @@ class ClusterSummary:
         return [{"figure": k, "value": v} for k, v in figures]
 
 
-def _tick(progress: StageProgress | None, stage: str, total: int) -> Callable[[int], None]:
-    return progress(stage, total) if progress else (lambda n: None)
+def _tick(progress: StageProgress | None, name: str, total: int) -> Advance:
+    return stage(progress, name, total)
 
 
 def read_entities(

@@ -49,6 +49,7 @@ def ingest_akshare_files(
             is written; files before it stay loaded).
     """
     writer = BatchWriter(graph, batch_size=settings.writer.batch_size, workers=settings.writer.workers)
+    runs.mark_interrupted(graph)
     summary = []
     for path in map(Path, paths):
         t0 = time.perf_counter()
@@ -56,7 +57,7 @@ def ingest_akshare_files(
             data = read_csv(path, function)
         except AkshareFormatError as exc:
             digest = _digest(path)
-            runs.record_failure(
+            runs.fail(
                 writer,
                 runs.run_id(KIND, digest),
                 exc,
@@ -90,6 +91,7 @@ def ingest_akshare_live(
         AkshareFormatError: an unknown function, or a frame in another layout.
     """
     writer = BatchWriter(graph, batch_size=settings.writer.batch_size, workers=settings.writer.workers)
+    runs.mark_interrupted(graph)
     summary = []
     for name in functions:
         t0 = time.perf_counter()
@@ -120,19 +122,7 @@ def _skipped_text(data: IndicatorData) -> str:
 def _load(writer: BatchWriter, data: IndicatorData, progress: StageProgress | None, t0: float) -> dict[str, Any]:
     """Write one source's indicators, observations and links around its run record; its summary row."""
     rid = runs.run_id(KIND, data.sha256)
-    runs.record_run(
-        writer,
-        {
-            "id": rid,
-            "kind": KIND,
-            "function": data.function,
-            "source": data.path,
-            "sha256": data.sha256,
-            "started_at": runs.now(),
-            "status": "running",
-            "error": "",
-        },
-    )
+    runs.start(writer, rid, {"kind": KIND, "function": data.function, "source": data.path, "sha256": data.sha256})
 
     def stage(name: str, total: int):
         return progress(f"{data.source}: {name}", total) if progress else None
@@ -153,7 +143,7 @@ def _load(writer: BatchWriter, data: IndicatorData, progress: StageProgress | No
         )
         runs.link_run(writer, rid, "Indicator", "code", (i.code for i in data.indicators))
     except Exception as exc:
-        runs.record_failure(writer, rid, exc)
+        runs.fail(writer, rid, exc)
         raise
     counts = {
         "function": data.function,
@@ -168,7 +158,7 @@ def _load(writer: BatchWriter, data: IndicatorData, progress: StageProgress | No
         "has_observation_created": rel.created,
         "missing_endpoints": rel.missing_endpoints,
     }
-    runs.record_run(writer, {"id": rid, "status": "done", "finished_at": runs.now()}, counts)
+    runs.finish(writer, rid, counts)
     return {
         "file": data.source,
         "function": data.function,

@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,8 +38,7 @@ from generation.kgbuild.extraction import ChunkExtraction, SentenceMemo, Triple,
 from generation.kgbuild.names import entity_id
 from generation.kgbuild.resolution import write_entities, write_relations
 from kg import BatchWriter, Graph, batches, cypher
-
-StageProgress = Callable[[str, int], Callable[..., None]]  # advance(n, tokens=completion tokens spent)
+from kg.progress import StageProgress
 
 
 def extraction_suffix(schema_version: str, model_id: str, verify: bool) -> str:

@@ -12,17 +12,21 @@ filings (one Neo4j read of their fact maps, one set of batched writes):
 - ``OUT/<system>/<adsh>.md`` (the memo) and ``OUT/<system>/claims/<adsh>.jsonl`` (its claims);
   at the end ``OUT/<system>/claims.jsonl`` and ``claims.csv`` gather all claims of the run.
 
-Resumable: a memo is marked ``status: 'done'`` in the graph only after its files and claims are
-written; a rerun skips done memos whose file exists and redoes the rest (all writes are MERGEs on
-deterministic keys, so redoing changes nothing twice).
+Resumable through the item ledger (:mod:`kg.ledger`): a memo is recorded ``status: 'done'`` in the graph,
+with the digest of the facts it was made from (:func:`input_digest`: the filing and every candidate fact
+read), only after its files and claims are written; a memo that fails is recorded ``failed`` with its error.
+A rerun skips the memos done from the same facts whose file exists and redoes the rest: never done, failed,
+or made from facts that have changed since (a graph repaired by a re-ingest). Redoing replaces the memo's
+claims; every other write is a MERGE on a deterministic key.
 """
 
 from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +40,9 @@ from generation.memo.systems import SYSTEMS, MemoContext, MemoResult, generate_m
 from ingest.runs import now
 from kg import BatchWriter, Graph, cypher
 from kg.errors import GenerationError
-from retrieval.facts.fact_map import list_filings, read_fact_maps
+from kg.ledger import DONE, Ledger, digest
+from kg.progress import StageProgress
+from retrieval.facts.fact_map import FactMap, list_filings, read_fact_maps
 from retrieval.text.tfidf import EvidenceIndex, load_evidence
 
 
@@ -80,7 +86,7 @@ def build_context(
     graph: Graph,
     settings: Settings,
     systems: Sequence[str],
-    progress: Callable[[str, int], Callable[[int], None]] | None = None,
+    progress: StageProgress | None = None,
 ) -> MemoContext:
     """What the chosen systems need: the prior from every filing's fact map (No-RAG and the text
     systems), the TF-IDF index over every evidence sentence (text systems). Both are point in time: each
@@ -115,8 +121,17 @@ def claim_rows(memo: MemoResult) -> list[dict[str, Any]]:
     return rows
 
 
-def write_memos(writer: BatchWriter, memos: Sequence[MemoResult], out: Path) -> None:
-    """Files first, then the graph audit trail, then the memos' ``done`` flag (see module doc)."""
+def input_digest(fm: FactMap) -> str:
+    """The digest of what a memo of ``fm``'s filing is made from: the filing's fields and every candidate
+    fact read for it (:attr:`FactMap.raw`)."""
+    return digest({"filing": fm.filing, "facts": fm.raw})
+
+
+def write_memos(
+    writer: BatchWriter, memos: Sequence[MemoResult], out: Path, digests: dict[str, str] | None = None
+) -> None:
+    """Files first, then the graph audit trail (replacing the claims of a memo written before), then the
+    memos' ledger entries: ``done`` from the input digest ``digests[memo id]`` (see module doc)."""
     memo_rows, claim_nodes, has_claim, cites, about = [], [], [], [], []
     for m in memos:
         folder = out / m.system
@@ -150,11 +165,14 @@ def write_memos(writer: BatchWriter, memos: Sequence[MemoResult], out: Path) -> 
             has_claim.append({"start": m.memo_id, "end": cid, "n": r["n"]})
             cites.extend({"start": cid, "end": key} for key in (r["citations"] or "").split("|") if key)
     writer.merge_nodes("Memo", memo_rows, key="id")
+    writer.graph.write(cypher.DELETE_CLAIMS_OF_MEMOS, {"ids": [r["id"] for r in memo_rows]})
     writer.merge_nodes("Claim", claim_nodes, key="id")
     writer.merge_relationships("ABOUT", about, start=("Memo", "id"), end=("Filing", "adsh"))
     writer.merge_relationships("HAS_CLAIM", has_claim, start=("Memo", "id"), end=("Claim", "id"))
     writer.merge_relationships("CITES", cites, start=("Claim", "id"), end=("Fact", "key"))
-    writer.merge_nodes("Memo", [{"id": r["id"], "status": "done"} for r in memo_rows], key="id")
+    Ledger(writer.graph, "Memo", writer.batch_size).record(
+        {"id": r["id"], "status": DONE, "input_digest": (digests or {}).get(r["id"], "")} for r in memo_rows
+    )
 
 
 def gather_claims(out: Path, system: str) -> int:
@@ -197,14 +215,14 @@ def run_memos(
     adshs: Sequence[str] | None = None,
     source: str | None = None,
     resume: bool = True,
-    progress: Callable[[str, int], Callable[[int], None]] | None = None,
+    progress: StageProgress | None = None,
 ) -> list[MemoRunSummary]:
     """Generate, verify and write memos (``finkg memo``); see the module docstring.
 
     Args:
         adshs: accession numbers; None for every filing in the graph.
         source: only filings loaded from this file (e.g. ``2009q3.zip``).
-        resume: skip memos already done (graph status and file present).
+        resume: skip memos already done from the same facts (ledger entry and file present).
         progress: ``progress(stage, total)`` returns a callback advanced by filings done.
 
     Raises:
@@ -225,31 +243,45 @@ def run_memos(
             raise MemoError(f"accession(s) not in the graph: {', '.join(missing)} (ingest them first)")
     ctx = build_context(graph, settings, systems, progress)
     writer = BatchWriter(graph, batch_size=settings.writer.batch_size, workers=1)
+    ledger = Ledger(graph, "Memo", settings.writer.batch_size)
     summaries = []
     order = [f["adsh"] for f in filings]
     for system in systems:
-        todo = order
-        if resume:
-            done = {r["id"] for r in graph.read(cypher.MEMOS_DONE, {"ids": [f"{system}:{a}" for a in order]})}
-            todo = [a for a in order if not (f"{system}:{a}" in done and (out / system / f"{a}.md").exists())]
-        tick = progress(f"memos {system}", len(todo)) if progress else None
-        s = MemoRunSummary(system, len(order), 0, len(order) - len(todo), 0, 0, 0, 0, 0, {})
+        tick = progress(f"memos {system}", len(order)) if progress else None
+        s = MemoRunSummary(system, len(order), 0, 0, 0, 0, 0, 0, 0, {})
         batch: list[MemoResult] = []
-        for fm in read_fact_maps(graph, todo, settings.memo.batch_size):
-            if system == llm_render.SYSTEM:
-                assert client is not None, "made above when the llm system is asked for"
-                memo = llm_render.generate_llm_memo(fm, ctx, client, settings.llm.max_tokens, settings.llm.temperature)
-            else:
-                memo = generate_memo(system, fm, ctx)
-            batch.append(memo)
-            _tally(s, memo)
-            if len(batch) >= settings.memo.batch_size:
-                write_memos(writer, batch, out)
-                if tick:
-                    tick(len(batch))
-                batch = []
+        digests: dict[str, str] = {}
+        for fms in _batches(read_fact_maps(graph, order, settings.memo.batch_size), settings.memo.batch_size):
+            made = {f"{system}:{fm.adsh}": input_digest(fm) for fm in fms}
+            pending = set(ledger.pending(made, redo=not resume))
+            for fm in fms:
+                mid = f"{system}:{fm.adsh}"
+                if mid not in pending and (out / system / f"{fm.adsh}.md").exists():
+                    s.skipped_done += 1
+                    if tick:
+                        tick(1)
+                    continue
+                try:
+                    if system == llm_render.SYSTEM:
+                        assert client is not None, "made above when the llm system is asked for"
+                        memo = llm_render.generate_llm_memo(
+                            fm, ctx, client, settings.llm.max_tokens, settings.llm.temperature
+                        )
+                    else:
+                        memo = generate_memo(system, fm, ctx)
+                except Exception as exc:
+                    ledger.failed(mid, made[mid], exc, system=system, adsh=fm.adsh)
+                    raise
+                batch.append(memo)
+                digests[mid] = made[mid]
+                _tally(s, memo)
+                if len(batch) >= settings.memo.batch_size:
+                    write_memos(writer, batch, out, digests)
+                    if tick:
+                        tick(len(batch))
+                    batch = []
         if batch:
-            write_memos(writer, batch, out)
+            write_memos(writer, batch, out, digests)
             if tick:
                 tick(len(batch))
         s.claims = gather_claims(out, system) if (out / system / "claims").exists() else 0
@@ -264,3 +296,9 @@ def _tally(s: MemoRunSummary, memo: MemoResult) -> None:
     s.repaired += c["repaired"]
     s.unsupported += c["unsupported"]
     s.labels[memo.risk_label] = s.labels.get(memo.risk_label, 0) + 1
+
+
+def _batches(items: Iterable[FactMap], size: int) -> Iterator[list[FactMap]]:
+    it = iter(items)
+    while chunk := list(islice(it, max(1, size))):
+        yield chunk

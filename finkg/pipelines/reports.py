@@ -17,8 +17,13 @@ generation). Per question of a JSONL batch (:class:`ReportQuestion`):
    facts are about, three years up to the as-of date (only observations public by then), the cited
    observations marked.
 
-Resumable: an item whose JSON record exists for the same system and mode is skipped (``--redo`` redoes
-it; the LLM cache answers repeated calls). Bounded parallelism: ``workers`` items at a time (useful with
+Resumable through the item ledger (:mod:`kg.ledger`, on the ``(:Report)`` node): an item is skipped when it
+is recorded ``done`` from the same input digest (:func:`input_digest`: the question, system, mode, model and
+the facts F it was given) and its JSON record is there; an item never made, one that failed, and one whose
+facts changed are made (again). An item fails when anything raises or when its answer stage failed (the LLM's
+answer was malformed or cut off): it is recorded ``failed`` with the error (its JSON record says
+``status: "failed"``) and the batch goes on; the next run retries it. ``--redo`` redoes every item; the LLM
+cache answers repeated calls. Bounded parallelism: ``workers`` items at a time (useful with
 an HTTP backend; llama.cpp serializes its calls).
 """
 
@@ -27,7 +32,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime
@@ -43,6 +48,8 @@ from generation.report.two_stage import Generation, TwoStageGenerator
 from generation.verify.report_numbers import NumberCheck, check_numbers
 from kg import BatchWriter, Graph, cypher
 from kg.errors import GenerationError
+from kg.ledger import Ledger, digest
+from kg.progress import StageProgress
 from retrieval.contract import as_of_cutoff
 from retrieval.embeddings import Embedder
 from retrieval.facts.company import company_facts
@@ -85,6 +92,10 @@ class ReportQuestion(BaseModel):
         if any(not x.strip() for x in v):
             raise ValueError("empty company name")
         return v
+
+
+class ReportItemFailed(GenerationError):
+    """A question's report could not be made (its answer stage failed); the message says why."""
 
 
 class BatchFileError(GenerationError):
@@ -179,7 +190,7 @@ class ReportContext:
         embedder: Embedder,
         system: str,
         mode: str = "two-stage",
-        progress: Callable[[str, int], Callable[..., None]] | None = None,
+        progress: StageProgress | None = None,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}: one of {', '.join(MODES)}")
@@ -452,9 +463,36 @@ def _done(path: Path, ctx: ReportContext) -> bool:
     return rec.get("status") == "done" and rec.get("system") == ctx.system and rec.get("mode") == ctx.mode
 
 
-def _one(q: ReportQuestion, ctx: ReportContext, out: Path) -> dict[str, Any]:
+def input_digest(q: ReportQuestion, ctx: ReportContext, facts: Sequence[FinancialFact]) -> str:
+    """The digest of what a question's report is made from: the question, the retrieval system and mode, the
+    model, and the facts F (the knowledge retrieved later is not in it)."""
+    return digest(
+        {
+            "question": q.model_dump(mode="json"),
+            "system": ctx.system,
+            "mode": ctx.mode,
+            "model": ctx.client.model_id,
+            "facts": [asdict(f) for f in facts],
+        }
+    )
+
+
+def _failure(gen: Generation) -> str | None:
+    """Why a generation failed, or None: the answer stage's recorded error (a stage-1 error is not a failure:
+    stage 2 then runs without selected facts, as documented in :class:`TwoStageGenerator`)."""
+    call = gen.calls.get("answer")
+    return f"the answer stage failed: {call.error}" if call is not None and call.error else None
+
+
+def _one(
+    q: ReportQuestion,
+    ctx: ReportContext,
+    out: Path,
+    facts: list[FinancialFact],
+    unmatched: list[str],
+    fact_calls: list[dict[str, Any]],
+) -> dict[str, Any]:
     t0 = time.perf_counter()
-    facts, unmatched, fact_calls = ctx.facts_with_calls(q)
     as_of = q.as_of.isoformat() if q.as_of else None
     gen = (
         ctx.generator.run(q.question, facts, as_of)
@@ -464,13 +502,18 @@ def _one(q: ReportQuestion, ctx: ReportContext, out: Path) -> dict[str, Any]:
     short = {f"F{i}": f.id for i, f in enumerate(gen.selected, 1)}
     marked, checks = check_numbers(gen.answer, q.question, gen.selected, short)
     rec = _record(q, ctx, gen, marked, checks, unmatched, time.perf_counter() - t0, fact_calls)
+    failure = _failure(gen)
+    if failure:
+        rec["status"], rec["error"] = "failed", failure
     _write_graph(ctx.graph, ctx.settings, rec, gen)
     stem = report_stem(q, ctx)
     rec["chart"] = _chart(ctx.graph, gen, q.as_of, out / f"{stem}.indicators.png")
     (out / f"{stem}.md").write_text(_markdown(rec, gen), encoding="utf-8")
     tmp = out / f"{stem}.json.tmp"
     tmp.write_text(json.dumps(rec, ensure_ascii=False, indent=1), encoding="utf-8")
-    tmp.replace(out / f"{stem}.json")  # the record appears last and whole: it marks the item done
+    tmp.replace(out / f"{stem}.json")  # the record appears last and whole
+    if failure:
+        raise ReportItemFailed(failure)
     return rec
 
 
@@ -486,19 +529,19 @@ def run_batch(
     out: Path,
     redo: bool = False,
     workers: int = 1,
-    progress: Callable[[str, int], Callable[..., None]] | None = None,
+    progress: StageProgress | None = None,
 ) -> BatchSummary:
     """Write a report per question into ``out`` (created), skipping those already done unless ``redo``.
 
-    A question that fails (an LLM or graph error) is reported in ``failed`` with the reason and the batch
-    goes on; ``LLMUnavailable`` and ``BudgetExceeded`` stop the batch (what is written stays; a rerun resumes).
+    A question that fails (an LLM or graph error, or its answer stage failed) is recorded ``failed`` in the
+    ledger with its error, reported in ``failed`` with the reason, and the batch goes on; ``LLMUnavailable``
+    and ``BudgetExceeded`` are recorded too and stop the batch (what is written stays; a rerun resumes).
     """
     out.mkdir(parents=True, exist_ok=True)
     summary = BatchSummary(items=len(questions))
     t0 = time.perf_counter()
-    todo = [q for q in questions if redo or not _done(out / (report_stem(q, ctx) + ".json"), ctx)]
-    summary.skipped = len(questions) - len(todo)
-    advance = progress("reports (LLM)", len(todo)) if progress else (lambda _n, **_k: None)
+    ledger = Ledger(ctx.graph, "Report", ctx.settings.writer.batch_size)
+    advance = progress("reports (LLM)", len(questions)) if progress else (lambda _n, **_k: None)
 
     def account(rec: dict[str, Any]) -> None:
         summary.done += 1
@@ -514,18 +557,33 @@ def run_batch(
         summary.invalid_citations += len(rec["invalid_citations"])
         advance(1, tokens=sum(c["completion_tokens"] for c in calls if not c["cached"]))
 
-    def attempt(q: ReportQuestion) -> dict[str, Any] | None:
+    def attempt(q: ReportQuestion) -> dict[str, Any] | str:
+        """The item's record when made now, ``"skipped"`` when done already, else the failure's text."""
+        rid, made = _report_id(q, ctx), ""
         try:
-            return _one(q, ctx, out)
-        except (LLMUnavailable, BudgetExceeded):
+            facts, unmatched, fact_calls = ctx.facts_with_calls(q)
+            made = input_digest(q, ctx, facts)
+            if not redo and ledger.is_done(rid, made) and _done(out / (report_stem(q, ctx) + ".json"), ctx):
+                return "skipped"
+            rec = _one(q, ctx, out, facts, unmatched, fact_calls)
+        except (LLMUnavailable, BudgetExceeded) as exc:
+            ledger.failed(rid, made, exc)
             raise
         except Exception as exc:
-            summary.failed.append(f"{q.id}: {type(exc).__name__}: {exc}")
-            return None
+            ledger.failed(rid, made, exc)
+            return f"{q.id}: {type(exc).__name__}: {exc}"
+        ledger.done(rid, made)
+        return rec
 
     with ThreadPoolExecutor(max(1, workers)) as pool:
-        for rec in pool.map(attempt, todo):
-            if rec is not None:
-                account(rec)
+        for got in pool.map(attempt, questions):
+            if isinstance(got, dict):
+                account(got)
+            elif got == "skipped":
+                summary.skipped += 1
+                advance(1, tokens=0)
+            else:
+                summary.failed.append(got)
+                advance(1, tokens=0)
     summary.seconds = time.perf_counter() - t0
     return summary

@@ -26,8 +26,9 @@ def ingest_sec(
     """Load SEC FSDS ZIPs (``finkg ingest sec``), one ``(:IngestRun)`` per archive.
 
     A run is recorded as ``running`` before writing, ``done`` with its counts after, or
-    ``failed`` with the error (then the error is raised again). Re-running an archive rewrites
-    the same run node and creates nothing else.
+    ``failed`` with the error (then the error is raised again); a run left ``running`` by a
+    process that died is marked ``interrupted`` first (:mod:`ingest.runs`). Re-running an archive
+    rewrites the same run node and creates nothing else.
 
     Returns:
         One summary row per archive: filings, num.txt rows, kept, skipped per reason, facts
@@ -53,6 +54,7 @@ def _ingest_files(
     The ``other`` column counts the skip reasons without a column of their own (duplicates,
     non-numeric facts ...), so that rows = kept + not USD + co-reg. + dimensional + other."""
     writer = BatchWriter(graph, batch_size=settings.writer.batch_size, workers=settings.writer.workers)
+    runs.mark_interrupted(graph)
     summary = []
     for path in map(Path, paths):
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -60,37 +62,22 @@ def _ingest_files(
         try:
             data = read(path)
         except ValueError as exc:  # every reader's format error: recorded, nothing else written
-            runs.record_failure(
+            runs.fail(
                 writer,
                 rid,
                 exc,
                 {"kind": kind, "source": str(path.resolve()), "sha256": digest, "started_at": runs.now()},
             )
             raise
-        runs.record_run(
-            writer,
-            {
-                "id": rid,
-                "kind": kind,
-                "source": str(path.resolve()),
-                "sha256": data.sha256,
-                "started_at": runs.now(),
-                "status": "running",
-                "error": "",
-            },
-        )
+        runs.start(writer, rid, {"kind": kind, "source": str(path.resolve()), "sha256": data.sha256})
         try:
             stats = sec_fsds.write_fsds(writer, data, progress=_prefixed(progress, path.name))
             runs.link_run(writer, rid, "Filing", "adsh", (f["adsh"] for f in data.filings))
         except Exception as exc:
-            runs.record_failure(writer, rid, exc)
+            runs.fail(writer, rid, exc)
             raise
         c = data.counts
-        runs.record_run(
-            writer,
-            {"id": rid, "status": "done", "finished_at": runs.now()},
-            {**c, **{f"{k}_created": v.created for k, v in stats.items()}},
-        )
+        runs.finish(writer, rid, {**c, **{f"{k}_created": v.created for k, v in stats.items()}})
         named = c["skipped_not_usd"] + c["skipped_coregistrant"] + c["skipped_dimensional"]
         summary.append(
             {

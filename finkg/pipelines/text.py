@@ -118,31 +118,27 @@ def ingest_text(
         raise ConfigError(str(exc)) from None
     counter = load_token_counter(tokenizer_path(settings))
     writer = BatchWriter(graph, batch_size=settings.writer.batch_size, workers=settings.writer.workers)
+    runs.mark_interrupted(graph)
     summary, warnings = [], []
     for path in map(Path, paths):
         t0 = time.perf_counter()
         label, digest = _source_digest(path, options.kind)
         kind = f"text-{label}"
         rid = runs.run_id(kind, digest)
-        started = runs.now()
-        base = {"id": rid, "kind": kind, "source": str(path.resolve()), "sha256": digest, "started_at": started}
+        base = {"kind": kind, "source": str(path.resolve()), "sha256": digest}
         try:
             read = read_source(path, options.kind, options.ticker, accepted)
         except TextFormatError as exc:
-            runs.record_failure(writer, rid, exc, base)
+            runs.fail(writer, rid, exc, {**base, "started_at": runs.now()})
             raise
-        runs.record_run(writer, {**base, "status": "running", "error": ""})
+        runs.start(writer, rid, base)
         try:
             row = _write(writer, graph, settings, counter, path, read, rid, progress)
         except Exception as exc:
-            runs.record_failure(writer, rid, exc)
+            runs.fail(writer, rid, exc)
             raise
         examples = [str(b) for b in read.bad_lines[:BAD_LINE_EXAMPLES]]
-        runs.record_run(
-            writer,
-            {"id": rid, "status": "done", "finished_at": runs.now()},
-            {**row["counts"], "bad_line_examples": examples},
-        )
+        runs.finish(writer, rid, {**row["counts"], "bad_line_examples": examples})
         warnings.extend(str(b) for b in read.bad_lines)
         summary.append(
             {k: v for k, v in row.items() if k != "counts"} | {"s": round(time.perf_counter() - t0, 1), "run": rid}

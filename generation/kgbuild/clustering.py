@@ -41,12 +41,13 @@ the smaller indices first); labels are numbered by their smallest member index.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable
 
 import numpy as np
 from sklearn.cluster import AgglomerativeClustering
 
-Progress = Callable[[int], None]
+from kg.progress import Tick
+
+Progress = Tick  # an item-level callback (kg.progress)
 
 
 def _check_vectors(x: np.ndarray) -> np.ndarray:

@@ -60,6 +60,7 @@ from generation.kgbuild.names import (
     split_id,
 )
 from kg import BatchWriter, Graph, WriteStats, batches, cypher
+from kg.progress import Tick
 
 __all__ = [
     "ENTITY_TYPES",
@@ -79,7 +80,7 @@ __all__ = [
 RELATION_TYPES = cypher.ENTITY_RELATION_TYPES
 METHODS = ("exact", "identifier", "fuzzy", "embedding")
 MAX_REDIRECT_HOPS = 32
-Progress = Callable[[int], None]
+Progress = Tick  # an item-level callback (kg.progress)
 
 
 @dataclass

@@ -34,9 +34,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, overload
 
+from ingest import runs
 from ingest.sec.evidence import evidence_rows
 from kg import BatchWriter, WriteStats
 from kg.errors import IngestError
+from kg.progress import Advance, StageProgress
+from kg.progress import stage as open_stage
 from retrieval.facts.concepts import FORM_QUARTERS
 
 REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -288,13 +291,14 @@ def period_role(form: str, period: str | None, ddate: str, qtrs: int | None) -> 
     return "current" if own is None or qtrs == own else "current_ytd"
 
 
-StageProgress = Callable[[str, int], Callable[[int], None]]  # (stage, total) -> advance(rows)
-
-
 def write_fsds(writer: BatchWriter, data: FsdsData, progress: StageProgress | None = None) -> dict[str, WriteStats]:
-    """Write one normalized archive: nodes, then ``(:Company)-[:FILED]->(:Filing)-[:REPORTS]->
-    (:Fact)-[:OF_CONCEPT]->(:Concept)`` and one evidence ``(:Chunk)-[:EVIDENCE_FOR]->(:Fact)`` per
-    fact (:mod:`ingest.sec.evidence`), each stage batched (UNWIND + labelled MERGE on its key).
+    """Write one normalized archive: nodes, then ``(:Filing)-[:REPORTS]->(:Fact)-[:OF_CONCEPT]->(:Concept)``,
+    one evidence ``(:Chunk)-[:EVIDENCE_FOR]->(:Fact)`` per fact (:mod:`ingest.sec.evidence`) and last
+    ``(:Company)-[:FILED]->(:Filing)``, each stage batched (UNWIND + labelled MERGE on its key).
+
+    ``FILED`` comes last because readers find filings through it (:mod:`ingest.runs`): a filing becomes
+    visible, in one transaction, only once everything of it is written; a process killed before never
+    leaves a half filing in sight, and a rerun completes it.
 
     Idempotent: re-writing the same archive creates nothing. Relationship rows whose endpoint is
     missing are counted (``missing_endpoints``), never dropped silently.
@@ -308,8 +312,8 @@ def write_fsds(writer: BatchWriter, data: FsdsData, progress: StageProgress | No
         Write statistics per stage (``companies``, ``filings``, ... ``of_concept``).
     """
 
-    def tick(stage: str, total: int) -> Callable[[int], None] | None:
-        return progress(stage, total) if progress else None
+    def tick(name: str, total: int) -> Advance:
+        return open_stage(progress, name, total)
 
     stats: dict[str, WriteStats] = {}
     chunks = evidence_rows(data.facts, data.filings, data.companies, data.concepts)
@@ -321,15 +325,11 @@ def write_fsds(writer: BatchWriter, data: FsdsData, progress: StageProgress | No
         ("evidence", "Chunk", "id", chunks),
     )
     for stage, label, key, rows in nodes:
-        stats[stage] = writer.merge_nodes(label, rows, key=key, progress=tick(stage, len(rows)))
+        runs.checkpoint(stage)
+        stats[stage] = writer.merge_nodes(
+            label, rows, key=key, progress=runs.checkpointed(stage, tick(stage, len(rows)))
+        )
     rels = (
-        (
-            "filed",
-            "FILED",
-            ("Company", "cik"),
-            ("Filing", "adsh"),
-            [{"start": f["cik"], "end": f["adsh"]} for f in data.filings],
-        ),
         (
             "reports",
             "REPORTS",
@@ -351,7 +351,17 @@ def write_fsds(writer: BatchWriter, data: FsdsData, progress: StageProgress | No
             ("Fact", "key"),
             [{"start": c["id"], "end": c["fact_key"]} for c in chunks],
         ),
+        (
+            "filed",
+            "FILED",
+            ("Company", "cik"),
+            ("Filing", "adsh"),
+            [{"start": f["cik"], "end": f["adsh"]} for f in data.filings],
+        ),
     )
     for stage, rel_type, start, end, rows in rels:
-        stats[stage] = writer.merge_relationships(rel_type, rows, start=start, end=end, progress=tick(stage, len(rows)))
+        runs.checkpoint(stage)
+        stats[stage] = writer.merge_relationships(
+            rel_type, rows, start=start, end=end, progress=runs.checkpointed(stage, tick(stage, len(rows)))
+        )
     return stats

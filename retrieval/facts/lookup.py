@@ -57,36 +57,50 @@ def _check_filters(filters: Mapping[str, Any] | None, allowed: Sequence[str], wh
     return given
 
 
-class CompanyFactRetriever:
-    """XBRL facts of companies, as of a time.
+class _FactLookup:
+    """The shared ``search`` of the fact lookups: check ``as_of`` and the filters, then :meth:`_lookup`."""
+
+    name = "facts"
+    filter_names: tuple[str, ...] = ()
+
+    def search(
+        self, query: str, *, as_of: AsOf | None, k: int | None = None, filters: Mapping[str, Any] | None = None
+    ) -> list[Evidence]:
+        """The facts public at ``as_of`` (at most ``k``), each scoring 1.0, in the lookup's order.
+
+        Raises:
+            AsOfRequired: ``as_of`` is None. RetrievalError: an unknown filter.
+        """
+        cutoff = as_of_cutoff(as_of)
+        out = self._lookup(query, cutoff, _check_filters(filters, self.filter_names, self.name))
+        return out if k is None else out[:k]
+
+    def _lookup(self, query: str, cutoff: str, given: dict[str, Any]) -> list[Evidence]:
+        raise NotImplementedError
+
+
+class CompanyFactRetriever(_FactLookup):
+    """XBRL facts of companies, as of a time: the facts of each named company's latest filing public at
+    ``as_of``.
 
     ``search(query, as_of=...)``: ``query`` names one company (a CIK or part of its name) unless
     ``filters={"companies": [...]}`` names several.
     """
 
     name = "company-facts"
+    filter_names = ("companies",)
 
     def __init__(self, graph: Graph) -> None:
         self.graph = graph
 
-    def search(
-        self, query: str, *, as_of: AsOf | None, k: int | None = None, filters: Mapping[str, Any] | None = None
-    ) -> list[Evidence]:
-        """The facts of each named company's latest filing public at ``as_of`` (at most ``k``).
-
-        Raises:
-            AsOfRequired: ``as_of`` is None. RetrievalError: an unknown filter.
-        """
-        cutoff = as_of_cutoff(as_of)
-        given = _check_filters(filters, ("companies",), self.name)
+    def _lookup(self, query: str, cutoff: str, given: dict[str, Any]) -> list[Evidence]:
         companies = list(given.get("companies") or ([query] if query.strip() else []))
         found = company_facts(self.graph, companies, cutoff)
-        out = [fact_evidence(f, found.available_at.get(f.id), "sec", self.name) for f in found.facts]
-        return out if k is None else out[:k]
+        return [fact_evidence(f, found.available_at.get(f.id), "sec", self.name) for f in found.facts]
 
 
-class IndicatorFactRetriever:
-    """AKShare indicator facts, as of a time.
+class IndicatorFactRetriever(_FactLookup):
+    """AKShare indicator facts, as of a time: the indicator facts from observations published by ``as_of``.
 
     Args:
         codes: the Indicator codes (None: every indicator); ``filters={"codes": [...]}`` overrides them per call.
@@ -97,21 +111,12 @@ class IndicatorFactRetriever:
     """
 
     name = "indicator-facts"
+    filter_names = ("codes",)
 
     def __init__(self, graph: Graph, codes: Sequence[str] | None = None, max_age_days: int | None = None) -> None:
         self.graph, self.codes, self.max_age_days = graph, codes, max_age_days
 
-    def search(
-        self, query: str, *, as_of: AsOf | None, k: int | None = None, filters: Mapping[str, Any] | None = None
-    ) -> list[Evidence]:
-        """The indicator facts from observations published by ``as_of`` (at most ``k``).
-
-        Raises:
-            AsOfRequired: ``as_of`` is None. RetrievalError: an unknown filter.
-        """
-        cutoff = as_of_cutoff(as_of)
-        given = _check_filters(filters, ("codes",), self.name)
+    def _lookup(self, query: str, cutoff: str, given: dict[str, Any]) -> list[Evidence]:
         codes = given.get("codes", self.codes)
         found = dated_indicator_facts(self.graph, cutoff, codes, self.max_age_days)
-        out = [fact_evidence(f, at, "akshare", self.name) for f, at in found]
-        return out if k is None else out[:k]
+        return [fact_evidence(f, at, "akshare", self.name) for f, at in found]

@@ -53,6 +53,7 @@ import numpy as np
 
 from kg import BatchWriter, Graph, cypher
 from kg.errors import RetrievalError
+from kg.progress import Tick
 from retrieval.contract import AsOf, Evidence, as_of_cutoff
 from retrieval.embeddings import Embedder, stored_vectors
 from retrieval.text.documents import Passage
@@ -273,7 +274,7 @@ class HybridIndex:
         families: Sequence[str] | None = None,
         page: int = 20_000,
         batch_size: int = 500,
-        progress: Callable[[int], None] | None = None,
+        progress: Tick | None = None,
     ) -> HybridIndex:
         """The chunks of ``corpus`` (``Chunk.corpus``; None: any) of ``kinds`` (None: any) and source
         ``families`` (None: any), with their embeddings from ``embedder``: stored ones are read from
@@ -562,7 +563,7 @@ def chunk_vectors(
     stored: Sequence[Sequence[float] | None],
     embedder: Embedder,
     batch_size: int = 500,
-    progress: Callable[[int], None] | None = None,
+    progress: Tick | None = None,
 ) -> np.ndarray:
     """The chunks' unit embeddings ``(n, d)`` float32: ``stored[i]`` when it has the embedder's
     dimension (the caller read it for the embedder's identity), else encoded now and written to

@@ -70,6 +70,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from kg.errors import ModelError
+from kg.progress import Tick
 
 TOP_N = 20
 H = TypeVar("H")
@@ -322,7 +323,7 @@ def train_cross_encoder(
     seed: int = 0,
     threads: int | None = None,
     device: str | None = None,
-    progress: Callable[[int], None] | None = None,
+    progress: Tick | None = None,
 ) -> Path:
     """Fine-tune a cross-encoder (one logit, binary cross-entropy on the pairs' targets) from ``base_model``
     and save it as a sentence-transformers ``CrossEncoder`` directory ``out_dir``.

@@ -10,7 +10,7 @@ Tokens keep hyphens and digits, so an accession number or a CIK is one token.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +18,7 @@ import numpy as np
 
 from kg import Graph, cypher
 from kg.errors import RetrievalError
+from kg.progress import Tick
 from retrieval.contract import AsOf, Evidence, as_of_cutoff
 from retrieval.facts import concepts as cc
 from retrieval.facts.fact_map import filing_available_at
@@ -165,9 +166,7 @@ def memo_query(filing: dict[str, Any], concepts: Sequence[str] = cc.REQUIRED) ->
     return " ".join(w for w in words if w)
 
 
-def load_evidence(
-    graph: Graph, page: int = 50_000, progress: Callable[[int], None] | None = None
-) -> list[dict[str, Any]]:
+def load_evidence(graph: Graph, page: int = 50_000, progress: Tick | None = None) -> list[dict[str, Any]]:
     """Every evidence chunk in the graph (``id, adsh, fact_key, text, available_at``: its filing's
     :func:`retrieval.facts.fact_map.filing_available_at`), read in pages of ``page`` rows (keyset pagination)."""
     rows: list[dict[str, Any]] = []

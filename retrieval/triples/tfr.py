@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from kg import BatchWriter, Graph, cypher
+from kg.progress import Tick
 from retrieval.contract import AsOf, Undated, as_of_cutoff, available
 from retrieval.embeddings import Embedder, stored_vectors
 
@@ -158,7 +159,7 @@ class TripleIndex:
 
     @classmethod
     def from_graph(
-        cls, graph: Graph, embedder: Embedder, batch_size: int = 1000, progress: Callable[[int], None] | None = None
+        cls, graph: Graph, embedder: Embedder, batch_size: int = 1000, progress: Tick | None = None
     ) -> TripleIndex:
         """Load every extracted triple; encode (and store on its relationship) those without an
         embedding from ``embedder``; ``progress(n)`` is called as triples are encoded."""

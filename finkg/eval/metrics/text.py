@@ -31,13 +31,14 @@ import json
 import os
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from generation.llm import LLMAnswerError, LLMClient
 from kg.errors import ModelError
+from kg.progress import Tick
 
 # ------------------------------------------------------------------------------------------ ROUGE-L
 
@@ -338,7 +339,7 @@ def score_texts(
     bertscore: BertScoreModel | None = None,
     judge: LLMClient | None = None,
     judge_max_tokens: int = 192,
-    progress: Callable[[int], None] | None = None,
+    progress: Tick | None = None,
 ) -> list[TextScores]:
     """ROUGE-L, BERTScore (when ``bertscore`` is given) and the two judge ratings (when ``judge`` is
     given: against ``conclusions`` when given, and against ``references``) of each candidate.
