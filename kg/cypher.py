@@ -659,6 +659,20 @@ COMPANY_FILINGS = (
 """The filings of the companies a question names, by CIK (``$cik``, an integer or null) or by a
 case-insensitive part of the name, latest period first."""
 
+COMPANY_CONCEPT_FACTS = (
+    "MATCH (c:Company)-[:FILED]->(f:Filing)-[:REPORTS]->(x:Fact)\n"
+    "WHERE (c.cik = $cik OR ($name IS NOT NULL AND toLower(c.name) CONTAINS toLower($name)))\n"
+    "  AND x.tag IN $tags AND x.ddate = $ddate AND x.uom = $uom\n"
+    "RETURN c.cik AS cik, c.name AS company, c.sic AS sic, f.adsh AS adsh, f.form AS form, f.filed AS filed,\n"
+    "       f.accepted AS accepted, x.key AS key, x.citation AS citation, x.tag AS tag, x.value AS value,\n"
+    "       x.ddate AS ddate, x.qtrs AS qtrs, x.uom AS uom, x.decimals AS decimals, x.period_role AS period_role\n"
+    "ORDER BY cik, f.filed DESC, f.adsh DESC, key"
+)
+"""The facts with a tag of ``$tags`` at period end ``$ddate`` (``YYYYMMDD``) in unit ``$uom`` that the filings
+of a company report, the company named by CIK (``$cik``, an integer or null) or by a case-insensitive part of its
+name (``$name`` or null); comparatives included (a 10-Q states the prior year's figures too). The analyst agent's
+``fact_lookup`` (:mod:`generation.agent.facts`) resolves synonyms and picks among them."""
+
 
 COMPANY_MATCHES = (
     "MATCH (c:Company) WHERE c.cik = $cik OR toLower(c.name) CONTAINS toLower($name)\n"

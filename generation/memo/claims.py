@@ -17,6 +17,9 @@ from typing import Any
 
 from retrieval.facts import concepts as cc
 from retrieval.facts.fact_map import FactMap, ResolvedFact
+from retrieval.facts.ratios import RATIO_BY_NAME as RATIO_BY_NAME  # re-exported: the memo rooms read them here
+from retrieval.facts.ratios import RATIOS as RATIOS
+from retrieval.facts.ratios import Ratio as Ratio
 
 # Fact claims of a memo, in the order the memo states them.
 MEMO_FACTS: tuple[str, ...] = (
@@ -31,24 +34,6 @@ MEMO_FACTS: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Ratio:
-    """A memo ratio = numerator / denominator (canonical concepts); ``style`` is ``x`` or ``%``."""
-
-    name: str
-    numerator: str
-    denominator: str
-    label: str
-    style: str
-
-
-RATIOS: tuple[Ratio, ...] = (
-    Ratio("current_ratio", "CurrentAssets", "CurrentLiabilities", "current ratio", "x"),
-    Ratio("leverage", "Liabilities", "Assets", "leverage (total liabilities / total assets)", "%"),
-    Ratio("net_margin", "NetIncomeLoss", "Revenues", "net margin", "%"),
-    Ratio("ocf_margin", "OperatingCashFlow", "Revenues", "operating-cash-flow margin", "%"),
-)
-RATIO_BY_NAME = {r.name: r for r in RATIOS}
 HALLUCINATED_RATIO_ERROR = 0.025  # seed 003: "a ratio whose absolute error exceeds 0.025"
 
 

@@ -30,7 +30,6 @@ A table becomes facts like this (:func:`table_facts`):
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +37,9 @@ from typing import Any
 
 from kg.errors import IngestError
 from retrieval.facts.indicators import FinancialFact
+from retrieval.facts.tables import column_headers, header_rows, parse_numbers
+
+__all__ = ["Passage", "TatqaContext", "TatqaFormatError", "TatqaQuestion", "parse_numbers", "read_tatqa", "table_facts"]
 
 
 class TatqaFormatError(IngestError):
@@ -105,58 +107,6 @@ class TatqaContext:
     questions: tuple[TatqaQuestion, ...]
 
 
-_YEARISH = re.compile(r"\b(?:FY|Q[1-4]\s*)?(?:19|20)\d{2}\b(?:\s*\(\w+\))?|\bQ[1-4]\b", re.IGNORECASE)
-# a number with optional currency sign, minus or parentheses, thousands separators and percent sign
-_CELL_NUMBER = re.compile(
-    r"(?P<open>\()?\s*[$€£¥]?\s*(?<![\w.])(?P<sign>[-−–])?\s*[$€£¥]?\s*"
-    r"(?P<num>\d[\d,]*(?:\.\d+)?|\.\d+)\s*(?P<pct>%)?\s*(?P<close>\))?"
-)
-
-
-def parse_numbers(cell: str) -> tuple[float, ...]:
-    """The numbers a table cell states, in its units: ``"(1,234)"`` -> (-1234.0,), ``"$(2,780)"`` ->
-    (-2780.0,), ``"12.5%"`` -> (12.5,), ``"-3.2 %"`` -> (-3.2,), ``"$ 1,452.4"`` -> (1452.4,),
-    ``"—"`` or ``"N/A"`` -> (). A minus sign counts only at the start of a number (``"2018-2019"`` is
-    2018 and 2019)."""
-    out = []
-    for m in _CELL_NUMBER.finditer(cell):
-        value = float(m.group("num").replace(",", ""))
-        if m.group("sign") or (m.group("open") and m.group("close")):
-            value = -value
-        out.append(value)
-    return tuple(out)
-
-
-def _is_numeric_value(cell: str) -> bool:
-    """A value cell (``"$1,169"``, ``"4.5%"``, ``"(23)"``), not a column label (``"2019"``, ``"Q4 2019"``,
-    ``"2019 €m"``, ``"2021-2022"``, ``"January 31, 2020"``, ``"% CHANGE"``)."""
-    text = _YEARISH.sub(" ", cell.strip())
-    return bool(parse_numbers(text)) and not re.search(r"[A-Za-z]{3,}", text)
-
-
-def _is_header_like(row: Sequence[str]) -> bool:
-    first, rest = (row[0].strip() if row else ""), [c.strip() for c in row[1:]]
-    if first and not any(rest):
-        return False  # a section row
-    return not (first and any(_is_numeric_value(c) for c in rest))  # else a value row
-
-
-def _header_rows(rows: Sequence[Sequence[str]]) -> int:
-    n = 0
-    while n < len(rows):
-        row = rows[n]
-        if row and row[0].strip() and not any(c.strip() for c in row[1:]):
-            nxt = rows[n + 1] if n + 1 < len(rows) else None
-            if nxt and _is_header_like(nxt) and any(c.strip() for c in nxt[1:]):
-                n += 1  # a caption above the column headers ("Income statement expense")
-                continue
-            break  # a section row: the body has started
-        if not _is_header_like(row):
-            break
-        n += 1
-    return n
-
-
 def table_facts(table_uid: str, rows: Sequence[Sequence[str]], source: str) -> list[FinancialFact]:
     """The facts of one table (see the module doc for the header, section and text rules).
 
@@ -164,9 +114,8 @@ def table_facts(table_uid: str, rows: Sequence[Sequence[str]], source: str) -> l
         table_uid: the table's uid (part of every fact id). rows: the table's rows of cell strings.
         source: the fact's ``source`` (``tatqa:<file name>``).
     """
-    n_header = _header_rows(rows)
-    width = max((len(r) for r in rows), default=0)
-    col_header = [" ".join(r[c].strip() for r in rows[:n_header] if c < len(r) and r[c].strip()) for c in range(width)]
+    n_header = header_rows(rows)
+    col_header = column_headers(rows)
     facts: list[FinancialFact] = []
     section = ""
     for r in range(n_header, len(rows)):

@@ -1,0 +1,8 @@
+"""The analyst agent (seed 001, FinAcumen): deterministic tools, an answer gate, a program-of-thought loop.
+
+Source: ../shared/seeds/001_70c6b08e66b7be55.txt, section 4.4 ("Financial Tools") and section 4.3 (the solver).
+Rooms: :mod:`.results` (what a tool returns), :mod:`.arithmetic` (``calculate``, ``compare``, ``date_diff``,
+``scale``), :mod:`.tables` (``table_cell``, ``table_column``), :mod:`.facts` (``fact_lookup``, ``ratio`` over the
+graph), :mod:`.registry` (name -> function and JSON schema), :mod:`.gate` (the answer gate), :mod:`.loop`
+(program of thought: the LLM picks operands and an expression, ``calculate`` evaluates, the gate decides).
+"""

@@ -1,0 +1,302 @@
+"""The analyst agent's graph tools: ``fact_lookup`` (one XBRL fact) and ``ratio`` (a ratio with its derivation).
+
+Source: ../shared/seeds/001_70c6b08e66b7be55.txt, section 4.4, "Grounded Data Retrieval" (``Lookup(symbol,
+date, indicator)`` returns a structured entry, every numerical claim anchored to a source row, all filtering
+deterministic in the tool backend). finkg's panel is the SEC graph: a company (CIK or part of its name), a
+concept (a canonical memo concept, its label, or a us-gaap tag) and a period end give the fact node, read with
+the fixed Cypher ``kg.cypher.COMPANY_CONCEPT_FACTS``.
+
+Concept synonyms are resolved as the memos resolve them (:mod:`retrieval.facts.concepts`: the first synonym
+reported wins; total liabilities, when not reported, derived from its components by
+:func:`retrieval.facts.fact_map.derive_liabilities`). Ratios are the memo ratios
+(:mod:`retrieval.facts.ratios`, shared with :mod:`generation.memo.claims`) plus ``growth``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generation.agent.arithmetic import parse_date
+from generation.agent.results import ToolError, ToolResult, tool_call
+from kg import Graph, cypher
+from retrieval.contract import AsOf, as_of_cutoff, available
+from retrieval.facts import concepts as cc
+from retrieval.facts.fact_map import derive_liabilities, filing_available_at
+from retrieval.facts.ratios import RATIO_BY_NAME
+
+RATIO_NAMES: tuple[str, ...] = ("growth", *RATIO_BY_NAME)
+"""The ``ratio`` tool's names: ``growth`` and the memo ratios (``current_ratio``, ``leverage``, ``net_margin``,
+``ocf_margin``)."""
+
+
+def resolve_concept(concept: str) -> tuple[str, tuple[str, ...], bool | None]:
+    """The tags that report ``concept``, in priority order.
+
+    Args:
+        concept: a canonical concept (``CurrentAssets``), its label (``current assets``, case-insensitive) or a
+            us-gaap tag (``AssetsCurrent``; a synonym of a canonical concept resolves to that concept).
+
+    Returns:
+        ``(name, tags, duration)``: the canonical name (or the tag itself when it belongs to no canonical
+        concept), its synonyms, and whether it is a flow (None when unknown: a tag outside the canonical list).
+    """
+    text = str(concept).strip()
+    low = text.lower()
+    for c in cc.CONCEPTS:
+        if low in (c.name.lower(), c.label.lower()):
+            return c.name, c.synonyms, c.duration
+    owner = cc.concept_of_tag(text)
+    if owner is not None:
+        c = cc.BY_NAME[owner]
+        return c.name, c.synonyms, c.duration
+    return text, (text,), None
+
+
+def period_key(period: str) -> str:
+    """A period end as the graph's ``ddate`` (``YYYYMMDD``) from ``2009-06-30``, ``20090630``, ``June 30, 2009``.
+
+    Raises:
+        ToolError: not a date.
+    """
+    return parse_date(period).strftime("%Y%m%d")
+
+
+def _company(rows: list[dict[str, Any]], company: str) -> list[dict[str, Any]]:
+    """The rows of the one company ``company`` names; ToolError when the name matches several."""
+    ciks = list(dict.fromkeys(r["cik"] for r in rows))
+    if len(ciks) <= 1:
+        return rows
+    exact = [r for r in rows if str(r["company"]).lower() == company.strip().lower()]
+    if exact:
+        return exact
+    names = ", ".join(sorted({f"{r['company']} (CIK {r['cik']})" for r in rows}))
+    raise ToolError(f"company {company!r} matches several companies: {names}; name one by CIK")
+
+
+def _fact(row: dict[str, Any], concept: str) -> dict[str, Any]:
+    return {
+        "company": row["company"],
+        "cik": row["cik"],
+        "concept": concept,
+        "tag": row["tag"],
+        "value": float(row["value"]),
+        "uom": row["uom"],
+        "period": cc.iso_date(row["ddate"]),
+        "qtrs": int(row["qtrs"] or 0),
+        "key": row["key"],
+        "citation": row["citation"],
+        "adsh": row["adsh"],
+        "form": row["form"],
+        "filed": cc.iso_date(row["filed"]),
+        "available_at": filing_available_at(row.get("accepted"), row.get("filed")),
+    }
+
+
+def find_fact(
+    graph: Graph,
+    company: str,
+    concept: str,
+    period: str,
+    qtrs: int | None = None,
+    as_of: AsOf | None = None,
+    uom: str = "USD",
+) -> dict[str, Any]:
+    """The XBRL fact for ``company``'s ``concept`` at period end ``period`` (see :func:`fact_lookup`).
+
+    Returns:
+        the fact as a dict (``company, cik, concept, tag, value, uom, period, qtrs, key, citation, adsh, form,
+        filed, available_at``; a derived fact adds ``formula`` and ``components``, a list of ``(sign, fact)``).
+
+    Raises:
+        ToolError: the company, concept or period is not in the graph, or the name is ambiguous.
+        GraphError: Neo4j is unavailable.
+    """
+    name, tags, duration = resolve_concept(concept)
+    ddate = period_key(period)
+    cik = int(company) if str(company).strip().isdigit() else None
+    params = {"cik": cik, "name": None if cik is not None else str(company).strip(), "ddate": ddate, "uom": uom}
+    derive = name == "Liabilities"
+    all_tags = list(tags) + (list(cc.DERIVATION_TAGS) if derive else [])
+    rows = graph.read(cypher.COMPANY_CONCEPT_FACTS, {**params, "tags": all_tags})
+    if as_of is not None:
+        cutoff = as_of_cutoff(as_of)
+        rows = [r for r in rows if available(filing_available_at(r["accepted"], r["filed"]), cutoff, "drop")]
+    searched = f"company {company!r}, concept {name} (tags {', '.join(tags)}), period {cc.iso_date(ddate)}, {uom}"
+    if as_of is not None:
+        searched += f", filings public by {as_of}"
+    if not rows:
+        raise ToolError(f"not in the graph: no fact for {searched}")
+    rows = _company(rows, str(company))
+    # the latest filing first (the query's order): a restated value supersedes the earlier statement
+    candidates = [r for r in rows if r["tag"] in tags and r["value"] is not None]
+    if duration is not False:
+        spans = sorted({int(r["qtrs"] or 0) for r in candidates if duration is None or r["qtrs"]})
+        want = qtrs if qtrs is not None else (spans[0] if spans else None)
+        candidates = [r for r in candidates if int(r["qtrs"] or 0) == want]
+        if not candidates and spans:
+            raise ToolError(f"no {want}-quarter fact for {searched}; spans reported: {spans}")
+    else:
+        candidates = [r for r in candidates if not r["qtrs"]]
+    for tag in tags:  # synonyms in priority order
+        for r in candidates:
+            if r["tag"] == tag:
+                fact = _fact(r, name)
+                others = sorted({x["tag"] for x in candidates if x["tag"] != tag})
+                if others:
+                    fact["alternatives"] = others
+                return fact
+    if derive:
+        adsh = rows[0]["adsh"]
+        by_tag: dict[str, list[dict[str, Any]]] = {}
+        for r in rows:
+            if r["adsh"] == adsh:
+                by_tag.setdefault(r["tag"], []).append(r)
+        derived = derive_liabilities({"adsh": adsh, "cik": rows[0]["cik"]}, by_tag)
+        if derived is not None:
+            parts = [
+                (sign, _fact(next(r for r in by_tag[f.tag] if r["key"] == f.key), f.tag))
+                for sign, f in derived.components
+            ]
+            fact = _fact(
+                {
+                    **rows[0],
+                    "tag": "derived",
+                    "value": derived.value,
+                    "key": derived.key,
+                    "citation": derived.citation,
+                    "qtrs": 0,
+                },
+                name,
+            )
+            return {**fact, "formula": derived.formula, "components": parts}
+    raise ToolError(f"not in the graph: no fact for {searched}")
+
+
+def _fact_numbers(fact: dict[str, Any]) -> tuple[float, ...]:
+    return (fact["value"], *(f["value"] for _, f in fact.get("components", [])))
+
+
+def fact_lookup(
+    graph: Graph, company: str, concept: str, period: str, qtrs: int | None = None, as_of: AsOf | None = None
+) -> ToolResult:
+    """The XBRL fact a company reported for a concept at a period end, with its key, filing and date.
+
+    Args:
+        graph: the Neo4j graph. company: a CIK (digits) or a case-insensitive part of the company name (an
+            exact name wins when the part matches several; otherwise an error lists them). concept: a canonical
+            concept, its label or a us-gaap tag (:func:`resolve_concept`). period: the period end
+            (``2009-06-30``). qtrs: for flows, the span in quarters (None: the shortest reported, a 10-Q's
+            three months); instants are always ``qtrs`` 0. as_of: when given, only filings public by then
+            (EDGAR acceptance, else the end of the filing date) count.
+
+    Returns:
+        ``value``: the fact's value in USD (full scale); ``detail``: the fact (see :func:`find_fact`): its key,
+        citation (``adsh:cik:tag:ddate:qtrs:uom``), filing accession, form, filing date, tag and the other
+        synonyms reported; ``numbers``: the value (and a derived fact's components). When several filings report
+        the fact (a comparative restated later), the latest filing's. An error result, naming what was
+        searched, when it is not in the graph.
+
+    Raises:
+        GraphError: Neo4j is unavailable.
+    """
+    args = {"company": company, "concept": concept, "period": period, "qtrs": qtrs}
+
+    def body() -> ToolResult:
+        fact = find_fact(graph, company, concept, period, qtrs, as_of)
+        return ToolResult("fact_lookup", args, fact["value"], _fact_numbers(fact), fact)
+
+    return tool_call("fact_lookup", args, body)
+
+
+def _year_before(period: str) -> str:
+    d = parse_date(period)
+    try:
+        return d.replace(year=d.year - 1).isoformat()
+    except ValueError:  # 29 February
+        return (d.replace(day=28, year=d.year - 1)).isoformat()
+
+
+def ratio(
+    graph: Graph,
+    name: str,
+    company: str,
+    period: str,
+    concept: str = "Revenues",
+    as_of: AsOf | None = None,
+) -> ToolResult:
+    """A financial ratio of ``company`` at period end ``period``, with its derivation.
+
+    Args:
+        name: ``growth`` (year-on-year: (concept at period - concept a year earlier, same span) / |earlier|, a
+            fraction), or a memo ratio (:mod:`retrieval.facts.ratios`): ``current_ratio`` (current assets /
+            current liabilities, times), ``leverage`` (total liabilities / total assets, a fraction),
+            ``net_margin`` (net income / revenue), ``ocf_margin`` (operating cash flow / revenue). Flows are
+            paired over the same span (the numerator's). concept: the concept ``growth`` is about (default
+            revenue); ignored by the other ratios. company, period, as_of: as for :func:`fact_lookup`.
+
+    Returns:
+        ``value``: the ratio (a fraction, or times for the current ratio); ``detail``: ``formula`` (in concept
+        names), ``expression`` (with the values), ``facts`` (each input fact: key, citation, value, period,
+        filing), ``style`` (``x`` or ``%``); ``numbers``: the ratio, its percentage for ``%`` ratios and the
+        input values. An error result for an unknown name, a fact not in the graph, or a zero (or negative
+        revenue) denominator.
+
+    Raises:
+        GraphError: Neo4j is unavailable.
+    """
+    args = {"name": name, "company": company, "period": period, "concept": concept}
+
+    def body() -> ToolResult:
+        key = str(name).strip().lower()
+        if key == "growth":
+            now = find_fact(graph, company, concept, period, as_of=as_of)
+            before = find_fact(graph, company, concept, _year_before(period), qtrs=now["qtrs"], as_of=as_of)
+            if before["value"] == 0:
+                raise ToolError(f"growth of {now['concept']}: the earlier value is zero")
+            value = (now["value"] - before["value"]) / abs(before["value"])
+            formula = f"({now['concept']}[{now['period']}] - {now['concept']}[{before['period']}]) / |{now['concept']}[{before['period']}]|"
+            expression = f"({now['value']:.0f} - {before['value']:.0f}) / {abs(before['value']):.0f}"
+            facts, style = [now, before], "%"
+        elif key in RATIO_BY_NAME:
+            r = RATIO_BY_NAME[key]
+            num = find_fact(graph, company, r.numerator, period, as_of=as_of)
+            span = num["qtrs"] if cc.BY_NAME[r.denominator].duration else None
+            den = find_fact(graph, company, r.denominator, period, qtrs=span, as_of=as_of)
+            if den["value"] == 0 or (r.denominator == "Revenues" and den["value"] < 0):
+                raise ToolError(f"{r.label}: {cc.BY_NAME[r.denominator].label} is zero or negative")
+            value = num["value"] / den["value"]
+            formula = f"{r.numerator} / {r.denominator}"
+            expression = f"{num['value']:.0f} / {den['value']:.0f}"
+            facts, style = [num, den], r.style
+        else:
+            raise ToolError(f"unknown ratio {name!r}: use one of {', '.join(RATIO_NAMES)}")
+        numbers = (value, value * 100) if style == "%" else (value,)
+        numbers += tuple(x for f in facts for x in _fact_numbers(f))
+        detail = {"formula": formula, "expression": expression, "style": style, "facts": facts}
+        return ToolResult("ratio", args, value, numbers, detail)
+
+    return tool_call("ratio", args, body)
+
+
+FACT_LOOKUP_SCHEMA: dict[str, Any] = {
+    "description": "Look up one XBRL fact of a company in the graph: value, fact key, filing and date.",
+    "type": "object",
+    "properties": {
+        "company": {"type": "string", "description": "CIK or part of the company name"},
+        "concept": {"type": "string", "description": "e.g. Revenues, CurrentAssets, net income, AssetsCurrent"},
+        "period": {"type": "string", "description": "period end, YYYY-MM-DD"},
+        "qtrs": {"type": "integer", "description": "span in quarters for income and cash-flow items (optional)"},
+    },
+    "required": ["company", "concept", "period"],
+}
+RATIO_SCHEMA: dict[str, Any] = {
+    "description": "Compute a ratio from the graph's facts, with its derivation (facts and formula).",
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "enum": list(RATIO_NAMES)},
+        "company": {"type": "string", "description": "CIK or part of the company name"},
+        "period": {"type": "string", "description": "period end, YYYY-MM-DD"},
+        "concept": {"type": "string", "description": "for growth: the concept that grows (default Revenues)"},
+    },
+    "required": ["name", "company", "period"],
+}

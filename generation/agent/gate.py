@@ -1,0 +1,236 @@
+"""The answer gate: an answer leaves the agent only when every number in it can be traced.
+
+Source: ../shared/seeds/001_70c6b08e66b7be55.txt, section 4.4, "Answer Consolidation Gate" (equation 9:
+``Verify(Traj, a) = source-traceable(Traj) and units-ok(Traj) and format-valid(a)``). finkg's three checks:
+
+1. **Traceable numbers** (source-traceable, units-ok): every number written in the answer
+   (:func:`generation.verify.numbers.find_numbers`: amounts, percentages, ratios, dates, years) equals, within
+   the rounding its written digits allow (:func:`~generation.verify.numbers.rounding_tolerance`), a number a
+   successful tool call produced (:attr:`ToolResult.numbers`) or a number stated in the evidence. Scale-aware:
+   ``15.6 billion`` traces to a tool's 15,608,000,000, ``1,496.5`` to ``$1.4965 billion``, ``-22.22`` (a
+   percentage) to a fraction -0.2222; the factors tried are 1, thousand, million, billion (both ways) and 100
+   (percent and fraction). A magnitude match counts (``decreased by 12.6`` traces to a change of -12.6): the
+   sign is the direction check's business.
+2. **Direction words** agree with the sign of the computed change: ``increased``/``rose``/``grew``/``up`` need
+   a positive change, ``decreased``/``fell``/``declined``/``down`` a negative one, ``unchanged`` zero. The change
+   is the caller's, else the last successful ``compare`` call's; with none computed, a direction word passes
+   only when the evidence states the same direction (else it is unsupported: seed 003 counts such claims).
+3. **Answer type** (format-valid) matches the question's: ``span`` one text, ``multi-span`` two or more texts,
+   ``count`` one non-negative whole number, ``arithmetic`` exactly one number.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from generation.agent.results import ToolResult
+from generation.verify.numbers import NumberMention, find_numbers, rounding_tolerance
+
+ANSWER_TYPES = ("span", "multi-span", "count", "arithmetic")
+_FACTORS = (1.0, 1e3, 1e6, 1e9, 1e-3, 1e-6, 1e-9, 100.0, 0.01)
+_UP = re.compile(r"\b(?:increas(?:ed|es|e|ing)|rose|rise[sn]?|grew|grow(?:s|th|n)?|up|higher|gain(?:ed|s)?)\b", re.I)
+_DOWN = re.compile(
+    r"\b(?:decreas(?:ed|es|e|ing)|fell|fall(?:s|en)?|declin(?:ed|es|e|ing)|dropp?(?:ed|s)?|down|lower|"
+    r"shr[ua]nk|downward)\b",
+    re.I,
+)
+_FLAT = re.compile(r"\b(?:unchanged|flat|no change)\b", re.I)
+
+
+@dataclass(frozen=True)
+class TracedNumber:
+    """One number of the answer: its text, value (base units), and where it was found (``tool:<name>``,
+    ``evidence`` or None when nowhere)."""
+
+    text: str
+    value: float
+    source: str | None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The gate's decision on one answer.
+
+    Attributes:
+        passed: True when every check holds. reasons: one sentence per failed check (empty when passed).
+        numbers: each number of the answer and where it traces to. direction: the direction the answer states
+        (``increased``, ``decreased``, ``unchanged``, ``mixed`` or None). change: the computed change it was
+        checked against (None when none). answer_type, question_type: the answer's shape and the question's.
+    """
+
+    passed: bool
+    reasons: tuple[str, ...] = ()
+    numbers: tuple[TracedNumber, ...] = ()
+    direction: str | None = None
+    change: float | None = None
+    answer_type: str = ""
+    question_type: str = ""
+    checks: dict[str, bool] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-able (what a run records)."""
+        return {
+            "passed": self.passed,
+            "reasons": list(self.reasons),
+            "numbers": [{"text": n.text, "value": n.value, "source": n.source} for n in self.numbers],
+            "direction": self.direction,
+            "change": self.change,
+            "answer_type": self.answer_type,
+            "question_type": self.question_type,
+            "checks": self.checks,
+        }
+
+
+def _shown(m: NumberMention) -> tuple[float, float]:
+    """The number as written (scale word and % undone) and the tolerance its digits allow, in those units."""
+    tol = rounding_tolerance(m)
+    if m.kind == "percent":
+        return m.value * 100, tol * 100
+    if m.kind in ("currency", "number") and m.scale != 1:
+        return m.value / m.scale, tol / m.scale
+    return m.value, tol
+
+
+def _matches(m: NumberMention, pool: Sequence[float]) -> bool:
+    shown, tol = _shown(m)
+    if m.kind in ("date", "year"):
+        return any(p == m.value for p in pool)
+    for p in pool:
+        for k in _FACTORS:
+            target = abs(p) * k
+            if abs(abs(shown) - target) <= tol + 1e-9 * max(abs(shown), target):
+                return True
+    return False
+
+
+def _fmt(x: float) -> str:
+    return f"{x:,.0f}" if x == int(x) and abs(x) < 1e18 else f"{x:,.6g}"
+
+
+def evidence_numbers(evidence: Sequence[str]) -> list[float]:
+    """Every number the evidence texts state, as written (scale words undone) and in base units."""
+    out: list[float] = []
+    for text in evidence:
+        for m in find_numbers(text):
+            shown, _ = _shown(m)
+            out += [shown, m.value]
+    return out
+
+
+def direction_of(text: str) -> str | None:
+    """The direction ``text`` states: ``increased``, ``decreased``, ``unchanged``, ``mixed`` (several) or None."""
+    found = {d for d, rx in (("increased", _UP), ("decreased", _DOWN), ("unchanged", _FLAT)) if rx.search(text)}
+    if not found:
+        return None
+    return found.pop() if len(found) == 1 else "mixed"
+
+
+def _answer_type(items: list[str], mentions: list[NumberMention]) -> str:
+    if len(items) >= 2:
+        return "multi-span"
+    numeric = [m for m in mentions if m.kind not in ("date", "year")]
+    text = items[0] if items else ""
+    if len(numeric) == 1 and re.fullmatch(r"[\s$€£%(),.\-\w]*", text) and len(re.sub(r"[^A-Za-z]", "", text)) <= 12:
+        m = numeric[0]
+        if m.kind == "number" and m.scale == 1 and m.value >= 0 and m.value == int(m.value) and m.decimals_shown == 0:
+            return "count"
+        return "arithmetic"
+    return "span"
+
+
+def _type_ok(question_type: str, answer_type: str, items: list[str], mentions: list[NumberMention]) -> bool:
+    numeric = [m for m in mentions if m.kind not in ("date", "year")]
+    if question_type == "multi-span":
+        return len(items) >= 2
+    if len(items) != 1:
+        return False
+    if question_type == "arithmetic":
+        return len(numeric) == 1
+    if question_type == "count":
+        return answer_type == "count"
+    return True  # span: one text (a number, a year or words)
+
+
+def check_answer(
+    answer: str | Sequence[str],
+    question_type: str,
+    tool_results: Sequence[ToolResult] = (),
+    evidence: Sequence[str] = (),
+    change: float | None = None,
+) -> Verdict:
+    """Gate one answer (see the module doc for the three checks).
+
+    Args:
+        answer: the answer text, or its spans (a multi-span answer is a list of texts).
+        question_type: ``span``, ``multi-span``, ``count`` or ``arithmetic`` (TAT-QA's answer types).
+        tool_results: the run's tool calls; only successful ones count.
+        evidence: the texts the answer may quote (passages, table rows joined as text, fact sentences).
+        change: the computed change the answer's direction word must agree with (else the last ``compare``).
+
+    Returns:
+        the :class:`Verdict`; ``passed`` False with a reason per failed check.
+
+    Raises:
+        ValueError: ``question_type`` is not one of :data:`ANSWER_TYPES` (a caller's bug, not the LLM's).
+    """
+    if question_type not in ANSWER_TYPES:
+        raise ValueError(f"question_type must be one of {ANSWER_TYPES}, got {question_type!r}")
+    items = [answer] if isinstance(answer, str) else [str(a) for a in answer]
+    items = [i for i in items if i.strip()]
+    text = " ; ".join(items)
+    mentions = [m for item in items for m in find_numbers(item)]
+    reasons: list[str] = []
+
+    ok_results = [r for r in tool_results if r.ok]
+    traced: list[TracedNumber] = []
+    ev_pool = evidence_numbers(evidence)
+    for m in mentions:
+        source = next((f"tool:{r.tool}" for r in ok_results if _matches(m, r.numbers)), None)
+        if source is None and _matches(m, ev_pool):
+            source = "evidence"
+        traced.append(TracedNumber(m.text, m.value, source))
+    untraced = [n.text for n in traced if n.source is None]
+    if untraced:
+        tool_values = sorted({x for r in ok_results for x in r.numbers})[:8]
+        reasons.append(
+            f"number(s) {', '.join(untraced)} are neither a tool output nor in the evidence"
+            + (f" (tool outputs: {', '.join(_fmt(x) for x in tool_values)})" if tool_values else "")
+        )
+
+    direction = direction_of(text)
+    if change is None:
+        compares = [r for r in ok_results if r.tool == "compare"]
+        if compares:
+            change = compares[-1].detail.get("change")
+    direction_ok = True
+    if direction is not None:
+        if change is not None:
+            expected = "increased" if change > 0 else "decreased" if change < 0 else "unchanged"
+            if direction != expected:
+                direction_ok = False
+                reasons.append(f"the answer says {direction!r} but the computed change is {_fmt(change)} ({expected})")
+        elif direction == "mixed" or direction_of(" ".join(evidence)) not in (direction, "mixed"):
+            direction_ok = False
+            reasons.append(f"the answer says {direction!r} but no change was computed and the evidence does not say so")
+
+    answer_type = _answer_type(items, mentions)
+    type_ok = bool(items) and _type_ok(question_type, answer_type, items, mentions)
+    if not items:
+        reasons.append("the answer is empty")
+    elif not type_ok:
+        reasons.append(
+            f"a {question_type} question needs {_NEEDS[question_type]}; the answer looks like a {answer_type}"
+        )
+    checks = {"numbers_traced": not untraced, "direction": direction_ok, "answer_type": type_ok}
+    return Verdict(not reasons, tuple(reasons), tuple(traced), direction, change, answer_type, question_type, checks)
+
+
+_NEEDS = {
+    "span": "one text",
+    "multi-span": "two or more texts",
+    "count": "one whole number",
+    "arithmetic": "exactly one number",
+}

@@ -1,0 +1,107 @@
+"""The answer gate (generation/agent/gate.py, seed 001 §4.4): traceable numbers, direction words, answer type."""
+
+from __future__ import annotations
+
+import pytest
+
+from generation.agent.arithmetic import calculate, compare
+from generation.agent.gate import check_answer, direction_of
+
+# The README demo's jnj-2009q2 case: the cited facts and the tool's difference (issue 17)
+JNJ_EVIDENCE = [
+    "JOHNSON & JOHNSON current assets at 2009-06-30: USD 35,494,000,000 [0000950123-09-029672:200406:AssetsCurrent:20090630:0:USD]",
+    "JOHNSON & JOHNSON current liabilities at 2009-06-30: USD 19,886,000,000 [0000950123-09-029672:200406:LiabilitiesCurrent:20090630:0:USD]",
+]
+SALES_ROWS = [
+    "Fixed Price | $  1,452.4 | $  1,146.2 | $  1,036.9",
+    "Other | 44.1 | 56.7 | 70.8",
+    "Total sales | $1,496.5 | $1,202.9 | $1,107.7",
+]
+
+
+def _working_capital():
+    r = calculate("ca - cl", {"ca": 35_494_000_000, "cl": 19_886_000_000})
+    assert r.value == 15_608_000_000
+    return r
+
+
+def test_a_miscopied_difference_fails_even_with_cited_facts():
+    v = check_answer("15,603,000,000", "arithmetic", [_working_capital()], JNJ_EVIDENCE)
+    assert not v.passed and not v.checks["numbers_traced"]
+    assert "15,603,000,000" in v.reasons[0] and "15,608,000,000" in v.reasons[0]
+    assert v.numbers[0].source is None
+
+
+def test_the_tool_output_passes_in_any_scale():
+    tool = _working_capital()
+    for answer in ("15,608,000,000", "USD 15,608,000,000", "$15.608 billion", "15.6 billion", "15,608 million"):
+        v = check_answer(answer, "arithmetic", [tool], JNJ_EVIDENCE)
+        assert v.passed, (answer, v.reasons)
+        assert v.numbers[0].source == "tool:calculate"
+    # a failed tool call produces nothing to trace to
+    assert not check_answer("1", "arithmetic", [calculate("1 / 0", {})], []).passed
+
+
+def test_a_number_present_only_in_evidence_passes():
+    v = check_answer("$1,496.5", "span", [], SALES_ROWS)
+    assert v.passed and v.numbers[0].source == "evidence"
+    assert check_answer("35,494,000,000", "span", [], JNJ_EVIDENCE).passed
+    assert check_answer("$35.5 billion", "span", [], JNJ_EVIDENCE).passed  # scale-aware, rounded as written
+    assert not check_answer("$36.5 billion", "span", [], JNJ_EVIDENCE).passed
+
+
+def test_percentages_trace_to_fractions_and_rounding_is_bounded_by_the_digits_written():
+    pct = calculate("(a - b) / b * 100", {"a": 44.1, "b": 56.7})  # TAT-QA gold -22.22
+    assert check_answer("-22.22", "arithmetic", [pct], SALES_ROWS).passed
+    assert check_answer("-22.22%", "arithmetic", [pct], SALES_ROWS).passed
+    frac = calculate("(a - b) / b", {"a": 44.1, "b": 56.7})
+    assert check_answer("-22.2%", "arithmetic", [frac], SALES_ROWS).passed
+    assert not check_answer("-22.3%", "arithmetic", [frac], SALES_ROWS).passed
+
+
+def test_increased_with_a_negative_change_fails():
+    c = compare(56.7, 44.1)  # Other, 2018 -> 2019
+    v = check_answer("Other increased by 12.6", "span", [c], SALES_ROWS)
+    assert not v.passed and not v.checks["direction"] and v.direction == "increased"
+    assert "decreased" in v.reasons[0] and v.change is not None and v.change < 0
+    ok = check_answer("Other decreased by 12.6", "span", [c], SALES_ROWS)
+    assert ok.passed, ok.reasons
+    # the caller's change wins over a compare call
+    assert not check_answer("it went up", "span", [], [], change=-1.0).passed
+    assert check_answer("unchanged", "span", [], [], change=0.0).passed
+
+
+def test_a_direction_with_no_computed_change_needs_the_evidence_to_say_it():
+    # fed-zero-2008-12: "China's money supply was moving downward" with no money-supply fact selected
+    v = check_answer(
+        "China's money supply was moving downward", "span", [], ["The federal funds rate target is 0 to 1/4 percent."]
+    )
+    assert not v.passed and "no change was computed" in v.reasons[0]
+    assert check_answer("sales declined", "span", [], ["Net sales declined in fiscal 2019."]).passed
+
+
+def test_the_answer_type_must_match_the_question_type():
+    tool = _working_capital()
+    assert not check_answer(["15,608,000,000", "35,494,000,000"], "arithmetic", [tool], JNJ_EVIDENCE).passed
+    assert not check_answer("Fixed Price", "arithmetic", [], SALES_ROWS).checks["answer_type"]
+    assert check_answer(["Fixed Price", "Other"], "multi-span", [], SALES_ROWS).passed
+    assert not check_answer("Fixed Price", "multi-span", [], SALES_ROWS).passed
+    three = calculate("a + b + c", {"a": 1, "b": 1, "c": 1})
+    assert check_answer("3", "count", [three], []).passed
+    v = check_answer("2.5", "count", [calculate("a", {"a": 2.5})], [])
+    assert not v.passed and v.answer_type == "arithmetic"
+    assert not check_answer("", "span", [], []).passed
+    with pytest.raises(ValueError):
+        check_answer("x", "boolean", [], [])
+
+
+def test_years_and_dates_trace_exactly():
+    rows = ["| 2019 | 2018 | 2017", *SALES_ROWS]
+    assert check_answer("2019", "span", [], rows).passed
+    assert not check_answer("2016", "span", [], rows).passed
+    assert direction_of("rose then fell") == "mixed"
+
+
+def test_the_verdict_is_recordable():
+    d = check_answer("15,603,000,000", "arithmetic", [_working_capital()], JNJ_EVIDENCE).as_dict()
+    assert d["passed"] is False and d["numbers"][0]["text"] == "15,603,000,000" and d["checks"]["answer_type"]
