@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from finkg.pipelines.memos import MemoRunSummary
     from finkg.pipelines.reports import BatchSummary
     from kg import Graph
+    from kg.browser import SavedQuery
     from kg.schema import ApplyReport
 
 
@@ -51,11 +52,16 @@ def load_settings() -> Settings:
 
 
 __all__ = [
+    "BrowserWorkspace",
     "DbStatus",
     "ExtractResult",
     "ReportBatchResult",
     "apply_schema",
     "audit_evidence",
+    "browser_query",
+    "browser_style",
+    "browser_url",
+    "browser_workspace",
     "cluster",
     "cypher",
     "eval_extraction",
@@ -637,6 +643,89 @@ def indicator_facts(
         }
         for f in found
     ]
+
+
+# --------------------------------------------------------------------------- the Neo4j Browser workspace
+
+
+@dataclass
+class BrowserWorkspace:
+    """What ``finkg browser`` prints: where Browser is, what to connect it to, the style sheet and the
+    saved queries (:class:`kg.browser.SavedQuery`, by name)."""
+
+    url: str
+    connect_url: str
+    bolt_uri: str
+    user: str
+    database: str
+    style_path: Path
+    queries: list[SavedQuery] = field(default_factory=list)
+
+
+def browser_url(settings: Settings | None = None) -> str:
+    """The Neo4j Browser address of the configured server.
+
+    With no ``[neo4j] uri`` the local server of ``finkg neo4j start`` is used:
+    ``http://127.0.0.1:<server.http_port>/browser/``. Otherwise the host comes from the URI and the port
+    from ``server.http_port`` (docker-compose.yml publishes Browser on that port); a TLS scheme
+    (``neo4j+s``, ``bolt+ssc``, ...) gives ``https``.
+    """
+    from urllib.parse import urlsplit
+
+    s = settings or load_settings()
+    if not s.neo4j.uri:
+        return f"http://127.0.0.1:{s.server.http_port}/browser/"
+    parts = urlsplit(s.neo4j.uri)
+    host = parts.hostname or "127.0.0.1"
+    if ":" in host:  # an IPv6 address
+        host = f"[{host}]"
+    scheme = "https" if parts.scheme.endswith(("+s", "+ssc")) else "http"
+    return f"{scheme}://{host}:{s.server.http_port}/browser/"
+
+
+def browser_workspace(settings: Settings | None = None) -> BrowserWorkspace:
+    """The Neo4j Browser workspace: the Browser address, a link that fills in its connect form (the Bolt
+    URI with the user, and the database), the GRASS style sheet's path and every saved query.
+
+    Raises:
+        ConfigError: a saved query file with a malformed header (a packaging error).
+    """
+    from urllib.parse import quote, urlsplit, urlunsplit
+
+    from kg import browser
+
+    s = settings or load_settings()
+    url = browser_url(s)
+    bolt = urlsplit(s.uri)
+    with_user = urlunsplit(bolt._replace(netloc=f"{quote(s.neo4j.user, safe='')}@{bolt.netloc}"))
+    connect = f"{url}?dbms={quote(with_user, safe='')}&db={quote(s.neo4j.database, safe='')}"
+    return BrowserWorkspace(
+        url=url,
+        connect_url=connect,
+        bolt_uri=s.uri,
+        user=s.neo4j.user,
+        database=s.neo4j.database,
+        style_path=browser.style_path(),
+        queries=browser.saved_queries(),
+    )
+
+
+def browser_style() -> str:
+    """The GRASS style sheet's text (Browser: ``:style`` then paste it, or drop the file on that frame)."""
+    from kg import browser
+
+    return browser.style_text()
+
+
+def browser_query(name: str) -> SavedQuery:
+    """The saved query ``name`` (a :class:`kg.browser.SavedQuery`).
+
+    Raises:
+        ConfigError: no saved query has that name; the message lists them.
+    """
+    from kg import browser
+
+    return browser.saved_query(name)
 
 
 # --------------------------------------------------------------------------- audits

@@ -49,3 +49,13 @@ def test_the_cypher_check_catches_a_statement():
     assert STATEMENT.search('q = "MATCH (n) RETURN n"')
     assert STATEMENT.search("    f'UNWIND $rows AS row'")
     assert not STATEMENT.search('help="a query, e.g. \\"MATCH (c) RETURN c\\""')
+
+
+def test_cypher_files_live_in_kg():
+    """Saved Cypher files (Neo4j Browser's, kg/browser/queries) are Cypher too: only under kg/, no copies in docs."""
+    stray = [
+        str(p.relative_to(ROOT))
+        for p in ROOT.rglob("*.cypher")
+        if not p.relative_to(ROOT).parts[0].startswith(".") and p.relative_to(ROOT).parts[0] not in ("kg", "tests")
+    ]
+    assert stray == []

@@ -19,7 +19,7 @@ import typer
 from rich.markup import escape
 
 from finkg import __version__
-from finkg.cli import audit, config, cypher, db, facts, graph, ingest, kg, memo, models, neo4j, report, rerank
+from finkg.cli import audit, browser, config, cypher, db, facts, graph, ingest, kg, memo, models, neo4j, report, rerank
 from finkg.cli import eval as eval_
 from finkg.cli._common import console, err
 
@@ -57,6 +57,7 @@ app.command()(cypher.cypher)
 app.command("cluster")(kg.cluster)
 app.command("report")(report.report)
 app.add_typer(facts.app, name="facts")
+app.command("browser")(browser.browser)
 app.add_typer(neo4j.app, name="neo4j")
 app.add_typer(db.app, name="db")
 app.add_typer(ingest.app, name="ingest")
