@@ -604,19 +604,26 @@ def cypher(
     params: Mapping[str, Any] | None = None,
     *,
     write: bool = False,
+    timeout: float | None = None,
     graph: Graph | None = None,
     settings: Settings | None = None,
 ) -> list[dict[str, Any]]:
     """Run a user's Cypher query: refused unless read-only (EXPLAIN first), or ``write``.
 
+    Args:
+        timeout: seconds the server lets it run (default ``[neo4j] query_timeout``; 0: no limit of its own,
+            the server's ``db.transaction.timeout`` still applies). Ctrl-C stops it, server side too.
+
     Returns:
-        The records as dicts. Raises ReadOnlyViolation (a GraphError) for a refused query and
+        The records as dicts. Raises ReadOnlyViolation (a GraphError) for a refused query,
+        QueryTimeout / QueryMemoryExceeded for one stopped at a limit, and
         ``neo4j.exceptions.ClientError`` for one Neo4j rejects.
     """
     from kg.guard import run_user_query
 
-    with _opened(graph, settings) as (g, _):
-        return list(run_user_query(g, query, dict(params or {}), allow_write=write))
+    with _opened(graph, settings) as (g, s):
+        seconds = s.neo4j.query_timeout if timeout is None else timeout
+        return list(run_user_query(g, query, dict(params or {}), allow_write=write, timeout=seconds or None))
 
 
 def indicator_facts(

@@ -201,7 +201,8 @@ class LocalNeo4j:
 
     # ------------------------------------------------------------------ configuration
     def neo4j_conf(self) -> str:
-        """The text of ``conf/neo4j.conf``: loopback only, auth on, directories under the home."""
+        """The text of ``conf/neo4j.conf``: loopback only, auth on, directories under the home, and the
+        transaction limits (``db.transaction.timeout``, ``db.memory.transaction.max``)."""
         s, h = self.settings, self.home
         lines = [
             "# Written by `finkg neo4j start` from the finkg settings; edits here are overwritten.",
@@ -215,16 +216,31 @@ class LocalNeo4j:
             "client.allow_telemetry=false",
             f"server.memory.pagecache.size={s.server.pagecache}",
             "db.tx_log.rotation.retention_policy=1G size",
+            "# Limits: the longest a transaction may run, the most heap one transaction may use",
+            "# ([server] transaction_timeout and transaction_memory in the finkg settings).",
+            f"db.transaction.timeout={s.server.transaction_timeout}",
+            f"db.memory.transaction.max={s.server.transaction_memory}",
         ]
         for d in ("data", "logs", "plugins", "import", "run"):
             lines.append(f"server.directories.{d}={h / d}")
         return "\n".join(lines) + "\n"
 
     def configure(self) -> None:
-        """Create the home folders, write ``neo4j.conf`` and, before the first start, set the password."""
+        """Create the home folders, write ``neo4j.conf`` and, before the first start, set the password.
+
+        The home and every folder in it are private to the user (mode 700, made so again when they
+        exist): ``data`` holds ``dbms/auth.ini`` (the password hash) and the database, ``logs`` the
+        queries, ``conf`` the configuration (``neo4j.conf``, mode 600)."""
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.home.chmod(0o700)
         for d in ("conf", "data", "logs", "plugins", "import", "run"):
-            (self.home / d).mkdir(parents=True, exist_ok=True)
-        (self.conf_dir / "neo4j.conf").write_text(self.neo4j_conf(), encoding="utf-8")
+            (self.home / d).mkdir(mode=0o700, exist_ok=True)
+            (self.home / d).chmod(0o700)
+        conf = self.conf_dir / "neo4j.conf"
+        fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            os.fchmod(fh.fileno(), 0o600)
+            fh.write(self.neo4j_conf())
         if not (self.home / "data" / "dbms" / "auth.ini").exists():
             self._set_initial_password(self.settings.password())
 

@@ -229,6 +229,18 @@ def explain(query: str) -> str:
 
 SERVER_COMPONENTS = "CALL dbms.components() YIELD name, versions, edition RETURN name, versions, edition"
 
+# The server's running transactions (``Graph.transactions``), and the termination of a user query that
+# Ctrl-C interrupted, found by the tag in its transaction metadata (``Graph.run_user``).
+SHOW_TRANSACTIONS = (
+    "SHOW TRANSACTIONS YIELD transactionId, currentQuery, metaData, status, elapsedTime\n"
+    "RETURN transactionId AS id, currentQuery AS query, metaData AS metadata, status,\n"
+    "       elapsedTime.milliseconds AS elapsed_ms"
+)
+TAGGED_TRANSACTIONS = (
+    "SHOW TRANSACTIONS YIELD transactionId, metaData\nWHERE metaData[$key] = $tag\nRETURN transactionId AS id"
+)
+TERMINATE_TRANSACTIONS = "TERMINATE TRANSACTIONS $ids"
+
 
 # --------------------------------------------------------------------------- ingest runs (ingest/runs.py)
 
@@ -298,6 +310,11 @@ LIST_FILINGS = (
     "RETURN f.adsh AS adsh, f.form AS form, f.period AS period, c.cik AS cik, c.name AS name,\n"
     "       c.sic AS sic\n"
     "ORDER BY adsh"
+)
+
+FILING_SOURCES = (
+    "MATCH (:Company)-[:FILED]->(f:Filing) WHERE f.source IS NOT NULL\n"
+    "RETURN f.source AS source, count(f) AS filings ORDER BY source"
 )
 
 FILING_FACT_CANDIDATES = (

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import logging
+import threading
+import time
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, LiteralString, TypeVar, cast
 
 import neo4j
-from neo4j.exceptions import AuthError, DriverError, Neo4jError, ServiceUnavailable
+from neo4j.exceptions import AuthError, ConfigurationError, DriverError, Neo4jError, ServiceUnavailable
 from tenacity import (
     Retrying,
     before_sleep_log,
@@ -18,7 +21,14 @@ from tenacity import (
 )
 
 from kg import cypher
-from kg.errors import GraphAuthError, GraphUnavailable
+from kg.errors import (
+    ConfigError,
+    GraphAuthError,
+    GraphUnavailable,
+    QueryLimitExceeded,
+    QueryMemoryExceeded,
+    QueryTimeout,
+)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -26,13 +36,76 @@ T = TypeVar("T")
 DEFAULT_START_HINT = "`finkg neo4j start` (or `docker compose up -d neo4j`)"
 
 
+TIMEOUT_CODES = frozenset(
+    {
+        "Neo.ClientError.Transaction.TransactionTimedOut",
+        "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
+    }
+)
+"""Status codes of a transaction stopped by its timeout (Neo4j 5.26 sends the second for the server's default
+too, so which limit it was is told by whether the client set one)."""
+MEMORY_CODE_PARTS = ("MemoryPoolOutOfMemoryError", "OutOfMemoryError", "TransactionMemoryLimit")
+"""Parts of the status codes of a transaction stopped for memory (``Neo.TransientError.General.*``)."""
+QUERY_TAG = "finkg_query"
+"""The transaction-metadata key that tags a user query (:meth:`Graph.run_user`), so Ctrl-C can find it."""
+
+TIMEOUT_HINT = "raise it with `finkg cypher --timeout SECONDS` or [neo4j] query_timeout (FINKG_NEO4J__QUERY_TIMEOUT)"
+SERVER_TIMEOUT_HINT = (
+    "raise db.transaction.timeout: [server] transaction_timeout (FINKG_SERVER__TRANSACTION_TIMEOUT), then "
+    "`finkg neo4j stop && finkg neo4j start`; with Docker, FINKG_SERVER__TRANSACTION_TIMEOUT for "
+    "docker-compose.yml"
+)
+MEMORY_HINT = (
+    "raise db.memory.transaction.max: [server] transaction_memory (FINKG_SERVER__TRANSACTION_MEMORY), then "
+    "`finkg neo4j stop && finkg neo4j start` (with Docker, FINKG_SERVER__TRANSACTION_MEMORY for "
+    "docker-compose.yml), or make the work smaller (LIMIT, count() instead of collect(), a smaller "
+    "[writer] batch_size)"
+)
+
+
+def _is_limit(exc: BaseException) -> bool:
+    """True for a transaction the server stopped at a limit (timeout or memory)."""
+    if not isinstance(exc, Neo4jError):
+        return False
+    code = exc.code or ""
+    return code in TIMEOUT_CODES or any(part in code for part in MEMORY_CODE_PARTS)
+
+
 def _is_transient(exc: BaseException) -> bool:
-    """True for errors the driver marks retryable (transient, leader switch, dropped connection)."""
-    if isinstance(exc, AuthError):
+    """True for errors the driver marks retryable (transient, leader switch, dropped connection).
+
+    A transaction stopped at a time or memory limit is never retried, although Neo4j marks a memory
+    error transient: the same work would hit the same limit again."""
+    if isinstance(exc, AuthError) or _is_limit(exc):
         return False
     if isinstance(exc, (Neo4jError, DriverError)):
         return exc.is_retryable()
     return False
+
+
+def limit_error(exc: Neo4jError, timeout: float | None) -> QueryLimitExceeded | None:
+    """The named error for a transaction stopped at a limit, one line that says which limit and how
+    to raise it; None for any other error. ``timeout``: the seconds the client asked for, if any (then
+    a timeout is that one, else the server's db.transaction.timeout)."""
+    code = exc.code or ""
+    first = (exc.message or "").strip().split("\n")[0]
+    if code in TIMEOUT_CODES and timeout:  # Neo4j 5.26 reports either limit as ...ClientConfiguration
+        limit = f" ({timeout:g} s)"
+        return QueryTimeout(
+            f"the query ran past its time limit{limit} and the server stopped it; {TIMEOUT_HINT}, "
+            "or make the query cheaper (LIMIT, a narrower MATCH)"
+        )
+    if code in TIMEOUT_CODES:
+        return QueryTimeout(
+            f"the transaction ran past the server's time limit (db.transaction.timeout) and was stopped; "
+            f"{SERVER_TIMEOUT_HINT}"
+        )
+    if any(part in code for part in MEMORY_CODE_PARTS):
+        return QueryMemoryExceeded(
+            f"the transaction needed more memory than the server allows one transaction "
+            f"(db.memory.transaction.max; the server says: {first[:300]}); {MEMORY_HINT}"
+        )
+    return None
 
 
 @dataclass(frozen=True)
@@ -80,13 +153,19 @@ class Graph:
         self.uri, self.user, self.database = uri, user, database
         self.start_hint = start_hint
         self.max_attempts = max_attempts
-        self._driver = neo4j.GraphDatabase.driver(
-            uri,
-            auth=(user, password),
-            connection_timeout=connection_timeout,
-            max_transaction_retry_time=0,
-            notifications_min_severity="OFF",
-        )
+        try:
+            self._driver = neo4j.GraphDatabase.driver(
+                uri,
+                auth=(user, password),
+                connection_timeout=connection_timeout,
+                max_transaction_retry_time=0,
+                notifications_min_severity="OFF",
+            )
+        except (ConfigurationError, ValueError) as exc:
+            raise ConfigError(
+                f"Neo4j URI {uri!r} is not usable ({exc}): use one of bolt://, bolt+s://, bolt+ssc://, neo4j://, "
+                "neo4j+s://, neo4j+ssc:// with the Bolt port (NEO4J_URI or [neo4j] uri)"
+            ) from None
         self._verified = False
 
     # ----------------------------------------------------------------- lifecycle
@@ -131,11 +210,24 @@ class Graph:
         )
 
     # ----------------------------------------------------------------- units of work
-    def _run(self, access: str, work: Callable[[neo4j.ManagedTransaction], T]) -> T:
+    def _run(
+        self,
+        access: str,
+        work: Callable[[neo4j.ManagedTransaction], T],
+        timeout: float | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        cancelled: threading.Event | None = None,
+    ) -> T:
         if not self._verified:
             self.verify()
+        if timeout is not None or metadata:
+            work = neo4j.unit_of_work(timeout=timeout, metadata=dict(metadata or {}) or None)(work)
+
+        def again(exc: BaseException) -> bool:  # never after Ctrl-C stopped the work
+            return _is_transient(exc) and not (cancelled is not None and cancelled.is_set())
+
         retrying = Retrying(
-            retry=retry_if_exception(_is_transient),
+            retry=retry_if_exception(again),
             stop=stop_after_attempt(self.max_attempts),
             wait=wait_exponential(multiplier=0.2, max=5),
             before_sleep=before_sleep_log(log, logging.WARNING),
@@ -150,15 +242,37 @@ class Graph:
                     return session.execute_write(work)
         except ServiceUnavailable as exc:
             raise self._unavailable(exc) from exc
+        except Neo4jError as exc:
+            limit = limit_error(exc, timeout)
+            if limit is None:
+                raise
+            raise limit from None
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def read(self, query: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-        """Run ``query`` in a read transaction; returns its records as dicts (nodes as property maps)."""
+    def read(
+        self,
+        query: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        cancelled: threading.Event | None = None,
+    ) -> list[dict[str, Any]]:
+        """Run ``query`` in a read transaction; returns its records as dicts (nodes as property maps).
+
+        Args:
+            timeout: seconds the server lets the transaction run (None: the server's db.transaction.timeout).
+            metadata: transaction metadata (``SHOW TRANSACTIONS`` shows it).
+            cancelled: once set, a failure is not retried (the caller has given up on the work).
+
+        Raises:
+            QueryTimeout, QueryMemoryExceeded: the server stopped the transaction at a limit (not retried).
+        """
 
         def work(tx: neo4j.ManagedTransaction) -> list[dict[str, Any]]:
             return [r.data() for r in tx.run(_text(query), dict(params or {}))]
 
-        return self._run("r", work)
+        return self._run("r", work, timeout, metadata, cancelled)
 
     def write(self, query: str, params: Mapping[str, Any] | None = None) -> WriteResult:
         """Run ``query`` in one write transaction; returns its records and update counters."""
@@ -171,19 +285,92 @@ class Graph:
 
         return self._run("w", work)
 
-    def run_autocommit(self, query: str, params: Mapping[str, Any] | None = None) -> WriteResult:
+    def run_autocommit(
+        self,
+        query: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> WriteResult:
         """Run ``query`` in an auto-commit transaction (needed for ``CALL {...} IN TRANSACTIONS``
         and for schema commands that must not share a transaction). Not retried: it may have
-        committed part of its work."""
+        committed part of its work. ``timeout`` and ``metadata`` as in :meth:`read`."""
         if not self._verified:
             self.verify()
         try:
             with self._driver.session(database=self.database) as session:
-                result = session.run(_text(query), dict(params or {}))
+                q = neo4j.Query(_text(query), metadata=dict(metadata or {}) or None, timeout=timeout)
+                result = session.run(q, dict(params or {}))
                 records = [r.data() for r in result]
                 return WriteResult(records, _counters(result.consume().counters))
         except ServiceUnavailable as exc:
             raise self._unavailable(exc) from exc
+        except Neo4jError as exc:
+            limit = limit_error(exc, timeout)
+            if limit is None:
+                raise
+            raise limit from None
+
+    def run_user(
+        self, query: str, params: Mapping[str, Any] | None = None, *, write: bool = False, timeout: float | None = None
+    ) -> list[dict[str, Any]]:
+        """Run a query a person typed (``finkg cypher``) so that Ctrl-C stops it, on the server too.
+
+        The query runs in a worker thread, in a read transaction (``write``: auto-commit), with
+        ``timeout`` seconds and its transaction tagged in the metadata (:data:`QUERY_TAG`). The calling
+        thread waits; when Ctrl-C interrupts the wait, the tagged transaction is terminated
+        (``TERMINATE TRANSACTIONS``; the driver alone would wait for the query to finish before it
+        rolls back) and the KeyboardInterrupt goes on.
+
+        Raises:
+            QueryTimeout, QueryMemoryExceeded: the query hit a limit; KeyboardInterrupt: Ctrl-C (after
+            the server's transaction is stopped); what the query itself raises.
+        """
+        tag = {QUERY_TAG: uuid.uuid4().hex}
+        box: dict[str, Any] = {}
+        cancelled = threading.Event()
+
+        def target() -> None:
+            try:
+                if write:
+                    box["rows"] = self.run_autocommit(query, params, timeout=timeout, metadata=tag).records
+                else:
+                    box["rows"] = self.read(query, params, timeout=timeout, metadata=tag, cancelled=cancelled)
+            except BaseException as exc:  # handed to the calling thread
+                box["error"] = exc
+
+        worker = threading.Thread(target=target, name="finkg-user-query", daemon=True)
+        worker.start()
+        try:
+            while worker.is_alive():
+                worker.join(0.1)
+        except KeyboardInterrupt:
+            cancelled.set()
+            self._terminate(tag[QUERY_TAG], worker)
+            raise
+        if "error" in box:
+            raise box["error"]
+        return box["rows"]
+
+    def _terminate(self, tag: str, worker: threading.Thread, wait: float = 10.0) -> None:
+        """Terminate the transaction tagged ``tag`` until ``worker`` (which runs it) has ended, at most ``wait`` s."""
+        deadline = time.monotonic() + wait
+        while worker.is_alive() and time.monotonic() < deadline:
+            try:
+                ids = [
+                    r["id"]
+                    for r in self.run_autocommit(cypher.TAGGED_TRANSACTIONS, {"key": QUERY_TAG, "tag": tag}).records
+                ]
+                if ids:
+                    self.run_autocommit(cypher.TERMINATE_TRANSACTIONS, {"ids": ids})
+            except (Neo4jError, DriverError, GraphUnavailable) as exc:  # the query may just have ended
+                log.debug("terminating the interrupted query: %s", exc)
+            worker.join(0.3)
+
+    def transactions(self) -> list[dict[str, Any]]:
+        """The server's running transactions: id, query, metadata, status, elapsed_ms (``SHOW TRANSACTIONS``)."""
+        return self.run_autocommit(cypher.SHOW_TRANSACTIONS).records
 
     def explain(self, query: str, params: Mapping[str, Any] | None = None) -> neo4j.ResultSummary:
         """Plan ``query`` with EXPLAIN (runs nothing) and return the summary (query_type, plan)."""

@@ -10,7 +10,8 @@ users.
 Families:
 
 - :class:`ConfigError`: the settings file, an environment variable or a command-line value.
-- :class:`GraphError`: Neo4j (unavailable, authentication, the read-only guard, schema, server).
+- :class:`GraphError`: Neo4j (unavailable, authentication, the read-only guard, schema, server, a query's
+  time or memory limit: :class:`QueryLimitExceeded`).
 - :class:`IngestError`: an input file or source (malformed rows name file, line and field).
 - :class:`ModelError`: a model directory or file (embedder, reranker, BERTScore, installs).
 - :class:`LLMError`: the LLM backend (unavailable, malformed answer, token budget).
@@ -45,6 +46,19 @@ class GraphAuthError(GraphError):
 
 class ReadOnlyViolation(GraphError):
     """A query given to the read-only runner would write, change the schema or read server files."""
+
+
+class QueryLimitExceeded(GraphError):
+    """A query hit a limit the server enforces (time or memory); never retried. The message names the
+    limit and how to raise it."""
+
+
+class QueryTimeout(QueryLimitExceeded):
+    """A transaction ran longer than its timeout (the query's own, or the server's ``db.transaction.timeout``)."""
+
+
+class QueryMemoryExceeded(QueryLimitExceeded):
+    """A transaction needed more heap than ``db.memory.transaction.max`` (or the server's total) allows."""
 
 
 class SchemaConflict(GraphError):

@@ -237,17 +237,19 @@ def run_user_query(
     query: str,
     params: Mapping[str, Any] | None = None,
     allow_write: bool = False,
+    timeout: float | None = None,
 ) -> list[dict[str, Any]]:
     """Run a user's Cypher and return its records (dicts; nodes become property maps).
 
     Without ``allow_write`` the query must pass :func:`check_read_only` and runs in a read
     transaction (READ access mode); with it, the query runs in an auto-commit transaction (so
-    ``CALL ... IN TRANSACTIONS`` and schema commands work).
+    ``CALL ... IN TRANSACTIONS`` and schema commands work). Either way the server stops it after
+    ``timeout`` seconds, and Ctrl-C stops it, server side too (:meth:`kg.driver.Graph.run_user`).
 
     Raises:
         ReadOnlyViolation: see :func:`check_read_only`.
+        QueryTimeout, QueryMemoryExceeded: the query hit a time or memory limit.
     """
-    if allow_write:
-        return graph.run_autocommit(query, params).records
-    check_read_only(graph, query, params)
-    return graph.read(query, params)
+    if not allow_write:
+        check_read_only(graph, query, params)
+    return graph.run_user(query, params, write=allow_write, timeout=timeout)

@@ -179,8 +179,18 @@ def test_bad_date_is_named(tmp_path):
 
 
 def test_wrong_encoding_is_named(tmp_path):
+    with zipfile.ZipFile(DAILY) as zf:
+        sub = zf.read("sub.txt")
+    line = sub[: sub.index(b"FACTSET")].count(b"\n") + 1
     bad = _rewrite(tmp_path, "sub.txt", lambda b: b.replace(b"FACTSET", "FACTSÉT".encode("latin-1"), 1))
-    with pytest.raises(FsdsFormatError, match=r"sub.txt near line \d+: not UTF-8"):
+    with pytest.raises(FsdsFormatError, match=rf"sub.txt line {line}: not UTF-8 \(byte 0xc9 at column \d+\)"):
+        read_fsds(bad)
+
+
+def test_wrong_encoding_deep_in_a_member_names_its_exact_line(tmp_path):
+    """The line of a bad byte is exact, however far into the member (text is decoded line by line)."""
+    bad = _rewrite(tmp_path, "num.txt", _edit_line(1500, "footnote", "café".encode("latin-1")))
+    with pytest.raises(FsdsFormatError, match=r"num.txt line 1500: not UTF-8 \(byte 0xe9 at column \d+\)"):
         read_fsds(bad)
 
 

@@ -20,8 +20,19 @@ def cypher(
     ] = [],
     write: Annotated[bool, typer.Option("--write", help="Allow queries that write or change the schema.")] = False,
     fmt: Annotated[Format, typer.Option("--format", help="table, json or csv")] = Format.table,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            min=0,
+            help="Seconds the server lets the query run (default: [neo4j] query_timeout, 60; 0: no limit of its own).",
+        ),
+    ] = None,
 ) -> None:
-    """Run Cypher for exploration: planned with EXPLAIN first, refused unless read-only (or --write)."""
+    """Run Cypher for exploration: planned with EXPLAIN first, refused unless read-only (or --write).
+
+    The server stops a query that runs past its time limit; Ctrl-C stops it too (server side as well)
+    and exits 130."""
     params = {}
     for p in param:
         name, sep, raw = p.partition("=")
@@ -31,4 +42,4 @@ def cypher(
             params[name] = json.loads(raw)
         except json.JSONDecodeError:
             params[name] = raw
-    render(api.cypher(query, params, write=write), fmt, console)
+    render(api.cypher(query, params, write=write, timeout=timeout), fmt, console)

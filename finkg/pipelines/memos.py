@@ -42,7 +42,7 @@ from kg import BatchWriter, Graph, cypher
 from kg.errors import GenerationError
 from kg.ledger import DONE, Ledger, digest
 from kg.progress import StageProgress
-from retrieval.facts.fact_map import FactMap, list_filings, read_fact_maps
+from retrieval.facts.fact_map import FactMap, filing_sources, list_filings, read_fact_maps
 from retrieval.text.tfidf import EvidenceIndex, load_evidence
 
 
@@ -226,7 +226,8 @@ def run_memos(
         progress: ``progress(stage, total)`` returns a callback advanced by filings done.
 
     Raises:
-        MemoError: an unknown system, or an accession that is not in the graph.
+        MemoError: an unknown system, an accession that is not in the graph, or a ``source`` no
+            filing was loaded from.
         generation.llm.LLMUnavailable: ``structured-llm`` without a configured ``[llm]`` backend.
         generation.llm.LLMAnswerError: the LLM returned an empty or malformed body.
         generation.llm.BudgetExceeded: ``[llm] budget_tokens`` is spent.
@@ -236,6 +237,14 @@ def run_memos(
             raise MemoError(f"unknown system {s!r}; choose from {', '.join((*SYSTEMS, llm_render.SYSTEM))}")
     client = llm.client_from_settings(settings) if llm_render.SYSTEM in systems else None
     filings = list_filings(graph, adshs, source)
+    if source is not None and not filings:
+        known = filing_sources(graph)
+        if source not in known:
+            shown = ", ".join(known[:10]) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
+            raise MemoError(
+                f"--source {source!r}: no filing in the graph was loaded from a file of that name "
+                f"(known sources: {shown or 'none; ingest a file first'})"
+            )
     found = {f["adsh"] for f in filings}
     if adshs:
         missing = [a for a in adshs if a not in found]

@@ -32,14 +32,14 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, FiniteFloat, ValidationError, field_validator
 
 from finkg import plots
 from finkg.config import Settings
@@ -62,12 +62,26 @@ from retrieval.triples.tfr import TripleIndex
 MODES = ("two-stage", "single-stage")
 
 
-class ExtraFact(BaseModel):
-    """A fact a question brings itself: ``{"id": ..., "text": ..., "numbers": [...]}`` (numbers as stated)."""
+MAX_BATCH_BYTES = 64 * 1024 * 1024
+"""The largest batch file read (64 MiB)."""
+MAX_LINE_BYTES = 1024 * 1024
+"""The longest line of a batch file (1 MiB): one question with its facts and reference."""
+MAX_QUESTION_CHARS = 4_000
+"""The longest question: retrieval and the LLM prompt grow with it (a 10 MB question took 2.6 GB)."""
+MAX_TEXT_CHARS = 100_000
+"""The longest reference analysis or conclusion."""
+MAX_FACT_CHARS = 4_000
+MAX_ITEMS = 200
+"""The most companies, extra facts, or numbers of one fact, a question may bring."""
 
-    id: str = Field(min_length=1)
-    text: str = Field(min_length=1)
-    numbers: list[float] = []
+
+class ExtraFact(BaseModel):
+    """A fact a question brings itself: ``{"id": ..., "text": ..., "numbers": [...]}`` (numbers as stated,
+    finite)."""
+
+    id: str = Field(min_length=1, max_length=200)
+    text: str = Field(min_length=1, max_length=MAX_FACT_CHARS)
+    numbers: list[FiniteFloat] = Field(default=[], max_length=MAX_ITEMS)
 
 
 class ReportQuestion(BaseModel):
@@ -79,18 +93,21 @@ class ReportQuestion(BaseModel):
     """
 
     id: str = Field(pattern=r"^[A-Za-z0-9._-]{1,80}$")
-    question: str = Field(min_length=3)
+    question: str = Field(min_length=3, max_length=MAX_QUESTION_CHARS)
     as_of: date | None = None
-    companies: list[str] = []
-    facts: list[ExtraFact] = []
-    reference: str | None = None  # a reference analysis (text), used by `finkg eval reports`
-    conclusion: str | None = None  # the reference conclusion, used by `finkg eval reports`
+    companies: list[str] = Field(default=[], max_length=MAX_ITEMS)
+    facts: list[ExtraFact] = Field(default=[], max_length=MAX_ITEMS)
+    # a reference analysis (text) and its conclusion, used by `finkg eval reports`
+    reference: str | None = Field(default=None, max_length=MAX_TEXT_CHARS)
+    conclusion: str | None = Field(default=None, max_length=MAX_TEXT_CHARS)
 
     @field_validator("companies")
     @classmethod
     def _names(cls, v: list[str]) -> list[str]:
         if any(not x.strip() for x in v):
             raise ValueError("empty company name")
+        if any(len(x) > 200 for x in v):
+            raise ValueError("a company name longer than 200 characters")
         return v
 
 
@@ -102,18 +119,54 @@ class BatchFileError(GenerationError):
     """A batch file that cannot be read; the message names the file, line and field."""
 
 
-def load_questions(path: Path) -> list[ReportQuestion]:
-    """Read a JSONL batch file (blank lines and ``#`` comments skipped).
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of a UTF-8 batch file; lines end at LF (a CR before it is dropped), so
+    the numbers are an editor's. Each line is decoded on its own, so a bad byte names its own line.
 
     Raises:
-        BatchFileError: missing file, invalid JSON, a field that fails validation, or a repeated id;
-            the message names ``path:line`` and the field.
+        BatchFileError: the file is larger than :data:`MAX_BATCH_BYTES`, a line longer than
+            :data:`MAX_LINE_BYTES`, or a line is not UTF-8 (a latin-1 file, say).
+    """
+    size = path.stat().st_size
+    if size > MAX_BATCH_BYTES:
+        raise BatchFileError(
+            f"{path}: {size:,} bytes; a batch file may hold at most {MAX_BATCH_BYTES // 2**20} MiB: split it"
+        )
+    with path.open("rb") as fh:
+        n = 0
+        while raw := fh.readline(MAX_LINE_BYTES + 1):
+            n += 1
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                raise BatchFileError(
+                    f"{path}:{n}: the line is longer than {MAX_LINE_BYTES // 2**20} MiB; one question (at most "
+                    f"{MAX_QUESTION_CHARS:,} characters) with its facts must fit on a line"
+                )
+            try:
+                text = raw.decode("utf-8-sig" if n == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise BatchFileError(
+                    f"{path}:{n}: not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
+                    "save the batch file as UTF-8"
+                ) from None
+            yield n, text.removesuffix("\n").removesuffix("\r")
+
+
+def load_questions(path: Path) -> list[ReportQuestion]:
+    """Read a JSONL batch file (blank lines and ``#`` comments skipped), UTF-8, one question per line.
+
+    Limits: the file at most 64 MiB, a line at most 1 MiB, a question at most 4,000 characters, a
+    reference or conclusion at most 100,000, at most 200 companies, extra facts, or numbers per fact
+    (numbers finite).
+
+    Raises:
+        BatchFileError: missing file, a limit passed, text that is not UTF-8, invalid JSON, a field that
+            fails validation, or a repeated id; the message names ``path:line`` and the field.
     """
     if not path.is_file():
         raise BatchFileError(f"{path}: no such file")
     out: list[ReportQuestion] = []
     seen: dict[str, int] = {}
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in _lines(path):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:
@@ -121,7 +174,7 @@ def load_questions(path: Path) -> list[ReportQuestion]:
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(x) for x in err.get("loc", ())) or "line"
-            raise BatchFileError(f"{path}:{n}: field {where!r}: {err.get('msg')}") from exc
+            raise BatchFileError(f"{path}:{n}: field {where!r}: {err.get('msg')}") from None
         if q.id in seen:
             raise BatchFileError(f"{path}:{n}: field 'id': {q.id!r} repeats line {seen[q.id]}")
         seen[q.id] = n

@@ -31,7 +31,8 @@ def ingest_sec(
     rewrites the same run node and creates nothing else.
 
     Returns:
-        One summary row per archive: filings, num.txt rows, kept, skipped per reason, facts
+        One summary row per archive: filings, num.txt rows, kept, skipped per reason (non-finite
+        values first), facts
         created, seconds, run id.
 
     Raises:
@@ -52,7 +53,8 @@ def _ingest_files(
     naming the error is written), then
     one ``(:IngestRun {kind})`` per file around :func:`sec_fsds.write_fsds`; a summary row per file.
     The ``other`` column counts the skip reasons without a column of their own (duplicates,
-    non-numeric facts ...), so that rows = kept + not USD + co-reg. + dimensional + other."""
+    non-numeric facts ...), so that rows = kept + non-finite + not USD + co-reg. + dimensional + other.
+    ``non-finite`` (``skipped_non_finite``) counts values refused because they are NaN or infinite."""
     writer = BatchWriter(graph, batch_size=settings.writer.batch_size, workers=settings.writer.workers)
     runs.mark_interrupted(graph)
     summary = []
@@ -78,13 +80,14 @@ def _ingest_files(
             raise
         c = data.counts
         runs.finish(writer, rid, {**c, **{f"{k}_created": v.created for k, v in stats.items()}})
-        named = c["skipped_not_usd"] + c["skipped_coregistrant"] + c["skipped_dimensional"]
+        named = c["skipped_non_finite"] + c["skipped_not_usd"] + c["skipped_coregistrant"] + c["skipped_dimensional"]
         summary.append(
             {
                 "source": path.name,
                 "filings": c["filings"],
                 "rows": c["rows"],
                 "kept": c["kept"],
+                "non-finite": c["skipped_non_finite"],
                 "not USD": c["skipped_not_usd"],
                 "co-reg.": c["skipped_coregistrant"],
                 "dimensional": c["skipped_dimensional"],

@@ -16,6 +16,9 @@ accession (the FSDS model: num.txt also holds each filing's comparatives). The r
 Normalization, as :mod:`ingest.sec.fsds` does it: only USD facts are kept; companyfacts holds
 whole-entity facts only (no dimensions), so ``skipped_dimensional`` is always 0 here. Other units
 are counted (``skipped_not_usd``). A null ``val`` is kept as a fact without value (``nil_value``).
+A ``val`` that is not a finite number (``NaN``, ``Infinity``, ``1e999``, an integer too large for a
+float: JSON parsers accept all of them) is refused: the entry is skipped and counted
+``skipped_non_finite``.
 
 Fields. ``version`` is the taxonomy name (``us-gaap``, ``dei``, ``srt``, ...): the JSON has no
 taxonomy year, so concept keys read ``us-gaap:Revenues`` (FSDS: ``us-gaap/2024:Revenues``).
@@ -46,6 +49,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections import Counter, defaultdict
 from datetime import date
@@ -157,6 +161,20 @@ def add_fact(data: FsdsData, index: dict[str, int], row: dict[str, Any]) -> None
         data.facts[at] = row
 
 
+def finite(value: float | int) -> float | None:
+    """``value`` as a float, or None when it is not a finite number (NaN, an infinity, an integer
+    beyond the float range): such a value is never stored as a fact.
+
+    >>> finite(12), finite(float("nan")), finite(10**400)
+    (12.0, None, None)
+    """
+    try:
+        out = float(value)
+    except OverflowError:
+        return None
+    return out if math.isfinite(out) else None
+
+
 def _fail(path: Path, where: str, message: str) -> CompanyFactsFormatError:
     return CompanyFactsFormatError(f"{path}: {where}: {message}" if where else f"{path}: {message}")
 
@@ -193,6 +211,13 @@ def _date(entry: dict, name: str, path: Path, where: str, optional: bool = False
         raise _fail(path, f"{where}.{name}", f"bad date ({exc})") from None
 
 
+def _year(entry: dict, path: Path, where: str) -> int | None:
+    fy = _get(entry, "fy", int, path, where, optional=True)
+    if fy is not None and not 0 < fy < 10_000:
+        raise _fail(path, f"{where}.fy", f"not a fiscal year: {fy}")
+    return fy
+
+
 def read_companyfacts(path: Path) -> FsdsData:
     """Read and normalize one companyfacts JSON file (see the module docstring for the rules).
 
@@ -200,7 +225,7 @@ def read_companyfacts(path: Path) -> FsdsData:
         :class:`~ingest.sec.fsds.FsdsData`: one company; one filing per accession (adsh, cik,
         form, period, fy, fp, filed as YYYYMMDD, accepted None, source = file name); concepts
         (key ``taxonomy:tag``, tag, version, label); USD facts; ``counts`` with rows (unit
-        entries read), kept, skipped_not_usd, skipped_dimensional (0), skipped_duplicate,
+        entries read), kept, skipped_non_finite, skipped_not_usd, skipped_dimensional (0), skipped_duplicate,
         skipped_duplicate_conflict, nil_value, filings, filings_without_period, companies,
         concepts, current. Nothing is written.
 
@@ -209,7 +234,8 @@ def read_companyfacts(path: Path) -> FsdsData:
         CompanyFactsFormatError: not UTF-8 JSON (truncated files included: line and column are
             named), a required field missing or of the wrong type (``cik``, ``entityName``,
             ``facts``, ``units``; per entry ``end``, ``val``, ``accn``, ``form``, ``filed``), a
-            non-numeric ``val``, a bad date, ``start`` after ``end``, or a malformed accession.
+            non-numeric ``val``, a bad date, ``start`` after ``end``, a malformed accession, or a
+            ``fy`` or ``cik`` out of range.
     """
     path = Path(path)
     raw = path.read_bytes()
@@ -217,14 +243,22 @@ def read_companyfacts(path: Path) -> FsdsData:
     try:
         doc = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        raise _fail(path, "", f"not UTF-8 ({exc})") from None
+        line = raw.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise _fail(path, f"line {line} column {col}", f"not UTF-8 (byte 0x{raw[exc.start]:02x})") from None
+    except RecursionError:
+        raise _fail(path, "", "not valid JSON: nested too deeply") from None
     except json.JSONDecodeError as exc:
         raise _fail(path, f"line {exc.lineno} column {exc.colno}", f"not valid JSON: {exc.msg}") from None
 
     cik_raw = _get(doc, "cik", (int, str), path, "")
-    if isinstance(cik_raw, str) and not cik_raw.strip().isdigit():
-        raise _fail(path, "cik", f"not a CIK number: {cik_raw!r}")
+    if isinstance(cik_raw, str) and not (cik_raw.strip().isascii() and cik_raw.strip().isdigit()):
+        raise _fail(path, "cik", f"not a CIK number: {cik_raw[:80]!r}")
+    if isinstance(cik_raw, str) and len(cik_raw.strip()) > 10:
+        raise _fail(path, "cik", f"not a CIK number (1 to 10 digits): {cik_raw[:80]!r}")
     cik = int(cik_raw)
+    if not 0 < cik < 10**10:
+        raise _fail(path, "cik", f"not a CIK number (1 to 10 digits): {cik_raw!r}")
     name = _get(doc, "entityName", str, path, "")
     data.companies = [{"cik": cik, "name": name.strip(), "sic": None}]
 
@@ -259,7 +293,7 @@ def read_companyfacts(path: Path) -> FsdsData:
                         "cik": cik,
                         "form": _get(e, "form", str, path, at),
                         "period": None,
-                        "fy": _get(e, "fy", int, path, at, optional=True),
+                        "fy": _year(e, path, at),
                         "fp": _get(e, "fp", str, path, at, optional=True),
                         "filed": _date(e, "filed", path, at).strftime("%Y%m%d"),
                         "accepted": None,
@@ -270,13 +304,15 @@ def read_companyfacts(path: Path) -> FsdsData:
                         data.counts["filing_metadata_conflicts"] += 1  # the first entry's values stay
                     if taxonomy != "dei":
                         ends[accn][end] += 1
+                    value = None if val is None else finite(val)
+                    if val is not None and value is None:  # NaN, Infinity, 1e999: never a fact
+                        data.counts["skipped_non_finite"] += 1
+                        continue
                     if unit != "USD":
                         data.counts["skipped_not_usd"] += 1
                         continue
                     labels[f"{taxonomy}:{tag}"] = label
-                    pending.append(
-                        (accn, taxonomy, tag, end, quarters(start, end), None if val is None else float(val))
-                    )
+                    pending.append((accn, taxonomy, tag, end, quarters(start, end), value))
 
     for accn, counter in ends.items():
         best = max(counter.items(), key=lambda kv: (kv[1], kv[0]))[0]

@@ -7,7 +7,8 @@ other column order, CRLF line ends) straight from the archive, without unpacking
 Normalization, as the paper does it: a fact is *in scope* when its unit is USD, it has no
 co-registrant (empty ``coreg``) and no dimensions (empty ``segments``: the whole entity). Facts
 out of scope are not written but counted by reason in the ingest run (``not_usd``,
-``coregistrant``, ``dimensional``), so nothing disappears unaccounted.
+``coregistrant``, ``dimensional``), so nothing disappears unaccounted. A value that is not a finite
+number (``NaN``, ``inf``, ``1e999``) is refused: its row is skipped and counted ``skipped_non_finite``.
 
 Keys. The paper's evidence key ``adsh:cik:tag:ddate:uom`` is not unique on real data (3-month
 and 6-month flows share a ddate), so a fact's graph key is
@@ -22,9 +23,8 @@ for every other date. Comparatives are kept and marked, never cited as current.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
+import math
 import zipfile
 import zlib
 from collections import Counter
@@ -58,31 +58,43 @@ def _rows(
     zf: zipfile.ZipFile, path: Path, members: dict[str, str], member: str
 ) -> Iterator[tuple[int, dict[str, str]]]:
     """``(line number, row)`` of the tab-separated ``member`` (e.g. ``num.txt``, found by file name
-    in ``members`` wherever the archive keeps it), validated against its required columns."""
-    with zf.open(members[member]) as raw:
-        text = io.TextIOWrapper(raw, encoding="utf-8", errors="strict", newline=None)
-        reader = csv.reader(text, delimiter="\t", quoting=csv.QUOTE_NONE)
-        line = 0
-        try:
-            header = next(reader, None)
-            if header is None:
-                raise FsdsFormatError(f"{path}: {member} is empty")
-            missing = [c for c in REQUIRED_COLUMNS[member] if c not in header]
-            if missing:
-                raise FsdsFormatError(f"{path}: {member} line 1: missing column(s) {missing}")
-            line = 1
-            for line, fields in enumerate(reader, start=2):
-                if not fields:
+    in ``members`` wherever the archive keeps it), validated against its required columns.
+
+    Lines end with LF or CRLF (the daily layout). Each line is decoded on its own, so text that is not
+    UTF-8 is named with its exact line number."""
+    line = 0
+    try:
+        with zf.open(members[member]) as raw:
+            header: list[str] | None = None
+            for line, data in enumerate(raw, start=1):
+                try:
+                    text = data.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise FsdsFormatError(
+                        f"{path}: {member} line {line}: not UTF-8 (byte 0x{data[exc.start]:02x} at column "
+                        f"{exc.start + 1}); FSDS files are UTF-8"
+                    ) from None
+                text = text.removesuffix("\n").removesuffix("\r")
+                if header is None:
+                    if line == 1 and text.startswith("\ufeff"):
+                        text = text[1:]
+                    header = text.split("\t")
+                    missing = [c for c in REQUIRED_COLUMNS[member] if c not in header]
+                    if missing:
+                        raise FsdsFormatError(f"{path}: {member} line 1: missing column(s) {missing}")
                     continue
+                if not text:
+                    continue
+                fields = text.split("\t")
                 if len(fields) != len(header):
                     raise FsdsFormatError(
                         f"{path}: {member} line {line}: expected {len(header)} tab-separated fields, got {len(fields)}"
                     )
                 yield line, dict(zip(header, fields))
-        except UnicodeDecodeError as exc:
-            raise FsdsFormatError(f"{path}: {member} near line {line + 1}: not UTF-8 ({exc})") from exc
-        except (zipfile.BadZipFile, EOFError, zlib.error) as exc:
-            raise FsdsFormatError(f"{path}: {member}: archive member is damaged or truncated ({exc})") from exc
+            if header is None:
+                raise FsdsFormatError(f"{path}: {member} is empty")
+    except (zipfile.BadZipFile, EOFError, zlib.error) as exc:
+        raise FsdsFormatError(f"{path}: {member}: archive member is damaged or truncated ({exc})") from exc
 
 
 @dataclass
@@ -110,9 +122,14 @@ def _field(
     """``row[name]`` as ``kind`` (int or float); None when empty or absent (optional columns)."""
     raw = row.get(name, "")
     try:
-        return kind(raw) if raw.strip() else None
+        value = kind(raw) if raw.strip() else None
     except ValueError:
-        raise FsdsFormatError(f"{path}: {member} line {line}: column {name!r} is not a number: {row[name]!r}") from None
+        raise FsdsFormatError(
+            f"{path}: {member} line {line}: column {name!r} is not a number: {row[name][:80]!r}"
+        ) from None
+    if kind is int and value is not None and not -(2**63) <= value < 2**63:
+        raise FsdsFormatError(f"{path}: {member} line {line}: column {name!r} is out of range: {row[name][:80]!r}")
+    return value
 
 
 @overload
@@ -144,8 +161,8 @@ def read_fsds(path: Path) -> FsdsData:
     Raises:
         FileNotFoundError: ``path`` does not exist.
         FsdsFormatError: not a ZIP (or a truncated one), a required member or column missing, a
-            malformed line, a non-numeric value, a date that is not YYYYMMDD, text that is not
-            UTF-8, or a fact whose filing is not in sub.txt.
+            malformed line, a non-numeric value, an integer out of range, a date that is not YYYYMMDD,
+            text that is not UTF-8 (its line named), or a fact whose filing is not in sub.txt.
     """
     path = Path(path)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -217,6 +234,9 @@ def read_fsds(path: Path) -> FsdsData:
             qtrs = _field(r, "qtrs", path, "num.txt", line)
             value = _field(r, "value", path, "num.txt", line, float)
             ddate = _date(r, "ddate", path, "num.txt", line)
+            if value is not None and not math.isfinite(value):  # NaN, inf, 1e999: never a fact
+                data.counts["skipped_non_finite"] += 1
+                continue
             if r["uom"] != "USD":
                 data.counts["skipped_not_usd"] += 1
                 continue
@@ -272,6 +292,7 @@ def count_totals(data: FsdsData) -> FsdsData:
     data.counts["companies"] = len(data.companies)
     data.counts["concepts"] = len(data.concepts)
     data.counts["current"] = sum(1 for f in data.facts if f["period_role"] == "current")
+    data.counts["skipped_non_finite"] += 0  # present in the run record even when 0
     return data
 
 

@@ -20,7 +20,8 @@ What is read:
   without value (``nil_value``). ``decimals`` is kept as an int; ``INF`` gives None with
   ``precision_inf: True``; a legacy ``precision`` is turned into decimals by the XBRL 2.1 rule
   ``precision - (floor(log10(|value|)) + 1)``. Elements without ``contextRef`` (tuples) are
-  counted ``skipped_tuple``.
+  counted ``skipped_tuple``. A numeric value that is not a finite number (``NaN``, ``INF``, ``1e999``:
+  ``xs:double`` allows the first two) is refused: the fact is skipped and counted ``skipped_non_finite``.
 
 Normalization, as :mod:`ingest.sec.fsds`: kept are USD facts of the filer's own entity with no
 dimensions; the others are counted by reason (``skipped_not_usd``, ``skipped_dimensional``,
@@ -136,8 +137,8 @@ def _context(path: Path, el: etree._Element) -> tuple[str, Context]:
     if entity is None or period is None:
         raise _fail(path, el, f"{what}: <entity> or <period> is missing")
     ident, _ = _text(path, entity, "identifier", what)
-    if not ident.isdigit():
-        raise _fail(path, entity, f"{what}: identifier is not a CIK number: {ident!r}")
+    if not (ident.isascii() and ident.isdigit() and len(ident) <= 10):
+        raise _fail(path, entity, f"{what}: identifier is not a CIK number: {ident[:80]!r}")
     members = [
         m
         for box in (entity.find(f"{{{XBRLI}}}segment"), el.find(f"{{{XBRLI}}}scenario"))
@@ -199,7 +200,10 @@ def taxonomy_version(namespace: str, prefix: str | None, extension: str | None) 
     >>> taxonomy_version("http://www.tesla.com/20240630", "tsla", "0000950170-24-087843")
     '0000950170-24-087843'
     """
-    url = urlparse(namespace)
+    try:
+        url = urlparse(namespace)
+    except ValueError:  # e.g. an unbalanced "[" in the host part: not a standard taxonomy
+        return extension or prefix or "ext"
     parts = [p for p in url.path.split("/") if p]
     if url.netloc in STANDARD_HOSTS:
         year = next((p[:4] for p in parts if p[:4].isdigit()), None)
@@ -219,9 +223,11 @@ def _decimals(path: Path, el: etree._Element, value: float | None) -> tuple[int 
         if raw == "INF":
             return None, True
         try:
-            n = int(raw)
+            n: int | None = int(raw)
         except ValueError:
-            raise _fail(path, el, f"fact {_qname(el)}: {attr} is not an integer or INF: {raw!r}") from None
+            n = None
+        if n is None or abs(n) > 1_000:
+            raise _fail(path, el, f"fact {_qname(el)}: {attr} is not an integer (-1000 to 1000) or INF: {raw[:80]!r}")
         if attr == "decimals":
             return n, False
         if value is None or value == 0 or n == 0:
@@ -243,7 +249,7 @@ def read_instance(path: Path, adsh: str | None = None) -> FsdsData:
         cik, form, period YYYYMMDD, fy, fp, filed None, accepted None, source = file name),
         concepts (key ``version:tag``, label None), USD whole-entity facts (the fields of
         :func:`ingest.sec.companyfacts.fact_row`, ``decimals`` as int or None) and ``counts``:
-        rows (fact elements), kept, skipped_not_usd, skipped_dimensional, skipped_non_numeric,
+        rows (fact elements), kept, skipped_non_finite, skipped_not_usd, skipped_dimensional, skipped_non_numeric,
         skipped_forever, skipped_other_entity, skipped_tuple, skipped_duplicate,
         skipped_duplicate_conflict, nil_value, filings, companies, concepts, current.
 
@@ -303,9 +309,12 @@ def read_instance(path: Path, adsh: str | None = None) -> FsdsData:
             try:
                 value = float(text)
             except ValueError:
-                value = math.nan
-            if not math.isfinite(value):
-                raise _fail(path, el, f"fact {_qname(el)} (context {ref}): value is not a number: {text!r}")
+                raise _fail(
+                    path, el, f"fact {_qname(el)} (context {ref}): value is not a number: {text[:80]!r}"
+                ) from None
+            if not math.isfinite(value):  # NaN, INF, 1e999: never a fact
+                c["skipped_non_finite"] += 1
+                continue
         decimals, inf = _decimals(path, el, value)
         if uom != "USD":
             c["skipped_not_usd"] += 1
@@ -325,8 +334,8 @@ def read_instance(path: Path, adsh: str | None = None) -> FsdsData:
     fy = None
     if "DocumentFiscalYearFocus" in dei:
         text, el, _ = dei["DocumentFiscalYearFocus"]
-        if not text.isdigit():
-            raise _fail(path, el, f"dei:DocumentFiscalYearFocus is not a year: {text!r}")
+        if not (text.isascii() and text.isdigit() and len(text) <= 4):
+            raise _fail(path, el, f"dei:DocumentFiscalYearFocus is not a year: {text[:80]!r}")
         fy = int(text)
     if adsh is not None and not ADSH.fullmatch(adsh):
         raise XbrlInstanceFormatError(f"{path}: accession {adsh!r} is not an accession number (##########-##-######)")
@@ -384,7 +393,7 @@ def read_instance(path: Path, adsh: str | None = None) -> FsdsData:
         )
     used = {f["concept"] for f in data.facts}
     data.concepts = [k for key, k in concepts.items() if key in used]
-    for reason in ("skipped_not_usd", "skipped_dimensional", "skipped_non_numeric", "nil_value"):
+    for reason in ("skipped_not_usd", "skipped_dimensional", "skipped_non_numeric", "skipped_non_finite", "nil_value"):
         c[reason] += 0  # present in the run record even when 0
     c["filings"], c["companies"], c["concepts"] = 1, 1, len(data.concepts)
     c["current"] = sum(1 for f in data.facts if f["period_role"] == "current")

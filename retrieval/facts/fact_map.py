@@ -285,6 +285,11 @@ def read_fact_maps(graph: Graph, adshs: Sequence[str], batch_size: int = 200) ->
                 yield build_fact_map({**r["filing"], **r["company"]}, r["facts"])
 
 
+def filing_sources(graph: Graph) -> list[str]:
+    """The file names filings of the graph were loaded from (``Filing.source``), sorted."""
+    return [r["source"] for r in graph.read(cypher.FILING_SOURCES)]
+
+
 def list_filings(graph: Graph, adshs: Sequence[str] | None = None, source: str | None = None) -> list[dict[str, Any]]:
     """Accession, form, period, company and SIC of the filings in the graph (all, or ``adshs``;
     only those loaded from the file named ``source``, e.g. ``2009q3.zip``), by accession number."""
