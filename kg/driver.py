@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, LiteralString, TypeVar, cast
 
@@ -233,13 +234,21 @@ class Graph:
             before_sleep=before_sleep_log(log, logging.WARNING),
             reraise=True,
         )
-        try:
+        with self._translated(timeout):
             for attempt in retrying:
                 mode = neo4j.READ_ACCESS if access == "r" else neo4j.WRITE_ACCESS
                 with attempt, self._driver.session(database=self.database, default_access_mode=mode) as session:
                     if access == "r":
                         return session.execute_read(work)
                     return session.execute_write(work)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    @contextlib.contextmanager
+    def _translated(self, timeout: float | None) -> Iterator[None]:
+        """Raise a lost server as :class:`GraphUnavailable` and a transaction stopped at a time or memory
+        limit as :class:`QueryTimeout` / :class:`QueryMemoryExceeded` (see :func:`limit_error`)."""
+        try:
+            yield
         except ServiceUnavailable as exc:
             raise self._unavailable(exc) from exc
         except Neo4jError as exc:
@@ -247,7 +256,6 @@ class Graph:
             if limit is None:
                 raise
             raise limit from None
-        raise AssertionError("unreachable")  # pragma: no cover
 
     def read(
         self,
@@ -298,19 +306,11 @@ class Graph:
         committed part of its work. ``timeout`` and ``metadata`` as in :meth:`read`."""
         if not self._verified:
             self.verify()
-        try:
-            with self._driver.session(database=self.database) as session:
-                q = neo4j.Query(_text(query), metadata=dict(metadata or {}) or None, timeout=timeout)
-                result = session.run(q, dict(params or {}))
-                records = [r.data() for r in result]
-                return WriteResult(records, _counters(result.consume().counters))
-        except ServiceUnavailable as exc:
-            raise self._unavailable(exc) from exc
-        except Neo4jError as exc:
-            limit = limit_error(exc, timeout)
-            if limit is None:
-                raise
-            raise limit from None
+        with self._translated(timeout), self._driver.session(database=self.database) as session:
+            q = neo4j.Query(_text(query), metadata=dict(metadata or {}) or None, timeout=timeout)
+            result = session.run(q, dict(params or {}))
+            records = [r.data() for r in result]
+            return WriteResult(records, _counters(result.consume().counters))
 
     def run_user(
         self, query: str, params: Mapping[str, Any] | None = None, *, write: bool = False, timeout: float | None = None
