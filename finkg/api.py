@@ -832,33 +832,50 @@ def eval_tatqa(
     limit: int | None = None,
     max_tokens: int = 128,
     out: Path = Path("eval/tatqa"),
+    half: str = "all",
+    sample: int | None = None,
     settings: Settings | None = None,
     progress: StageProgress | None = None,
 ) -> tuple[Any, str]:
-    """TAT-QA EM/F1 of the answerers (seed 004, 3.3); resumes from ``out``.
+    """TAT-QA EM/F1 of the answerers (seed 004, 3.3; the analyst agent of issue 17); resumes from ``out``.
+
+    Args:
+        half: ``all``, or ``train`` / ``eval``: one half of the contexts split by a hash of the table uid
+            (:func:`ingest.datasets.tatqa.split_contexts`, seed 0; the agent's experience is learned on
+            ``train`` only). sample: a stratified sample of this many questions (by answer type and source,
+            :func:`finkg.eval.tatqa.stratified_sample`), the same for every system; None: every question.
 
     Returns:
-        ``(results, backend name)``; the results have ``rows()`` and ``save(out)``.
+        ``(results, backend name)``; the results have ``rows()``, ``differences()`` and ``save(out)``.
 
     Raises:
-        ConfigError: an unknown system. IngestError: a malformed TAT-QA file. EvaluationError: ``out``
+        ConfigError: an unknown system or half. IngestError: a malformed TAT-QA file. EvaluationError: ``out``
         holds a run of another model or file.
     """
     from finkg.eval import tatqa as tatqa_eval
     from generation.llm import client_from_settings
     from generation.qa.systems import tfr_answerers
-    from ingest.datasets.tatqa import read_tatqa
+    from ingest.datasets.tatqa import read_tatqa, split_contexts
 
+    if half not in ("all", "train", "eval"):
+        raise ConfigError(f"unknown half {half!r}: all, train or eval")
     s = settings or load_settings()
     contexts = read_tatqa(path)
+    if half != "all":
+        contexts = split_contexts(contexts)[0 if half == "train" else 1]
+    chosen_questions = tatqa_eval.stratified_sample(contexts, sample) if sample else None
     client = client_from_settings(s)
-    available = {**tfr_answerers(client, answer_tokens=max_tokens), **tatqa_eval.direct_systems(client, max_tokens)}
+    available = {
+        **tfr_answerers(client, answer_tokens=max_tokens),
+        **tatqa_eval.direct_systems(client, max_tokens),
+        **tatqa_eval.agent_systems(client, max(max_tokens, 160), {c.table_uid: c.table for c in contexts}),
+    }
     unknown = sorted(set(systems) - set(available))
     if unknown:
         raise ConfigError(f"unknown system(s) {', '.join(unknown)}; choose from {', '.join(available)}")
     chosen = {name: available[name] for name in (systems or list(available))}
     tatqa_eval.check_manifest(out, client.model_id, str(path))
-    results = tatqa_eval.evaluate(contexts, chosen, limit=limit, progress=progress, out=out)
+    results = tatqa_eval.evaluate(contexts, chosen, limit=limit, progress=progress, out=out, questions=chosen_questions)
     return results, client.name
 
 

@@ -8,8 +8,9 @@ import pytest
 from test_agent_tools import SALES
 from test_llm import smol_gguf
 
+from generation.agent.arithmetic import calculate
 from generation.agent.gate import check_answer
-from generation.agent.loop import answer_arithmetic, format_result, table_evidence
+from generation.agent.loop import answer_arithmetic, format_result, identifier_operands, table_evidence
 from generation.llm import LlamaCppBackend, LLMClient
 
 
@@ -47,3 +48,12 @@ def test_invalid_json_is_a_failed_step(smol_client):
     assert out.answer is None and out.status == "could not answer" and out.verdict is None
     assert len(out.steps) == 2 and all(s.kind == "llm" and s.error and "invalid JSON" in s.error for s in out.steps)
     assert out.steps[0].output is not None  # the raw answer is kept
+
+
+def test_operand_names_that_are_not_identifiers_are_repaired_in_the_expression():
+    ops, expr = identifier_operands(
+        {"2019 Men Years": 5.0, "2018 Men Years": 4.0, "x": 1.0}, "(2019 Men Years - 2018 Men Years) / x"
+    )
+    assert ops == {"v_2019_Men_Years": 5.0, "v_2018_Men_Years": 4.0, "x": 1.0}
+    assert expr == "(v_2019_Men_Years - v_2018_Men_Years) / x"
+    assert calculate(expr, ops).value == 1.0

@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from finkg.pipelines import sec as pipelines
 from generation.agent import arithmetic, facts, registry, tables
 from generation.agent.results import ToolResult
+from retrieval.facts.fact_map import list_filings
 
-TATQA = Path("/work/shared/data/tatqa/tatqa_dataset_dev.json")
-# TAT-QA dev, context 0 (the table the file states; copied so the test needs no data folder)
+# TAT-QA dev (tatqa_dataset_dev.json, CC BY 4.0), context 0, table uid 3ffd9053-a45d-491c-957a-1b2fa0af0570,
+# copied unchanged so the test needs no data folder
 SALES = [
     ["", "", "Years Ended September 30,", ""],
     ["", "2019", "2018", "2017"],
@@ -24,6 +26,15 @@ SALES = [
 
 JNJ = 200406
 JNJ_ADSH = "0000950123-09-029672"
+QUARTER = Path(__file__).resolve().parents[1] / "data" / "sec-fsds" / "2009q3.zip"
+
+
+@pytest.fixture(scope="module")
+def loaded(graph, settings):
+    """The shipped 2009q3 Financial Statement Data Sets (Johnson & Johnson's 10-Q among them), loaded once."""
+    if len(list_filings(graph, source=QUARTER.name)) != 435:
+        pipelines.ingest_sec(graph, settings, [QUARTER])
+    return graph
 
 
 # ----------------------------------------------------------------------------------------- calculate
@@ -104,11 +115,6 @@ def test_scale_between_amount_scales_and_between_rates():
 # ----------------------------------------------------------------------------------------- tables
 
 
-def test_the_copied_table_is_tatqa_dev_context_0():
-    if TATQA.exists():
-        assert json.loads(TATQA.read_text())[0]["table"]["table"] == SALES
-
-
 def test_table_cell_reads_numbers_with_scale():
     # "What is the amount of total sales in 2019?" gold "$1,496.5", scale million
     r = tables.table_cell(SALES, "Total sales", "2019", scale="million")
@@ -186,7 +192,8 @@ def _gold(graph, tag: str, ddate: str, qtrs: int, cik: int = JNJ) -> dict:
     return rows[0]
 
 
-def test_fact_lookup_returns_the_real_fact_with_key_filing_and_date(graph):
+def test_fact_lookup_returns_the_real_fact_with_key_filing_and_date(loaded):
+    graph = loaded
     gold = _gold(graph, "AssetsCurrent", "20090630", 0)
     r = facts.fact_lookup(graph, str(JNJ), "CurrentAssets", "2009-06-30")
     assert r.ok and r.value == gold["value"] == 35_494_000_000
@@ -205,7 +212,8 @@ def test_fact_lookup_returns_the_real_fact_with_key_filing_and_date(graph):
     )
 
 
-def test_fact_lookup_errors_say_what_was_searched(graph):
+def test_fact_lookup_errors_say_what_was_searched(loaded):
+    graph = loaded
     r = facts.fact_lookup(graph, "no such company zq", "Revenues", "2009-06-30")
     assert not r.ok and "not in the graph" in (r.error or "") and "no such company zq" in (r.error or "")
     assert "matches several companies" in (facts.fact_lookup(graph, "johnson", "Assets", "2009-06-30").error or "")
@@ -216,7 +224,8 @@ def test_fact_lookup_errors_say_what_was_searched(graph):
     assert facts.fact_lookup(graph, str(JNJ), "Assets", "2009-06-30", as_of="2009-08-05").ok
 
 
-def test_ratio_values_and_derivations_match_independent_arithmetic(graph):
+def test_ratio_values_and_derivations_match_independent_arithmetic(loaded):
+    graph = loaded
     ca, cl = _gold(graph, "AssetsCurrent", "20090630", 0), _gold(graph, "LiabilitiesCurrent", "20090630", 0)
     r = facts.ratio(graph, "current_ratio", str(JNJ), "2009-06-30")
     assert math.isclose(r.value, ca["value"] / cl["value"])
@@ -245,7 +254,8 @@ def test_ratio_values_and_derivations_match_independent_arithmetic(graph):
     assert "not in the graph" in (facts.ratio(graph, "current_ratio", str(JNJ), "2001-06-30").error or "")
 
 
-def test_graph_tools_through_the_registry(graph):
+def test_graph_tools_through_the_registry(loaded):
+    graph = loaded
     tools = registry.registry(graph=graph, as_of="2009-12-31")
     r = registry.call(tools, "fact_lookup", {"company": str(JNJ), "concept": "AssetsCurrent", "period": "2009-06-30"})
     assert isinstance(r, ToolResult) and r.value == 35_494_000_000

@@ -19,10 +19,12 @@ import pytest
 
 from finkg import api
 from finkg.config import Settings
+from finkg.pipelines import sec
 from kg import browser
 from kg.guard import check_read_only, screen
 
 ROOT = Path(__file__).resolve().parents[1]
+SNOW = ROOT / "data" / "sec-companyfacts" / "CIK0001640147-snowflake.json"
 QUERIES = browser.saved_queries()
 NAMES = [q.name for q in QUERIES]
 REQUIRED = {
@@ -112,7 +114,9 @@ def test_docs_point_to_the_package_queries_without_copies():
     assert list((ROOT / "docs").rglob("*.cypher")) == []
 
 
-def test_browser_url_from_the_settings():
+def test_browser_url_from_the_settings(monkeypatch):
+    for var in ("FINKG_SERVER_HTTP_PORT", "FINKG_SERVER_BOLT_PORT", "NEO4J_URI"):
+        monkeypatch.delenv(var, raising=False)  # the settings below, not this shell's
     local = Settings.model_validate({"neo4j": {"password": "x"}, "server": {"http_port": 7575}})
     assert api.browser_url(local) == "http://127.0.0.1:7575/browser/"
     remote = Settings.model_validate({"neo4j": {"password": "x", "uri": "neo4j+s://db.example.org:7687"}})
@@ -125,7 +129,8 @@ def test_browser_url_from_the_settings():
 # --------------------------------------------------------------------------- on the real server
 
 
-def test_the_grass_captions_name_properties_the_data_has(graph):
+def test_the_grass_captions_name_properties_the_data_has(graph, settings):
+    sec.ingest_companyfacts(graph, settings, [SNOW])  # Company, Filing, Fact, Concept, IngestRun (idempotent)
     rows = graph.read(
         "CALL db.schema.nodeTypeProperties() YIELD nodeLabels, propertyName "
         "RETURN nodeLabels[0] AS label, collect(propertyName) AS props"

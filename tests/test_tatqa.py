@@ -21,10 +21,12 @@ import pytest
 
 from finkg import models
 from finkg.eval.metrics.tatqa import TatqaScore, answer_string, gold_answers, normalize_answer, score, to_number
-from finkg.eval.tatqa import direct_systems, evaluate, score_text
+from finkg.eval.tatqa import agent_systems, direct_systems, evaluate, score_text, stratified_sample
+from generation.agent.loop import table_evidence
+from generation.agent.questions import answer_scale, evidence_scale, needs_arithmetic
 from generation.llm import LlamaCppBackend, LLMClient
 from generation.qa.answer import ANSWER_INSTRUCTION, answer_messages, extract_answer
-from ingest.datasets.tatqa import TatqaFormatError, parse_numbers, read_tatqa
+from ingest.datasets.tatqa import TatqaFormatError, parse_numbers, read_tatqa, split_contexts
 
 SAMPLE = Path(__file__).parent / "data" / "tatqa_dev_sample.json"
 SMOL = "smollm2-135m-instruct-q4_1"
@@ -264,6 +266,8 @@ def test_gold_answers_written_as_instructed_score_full_marks_for_every_type(cont
         "answer_type": "all",
         "questions": 30,
         "em": 100.0,
+        "em_ci_low": 100.0,
+        "em_ci_high": 100.0,
         "f1": 100.0,
         "no_answer_line": 0,
         "errors": 0,
@@ -312,7 +316,7 @@ def test_the_harness_runs_real_llm_answerers_end_to_end(contexts, smol_client, t
 
     def progress(stage, total):
         ticks.append((stage, total))
-        return lambda n: ticks.append((stage, n))
+        return lambda n, tokens=None: ticks.append((stage, n))
 
     results = evaluate(contexts[:1], answerers, limit=2, progress=progress)
     assert len(results.results) == 6
@@ -460,3 +464,88 @@ def test_two_stage_single_stage_and_facts_only_answer_tatqa_questions(contexts, 
         assert r.error is None and r.generated.strip() and r.em in (0.0, 1.0) and 0.0 <= r.f1 <= 1.0
     with pytest.raises(ValueError, match="unknown mode"):
         tfr_answerer(smol_client, "three-stage")
+
+
+# --------------------------------------------------------------------------- the analyst agent on TAT-QA
+
+
+def test_the_router_sends_the_sample_s_arithmetic_questions_to_the_calculator(contexts):
+    arithmetic = [q for c in contexts for q in c.questions if q.answer_type == "arithmetic"]
+    assert arithmetic and all(needs_arithmetic(q.question) for q in arithmetic)  # gold types from the data
+    assert not needs_arithmetic("What was the revenue in 2019?")
+    # the answer's scale against TAT-QA's gold scale of each arithmetic question (table first, then paragraphs):
+    # 7 of the sample's 10 (two "thousand" named nowhere in the table or text, one "billion" read as million)
+    right = [
+        evidence_scale(q.question, table_evidence(c.table), [p.text for p in c.passages]) == q.scale
+        for c in contexts
+        for q in c.questions
+        if q.answer_type == "arithmetic"
+    ]
+    assert len(right) == 10 and sum(right) >= 7
+    assert answer_scale("What is the ratio of A to B?", ["$ million | 2019"]) == ""
+    assert answer_scale("What is the percentage change in sales?", ["in thousands"]) == "percent"
+
+
+def test_the_stratified_sample_is_fixed_proportional_and_inside_the_half(contexts):
+    train, held_out = split_contexts(contexts)
+    assert {c.table_uid for c in train}.isdisjoint({c.table_uid for c in held_out})
+    sample = stratified_sample(held_out, 6)
+    assert len(sample) == 6 and sample == stratified_sample(list(reversed(held_out)), 6)  # order-free
+    train_uids = {q.uid for c in train for q in c.questions}
+    assert sample.isdisjoint(train_uids)
+    strata: dict[tuple[str, str], int] = {}
+    for c in held_out:
+        for q in c.questions:
+            strata[(q.answer_type, q.answer_from)] = strata.get((q.answer_type, q.answer_from), 0) + 1
+    total = sum(strata.values())
+    got = {
+        k: sum(q.uid in sample for c in held_out for q in c.questions if (q.answer_type, q.answer_from) == k)
+        for k in strata
+    }
+    for k, n in strata.items():
+        assert abs(got[k] - 6 * n / total) < 1.0, k  # largest remainder: within one of the share
+    with pytest.raises(ValueError):
+        stratified_sample(held_out, 0)
+
+
+def test_paired_differences_compare_systems_on_the_same_questions(contexts):
+    q = question(contexts, "c2c72e15-a955-4c45-bc51-95112d7db982")  # 3,181 million
+    context = next(c for c in contexts if q in c.questions)
+    results = evaluate(
+        [context],
+        {"wrong": lambda *_: "Answer: 1", "right-once": lambda *_: "Answer: 3,181 million"},
+        limit=4,
+    )
+    overall = next(d for d in results.differences() if d["answer_type"] == "all")
+    assert (overall["system"], overall["baseline"], overall["questions"], overall["em_diff"]) == (
+        "right-once",
+        "wrong",
+        4,
+        25.0,
+    )
+    assert overall["ci_low"] <= 25.0 <= overall["ci_high"]
+    row = next(r for r in results.rows() if r["system"] == "right-once" and r["answer_type"] == "all")
+    assert row["em_ci_low"] <= row["em"] == 25.0 <= row["em_ci_high"]
+
+
+def test_the_agent_answers_arithmetic_with_a_derivation_that_recomputes(contexts, smol_client):
+    """SmolLM2 through the agent on the sample's arithmetic questions: every answer it gives carries its
+    expression and operands, and evaluating that expression independently (simpleeval) gives the answer;
+    every other outcome is an empty answer with the reason."""
+    from simpleeval import simple_eval
+
+    agent = agent_systems(smol_client, 160, {c.table_uid: c.table for c in contexts})["agent"]
+    asked = 0
+    for c in contexts:
+        for q in [q for q in c.questions if q.answer_type == "arithmetic"][:1]:
+            text = agent(q.question, c.facts, c.passages)
+            asked += 1
+            answer = extract_answer(text)
+            if not answer.spans:
+                assert text.startswith(("could not answer", "could not verify")) and text.rstrip().endswith("Answer:")
+                continue
+            expression, rest = text.split(" with ", 1)
+            operands = dict(kv.split("=") for kv in rest.split(" = ")[0].split(", "))
+            value = simple_eval(expression, names={k: float(v) for k, v in operands.items()})
+            assert float(answer.spans[0].replace(",", "")) == pytest.approx(round(value, 2), abs=0.006)
+    assert asked == sum(any(q.answer_type == "arithmetic" for q in c.questions) for c in contexts) > 0

@@ -95,10 +95,20 @@ def eval_tatqa(
             help="Answerers to compare (default: all): "
             "two-stage, single-stage, facts-only (the two-stage generator: BM25 "
             "over the context's paragraphs), no-retrieval (the question alone), "
-            "whole-context (every cell and paragraph).",
+            "whole-context (every cell and paragraph), agent (program of thought with the calculator and the "
+            "answer gate for arithmetic questions, whole-context for the others).",
         ),
     ] = [],
     limit: Annotated[int | None, typer.Option(help="Only the first N questions.")] = None,
+    half: Annotated[
+        str, typer.Option(help="all, or the train / eval half of the contexts (split by a hash of the table uid).")
+    ] = "all",
+    sample: Annotated[
+        int | None,
+        typer.Option(
+            min=1, help="A stratified sample of N questions (answer type x source), the same for every system."
+        ),
+    ] = None,
     max_tokens: Annotated[int, typer.Option(help="Completion cap per answer.")] = 128,
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for answers.jsonl and summary.json.")] = Path(
         "eval/tatqa"
@@ -108,8 +118,12 @@ def eval_tatqa(
     two-stage vs single-stage vs no retrieval (seed 004, 3.3). Answers are written as they come; a rerun
     with the same --out resumes."""
     with progress() as p:
-        results, backend = api.eval_tatqa(path, systems=system, limit=limit, max_tokens=max_tokens, out=out, progress=p)
+        results, backend = api.eval_tatqa(
+            path, systems=system, limit=limit, max_tokens=max_tokens, out=out, half=half, sample=sample, progress=p
+        )
     render(results.rows(), Format.table, console, title=f"TAT-QA EM / F1 (%) on {path.name} ({backend})")
+    if len(results.systems) > 1:
+        render(results.differences(), Format.table, console, title="EM difference against the first system (points)")
     paths = results.save(out)
     console.print(f"saved {', '.join(str(p) for p in paths)}")
 

@@ -25,18 +25,21 @@ another model is refused (:class:`TatqaRunError`), so answers of two models are 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from finkg.eval.metrics.intervals import bootstrap_mean, paired_bootstrap_difference
 from finkg.eval.metrics.tatqa import ANSWER_TYPES, gold_answers, score
 from finkg.eval.results import write_result
+from generation.agent.loop import answer_arithmetic, table_evidence
+from generation.agent.questions import evidence_scale, needs_arithmetic, percent_hint
 from generation.llm import LLMAnswerError, LLMClient
 from generation.qa.answer import Answerer, direct_answerer, extract_answer
 from ingest.datasets.tatqa import TatqaContext
-from ingest.sec.fsds import StageProgress
 from kg.errors import EvaluationError
+from kg.progress import StageProgress
 
 ANSWERS, SUMMARY, MANIFEST = "answers.jsonl", "summary.json", "manifest.json"
 
@@ -92,15 +95,50 @@ class TatqaResults:
                 if not group and kind != "all":
                     continue
                 n = len(group)
+                em = bootstrap_mean([r.em for r in group]) if n else None
                 out.append(
                     {
                         "system": system,
                         "answer_type": kind,
                         "questions": n,
-                        "em": round(100 * sum(r.em for r in group) / n, 2) if n else 0.0,
+                        "em": round(100 * em.mean, 2) if em else 0.0,
+                        "em_ci_low": round(100 * em.low, 2) if em else 0.0,
+                        "em_ci_high": round(100 * em.high, 2) if em else 0.0,
                         "f1": round(100 * sum(r.f1 for r in group) / n, 2) if n else 0.0,
                         "no_answer_line": sum(not r.answer_line for r in group),
                         "errors": sum(r.error is not None for r in group),
+                    }
+                )
+        return out
+
+    def differences(self, baseline: str | None = None) -> list[dict[str, Any]]:
+        """EM of each system minus ``baseline``'s (default: the first system) on the questions both answered,
+        overall and by answer type, in points with the 95 % paired bootstrap interval: ``{"system",
+        "baseline", "answer_type", "questions", "em_diff", "ci_low", "ci_high"}``."""
+        base = baseline or (self.systems[0] if self.systems else None)
+        by = {(r.system, r.question_uid): r for r in self.results}
+        out = []
+        for system in self.systems:
+            if system == base:
+                continue
+            for kind in ("all", *ANSWER_TYPES):
+                pairs = [
+                    (by[(system, r.question_uid)].em, r.em)
+                    for r in self.results
+                    if r.system == base and (system, r.question_uid) in by and (kind == "all" or r.answer_type == kind)
+                ]
+                if not pairs:
+                    continue
+                d = paired_bootstrap_difference([a for a, _ in pairs], [b for _, b in pairs])
+                out.append(
+                    {
+                        "system": system,
+                        "baseline": base,
+                        "answer_type": kind,
+                        "questions": d.n,
+                        "em_diff": round(100 * d.mean, 2),
+                        "ci_low": round(100 * d.low, 2),
+                        "ci_high": round(100 * d.high, 2),
                     }
                 )
         return out
@@ -122,7 +160,7 @@ class TatqaResults:
             "eval-tatqa",
             {"systems": self.systems, "questions": max((r["questions"] for r in overall), default=0)},
             {f"{r['system']}_{m}_pct": r[m] for r in overall for m in ("em", "f1")},
-            tables={"rows": rows},
+            tables={"rows": rows, "differences": self.differences()},
             directory=results_dir or out,
         )
         return [answers, summary]
@@ -188,6 +226,70 @@ def direct_systems(client: LLMClient, max_tokens: int = 128) -> dict[str, Answer
     }
 
 
+def agent_systems(
+    client: LLMClient, max_tokens: int = 160, tables: Mapping[str, Sequence[Sequence[str]]] | None = None
+) -> dict[str, Answerer]:
+    """The analyst agent as a TAT-QA answerer (issue 17; seed 001, sections 4.3-4.4), ``agent``: a question that
+    needs arithmetic (:func:`generation.agent.questions.needs_arithmetic`) is answered by program of thought
+    over the context's cells and paragraphs (:func:`generation.agent.loop.answer_arithmetic`: the LLM picks
+    operands and one expression, ``calculate`` evaluates it, the gate checks it) in the scale
+    :func:`generation.agent.questions.answer_scale` gives; when no attempt passes the gate, the text says why
+    and has an empty ``Answer:`` (a number the gate cannot trace is never given). The other questions go to
+    ``whole-context`` (one LLM call with every cell and paragraph), the baseline it is compared with.
+
+    ``tables`` (table uid -> rows, e.g. each :class:`TatqaContext`'s ``table``): the agent reads the question's
+    table as rows, captions included (``"$ million"`` names the scale), found by the table uid in its facts'
+    ids (``tatqa:<table uid>:r<row>c<col>``); without it, the cells as fact texts."""
+    whole = direct_answerer(client, with_context=True, max_tokens=max_tokens)
+
+    def answer(question: str, facts: Sequence[Any], passages: Sequence[Any]) -> str:
+        if not needs_arithmetic(question):
+            return whole(question, facts, passages)
+        uid = str(facts[0].id).split(":")[1] if facts and str(facts[0].id).count(":") >= 2 else ""
+        table = (tables or {}).get(uid)
+        cells = table_evidence(table) if table else [f.text for f in facts]
+        paragraphs = [p.text for p in passages]
+        scale = evidence_scale(question, cells, paragraphs)
+        got = answer_arithmetic(client, question + percent_hint(scale), cells + paragraphs, max_tokens=max_tokens)
+        if got.answer is None:
+            return f"{got.status}: {'; '.join(got.reasons)}\nAnswer: "
+        d = got.derivation
+        operands = ", ".join(f"{k}={v:g}" for k, v in d["operands"].items())
+        return f"{d['expression']} with {operands} = {d['result']:g}\nAnswer: {got.answer} {scale}".rstrip()
+
+    return {"agent": answer}
+
+
+def stratified_sample(contexts: Sequence[TatqaContext], n: int, seed: int = 0) -> set[str]:
+    """The uids of ``n`` questions stratified by (answer type, answer source): each stratum gets its share of
+    ``n`` by largest remainder (at least one question where ``n`` allows), its questions taken in the order of
+    sha256(``"<seed>:<uid>"``). Deterministic; the same ``n`` and seed give the same questions for every system.
+
+    Raises:
+        ValueError: ``n`` < 1.
+    """
+    import hashlib
+
+    if n < 1:
+        raise ValueError(f"a sample of {n} questions: give at least 1")
+    strata: dict[tuple[str, str], list[str]] = {}
+    for c in contexts:
+        for q in c.questions:
+            strata.setdefault((q.answer_type, q.answer_from), []).append(q.uid)
+    total = sum(len(v) for v in strata.values())
+    if n >= total:
+        return {u for v in strata.values() for u in v}
+    share = {k: n * len(v) / total for k, v in strata.items()}
+    take = {k: int(x) for k, x in share.items()}
+    for k in sorted(strata, key=lambda k: share[k] - take[k], reverse=True)[: n - sum(take.values())]:
+        take[k] += 1
+    out: set[str] = set()
+    for k, uids in strata.items():
+        ranked = sorted(uids, key=lambda u: hashlib.sha256(f"{seed}:{u}".encode()).hexdigest())
+        out.update(ranked[: take[k]])
+    return out
+
+
 def score_text(
     system: str, context: TatqaContext, question_index: int, generated: str, error: str | None = None
 ) -> QuestionResult:
@@ -220,6 +322,7 @@ def evaluate(
     limit: int | None = None,
     progress: StageProgress | None = None,
     out: Path | None = None,
+    questions: Collection[str] | None = None,
 ) -> TatqaResults:
     """Ask every answerer every question (the first ``limit`` questions in file order) and score them,
     question by question.
@@ -232,6 +335,7 @@ def evaluate(
             system, its total the answers still to ask).
         out: a folder: answers already in ``out/answers.jsonl`` are reused, new ones appended as they
             come (module doc); None: nothing is written.
+        questions: only these question uids (e.g. :func:`stratified_sample`); None: every question.
 
     Returns:
         :class:`TatqaResults` (``rows()`` for the table, ``results`` per question, in question order).
@@ -241,7 +345,12 @@ def evaluate(
         :class:`generation.llm.LLMAnswerError` (e.g. ``BudgetExceeded``, ``LLMUnavailable``); what was
         answered before stays in ``out``.
     """
-    work = [(c, i) for c in contexts for i in range(len(c.questions))]
+    work = [
+        (c, i)
+        for c in contexts
+        for i in range(len(c.questions))
+        if questions is None or c.questions[i].uid in questions
+    ]
     work = work[:limit] if limit is not None else work
     done: dict[tuple[str, str], QuestionResult] = {}
     sink = None

@@ -18,6 +18,7 @@ or "could not answer", with the reasons, and **no answer**: a number the gate ca
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -94,6 +95,24 @@ def prompt(question: str, evidence: Sequence[str], complaint: str | None = None)
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": body}]
 
 
+def identifier_operands(operands: dict[str, Any], expression: str) -> tuple[dict[str, Any], str]:
+    """Operand names made identifiers (``"2019 Men Years"`` -> ``v_2019_Men_Years``), the expression rewritten to
+    match (longest names first): a small model's usual slip, repaired rather than sent back. Names that are
+    identifiers already are kept."""
+    renamed: dict[str, str] = {}
+    for name in operands:
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            continue
+        new = re.sub(r"\W+", "_", name).strip("_") or "v"
+        new = f"v_{new}" if new[0].isdigit() else new
+        while new in operands or new in renamed.values():
+            new += "_"
+        renamed[name] = new
+    for old in sorted(renamed, key=len, reverse=True):
+        expression = expression.replace(old, renamed[old])
+    return {renamed.get(k, k): v for k, v in operands.items()}, expression
+
+
 def _untraced_operands(operands: dict[str, Any], pool: list[float]) -> list[str]:
     out = []
     for name, value in operands.items():
@@ -140,9 +159,10 @@ def answer_arithmetic(
             continue
         data = result.data
         out.steps.append(Step(len(out.steps), "llm", messages[-1]["content"], data))
-        operands = data.get("operands") if isinstance(data.get("operands"), dict) else {}
+        given = data.get("operands") if isinstance(data.get("operands"), dict) else {}
+        operands, expression = identifier_operands(given, str(data.get("expression", "")))
         untraced = _untraced_operands(operands, pool)
-        calc: ToolResult = calculate(str(data.get("expression", "")), operands)
+        calc: ToolResult = calculate(expression, operands)
         error = calc.error or (
             f"operand(s) {', '.join(untraced)} are not numbers in the table or facts" if untraced else None
         )
@@ -150,7 +170,7 @@ def answer_arithmetic(
             Step(
                 len(out.steps),
                 "tool",
-                {"operands": operands, "expression": data.get("expression")},
+                {"operands": operands, "expression": expression},
                 calc.as_dict(),
                 error,
             )

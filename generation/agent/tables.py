@@ -25,9 +25,22 @@ Table = Sequence[Sequence[str]]
 """A table: rows of cell strings (TAT-QA's ``table.table``)."""
 
 _SCALE_IN_TEXT = (
-    (re.compile(r"\bin\s+billions?\b|\$\s*bn\b|\bbillions\b", re.IGNORECASE), "billion"),
-    (re.compile(r"\bin\s+millions?\b|\$\s*m\b|\$'?000,?000\b|\bmillions\b|€m\b|£m\b", re.IGNORECASE), "million"),
-    (re.compile(r"\bin\s+thousands?\b|\$'?000\b|\bthousands\b|€'?000\b|£'?000\b", re.IGNORECASE), "thousand"),
+    (re.compile(r"\bin\s+billions?\b|\$\s*bn\b|\bbillions\b|\$\s*billion\b|\busd\s*bn\b", re.IGNORECASE), "billion"),
+    (
+        re.compile(
+            r"\bin\s+millions?\b|\$\s*m\b|\$'?000,?000\b|\bmillions\b|€m\b|£m\b|\$\s*million\b|\busd\s*m(?:illion)?\b|"
+            r"\b(?:eur|gbp|rmb)\s*m\b",
+            re.IGNORECASE,
+        ),
+        "million",
+    ),
+    (
+        re.compile(
+            r"\bin\s+thousands?\b|\$'?000\b|\bthousands\b|€'?000\b|£'?000\b|\$\s*thousand\b|\busd\s*'?000\b",
+            re.IGNORECASE,
+        ),
+        "thousand",
+    ),
 )
 
 
@@ -35,13 +48,18 @@ def _norm(text: str) -> str:
     return " ".join(str(text).lower().replace(":", " ").split())
 
 
-def table_scale(table: Table) -> str:
-    """The scale a table's header rows (captions included) name: ``thousand``, ``million``, ``billion`` or ``""``."""
-    head = " ".join(c for r in table[: max(header_rows(table), 1)] for c in r)
+def scale_named_in(text: str) -> str:
+    """The scale a text names (``"(in millions)"``, ``"$'000"``): ``thousand``, ``million``, ``billion`` or ``""``;
+    the largest when it names several."""
     for pattern, name in _SCALE_IN_TEXT:
-        if pattern.search(head):
+        if pattern.search(text):
             return name
     return ""
+
+
+def table_scale(table: Table) -> str:
+    """The scale a table's header rows (captions included) name: ``thousand``, ``million``, ``billion`` or ``""``."""
+    return scale_named_in(" ".join(c for r in table[: max(header_rows(table), 1)] for c in r))
 
 
 def _check_table(table: Any) -> list[list[str]]:
