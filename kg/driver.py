@@ -387,7 +387,7 @@ class Graph:
 
 def _text(query: str) -> LiteralString:
     """The driver types a query as ``LiteralString`` (a guard against string-built Cypher); finkg's
-    queries are composed in kg/cypher.py from constants and take user values only as parameters, and
+    queries are composed in kg/cypher/ from constants and take user values only as parameters, and
     ``finkg cypher`` queries pass kg.guard first, so a plain ``str`` is accepted here, in one place."""
     return cast(LiteralString, query)
 

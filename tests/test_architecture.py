@@ -32,12 +32,12 @@ STATEMENT = re.compile(
 
 
 def test_all_cypher_lives_in_kg_cypher():
-    """No package module outside kg/cypher.py holds a Cypher statement (a crude but useful check)."""
+    """No package module outside the kg/cypher/ package holds a Cypher statement (a crude but useful check)."""
     offenders = []
     for package in ("kg", "retrieval", "generation", "ingest", "finkg"):
         for path in (ROOT / package).rglob("*.py"):
             rel = path.relative_to(ROOT)
-            if rel == Path("kg/cypher.py"):
+            if rel.parts[:2] == ("kg", "cypher"):
                 continue
             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
                 if m := STATEMENT.search(line):

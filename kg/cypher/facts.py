@@ -1,0 +1,145 @@
+"""The SEC facts subgraph (filings, facts, companies, fact history) and AKShare indicator facts."""
+
+from __future__ import annotations
+
+# --------------------------------------------------------------------------- memo reads
+
+LIST_FILINGS = (
+    "MATCH (c:Company)-[:FILED]->(f:Filing)\n"
+    "WHERE ($adshs IS NULL OR f.adsh IN $adshs) AND ($source IS NULL OR f.source = $source)\n"
+    "RETURN f.adsh AS adsh, f.form AS form, f.period AS period, c.cik AS cik, c.name AS name,\n"
+    "       c.sic AS sic\n"
+    "ORDER BY adsh"
+)
+
+FILING_SOURCES = (
+    "MATCH (:Company)-[:FILED]->(f:Filing) WHERE f.source IS NOT NULL\n"
+    "RETURN f.source AS source, count(f) AS filings ORDER BY source"
+)
+
+FILING_FACT_CANDIDATES = (
+    "UNWIND $adshs AS adsh\n"
+    "MATCH (c:Company)-[:FILED]->(f:Filing {adsh: adsh})\n"
+    "RETURN f {.adsh, .form, .period, .fy, .fp, .filed, .accepted, .source} AS filing,\n"
+    "       c {.cik, .name, .sic} AS company,\n"
+    "       [(f)-[:REPORTS]->(x:Fact) WHERE x.tag IN $tags\n"
+    "          AND x.period_role IN ['current', 'current_ytd'] AND x.uom = 'USD'\n"
+    "        | x {.key, .citation, .tag, .value, .ddate, .qtrs, .period_role, .decimals}] AS facts"
+)
+
+# Readers of filings start from (:Company)-[:FILED]->(:Filing), the link an ingest writes last for a filing
+# (ingest/runs.py): a filing whose ingest died half-way is not seen, nor are its evidence chunks.
+
+EVIDENCE_CHUNKS_PAGE = (
+    "MATCH (c:Chunk) WHERE c.kind = 'evidence' AND c.id > $after\n"
+    "  AND EXISTS { (:Company)-[:FILED]->(:Filing {adsh: c.adsh}) }\n"
+    "WITH c ORDER BY c.id LIMIT $limit\n"
+    "OPTIONAL MATCH (f:Filing {adsh: c.adsh})\n"
+    "RETURN c.id AS id, c.adsh AS adsh, c.fact_key AS fact_key, c.text AS text,\n"
+    "       f.accepted AS accepted, f.filed AS filed\n"
+    "ORDER BY c.id"
+)
+"""One page of evidence sentences (keyset on ``c.id``), each with its filing's ``accepted`` and ``filed``
+(when the sentence became public: :func:`retrieval.facts.fact_map.filing_available_at`)."""
+
+DELETE_FACTS_OF_FILINGS = (
+    "UNWIND $adshs AS a\n"
+    "MATCH (:Filing {adsh: a})-[:REPORTS]->(x:Fact)\n"
+    "CALL (x) { OPTIONAL MATCH (c:Chunk)-[:EVIDENCE_FOR]->(x) DETACH DELETE c, x }\n"
+    "IN TRANSACTIONS OF 5000 ROWS"
+)
+
+COMPANY_FILINGS = (
+    "MATCH (c:Company)-[:FILED]->(f:Filing)\n"
+    "WHERE c.cik = $cik OR toLower(c.name) CONTAINS toLower($name)\n"
+    "RETURN c.cik AS cik, c.name AS name, f.adsh AS adsh, f.form AS form, f.period AS period, f.filed AS filed,\n"
+    "       f.accepted AS accepted\n"
+    "ORDER BY f.period DESC, f.filed DESC, f.adsh DESC"
+)
+"""The filings of the companies a question names, by CIK (``$cik``, an integer or null) or by a
+case-insensitive part of the name, latest period first."""
+
+COMPANY_CONCEPT_FACTS = (
+    "MATCH (c:Company)-[:FILED]->(f:Filing)-[:REPORTS]->(x:Fact)\n"
+    "WHERE (c.cik = $cik OR ($name IS NOT NULL AND toLower(c.name) CONTAINS toLower($name)))\n"
+    "  AND x.tag IN $tags AND x.ddate = $ddate AND x.uom = $uom\n"
+    "RETURN c.cik AS cik, c.name AS company, c.sic AS sic, f.adsh AS adsh, f.form AS form, f.filed AS filed,\n"
+    "       f.accepted AS accepted, x.key AS key, x.citation AS citation, x.tag AS tag, x.value AS value,\n"
+    "       x.ddate AS ddate, x.qtrs AS qtrs, x.uom AS uom, x.decimals AS decimals, x.period_role AS period_role\n"
+    "ORDER BY cik, f.filed DESC, f.adsh DESC, key"
+)
+"""The facts with a tag of ``$tags`` at period end ``$ddate`` (``YYYYMMDD``) in unit ``$uom`` that the filings
+of a company report, the company named by CIK (``$cik``, an integer or null) or by a case-insensitive part of its
+name (``$name`` or null); comparatives included (a 10-Q states the prior year's figures too). The analyst agent's
+``fact_lookup`` (:mod:`generation.agent.facts`) resolves synonyms and picks among them."""
+
+
+COMPANY_MATCHES = (
+    "MATCH (c:Company) WHERE c.cik = $cik OR toLower(c.name) CONTAINS toLower($name)\n"
+    "   OR toLower(coalesce(c.ticker, '')) = toLower($name)\n"
+    "RETURN c.cik AS cik, c.name AS name ORDER BY c.name LIMIT 10"
+)
+"""Companies named by CIK (``$cik``, an integer or null), ticker, or a case-insensitive part of the name."""
+
+FACT_HISTORY = (
+    "MATCH (c:Company {cik: $cik})-[:FILED]->(f:Filing)-[:REPORTS]->(x:Fact)\n"
+    "WHERE x.tag IN $tags AND ($uom IS NULL OR x.uom = $uom)\n"
+    "RETURN x.key AS key, x.tag AS tag, x.ddate AS ddate, x.qtrs AS qtrs, x.uom AS uom, x.value AS value,\n"
+    "       f.adsh AS adsh, f.form AS form, f.filed AS filed\n"
+    "ORDER BY ddate, qtrs, filed, adsh"
+)
+"""Every fact of company ``$cik`` reported under one of ``$tags`` (in ``$uom``; null: any), with the filing
+that reported it: a fact's history across filings (``finkg facts history``). Only filings linked by
+``FILED`` (complete ones) count."""
+
+
+# --------------------------------------------------------------------------- AKShare indicators and financial facts
+# (seed 004, sections 2 and 3.3: ingest/market/akshare.py, finkg/pipelines/indicators.py, retrieval/facts/indicators.py)
+
+INDICATOR_SERIES = (
+    "MATCH (i:Indicator {code: $code})-[:HAS_OBSERVATION]->(o:Observation)\n"
+    "WHERE o.available_at <= $cutoff AND o.date >= date($start)\n"
+    "RETURN i.name AS name, i.unit AS unit, i.frequency AS frequency, o.date AS date, o.value AS value\n"
+    "ORDER BY o.date"
+)
+"""The observations of Indicator ``$code`` dated on or after ``$start`` (ISO date) and available at ``$cutoff``
+(ISO UTC): ``name, unit, frequency, date, value`` by date (a report's chart of a cited indicator)."""
+
+INDICATOR_FACT_ROWS = (
+    "MATCH (i:Indicator) WHERE $codes IS NULL OR i.code IN $codes\n"
+    "CALL (i) {\n"
+    "  MATCH (i)-[:HAS_OBSERVATION]->(o:Observation) WHERE o.available_at <= $cutoff\n"
+    "  WITH o ORDER BY o.date DESC LIMIT 1\n"
+    "  WITH o WHERE $oldest IS NULL OR o.date >= date($oldest)\n"
+    "  RETURN o\n"
+    "}\n"
+    "CALL (i, o) {\n"
+    "  OPTIONAL MATCH (i)-[:HAS_OBSERVATION]->(p:Observation)\n"
+    "  WHERE p.date < o.date AND p.available_at <= $cutoff\n"
+    "  WITH p ORDER BY p.date DESC LIMIT 1\n"
+    "  RETURN p {.id, .date, .value} AS previous\n"
+    "}\n"
+    "CALL (i, o) {\n"
+    "  UNWIND $months AS m\n"
+    "  CALL (i, o, m) {\n"
+    "    WITH o.date - duration({months: m}) AS day, date.truncate('month', o.date) - duration({months: m}) AS month\n"
+    "    OPTIONAL MATCH (i)-[:HAS_OBSERVATION]->(q:Observation)\n"
+    "    WHERE q.available_at <= $cutoff AND CASE i.frequency\n"
+    "      WHEN 'monthly' THEN date.truncate('month', q.date) = month\n"
+    "      ELSE q.date <= day AND q.date >= day - duration({days: $max_gap_days}) END\n"
+    "    WITH q ORDER BY q.date DESC LIMIT 1\n"
+    "    RETURN q {.id, .date, .value, months: m} AS back\n"
+    "  }\n"
+    "  RETURN collect(back) AS lookbacks\n"
+    "}\n"
+    "RETURN i {.code, .name, .unit, .frequency, .category, .source_function} AS indicator,\n"
+    "       o {.id, .date, .value, .available_at} AS latest, previous, lookbacks\n"
+    "ORDER BY i.code"
+)
+"""For each Indicator of ``$codes`` (all when null): its latest Observation available at ``$cutoff`` (an ISO UTC
+string; ``available_at <= $cutoff``), the observation before it, and for each ``m`` of ``$months`` the
+observation ``m`` months earlier (monthly series: the same calendar month; daily series: the last one on or
+before the day, at most ``$max_gap_days`` before it), each also available at ``$cutoff``. Indicators with no
+available observation, or whose latest one is dated before ``$oldest`` (an ISO date; null: no limit), give no
+row. Returns ``indicator``, ``latest``, ``previous`` (null when none) and
+``lookbacks`` (``[{id, date, value, months}]``, missing ones left out)."""
