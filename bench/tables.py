@@ -305,6 +305,12 @@ HEADLINES: dict[str, Callable[[dict[str, Any], dict[str, Any]], tuple[str, str, 
         f"{_f(f, 'naive_extrapolated_s', '.1f')} s extrapolated; {f.get('label_mismatches')} label mismatches",
         f"{_f(f, 'speedup_x', ',.0f')}x",
     ),
+    "bulk-import": lambda f, p: (
+        f"bulk import of {p.get('quarter')} ({_f(f, 'facts', ',')} facts): {_f(f, 'bulk_s', '.1f')} s, "
+        f"{_f(f, 'bulk_facts_per_s', ',.0f')} facts/s (CSV, neo4j-admin, schema); counts equal: {f.get('counts_equal')}",
+        f"transactional `finkg ingest sec`: {_f(f, 'tx_s', '.1f')} s, {_f(f, 'tx_facts_per_s', ',.0f')} facts/s",
+        f"{_f(f, 'ratio_tx_over_bulk_s_x', '.2f')}x ({_f(f, 'ratio_marginal_x', '.2f')}x without JVM starts)",
+    ),
     "feedback_eval": lambda f, p: (
         f"source-memory update {_f(f, 'batched_ms_per_label', '.2f')} ms per matured label, batched "
         f"({_f(f, 'events', ',')} labels)",
@@ -348,12 +354,36 @@ BENCHMARKS = Table(
     provenance_per_row=True,
 )
 
+BULK = Table(
+    ["bulk-import"],
+    _single("bulk-import", "paths"),
+    [
+        Column("path", lambda r: str(r["path"])),
+        Column("seconds", lambda r: num(r.get("seconds"), ".1f")),
+        Column("facts/s", lambda r: num(r.get("facts_per_s"), ",.0f"), bold_max=True),
+        Column("where the time goes", lambda r: str(r["parts"])),
+    ],
+)
+
+BULK_SCALE = Table(
+    ["bulk-import"],
+    _single("bulk-import", "scale"),
+    [
+        Column("num.txt rows per quarter (assumed)", lambda r: f"{r['num.txt rows per quarter']:,}"),
+        Column("facts kept, 60 quarters", lambda r: f"{r['facts kept (60 quarters)']:,}"),
+        Column("bulk, hours", lambda r: num(r.get("bulk h"), ".1f")),
+        Column("transactional, hours (lower bound)", lambda r: num(r.get("transactional h"), ".1f")),
+    ],
+)
+
 TABLES: dict[str, Table] = {
     "eval-reports": REPORTS,
     "eval-tatqa": TATQA,
     "eval-feedback": FEEDBACK,
     "eval-rerank": RERANK,
     "benchmarks": BENCHMARKS,
+    "bulk-import": BULK,
+    "bulk-scale": BULK_SCALE,
 }
 
 

@@ -34,6 +34,7 @@ from kg.progress import StageProgress
 if TYPE_CHECKING:
     from finkg.config import Settings
     from finkg.eval.memos import EvalResult
+    from finkg.pipelines.bulk import BulkResult
     from finkg.pipelines.clusters import ClusterSummary
     from finkg.pipelines.graph import ExportSummary, GraphAnalysis
     from finkg.pipelines.kg_build import ExtractSummary
@@ -62,6 +63,7 @@ __all__ = [
     "browser_style",
     "browser_url",
     "browser_workspace",
+    "bulk_served_hint",
     "cluster",
     "cypher",
     "eval_extraction",
@@ -78,6 +80,7 @@ __all__ = [
     "ingest_akshare",
     "ingest_companyfacts",
     "ingest_sec",
+    "ingest_sec_bulk",
     "ingest_text",
     "ingest_xbrl",
     "memo_batch",
@@ -186,6 +189,53 @@ def ingest_sec(
 
     with _opened(graph, settings) as (g, s):
         return sec.ingest_sec(g, s, list(paths), progress=progress)
+
+
+def ingest_sec_bulk(
+    paths: Sequence[Path],
+    *,
+    database: str = "edgar",
+    force: bool = False,
+    csv_dir: Path | None = None,
+    csv_only: bool = False,
+    settings: Settings | None = None,
+    progress: StageProgress | None = None,
+) -> BulkResult:
+    """SEC FSDS ZIPs (or folders of them) into a new database of the local server with
+    ``neo4j-admin database import full`` (``finkg ingest sec --bulk``): the nodes and relationships the
+    transactional :func:`ingest_sec` writes, as CSV, imported offline (:mod:`finkg.pipelines.bulk`).
+
+    The running server's own database is never the target; an existing database is replaced only with
+    ``force``. The result is served once ``[neo4j] database`` names it and the server restarts
+    (:func:`finkg.pipelines.bulk.served_hint`), then ``finkg db init`` adds the schema.
+
+    Returns:
+        :class:`finkg.pipelines.bulk.BulkResult` (per-archive summary, nodes and relationships per
+        label and type, the tool's report, seconds).
+
+    Raises:
+        IngestError: a malformed archive (FsdsFormatError, named with member, line and column), no
+        archive, overlapping archives, a remote ``[neo4j] uri``. GraphError: the database exists (no
+        ``force``) or is the served one (DatabaseExists, DatabaseInUse), or the tool failed (ServerError).
+    """
+    from finkg.pipelines import bulk
+
+    return bulk.bulk_import_sec(
+        settings or load_settings(),
+        list(paths),
+        database=database,
+        force=force,
+        csv_dir=csv_dir,
+        csv_only=csv_only,
+        progress=progress,
+    )
+
+
+def bulk_served_hint(database: str, settings: Settings | None = None) -> str:
+    """How to serve a bulk-imported ``database`` (one line for the command line to print)."""
+    from finkg.pipelines import bulk
+
+    return bulk.served_hint(settings or load_settings(), database)
 
 
 def ingest_companyfacts(

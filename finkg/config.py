@@ -232,7 +232,11 @@ class Neo4jSettings(BaseModel):
     )
     user: str = Field(default="neo4j")
     password: SecretStr | None = Field(default=None)
-    database: str = Field(default="neo4j")
+    database: str = Field(
+        default="neo4j",
+        description="the database finkg reads and writes; the local server serves it as its default (Community "
+        "serves one user database), so switching to a bulk-imported one is this setting and a server restart",
+    )
     query_timeout: float | None = Field(
         default=60.0,
         gt=0,

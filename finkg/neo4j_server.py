@@ -67,6 +67,18 @@ class PortInUse(ServerError):
     """A port the server needs is taken by another process."""
 
 
+class DatabaseExists(ServerError):
+    """A bulk import's target database already exists (``--force`` replaces it)."""
+
+
+class DatabaseInUse(ServerError):
+    """A bulk import's target database is the one the running server serves; it is never touched."""
+
+
+DATABASE_NAME = re.compile(r"^[a-z][a-z0-9.-]{2,62}$")
+"""Neo4j's rule for a standard database name (lower case here: Neo4j folds names to lower case)."""
+
+
 @dataclass(frozen=True)
 class ServerStatus:
     """State of the local server: whether it runs, its pid, addresses, home and version."""
@@ -77,6 +89,29 @@ class ServerStatus:
     bolt_uri: str
     browser_url: str
     version: str
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What ``neo4j-admin database import full`` reported: the database, nodes, relationships and
+    properties imported, the wall time in seconds (JVM starts included) and the tool's own time for the
+    import (``IMPORT DONE in ...``, without JVM starts)."""
+
+    database: str
+    nodes: int
+    relationships: int
+    properties: int
+    seconds: float
+    tool_seconds: float
+
+
+def _duration(text: str, after: str) -> float:
+    """Seconds of a duration the import tool prints after ``after`` (``1m 2s 3ms``); 0.0 when absent."""
+    m = re.search(re.escape(after) + r"\s+((?:\d+[hms]s?\s*)+)", text)
+    if not m:
+        return 0.0
+    unit = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+    return sum(int(n) * unit[u] for n, u in re.findall(r"(\d+)(ms|h|m|s)", m.group(1)))
 
 
 def pom_versions(pom: Path | None = None) -> dict[str, str]:
@@ -211,6 +246,9 @@ class LocalNeo4j:
             f"server.bolt.listen_address=127.0.0.1:{s.server.bolt_port}",
             f"server.http.listen_address=127.0.0.1:{s.server.http_port}",
             "server.https.enabled=false",
+            "# The database served: [neo4j] database (Community serves one user database; the others stay",
+            "# on disk, stopped, e.g. one that `finkg ingest sec --bulk` imported).",
+            f"initial.dbms.default_database={s.neo4j.database}",
             "dbms.security.auth_enabled=true",
             "dbms.usage_report.enabled=false",
             "client.allow_telemetry=false",
@@ -274,6 +312,118 @@ class LocalNeo4j:
                 "Java 17 or 21. Install one and set FINKG_SERVER_JAVA to it."
             )
         return str(shutil.which(self.settings.server.java))
+
+    # ------------------------------------------------------------------ databases
+    def database_dir(self, name: str) -> Path:
+        """The store folder of database ``name`` (``data/databases/<name>``); its transaction logs are in
+        ``data/transactions/<name>``."""
+        return self.home / "data" / "databases" / name
+
+    def database_exists(self, name: str) -> bool:
+        """Whether database ``name`` has files in this home (store or transaction logs)."""
+        return self.database_dir(name).exists() or (self.home / "data" / "transactions" / name).exists()
+
+    def served_database(self) -> str | None:
+        """The database the running server serves (``initial.dbms.default_database`` of the ``neo4j.conf``
+        it started with; ``neo4j`` when the file names none), or None when the server is not running."""
+        if self.pid() is None:
+            return None
+        try:
+            text = (self.conf_dir / "neo4j.conf").read_text(encoding="utf-8")
+        except OSError:
+            return "neo4j"
+        m = re.search(r"^initial\.dbms\.default_database=(.+)$", text, flags=re.MULTILINE)
+        return m.group(1).strip().lower() if m else "neo4j"
+
+    def check_import_target(self, name: str, *, force: bool = False) -> None:
+        """Refuse a bulk import into ``name`` before any work (:meth:`import_database` checks again).
+
+        Raises:
+            ServerError: an invalid name; DatabaseInUse: ``name`` is the running server's database;
+            DatabaseExists: it exists and ``force`` is False.
+        """
+        if not DATABASE_NAME.match(name) or name == "system":
+            raise ServerError(
+                f"database name {name!r}: use 3-63 lower-case letters, digits, dots or dashes, starting with a "
+                "letter (and not 'system'), e.g. --database edgar"
+            )
+        served = self.served_database()
+        if served == name:
+            raise DatabaseInUse(
+                f"database {name!r} is the one the running server at {self.home} serves; a bulk import never "
+                "touches it. Import into another name (--database edgar), or stop the server first "
+                "(`finkg neo4j stop`) and add --force to replace it."
+            )
+        if self.database_exists(name) and not force:
+            raise DatabaseExists(
+                f"database {name!r} already exists at {self.database_dir(name)}; add --force to replace it "
+                "(its data is deleted), or import into another name with --database"
+            )
+
+    def import_database(
+        self, name: str, arguments: list[str], *, force: bool = False, heap: str = "1g"
+    ) -> ImportReport:
+        """``neo4j-admin database import full`` of CSV files into database ``name`` of this home.
+
+        Safety: the running server's own database is never the target, even with ``force`` (Neo4j
+        Community serves one user database, so any other is stopped and the tool may write it while
+        the server runs); an existing database is replaced only with ``force``
+        (``--overwrite-destination``). The database is served once ``[neo4j] database`` names it and the
+        server restarts.
+
+        Args:
+            name: the target database (:data:`DATABASE_NAME`: 3-63 characters, lower-case letters,
+                digits, dots and dashes, starting with a letter; not ``system``).
+            arguments: ``--nodes=...``/``--relationships=...`` (:meth:`kg.bulk.ImportFiles.arguments`).
+            force: replace an existing database.
+            heap: the import tool's Java heap (its caches are off-heap).
+
+        Returns:
+            :class:`ImportReport`: nodes, relationships and properties the tool reports, wall seconds.
+
+        Raises:
+            ServerError: an invalid name, or the tool failed (its last output lines included);
+            DatabaseInUse: ``name`` is the running server's database; DatabaseExists: it exists, no ``force``.
+        """
+        self.check_import_target(name, force=force)
+        if not self.is_assembled():
+            self.assemble()
+        if not (self.conf_dir / "neo4j.conf").exists():  # a fresh home; a running server's conf stays as it started
+            self.configure()
+        cmd = [
+            self._java(),
+            f"-Xmx{heap}",
+            *JVM_FLAGS,
+            "-cp",
+            self.classpath,
+            ADMIN_ENTRY_POINT,
+            "database",
+            "import",
+            "full",
+            f"--report-file={self.home / 'logs' / f'import-{name}.report'}",
+            "--id-type=string",
+            *(["--overwrite-destination=true"] if force else []),
+            *arguments,
+            "--",
+            name,
+        ]
+        t0 = time.perf_counter()
+        # neo4j-admin starts the tool in a second JVM sized by HEAP_SIZE (its -Xmx is for the launcher only)
+        env = {**self._env(), "HEAP_SIZE": heap}
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=self.home)
+        seconds = time.perf_counter() - t0
+        out = proc.stdout + proc.stderr
+        (self.home / "logs" / f"import-{name}.log").write_text(out, encoding="utf-8")
+        if proc.returncode != 0 or "IMPORT DONE" not in out:
+            raise ServerError(
+                f"neo4j-admin database import into {name!r} failed (exit {proc.returncode}); its output is in "
+                f"{self.home / 'logs' / f'import-{name}.log'}, bad entries in import-{name}.report. Last "
+                f"output:\n{out[-3000:]}"
+            )
+        found = {k: int(v) for v, k in re.findall(r"^\s*(\d+) (nodes|relationships|properties)\s*$", out, re.M)}
+        return ImportReport(
+            name, found.get("nodes", 0), found.get("relationships", 0), found.get("properties", 0), seconds
+        )
 
     # ------------------------------------------------------------------ process
     def pid(self) -> int | None:

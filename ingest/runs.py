@@ -100,6 +100,21 @@ def start(writer: BatchWriter, rid: str, fields: dict[str, Any]) -> None:
     )
 
 
+def done_record(rid: str, fields: dict[str, Any], started_at: str, counts: dict[str, Any]) -> dict[str, Any]:
+    """The properties a run has once :func:`start` then :func:`finish` recorded it (``done``, no error, this
+    process, ``counts`` as JSON), for a loader that writes the run node itself (the bulk import)."""
+    return {
+        **fields,
+        "id": rid,
+        "status": "done",
+        "error": "",
+        "started_at": started_at,
+        "finished_at": now(),
+        **_process_fields(),
+        "counts": json.dumps(counts, sort_keys=True),
+    }
+
+
 def finish(writer: BatchWriter, rid: str, counts: dict[str, Any] | None = None) -> None:
     """Mark run ``rid`` ``done`` now, with ``counts`` (stored as JSON)."""
     checkpoint("done")

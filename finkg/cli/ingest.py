@@ -29,13 +29,53 @@ AKSHARE_FUNCTIONS = (
 @app.command("sec")
 def ingest_sec(
     paths: Annotated[
-        list[Path], typer.Argument(help="FSDS ZIP files (quarterly or daily layout)", exists=True, dir_okay=False)
+        list[Path],
+        typer.Argument(
+            help="FSDS ZIP files (quarterly or daily layout); with --bulk also folders of them", exists=True
+        ),
     ],
+    bulk: Annotated[
+        bool,
+        typer.Option(
+            "--bulk",
+            help="Import offline with neo4j-admin into a new database of the local server (--database), for "
+            "many quarters; the served database is never touched.",
+        ),
+    ] = False,
+    database: Annotated[
+        str, typer.Option("--database", help="--bulk: the database to create (served once [neo4j] database names it).")
+    ] = "edgar",
+    force: Annotated[bool, typer.Option("--force", help="--bulk: replace the database if it exists.")] = False,
+    csv: Annotated[
+        Path | None, typer.Option("--csv", help="--bulk: write and keep the import CSV files in DIR.", file_okay=False)
+    ] = None,
+    csv_only: Annotated[
+        bool, typer.Option("--csv-only", help="--bulk: write the CSV files (--csv DIR) and stop, for a remote server.")
+    ] = False,
 ) -> None:
     """SEC Financial Statement Data Sets: Company, Filing, Concept and Fact nodes (USD, whole entity)."""
+    if not bulk:
+        if force or csv or csv_only or database != "edgar":
+            raise typer.BadParameter("--database, --force, --csv and --csv-only go with --bulk")
+        if any(p.is_dir() for p in paths):
+            raise typer.BadParameter("folders go with --bulk; give the ZIP files")
+        with progress() as p:
+            summary = api.ingest_sec(paths, progress=p)
+        render(summary, Format.table, console, title="SEC FSDS ingest")
+        return
     with progress() as p:
-        summary = api.ingest_sec(paths, progress=p)
-    render(summary, Format.table, console, title="SEC FSDS ingest")
+        result = api.ingest_sec_bulk(paths, database=database, force=force, csv_dir=csv, csv_only=csv_only, progress=p)
+    render(result.summary, Format.table, console, title=f"SEC FSDS bulk import into {database!r}")
+    render(result.count_rows(), Format.table, console, title="written")
+    if result.report is None:
+        console.print(f"CSV files in {escape(str(result.folder))} ({result.csv_seconds:.1f} s); nothing imported")
+        return
+    r = result.report
+    console.print(
+        f"imported {r.nodes:,} nodes, {r.relationships:,} relationships, {r.properties:,} properties into "
+        f"{database!r} in {result.seconds:.1f} s (CSV {result.csv_seconds:.1f} s, neo4j-admin {r.seconds:.1f} s)"
+    )
+    console.print(escape(api.bulk_served_hint(database)))
 
 
 @app.command("companyfacts")

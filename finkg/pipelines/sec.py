@@ -7,6 +7,7 @@ callback and returns rows for a summary table.
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -80,24 +81,27 @@ def _ingest_files(
             raise
         c = data.counts
         runs.finish(writer, rid, {**c, **{f"{k}_created": v.created for k, v in stats.items()}})
-        named = c["skipped_non_finite"] + c["skipped_not_usd"] + c["skipped_coregistrant"] + c["skipped_dimensional"]
-        summary.append(
-            {
-                "source": path.name,
-                "filings": c["filings"],
-                "rows": c["rows"],
-                "kept": c["kept"],
-                "non-finite": c["skipped_non_finite"],
-                "not USD": c["skipped_not_usd"],
-                "co-reg.": c["skipped_coregistrant"],
-                "dimensional": c["skipped_dimensional"],
-                "other": c["rows"] - c["kept"] - named,
-                "facts new": stats["facts"].created,
-                "s": round(sum(v.seconds for v in stats.values()), 1),
-                "run": rid,
-            }
-        )
+        summary.append(summary_row(path, c, stats["facts"].created, sum(v.seconds for v in stats.values()), rid))
     return summary
+
+
+def summary_row(path: Path, c: Counter, facts_new: int, seconds: float, rid: str) -> dict[str, Any]:
+    """One archive's row of the ingest summary from its reader counts ``c`` (see :func:`_ingest_files`)."""
+    named = c["skipped_non_finite"] + c["skipped_not_usd"] + c["skipped_coregistrant"] + c["skipped_dimensional"]
+    return {
+        "source": path.name,
+        "filings": c["filings"],
+        "rows": c["rows"],
+        "kept": c["kept"],
+        "non-finite": c["skipped_non_finite"],
+        "not USD": c["skipped_not_usd"],
+        "co-reg.": c["skipped_coregistrant"],
+        "dimensional": c["skipped_dimensional"],
+        "other": c["rows"] - c["kept"] - named,
+        "facts new": facts_new,
+        "s": round(seconds, 1),
+        "run": rid,
+    }
 
 
 def _prefixed(progress: StageProgress | None, prefix: str) -> StageProgress | None:

@@ -312,9 +312,66 @@ def period_role(form: str, period: str | None, ddate: str, qtrs: int | None) -> 
     return "current" if own is None or qtrs == own else "current_ytd"
 
 
+@dataclass(frozen=True)
+class NodeSet:
+    """One node stage of an archive: ``stage`` name, ``label``, ``key`` property and ``rows``."""
+
+    stage: str
+    label: str
+    key: str
+    rows: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class RelSet:
+    """One relationship stage: ``stage`` name, ``type``, ``start``/``end`` as ``(label, key)`` and
+    ``rows`` ``{"start": key value, "end": key value}``."""
+
+    stage: str
+    type: str
+    start: tuple[str, str]
+    end: tuple[str, str]
+    rows: list[dict[str, Any]]
+
+
+def graph_rows(data: FsdsData) -> tuple[list[NodeSet], list[RelSet]]:
+    """What one normalized archive becomes in the graph, in write order: the nodes (companies,
+    filings, concepts, facts, evidence chunks), then ``REPORTS``, ``OF_CONCEPT``, ``EVIDENCE_FOR`` and
+    last ``FILED``. The one description both loaders use: :func:`write_fsds` (transactional MERGE)
+    and the bulk import (``finkg.pipelines.bulk``, CSV for ``neo4j-admin database import``)."""
+    chunks = evidence_rows(data.facts, data.filings, data.companies, data.concepts)
+    nodes = [
+        NodeSet("companies", "Company", "cik", data.companies),
+        NodeSet("filings", "Filing", "adsh", data.filings),
+        NodeSet("concepts", "Concept", "key", data.concepts),
+        NodeSet("facts", "Fact", "key", data.facts),
+        NodeSet("evidence", "Chunk", "id", chunks),
+    ]
+    rels = [
+        RelSet(
+            "reports", "REPORTS", ("Filing", "adsh"), ("Fact", "key"),
+            [{"start": f["adsh"], "end": f["key"]} for f in data.facts],
+        ),
+        RelSet(
+            "of_concept", "OF_CONCEPT", ("Fact", "key"), ("Concept", "key"),
+            [{"start": f["key"], "end": f["concept"]} for f in data.facts],
+        ),
+        RelSet(
+            "evidence_for", "EVIDENCE_FOR", ("Chunk", "id"), ("Fact", "key"),
+            [{"start": c["id"], "end": c["fact_key"]} for c in chunks],
+        ),
+        RelSet(
+            "filed", "FILED", ("Company", "cik"), ("Filing", "adsh"),
+            [{"start": f["cik"], "end": f["adsh"]} for f in data.filings],
+        ),
+    ]  # fmt: skip
+    return nodes, rels
+
+
 def write_fsds(writer: BatchWriter, data: FsdsData, progress: StageProgress | None = None) -> dict[str, WriteStats]:
-    """Write one normalized archive: nodes, then ``(:Filing)-[:REPORTS]->(:Fact)-[:OF_CONCEPT]->(:Concept)``,
-    one evidence ``(:Chunk)-[:EVIDENCE_FOR]->(:Fact)`` per fact (:mod:`ingest.sec.evidence`) and last
+    """Write one normalized archive (:func:`graph_rows`): nodes, then
+    ``(:Filing)-[:REPORTS]->(:Fact)-[:OF_CONCEPT]->(:Concept)``, one evidence
+    ``(:Chunk)-[:EVIDENCE_FOR]->(:Fact)`` per fact (:mod:`ingest.sec.evidence`) and last
     ``(:Company)-[:FILED]->(:Filing)``, each stage batched (UNWIND + labelled MERGE on its key).
 
     ``FILED`` comes last because readers find filings through it (:mod:`ingest.runs`): a filing becomes
@@ -337,52 +394,15 @@ def write_fsds(writer: BatchWriter, data: FsdsData, progress: StageProgress | No
         return open_stage(progress, name, total)
 
     stats: dict[str, WriteStats] = {}
-    chunks = evidence_rows(data.facts, data.filings, data.companies, data.concepts)
-    nodes = (
-        ("companies", "Company", "cik", data.companies),
-        ("filings", "Filing", "adsh", data.filings),
-        ("concepts", "Concept", "key", data.concepts),
-        ("facts", "Fact", "key", data.facts),
-        ("evidence", "Chunk", "id", chunks),
-    )
-    for stage, label, key, rows in nodes:
-        runs.checkpoint(stage)
-        stats[stage] = writer.merge_nodes(
-            label, rows, key=key, progress=runs.checkpointed(stage, tick(stage, len(rows)))
+    nodes, rels = graph_rows(data)
+    for n in nodes:
+        runs.checkpoint(n.stage)
+        stats[n.stage] = writer.merge_nodes(
+            n.label, n.rows, key=n.key, progress=runs.checkpointed(n.stage, tick(n.stage, len(n.rows)))
         )
-    rels = (
-        (
-            "reports",
-            "REPORTS",
-            ("Filing", "adsh"),
-            ("Fact", "key"),
-            [{"start": f["adsh"], "end": f["key"]} for f in data.facts],
-        ),
-        (
-            "of_concept",
-            "OF_CONCEPT",
-            ("Fact", "key"),
-            ("Concept", "key"),
-            [{"start": f["key"], "end": f["concept"]} for f in data.facts],
-        ),
-        (
-            "evidence_for",
-            "EVIDENCE_FOR",
-            ("Chunk", "id"),
-            ("Fact", "key"),
-            [{"start": c["id"], "end": c["fact_key"]} for c in chunks],
-        ),
-        (
-            "filed",
-            "FILED",
-            ("Company", "cik"),
-            ("Filing", "adsh"),
-            [{"start": f["cik"], "end": f["adsh"]} for f in data.filings],
-        ),
-    )
-    for stage, rel_type, start, end, rows in rels:
-        runs.checkpoint(stage)
-        stats[stage] = writer.merge_relationships(
-            rel_type, rows, start=start, end=end, progress=runs.checkpointed(stage, tick(stage, len(rows)))
+    for r in rels:
+        runs.checkpoint(r.stage)
+        stats[r.stage] = writer.merge_relationships(
+            r.type, r.rows, start=r.start, end=r.end, progress=runs.checkpointed(r.stage, tick(r.stage, len(r.rows)))
         )
     return stats

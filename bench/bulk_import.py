@@ -1,0 +1,207 @@
+"""Bulk import (neo4j-admin) against the transactional load of the same SEC quarter, in the same run.
+
+On a second Neo4j server of its own (a fresh home in a temporary folder, free ports, small memory; the
+configured server is not touched), with the shipped quarter data/sec-fsds/2009q3.zip:
+
+1. the transactional path as a user runs it: `finkg db init` (schema on the empty database), then
+   `finkg ingest sec` (read, then batched MERGE through Bolt), timed;
+2. the bulk path: `finkg ingest sec --bulk --database bulk` while that server runs (read, CSV, then
+   `neo4j-admin database import full`), timed, with the CSV part, the tool's wall time (two JVM starts
+   included) and the tool's own import time reported apart;
+3. the server restarted serving `bulk`, and `finkg db init` there (constraints and indexes built over the
+   imported data), timed: the rest of what the bulk path costs before the graph is usable;
+4. the nodes per label and relationships per type of both databases compared (they must be equal).
+
+Prints and records (bench/results/bulk-import.json, finkg/eval/results.py format) the seconds and facts/s
+of each path and their ratios, and the full-EDGAR-history extrapolation of the README's scale section
+(assumptions in :func:`extrapolate`). Run it with `nice` on a shared machine:
+
+    nice -n 10 python bench/bulk_import.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import socket
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from finkg import api
+from finkg.config import load_settings
+from finkg.eval.results import RESULTS_DIR, write_result
+from finkg.neo4j_server import LocalNeo4j
+from kg import Graph, schema
+
+QUARTER = Path(__file__).resolve().parents[1] / "data" / "sec-fsds" / "2009q3.zip"
+PASSWORD = "bench-bulk-pw"
+console = Console()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def counts(g: Graph) -> dict[str, dict[str, int]]:
+    """Nodes per label and relationships per type (this benchmark's own Cypher)."""
+    labels = g.read("MATCH (n) UNWIND labels(n) AS l RETURN l, count(*) AS n")
+    types = g.read("MATCH ()-[r]->() RETURN type(r) AS t, count(*) AS n")
+    return {"nodes": {r["l"]: r["n"] for r in labels}, "relationships": {r["t"]: r["n"] for r in types}}
+
+
+def extrapolate(
+    bulk_facts_per_s: float, tx_facts_per_s: float, kept_share: float, fixed_s: float
+) -> list[dict[str, Any]]:
+    """Hours to load full EDGAR history (60 quarterly FSDS archives) by each path.
+
+    Assumptions (stated in the README): time grows linearly with the facts kept (the import tool's
+    stages and the reader are single passes; the transactional MERGE is a batched index lookup per row,
+    measured here on an empty database, so its figure is a lower bound once the graph holds millions of
+    facts); ``kept_share`` of num.txt rows are kept as measured on 2009q3 (an upper bound for later
+    quarters, which carry more dimensional rows); the bulk path pays ``fixed_s`` (JVM starts) once, for
+    one import of all archives; the same machine as measured.
+    """
+    rows = []
+    for per_quarter in (1_000_000, 3_000_000, 5_000_000):
+        facts = 60 * per_quarter * kept_share
+        rows.append(
+            {
+                "num.txt rows per quarter": per_quarter,
+                "facts kept (60 quarters)": round(facts),
+                "bulk h": round((facts / bulk_facts_per_s + fixed_s) / 3600, 1),
+                "transactional h": round(facts / tx_facts_per_s / 3600, 1),
+            }
+        )
+    return rows
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quarter", type=Path, default=QUARTER)
+    p.add_argument("--heap", default="768m")
+    p.add_argument("--pagecache", default="256m")
+    p.add_argument("--keep", action="store_true", help="keep the temporary server home")
+    args = p.parse_args()
+    base = load_settings()
+    home = Path(tempfile.mkdtemp(prefix="finkg-bench-bulk.")) / "neo4j"
+    ports = (free_port(), free_port())
+
+    def settings(database: str):
+        return load_settings(
+            server_home=home,
+            server_dist_dir=base.server.dist_dir,
+            server_bolt_port=ports[0],
+            server_http_port=ports[1],
+            server_heap=args.heap,
+            server_pagecache=args.pagecache,
+            neo4j_uri=None,
+            neo4j_password=PASSWORD,
+            neo4j_database=database,
+        )
+
+    tx_settings, bulk_settings = settings("neo4j"), settings("bulk")
+    server = LocalNeo4j(tx_settings)
+    try:
+        server.start()
+        with Graph(tx_settings.uri, "neo4j", PASSWORD) as g:
+            t = time.perf_counter()
+            schema.apply_schema(g)
+            tx_schema_s = time.perf_counter() - t
+            t = time.perf_counter()
+            api.ingest_sec([args.quarter], graph=g, settings=tx_settings)
+            tx_ingest_s = time.perf_counter() - t
+            tx_counts = counts(g)
+            bulk = api.ingest_sec_bulk([args.quarter], database="bulk", settings=tx_settings)
+        server.stop()
+        server = LocalNeo4j(bulk_settings)
+        server.start()
+        with Graph(bulk_settings.uri, "neo4j", PASSWORD, database="bulk") as g:
+            t = time.perf_counter()
+            schema.apply_schema(g)
+            bulk_schema_s = time.perf_counter() - t
+            bulk_counts = counts(g)
+    finally:
+        server.stop()
+        if not args.keep:
+            shutil.rmtree(home.parent, ignore_errors=True)
+    assert bulk.report is not None
+    equal = bulk_counts == tx_counts
+    facts = tx_counts["nodes"]["Fact"]
+    tx_s = tx_schema_s + tx_ingest_s
+    bulk_s = bulk.seconds + bulk_schema_s
+    tool_fixed_s = bulk.report.seconds - bulk.report.tool_seconds
+    figures: dict[str, Any] = {
+        "facts": facts,
+        "nodes": sum(tx_counts["nodes"].values()),
+        "relationships": sum(tx_counts["relationships"].values()),
+        "counts_equal": equal,
+        "tx_schema_s": round(tx_schema_s, 2),
+        "tx_ingest_s": round(tx_ingest_s, 2),
+        "tx_s": round(tx_s, 2),
+        "tx_facts_per_s": round(facts / tx_s, 1),
+        "bulk_csv_s": round(bulk.csv_seconds, 2),
+        "bulk_admin_s": round(bulk.report.seconds, 2),
+        "bulk_tool_s": round(bulk.report.tool_seconds, 2),
+        "bulk_jvm_fixed_s": round(tool_fixed_s, 2),
+        "bulk_schema_s": round(bulk_schema_s, 2),
+        "bulk_s": round(bulk_s, 2),
+        "bulk_facts_per_s": round(facts / bulk_s, 1),
+        "bulk_marginal_facts_per_s": round(facts / (bulk.csv_seconds + bulk.report.tool_seconds + bulk_schema_s), 1),
+        "ratio_tx_over_bulk_s_x": round(tx_s / bulk_s, 2),
+        "ratio_marginal_x": round(tx_s / (bulk.csv_seconds + bulk.report.tool_seconds + bulk_schema_s), 2),
+    }
+    kept_share = bulk.summary[0]["kept"] / bulk.summary[0]["rows"]
+    scale = extrapolate(figures["bulk_marginal_facts_per_s"], figures["tx_facts_per_s"], kept_share, tool_fixed_s)
+    paths = [
+        {
+            "path": "transactional (`finkg db init`, `finkg ingest sec`)",
+            "seconds": figures["tx_s"],
+            "facts_per_s": figures["tx_facts_per_s"],
+            "parts": f"schema {tx_schema_s:.1f} s, read + MERGE {tx_ingest_s:.1f} s",
+        },
+        {
+            "path": "bulk (`finkg ingest sec --bulk`, restart, `finkg db init`)",
+            "seconds": figures["bulk_s"],
+            "facts_per_s": figures["bulk_facts_per_s"],
+            "parts": f"read + CSV {bulk.csv_seconds:.1f} s, neo4j-admin {bulk.report.seconds:.1f} s "
+            f"(import {bulk.report.tool_seconds:.1f} s + JVM starts {tool_fixed_s:.1f} s), "
+            f"schema over the import {bulk_schema_s:.1f} s",
+        },
+        {
+            "path": "bulk without the JVM starts (what grows with the data)",
+            "seconds": round(bulk.csv_seconds + bulk.report.tool_seconds + bulk_schema_s, 2),
+            "facts_per_s": figures["bulk_marginal_facts_per_s"],
+            "parts": "read + CSV, the tool's own import time, schema",
+        },
+    ]
+    table = Table(title=f"{args.quarter.name}: {facts:,} facts; counts equal: {equal}")
+    for col in ("path", "seconds", "facts/s", "parts"):
+        table.add_column(col)
+    for r in paths:
+        table.add_row(r["path"], f"{r['seconds']:.1f}", f"{r['facts_per_s']:,.0f}", r["parts"])
+    console.print(table)
+    console.print(
+        f"ratio transactional / bulk seconds: {figures['ratio_tx_over_bulk_s_x']}x "
+        f"(without JVM starts {figures['ratio_marginal_x']}x)"
+    )
+    for r in scale:
+        console.print(r)
+    write_result(
+        "bulk-import",
+        {"quarter": args.quarter.name, "heap": args.heap, "pagecache": args.pagecache, "kept_share": kept_share},
+        figures,
+        tables={"paths": paths, "scale": scale, "counts": [tx_counts, bulk_counts]},
+        directory=RESULTS_DIR,
+    )
+    return 0 if equal else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
