@@ -422,7 +422,12 @@ class LocalNeo4j:
             )
         found = {k: int(v) for v, k in re.findall(r"^\s*(\d+) (nodes|relationships|properties)\s*$", out, re.M)}
         return ImportReport(
-            name, found.get("nodes", 0), found.get("relationships", 0), found.get("properties", 0), seconds
+            name,
+            found.get("nodes", 0),
+            found.get("relationships", 0),
+            found.get("properties", 0),
+            seconds,
+            _duration(out, "IMPORT DONE in"),
         )
 
     # ------------------------------------------------------------------ process

@@ -167,7 +167,7 @@ def test_a_malformed_archive_is_a_named_error_and_imports_nothing(loaded, tmp_pa
     s = loaded["settings"]
     truncated = tmp_path / "2009q3-truncated.zip"
     truncated.write_bytes(QUARTER.read_bytes()[:1_000_000])
-    with pytest.raises(FsdsFormatError, match="2009q3-truncated.zip: not a ZIP archive"):
+    with pytest.raises(FsdsFormatError, match=r"2009q3-truncated\.zip: not a ZIP archive"):
         api.ingest_sec_bulk([truncated], database="badinput", settings=s)
     no_num = tmp_path / "no-num.zip"
     with zipfile.ZipFile(QUARTER) as src, zipfile.ZipFile(no_num, "w") as dst:
