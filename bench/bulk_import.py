@@ -120,6 +120,8 @@ def main() -> int:
             tx_counts = counts(g)
             bulk = api.ingest_sec_bulk([args.quarter], database="bulk", settings=tx_settings)
         server.stop()
+        store = LocalNeo4j(tx_settings).database_dir("bulk")
+        store_mb = sum(f.stat().st_size for f in store.rglob("*") if f.is_file()) / 1e6
         server = LocalNeo4j(bulk_settings)
         server.start()
         with Graph(bulk_settings.uri, "neo4j", PASSWORD, database="bulk") as g:
@@ -151,6 +153,8 @@ def main() -> int:
         "bulk_tool_s": round(bulk.report.tool_seconds, 2),
         "bulk_jvm_fixed_s": round(tool_fixed_s, 2),
         "bulk_schema_s": round(bulk_schema_s, 2),
+        "bulk_store_mb": round(store_mb, 1),
+        "bulk_store_kb_per_fact": round(store_mb * 1000 / facts, 2),
         "bulk_s": round(bulk_s, 2),
         "bulk_facts_per_s": round(facts / bulk_s, 1),
         "bulk_marginal_facts_per_s": round(facts / (bulk.csv_seconds + bulk.report.tool_seconds + bulk_schema_s), 1),

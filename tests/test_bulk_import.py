@@ -149,16 +149,25 @@ def test_a_memo_on_the_imported_graph_equals_the_transactional_one(loaded, compa
     assert md.startswith("# Desk-risk memo: WAL MART STORES INC")
 
 
+def served_and_other(s: Settings) -> tuple[str, str]:
+    """The database the module's server serves now (``neo4j``, or ``bulkcheck`` once compared) and the other one."""
+    served = LocalNeo4j(s).served_database()
+    assert served in ("neo4j", "bulkcheck")
+    return served, "bulkcheck" if served == "neo4j" else "neo4j"
+
+
 def test_an_existing_database_is_refused_without_force(loaded):
     s = loaded["settings"]
-    with pytest.raises(DatabaseExists, match=r"'bulkcheck' already exists.*--force"):
-        api.ingest_sec_bulk([DAILY], database="bulkcheck", settings=s)
+    _, other = served_and_other(s)
+    with pytest.raises(DatabaseExists, match=rf"'{other}' already exists.*--force"):
+        api.ingest_sec_bulk([DAILY], database=other, settings=s)
 
 
 def test_the_served_database_is_refused_even_with_force(loaded):
     s = loaded["settings"]
-    with pytest.raises(DatabaseInUse, match=r"'neo4j' is the one the running server .* never touches it"):
-        api.ingest_sec_bulk([DAILY], database="neo4j", force=True, settings=s)
+    served, _ = served_and_other(s)
+    with pytest.raises(DatabaseInUse, match=rf"'{served}' is the one the running server .* never touches it"):
+        api.ingest_sec_bulk([DAILY], database=served, force=True, settings=s)
     with pytest.raises(ServerError, match="database name 'system'"):
         api.ingest_sec_bulk([DAILY], database="system", settings=s)
 
@@ -197,3 +206,16 @@ def test_force_replaces_a_database_that_is_not_served(loaded, compared):
     assert LocalNeo4j(s).stop()  # it served bulkcheck for the comparison
     r = api.ingest_sec_bulk([DAILY], database="bulkcheck", force=True, settings=s)
     assert r.report is not None and r.report.nodes == sum(r.nodes.values()) < loaded["result"].report.nodes
+
+
+@pytest.mark.parametrize(
+    "uri", ["neo4j+s://abc123.databases.neo4j.io", "neo4j://core1.example.org:7687", "bolt+ssc://10.0.0.5:7687"]
+)
+def test_cluster_and_aura_uris_are_accepted(uri):
+    """What the README's scale section tells a user to set: [neo4j] uri with a routing or TLS scheme and a
+    database name. The driver is built without connecting (no server is reached here)."""
+    s = Settings.model_validate({"neo4j": {"password": "x", "uri": uri, "database": "edgar"}})
+    assert s.uri == uri
+    g = api.open_graph(s)
+    assert (g.uri, g.database) == (uri, "edgar")
+    g.close()
