@@ -219,3 +219,14 @@ def test_cluster_and_aura_uris_are_accepted(uri):
     g = api.open_graph(s)
     assert (g.uri, g.database) == (uri, "edgar")
     g.close()
+
+
+def test_cli_bad_input_is_one_line_and_exit_2(tmp_path):
+    """The command line: bulk options without --bulk, and a refused name, each exit 2 with one line."""
+    from test_cli import finkg
+
+    out = finkg("ingest", "sec", str(DAILY), "--force")
+    assert out.returncode == 2 and "go with --bulk" in out.stderr
+    out = finkg("ingest", "sec", "--bulk", str(DAILY), "--database", "system", env={"FINKG_SERVER_HOME": str(tmp_path)})
+    assert out.returncode == 2 and "database name 'system'" in out.stderr
+    assert not any(tmp_path.iterdir())  # refused before anything was written
