@@ -309,7 +309,7 @@ HEADLINES: dict[str, Callable[[dict[str, Any], dict[str, Any]], tuple[str, str, 
         f"bulk import of {p.get('quarter')} ({_f(f, 'facts', ',')} facts): {_f(f, 'bulk_s', '.1f')} s, "
         f"{_f(f, 'bulk_facts_per_s', ',.0f')} facts/s (CSV, neo4j-admin, schema); counts equal: {f.get('counts_equal')}",
         f"transactional `finkg ingest sec`: {_f(f, 'tx_s', '.1f')} s, {_f(f, 'tx_facts_per_s', ',.0f')} facts/s",
-        f"{_f(f, 'ratio_tx_over_bulk_s_x', '.2f')}x ({_f(f, 'ratio_marginal_x', '.2f')}x without JVM starts)",
+        f"{_f(f, 'ratio_tx_over_bulk_s_x', '.2f')}x ({_f(f, 'ratio_marginal_x', '.2f')}x in marginal facts/s)",
     ),
     "feedback_eval": lambda f, p: (
         f"source-memory update {_f(f, 'batched_ms_per_label', '.2f')} ms per matured label, batched "
@@ -345,7 +345,7 @@ BENCHMARKS = Table(
     list(HEADLINES),
     _benchmark_rows,
     [
-        Column("benchmark", lambda r: f"`bench/{r['name']}.py`"),
+        Column("benchmark", lambda r: f"`bench/{r['name'].replace('-', '_')}.py`"),
         Column("measured", lambda r: r["what"]),
         Column("baseline, same run", lambda r: r["baseline"]),
         Column("ratio", lambda r: r["ratio"]),
