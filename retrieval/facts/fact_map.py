@@ -405,6 +405,10 @@ def _amendments(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+SIGNED_FLOWS = ("NetIncomeLoss", "OperatingIncomeLoss", "OperatingCashFlow")
+"""Concepts whose value crosses zero: a near-zero period is no scale error (:func:`statements.implausible`)."""
+
+
 def flag_implausible(graph: Graph, maps: Sequence[FactMap]) -> None:
     """Set the ``flag`` of each reported (not derived) fact of ``maps`` whose value is more than two orders
     of magnitude from the same filer's same tag and span at its other period ends
@@ -431,7 +435,7 @@ def flag_implausible(graph: Graph, maps: Sequence[FactMap]) -> None:
                 for x in seen
                 if x["tag"] == f.tag and x["ddate"] != f.ddate and int(x["qtrs"] or 0) == f.qtrs
             }
-            why = st.implausible(f.value, list(others.values()))
+            why = st.implausible(f.value, list(others.values()), signed=name in SIGNED_FLOWS)
             if why:
                 fm.facts[name] = replace(f, flag=why)
                 if name in fm.spans and f.qtrs in fm.spans[name]:

@@ -25,10 +25,12 @@ with a line, not with a black box):
   interest income) has no total revenue line and revenue stays not reported.
 - **Temporary (mezzanine) equity** (:func:`mezzanine_items`): the balance sheet (the first BS report) is
   read backwards from the first equity total (``StockholdersEquity`` or its including-NCI form) over the
-  equity section's lines, then over the lines just before it, which are between liabilities and equity
-  when their tag or label says temporary, redeemable or mezzanine equity, noncontrolling or minority
-  interest, or a subsidiary's preferred stock; the walk stops at ``CommitmentsAndContingencies`` or the
-  first other line with a value (a liability). Each such item is subtracted from the derived liabilities.
+  equity section's lines (stock, capital, earnings, treasury ... tags, and a noncontrolling interest that
+  follows them: AT&T's "Noncontrolling interest" above its "Total stockholders' equity"), then over the lines
+  just before it, which are between liabilities and equity when their tag or label says temporary,
+  redeemable or mezzanine equity, noncontrolling or minority interest, or a subsidiary's preferred stock;
+  the walk stops at ``CommitmentsAndContingencies`` or the first other line with a value (a liability).
+  Each such item is subtracted from the derived liabilities.
 - **Plausibility** (:func:`implausible`): a value more than 100 times larger or smaller (two orders of
   magnitude) than the median of the same filer's same tag over the same span at other period ends.
 """
@@ -48,10 +50,14 @@ COST_WORDS = re.compile(
     r"cost|expense|fuel|purchased|depreciation|amortization|provision|maintenance|impairment", re.IGNORECASE
 )
 EQUITY_SECTION_TAG = re.compile(
-    r"Stock(?!holdersEquityIncludingPortion)|Capital|Earnings|Deficit|ComprehensiveIncome|Treasury|Equity|"
+    r"Stock(?!holdersEquityIncludingPortion)|Capital(?!Lease)|Earnings|Deficit|ComprehensiveIncome|Treasury|Equity|"
     r"Partners|Members|Units|Shares",
     re.IGNORECASE,
 )
+MEZZANINE_TAG = re.compile(r"Temporary|^Redeemable|RedeemableNoncontrolling|RedeemablePreferred|Mezzanine")
+"""Tags that name temporary equity whatever their label (``ConvertiblePreferredStockNonredeemableOrRedeemable...``
+is permanent equity: it does not match)."""
+NONCONTROLLING_WORDS = re.compile(r"noncontrolling|non-controlling|minority", re.IGNORECASE)
 MEZZANINE_WORDS = re.compile(
     r"temporary|redeemable|mezzanine|noncontrolling|non-controlling|minority|"
     r"preferred stock of subsidiar|subsidiar(?:y|ies)'? preferred|preferred (?:and common )?securities of subsidiar",
@@ -140,8 +146,19 @@ def mezzanine_items(lines: Sequence[dict[str, Any]], equity_tags: Sequence[str])
     at = next((i for i, x in enumerate(ordered) if x["tag"] in equity_tags), None)
     if at is None:
         return None
+
+    def component(i: int) -> bool:
+        return bool(EQUITY_SECTION_TAG.search(ordered[i]["tag"])) and not MEZZANINE_TAG.search(ordered[i]["tag"])
+
+    def in_equity(i: int) -> bool:
+        # a noncontrolling interest presented after equity components is permanent equity (ASC 810)
+        if component(i):
+            return True
+        nci = NONCONTROLLING_WORDS.search(_words(ordered[i])) and not MEZZANINE_TAG.search(ordered[i]["tag"])
+        return bool(nci) and i > 0 and component(i - 1) and "redeemable" not in _words(ordered[i]).lower()
+
     i = at - 1
-    while i >= 0 and EQUITY_SECTION_TAG.search(ordered[i]["tag"]) and not MEZZANINE_WORDS.search(_words(ordered[i])):
+    while i >= 0 and in_equity(i):
         i -= 1
     items: list[dict[str, Any]] = []
     while i >= 0:
@@ -157,15 +174,17 @@ def mezzanine_items(lines: Sequence[dict[str, Any]], equity_tags: Sequence[str])
     return sorted(items, key=lambda x: int(x["line"]))
 
 
-def implausible(value: float, others: Sequence[float]) -> str:
+def implausible(value: float, others: Sequence[float], signed: bool = False) -> str:
     """Why ``value`` is implausible against the same filer's ``others`` (same tag and span, other period
     ends): more than :data:`PLAUSIBLE_FACTOR` times their median absolute value, or less than
-    1/:data:`PLAUSIBLE_FACTOR` of it; "" when plausible or when there is nothing to compare."""
+    1/:data:`PLAUSIBLE_FACTOR` of it; "" when plausible or when there is nothing to compare. ``signed``: a
+    flow that crosses zero (net income, operating income, operating cash flow), where a small value is a
+    near-breakeven period, not a scale error: only the upward jump is flagged."""
     typical = statistics.median(abs(v) for v in others) if others else 0.0
     if not typical or not value:
         return ""
     ratio = abs(value) / typical
-    if 1 / PLAUSIBLE_FACTOR <= ratio <= PLAUSIBLE_FACTOR:
+    if (signed or ratio >= 1 / PLAUSIBLE_FACTOR) and ratio <= PLAUSIBLE_FACTOR:
         return ""
     return (
         f"implausible scale: {ratio:,.4g}x the median ({typical:,.0f}) of the filer's {len(others)} other "
