@@ -351,6 +351,7 @@ def memo_summary_rows(summaries: Sequence[MemoRunSummary]) -> list[dict[str, Any
             "filings": x.requested,
             "written": x.written,
             "already done": x.skipped_done,
+            "superseded by an amendment": len(x.superseded),
             "numbers exact": x.exact,
             "repaired": x.repaired,
             "unsupported": x.unsupported,

@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kg import BatchWriter, Graph, cypher
+from kg.errors import IngestError
 from kg.progress import Tick
 
 KILL_AT_ENV = "FINKG_TEST_KILL_AT"
@@ -138,6 +139,47 @@ def record_run(writer: BatchWriter, run: dict[str, Any], counts: dict[str, Any] 
     if counts is not None:
         row["counts"] = json.dumps(counts, sort_keys=True)
     writer.merge_nodes("IngestRun", [row], key="id")
+
+
+class SourceAlreadyLoaded(IngestError):
+    """The same file (same content hash) was loaded before as other filings (another accession number):
+    writing it again would count its facts twice."""
+
+
+def run_state(graph: Graph, rid: str) -> dict[str, Any] | None:
+    """Run ``rid``'s ``status``, ``source`` and ``adshs`` (the filings it loaded); None when never run."""
+    rows = graph.read(cypher.INGEST_RUN_STATE, {"id": rid})
+    return rows[0] if rows else None
+
+
+def check_same_filings(graph: Graph, rid: str, path: Any, adshs: Iterable[str]) -> None:
+    """Refuse to load the file of run ``rid`` as filings other than those an earlier run of it loaded.
+
+    Raises:
+        SourceAlreadyLoaded: the earlier run loaded the same content as other accession numbers (e.g.
+            ``finkg ingest xbrl --accession`` with another number); nothing is written and the earlier run
+            is left as it is.
+    """
+    state = run_state(graph, rid)
+    earlier = sorted(state["adshs"]) if state else []
+    now_adshs = sorted(set(adshs))
+    if earlier and earlier != now_adshs:
+        raise SourceAlreadyLoaded(
+            f"{path}: this file (run {rid}, {state['status'] if state else ''}) was loaded before as accession(s) "
+            f"{', '.join(earlier)}; loading it as {', '.join(now_adshs)} would count its facts twice: "
+            f"ingest it again as {', '.join(earlier)} (e.g. --accession {earlier[0]})"
+        )
+
+
+def fail_unless_done(graph: Graph, writer: BatchWriter, rid: str, exc: BaseException, fields: dict[str, Any]) -> bool:
+    """:func:`fail` run ``rid`` unless an earlier run of the same content finished ``done``: a file that
+    loaded once cannot turn bad, so the failure comes from this call (an argument such as a rejected
+    ``--accession``) and the earlier, successful run is left as it is. Returns True when recorded."""
+    state = run_state(graph, rid)
+    if state is not None and state["status"] == "done":
+        return False
+    fail(writer, rid, exc, fields)
+    return True
 
 
 def link_run(writer: BatchWriter, rid: str, label: str, key: str, keys: Iterable[Any]) -> None:

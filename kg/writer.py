@@ -7,8 +7,9 @@ measures the difference.
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from itertools import islice
@@ -91,6 +92,39 @@ def _pick(row: Row, names: Sequence[str], where: str, index: int) -> dict[str, A
     return values
 
 
+def node_lanes(
+    rows: Sequence[dict[str, Any]], nodes: Callable[[dict[str, Any]], tuple[Hashable, Hashable]], lanes: int
+) -> list[list[dict[str, Any]]]:
+    """Split relationship rows into at most ``lanes`` lists such that no node is touched by rows of two lanes.
+
+    ``nodes(row)`` gives a row's two endpoint identities (``(label, key values)``). Rows joined through a
+    shared node (a concept's facts, a filing's facts) form one component (union-find); components go,
+    largest first, to the lane with the fewest rows, so lanes stay balanced while sharing no node. Row
+    order is kept inside a lane. Empty lanes are dropped.
+    """
+    parent: dict[Hashable, Hashable] = {}
+
+    def find(x: Hashable) -> Hashable:
+        root = x
+        while parent.setdefault(root, root) != root:
+            root = parent[root]
+        while parent[x] != root:
+            parent[x], x = root, parent[x]
+        return root
+
+    for row in rows:
+        a, b = (find(n) for n in nodes(row))
+        if a != b:
+            parent[a] = b
+    groups: dict[Hashable, list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(find(nodes(row)[0]), []).append(row)
+    out: list[list[dict[str, Any]]] = [[] for _ in range(max(1, lanes))]
+    for group in sorted(groups.values(), key=len, reverse=True):
+        min(out, key=len).extend(group)
+    return [lane for lane in out if lane]
+
+
 class BatchWriter:
     """Writes rows to Neo4j in batches: UNWIND, one transaction per batch, labelled MERGE on a key.
 
@@ -102,9 +136,10 @@ class BatchWriter:
         batch_size: rows per transaction (>= 1); 5,000 suits nodes with a few properties on a
             2-core machine (bench/write_throughput.py).
         workers: transactions in flight at once (>= 1). Two keep both cores of the server busy
-            while the client prepares the next batch; deadlocks between concurrent batches are
-            transient errors and are retried by :class:`~kg.driver.Graph`. Each batch stays one
-            transaction either way.
+            while the client prepares the next batch. Relationship batches are split into lanes that
+            share no node (:func:`node_lanes`), one lane per worker, so two transactions in flight never
+            lock the same node (no DeadlockDetected retries on a first ingest); nodes are merged on
+            distinct keys, which never conflict. Each batch stays one transaction either way.
     """
 
     def __init__(self, graph: Graph, batch_size: int = 5_000, workers: int = 1) -> None:
@@ -195,7 +230,11 @@ class BatchWriter:
             return ident, {"start": s, "end": e, "key": k, "props": props}
 
         probe = cypher.matched_relationship_rows(s_label, s_keys, e_label, e_keys)
-        return self._write(query, rows, shape, progress, endpoint_probe=probe)
+
+        def nodes(shaped: dict[str, Any]) -> tuple[Hashable, Hashable]:
+            return (s_label, tuple(shaped["start"].values())), (e_label, tuple(shaped["end"].values()))
+
+        return self._write(query, rows, shape, progress, endpoint_probe=probe, nodes=nodes)
 
     def run_batches(self, query: str, rows: Iterable[Row], params: dict[str, Any] | None = None) -> int:
         """Run a write ``query`` that UNWINDs ``$rows``, one transaction per ``batch_size`` rows, with
@@ -213,9 +252,11 @@ class BatchWriter:
         shape: Callable[[Row, int], tuple[tuple, dict[str, Any]]],
         progress: Progress | None,
         endpoint_probe: str | None = None,
+        nodes: Callable[[dict[str, Any]], tuple[Hashable, Hashable]] | None = None,
     ) -> WriteStats:
         stats = WriteStats()
         t0 = time.perf_counter()
+        lock = threading.Lock()
 
         def prepared() -> Iterator[tuple[int, list[dict[str, Any]]]]:
             offset = 0
@@ -235,6 +276,10 @@ class BatchWriter:
             return n, payload, self.graph.write(query, {"rows": payload})
 
         def account(n: int, payload: list[dict[str, Any]], result: WriteResult) -> None:
+            with lock:
+                _account(n, payload, result)
+
+        def _account(n: int, payload: list[dict[str, Any]], result: WriteResult) -> None:
             rec = result.records[0] if result.records else {}
             written = int(rec.get("written") or 0)
             stats.rows += n
@@ -256,6 +301,27 @@ class BatchWriter:
         if self.workers == 1:
             for item in prepared():
                 account(*commit(item))
+        elif nodes is not None:
+            # Relationships: batches that touch the same node never run in parallel transactions (two
+            # MERGEs on one node lock it in both and deadlock); each lane's batches run one after another.
+            unique: dict[tuple, dict[str, Any]] = {}
+            for i, row in enumerate(rows):
+                ident, shaped = shape(row, i)
+                if ident in unique:
+                    stats.duplicates += 1
+                    unique.pop(ident)
+                unique[ident] = shaped
+
+            def run_lane(lane: list[dict[str, Any]]) -> None:
+                for batch in batches(lane, self.batch_size):
+                    account(*commit((len(batch), batch)))
+
+            with ThreadPoolExecutor(self.workers) as pool:
+                for f in [
+                    pool.submit(run_lane, lane) for lane in node_lanes(list(unique.values()), nodes, self.workers)
+                ]:
+                    f.result()
+            stats.rows += stats.duplicates
         else:
             # Bounded pipeline: at most 2 x workers batches prepared or in flight at once.
             with ThreadPoolExecutor(self.workers) as pool:

@@ -21,7 +21,7 @@ def test_daily_layout_is_read_and_normalized():
     d = read_fsds(DAILY)
     c = d.counts
     assert (c["filings"], c["rows"]) == (12, 2107)
-    assert c["kept"] + c["skipped_not_usd"] + c["skipped_coregistrant"] + c["skipped_dimensional"] == c["rows"]
+    assert c["kept"] + c["skipped_not_usd"] + c["skipped_dimensional"] == c["rows"]
     assert c["skipped_dimensional"] == 36 and c["skipped_not_usd"] == 187
     assert all(f["uom"] == "USD" for f in d.facts)
     assert len({f["key"] for f in d.facts}) == len(d.facts)  # keys unique

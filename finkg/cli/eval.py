@@ -202,13 +202,13 @@ def eval_feedback(
         Path | None,
         typer.Option(help="Folder with tweets/, prices/ and the market proxy (default [feedback] data_dir)."),
     ] = None,
-    tweets: Annotated[Path | None, typer.Option(help="Tweets folder (<TICKER>/<date>); default DATA/tweets.")] = None,
+    tweets: Annotated[Path | None, typer.Option(help="Tweets folder (TICKER/YYYY-MM-DD); default DATA/tweets.")] = None,
     prices: Annotated[Path | None, typer.Option(help="Price folder (<TICKER>.csv); default DATA/prices.")] = None,
     market: Annotated[
         Path | None, typer.Option(help="Market proxy price file; default DATA/[feedback] market_proxy.")
     ] = None,
     run: Annotated[
-        str, typer.Option(help="Run id prefix of memory cells and selections (<run>.<condition>).")
+        str, typer.Option(help="Run id prefix of memory cells and selections (RUN.CONDITION).")
     ] = "feedback",
     conditions: Annotated[
         str, typer.Option(help="Comma-separated: no-memory, memory, shuffled-label, shuffled-event-type.")

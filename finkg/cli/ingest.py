@@ -171,7 +171,7 @@ def ingest_akshare(
     ] = None,
     save: Annotated[
         Path | None,
-        typer.Option("--save", help="--live: also keep each frame as DIR/<function>_df.csv.", file_okay=False),
+        typer.Option("--save", help="--live: also keep each frame as DIR/FUNCTION_df.csv.", file_okay=False),
     ] = None,
 ) -> None:
     """AKShare indicators (yield curve, money supply, CPI, PPI, SHIBOR): Indicator and Observation nodes.

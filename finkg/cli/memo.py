@@ -33,7 +33,7 @@ def memo(
 ) -> None:
     """Desk-risk memos whose every number is verified against the filing's XBRL facts.
 
-    Writes OUT/<system>/<adsh>.md, OUT/<system>/claims.jsonl and claims.csv, and the audit trail
+    Writes OUT/SYSTEM/ADSH.md, OUT/SYSTEM/claims.jsonl and OUT/SYSTEM/claims.csv, and the audit trail
     (:Memo)-[:HAS_CLAIM]->(:Claim)-[:CITES]->(:Fact) in the graph.
     """
     if bool(accession) == all_filings:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,7 @@ from kg import BatchWriter, Graph, cypher
 from kg.errors import GenerationError
 from kg.ledger import DONE, Ledger, digest
 from kg.progress import StageProgress
-from retrieval.facts.fact_map import FactMap, filing_sources, list_filings, read_fact_maps
+from retrieval.facts.fact_map import FactMap, filing_sources, list_filings, read_fact_maps, resolve_amendments
 from retrieval.text.tfidf import EvidenceIndex, load_evidence
 
 
@@ -67,6 +67,7 @@ CLAIM_FIELDS = (
     "citations",
     "citation_labels",
     "note",
+    "flag",
     "sentence",
     "repairs",
 )
@@ -193,7 +194,8 @@ def gather_claims(out: Path, system: str) -> int:
 
 @dataclass
 class MemoRunSummary:
-    """Per system: filings asked for, memos written now, skipped as already done, not in graph."""
+    """Per system: filings asked for, memos written now, skipped as already done, not in graph; ``superseded``:
+    the filings asked for that a later amendment of the same period replaced (accession -> amendment)."""
 
     system: str
     requested: int
@@ -205,6 +207,7 @@ class MemoRunSummary:
     repaired: int
     unsupported: int
     labels: dict[str, int]
+    superseded: dict[str, str] = field(default_factory=dict)
 
 
 def run_memos(
@@ -220,7 +223,9 @@ def run_memos(
     """Generate, verify and write memos (``finkg memo``); see the module docstring.
 
     Args:
-        adshs: accession numbers; None for every filing in the graph.
+        adshs: accession numbers; None for every filing in the graph. A filing amended later by a filing
+            in the graph (same company, period and form family) is replaced by its latest amendment, which
+            gets the memo (``MemoRunSummary.superseded``).
         source: only filings loaded from this file (e.g. ``2009q3.zip``).
         resume: skip memos already done from the same facts (ledger entry and file present).
         progress: ``progress(stage, total)`` returns a callback advanced by filings done.
@@ -254,10 +259,10 @@ def run_memos(
     writer = BatchWriter(graph, batch_size=settings.writer.batch_size, workers=1)
     ledger = Ledger(graph, "Memo", settings.writer.batch_size)
     summaries = []
-    order = [f["adsh"] for f in filings]
+    order, superseded = resolve_amendments(graph, [f["adsh"] for f in filings])
     for system in systems:
         tick = progress(f"memos {system}", len(order)) if progress else None
-        s = MemoRunSummary(system, len(order), 0, 0, 0, 0, 0, 0, 0, {})
+        s = MemoRunSummary(system, len(filings), 0, 0, 0, 0, 0, 0, 0, {}, superseded)
         batch: list[MemoResult] = []
         digests: dict[str, str] = {}
         for fms in _batches(read_fact_maps(graph, order, settings.memo.batch_size), settings.memo.batch_size):

@@ -17,6 +17,7 @@ from ingest import runs
 from ingest.sec import companyfacts as sec_companyfacts
 from ingest.sec import fsds as sec_fsds
 from ingest.sec import xbrl_instance
+from ingest.sec.companyfacts import ADSH
 from ingest.sec.fsds import FsdsData, StageProgress
 from kg import BatchWriter, Graph
 
@@ -54,7 +55,9 @@ def _ingest_files(
     naming the error is written), then
     one ``(:IngestRun {kind})`` per file around :func:`sec_fsds.write_fsds`; a summary row per file.
     The ``other`` column counts the skip reasons without a column of their own (duplicates,
-    non-numeric facts ...), so that rows = kept + non-finite + not USD + co-reg. + dimensional + other.
+    non-numeric facts ...), so that rows = kept + non-finite + not USD + dimensional + other; ``co-reg. kept``
+    counts the kept facts of co-registrants (separate legal entities of a filing, e.g. a parent's utility
+    subsidiaries: :mod:`ingest.sec.fsds`), part of ``kept``.
     ``non-finite`` (``skipped_non_finite``) counts values refused because they are NaN or infinite."""
     writer = BatchWriter(graph, batch_size=settings.writer.batch_size, workers=settings.writer.workers)
     runs.mark_interrupted(graph)
@@ -64,14 +67,16 @@ def _ingest_files(
         rid = runs.run_id(kind, digest)
         try:
             data = read(path)
-        except ValueError as exc:  # every reader's format error: recorded, nothing else written
-            runs.fail(
+        except ValueError as exc:  # every reader's format error: recorded (never over a done run), nothing written
+            runs.fail_unless_done(
+                graph,
                 writer,
                 rid,
                 exc,
                 {"kind": kind, "source": str(path.resolve()), "sha256": digest, "started_at": runs.now()},
             )
             raise
+        runs.check_same_filings(graph, rid, path, (f["adsh"] for f in data.filings))
         runs.start(writer, rid, {"kind": kind, "source": str(path.resolve()), "sha256": data.sha256})
         try:
             stats = sec_fsds.write_fsds(writer, data, progress=_prefixed(progress, path.name))
@@ -87,7 +92,7 @@ def _ingest_files(
 
 def summary_row(path: Path, c: Counter, facts_new: int, seconds: float, rid: str) -> dict[str, Any]:
     """One archive's row of the ingest summary from its reader counts ``c`` (see :func:`_ingest_files`)."""
-    named = c["skipped_non_finite"] + c["skipped_not_usd"] + c["skipped_coregistrant"] + c["skipped_dimensional"]
+    named = c["skipped_non_finite"] + c["skipped_not_usd"] + c["skipped_dimensional"]
     return {
         "source": path.name,
         "filings": c["filings"],
@@ -95,7 +100,7 @@ def summary_row(path: Path, c: Counter, facts_new: int, seconds: float, rid: str
         "kept": c["kept"],
         "non-finite": c["skipped_non_finite"],
         "not USD": c["skipped_not_usd"],
-        "co-reg.": c["skipped_coregistrant"],
+        "co-reg. kept": c["coregistrant"],
         "dimensional": c["skipped_dimensional"],
         "other": c["rows"] - c["kept"] - named,
         "facts new": facts_new,
@@ -146,10 +151,16 @@ def ingest_xbrl(
 
     Raises:
         ValueError: ``accession`` given with more than one path.
-        xbrl_instance.XbrlInstanceFormatError: a file is malformed (nothing of it is written).
+        xbrl_instance.XbrlInstanceFormatError: ``accession`` is not an accession number (checked before any
+            run is recorded), or a file is malformed (nothing of it is written).
+        runs.SourceAlreadyLoaded: the same file was loaded before under another accession number.
     """
     if accession and len(paths) > 1:
         raise ValueError(f"one accession number ({accession}) cannot name {len(paths)} files")
+    if accession is not None and not ADSH.fullmatch(accession):
+        raise xbrl_instance.XbrlInstanceFormatError(
+            f"--accession {accession!r} is not an accession number (##########-##-######, e.g. 0000950170-24-087843)"
+        )
     return _ingest_files(
         graph,
         settings,

@@ -65,12 +65,30 @@ class RiskThresholds:
         }
 
 
+INSUFFICIENT_DATA = "insufficient data"
+"""The label of a memo whose leverage and liquidity cannot be judged (no evidence is not "Low" risk)."""
+LEVERAGE_LIQUIDITY: tuple[str, ...] = ("current_ratio", "leverage")
+"""The ratios of the liquidity and leverage tests; a label needs at least one of them (or >= 3 active tests)."""
+
+
 def risk_label(ratios: dict[str, float | None], thresholds: RiskThresholds) -> tuple[str, list[str]]:
-    """``(label, active test names)``: High when >= 3 tests are active, Medium for 1-2, Low for 0.
-    Tests whose ratio is not applicable count as inactive."""
+    """``(label, active test names)``: High when >= 3 tests are active, Medium for 1-2, Low for 0;
+    :data:`INSUFFICIENT_DATA` when fewer than 3 are active and neither the liquidity nor the leverage test
+    can be made (both ratios not applicable): missing evidence never reads as Low risk. Tests whose ratio
+    is not applicable count as inactive."""
     active = [name for name, on in thresholds.active(ratios).items() if on]
     n = len(active)
+    if n < 3 and all(ratios.get(name) is None for name in LEVERAGE_LIQUIDITY):
+        return INSUFFICIENT_DATA, active
     return ("High" if n >= 3 else "Medium" if n >= 1 else "Low"), active
+
+
+def missing_evidence(reasons: dict[str, str]) -> str:
+    """The label note of an :data:`INSUFFICIENT_DATA` memo: each leverage/liquidity ratio and why it is
+    missing (``reasons``: ratio name -> why not applicable), e.g. ``no liquidity or leverage test can be
+    made: current ratio: current assets is not reported; leverage ...: total liabilities is not reported``."""
+    parts = [f"{RATIO_BY_NAME[name].label}: {reasons.get(name) or 'not available'}" for name in LEVERAGE_LIQUIDITY]
+    return "no liquidity or leverage test can be made: " + "; ".join(parts)
 
 
 @dataclass
@@ -91,6 +109,9 @@ class Claim:
         original_value: the drafted value when the verifier repaired it.
         gold_value: the verifier's gold (fact value or recomputed ratio).
         citation_status: ``correct``, ``wrong`` or ``missing`` (set by the verifier/evaluator).
+        decimals: the cited fact's XBRL precision (facts).
+        flag: a plausibility warning on the fact (a value more than two orders of magnitude from the filer's
+            other periods: :func:`retrieval.facts.statements.implausible`), "" when none.
     """
 
     n: int
@@ -107,6 +128,7 @@ class Claim:
     gold_value: float | str | None = None
     citation_status: str = ""
     decimals: int | None = None
+    flag: str = ""
 
     def record(self) -> dict[str, Any]:
         """A flat dict (citations joined by ``|``) for CSV/JSONL and graph rows."""

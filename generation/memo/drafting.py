@@ -27,7 +27,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from generation.memo.claims import MEMO_FACTS, RATIOS, Claim, RiskThresholds, gold_ratios, risk_label
+from generation.memo.claims import (
+    INSUFFICIENT_DATA,
+    LEVERAGE_LIQUIDITY,
+    MEMO_FACTS,
+    RATIOS,
+    Claim,
+    RiskThresholds,
+    gold_ratios,
+    missing_evidence,
+    risk_label,
+)
 from retrieval.contract import AsOf, as_of_cutoff
 from retrieval.facts import concepts as cc
 from retrieval.facts.fact_map import FactMap
@@ -50,6 +60,7 @@ class Choice:
     citation_labels: tuple[str, ...] = ()
     note: str = ""
     decimals: int | None = None
+    flag: str = ""
 
 
 class Prior:
@@ -152,6 +163,7 @@ def _claims(
                     list(ch.citation_labels),
                     ch.note,
                     decimals=ch.decimals,
+                    flag=ch.flag,
                 )
             )
     values: dict[str, float | None] = {}
@@ -165,15 +177,11 @@ def _claims(
             ddate = next((c.ddate for c in claims if c.name == r.numerator and c.ddate), filing.get("period"))
             claims.append(Claim(n, "ratio", r.name, value, qtrs, ddate, list(keys), list(labels), note))
     label, active = risk_label(values, thresholds)
-    claims.append(
-        Claim(
-            len(claims) + 1,
-            "label",
-            "risk_label",
-            label,
-            note="active tests: " + (", ".join(active) if active else "none"),
-        )
-    )
+    if label == INSUFFICIENT_DATA:
+        note = missing_evidence({name: ratio_values[name][4] for name in LEVERAGE_LIQUIDITY})
+    else:
+        note = "active tests: " + (", ".join(active) if active else "none")
+    claims.append(Claim(len(claims) + 1, "label", "risk_label", label, note=note))
     return claims
 
 
@@ -204,18 +212,21 @@ def draft_structured(fm: FactMap, thresholds: RiskThresholds) -> list[Claim]:
             choices[name] = None
             continue
         comps = [c for _, c in f.components]
-        note = f"derived: {f.formula}" if f.derived else ""
+        notes = [f"derived: {f.formula}"] if f.derived else []
+        if f.basis:
+            notes.append(f.basis if f.derived else f"reported tag {f.tag}: {f.basis}")
         alts = fm.alternatives.get(name)
         if alts:
-            note = (note + "; " if note else "") + f"reported tag {f.tag}; also reported: {', '.join(alts)}"
+            notes.append(f"reported tag {f.tag}; also reported: {', '.join(alts)}")
         choices[name] = Choice(
             f.value,
             f.qtrs,
             f.ddate,
             tuple(f.cited_keys),
             tuple(c.citation for c in comps) if comps else (f.citation,),
-            note,
+            "; ".join(notes),
             f.decimals,
+            f.flag,
         )
     ratio_values = {}
     for name, g in gold_ratios(fm).items():

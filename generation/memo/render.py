@@ -28,13 +28,38 @@ EVIDENCE_HEADING = "## Evidence"
 
 
 def header(filing: dict[str, Any], system: str) -> str:
-    """Title and identity line of a memo (not claims; rendered from the filing record)."""
-    return (
-        f"# Desk-risk memo: {filing.get('name', '')}\n\n"
+    """Title and identity line of a memo (not claims; rendered from the filing record), and what the reader
+    must know about the filing itself: which legal entity the memo speaks for in a co-registrant filing
+    (``entity``, ``coregistrants``), the earlier filings an amendment supersedes (``supersedes``), the
+    amendment that supersedes this filing (``superseded_by``), or sub.txt's ``prevrpt`` (``amended_later``)."""
+    lines = [
+        f"# Desk-risk memo: {filing.get('name', '')}\n",
         f"> {filing.get('form', '')} · accession {filing['adsh']} · CIK {filing.get('cik', '')} · "
         f"SIC {filing.get('sic') or 'n/a'} · period {iso_date(filing.get('period'))} · "
-        f"filed {iso_date(filing.get('filed'))} · system {system}\n"
-    )
+        f"filed {iso_date(filing.get('filed'))} · system {system}",
+    ]
+    if filing.get("coregistrants"):
+        who = f"its {filing['entity']} facts" if filing.get("entity") else "the consolidated registrant's facts"
+        lines.append(
+            f">\n> Co-registrant filing: this memo uses {who}; the co-registrants "
+            f"{', '.join(filing['coregistrants'])} are separate entities of the filing (their facts are in the "
+            "graph with their `coreg`, not in this memo)."
+        )
+    if filing.get("supersedes"):
+        lines.append(
+            f">\n> Amendment: supersedes {', '.join(filing['supersedes'])} for the same period; the superseded "
+            "values are kept as history (`finkg facts history`)."
+        )
+    if filing.get("superseded_by"):
+        lines.append(
+            f">\n> Superseded: amended by {filing['superseded_by']} for the same period; its memo uses the amendment."
+        )
+    elif filing.get("amended_later"):
+        lines.append(
+            ">\n> Amended later (sub.txt `prevrpt`): the amendment is not in the graph, so these values may "
+            "have been superseded."
+        )
+    return "\n".join(lines) + "\n"
 
 
 def _span(claim: Claim) -> str:
@@ -69,16 +94,18 @@ def claim_sentence(claim: Claim) -> str:
     return f"{_label(claim.name)}{derived} {verb} {shown} {_span(claim)} {marker}."
 
 
+def _section_of(claim: Claim) -> str:
+    """The section a not-applicable claim belongs to: ``fact`` (a concept) or ``ratio`` (a ratio name)."""
+    return "fact" if claim.name in BY_NAME else "ratio"
+
+
 def body(claims: Sequence[Claim]) -> str:
-    """The memo body: facts, ratios and the label as Markdown bullets, one claim per line."""
-    sections = (("## Facts", ("fact",)), ("## Ratios", ("ratio",)), ("## Desk-risk label", ("label",)))
+    """The memo body: facts, ratios and the label as Markdown bullets, one claim per line; a not-applicable
+    claim stands once, in the section of what it is about (a concept among the facts, a ratio among the ratios)."""
+    sections = (("## Facts", "fact"), ("## Ratios", "ratio"), ("## Desk-risk label", "label"))
     out = []
-    for title, kinds in sections:
-        lines = [
-            c
-            for c in claims
-            if c.kind in kinds or (c.kind == "not_applicable" and ("fact" in kinds) == (c.name in BY_NAME))
-        ]
+    for title, kind in sections:
+        lines = [c for c in claims if c.kind == kind or (c.kind == "not_applicable" and _section_of(c) == kind)]
         out.append(title + "\n\n" + "\n".join(f"- {claim_sentence(c)}" for c in lines) + "\n")
     return "\n".join(out)
 
@@ -94,7 +121,8 @@ def evidence(claims: Sequence[Claim]) -> str:
         else:
             cites = "no evidence cited"
         extra = f" ({c.note})" if c.note and c.kind in ("fact", "ratio") else ""
-        lines.append(f"- [{c.n}] {cites}{extra}")
+        flag = f" **plausibility flag:** {c.flag}" if c.flag else ""
+        lines.append(f"- [{c.n}] {cites}{extra}{flag}")
     return "\n".join(lines) + "\n"
 
 

@@ -53,8 +53,8 @@ from retrieval.facts.fact_map import FactMap
 
 SPAN_WORDS = {1: "three months", 2: "six months", 3: "nine months", 4: "twelve months"}
 SPAN_PATTERN = re.compile(r"\b(three|six|nine|twelve) months\b", re.IGNORECASE)
-LABEL_PATTERN = re.compile(r"\b(High|Medium|Low)\b", re.IGNORECASE)
-LABEL_AFTER = re.compile(r"\blabel\W+(?:is\W+|of\W+)?(High|Medium|Low)\b", re.IGNORECASE)
+LABEL_PATTERN = re.compile(r"\b(High|Medium|Low|insufficient data)\b", re.IGNORECASE)
+LABEL_AFTER = re.compile(r"\blabel\W+(?:is\W+|of\W+)?(High|Medium|Low|insufficient data)\b", re.IGNORECASE)
 LABEL_CONTEXT = re.compile(r"\b(label|risk rating|risk level)\b", re.IGNORECASE)
 MARKER = re.compile(r"\[(\d+)\]")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\-*#])|\n+")

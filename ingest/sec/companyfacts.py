@@ -105,15 +105,18 @@ def fact_row(
     period: str | None,
     decimals: int | None,
     source: str,
+    coreg: str | None = None,
 ) -> dict[str, Any]:
     """One Fact row with exactly the fields of :func:`ingest.sec.fsds.read_fsds` (key, citation,
     adsh, cik, tag, version, concept, ddate, qtrs, uom, value, period_role, footnote, stmt, report,
     line, plabel, negating) plus ``decimals`` and ``source``. The unit is always USD (whole entity:
-    empty coreg and segments in the key); ``period`` is the filing's YYYYMMDD period or None."""
+    empty segments in the key; ``coreg`` a co-registrant's name, None for the registrant, as in FSDS);
+    ``period`` is the filing's YYYYMMDD period or None."""
     ddate = end.strftime("%Y%m%d")
     return {
-        "key": f"{adsh}:{tag}:{version}:{ddate}:{qtrs}:USD::",
-        "citation": f"{adsh}:{cik}:{tag}:{ddate}:{qtrs}:USD",
+        "key": f"{adsh}:{tag}:{version}:{ddate}:{qtrs}:USD:{coreg or ''}:",
+        "citation": f"{adsh}:{cik}:{tag}:{ddate}:{qtrs}:USD" + (f":{coreg}" if coreg else ""),
+        "coreg": coreg,
         "adsh": adsh,
         "cik": cik,
         "tag": tag,

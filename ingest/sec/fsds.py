@@ -4,10 +4,18 @@ Source: ../shared/seeds/003_2b4a46a307636297.txt (section 3, data and normalizat
 official quarterly ZIP (sub.txt, num.txt, pre.txt, tag.txt) and the daily ZIP layout (no tag.txt,
 other column order, CRLF line ends) straight from the archive, without unpacking to disk.
 
-Normalization, as the paper does it: a fact is *in scope* when its unit is USD, it has no
-co-registrant (empty ``coreg``) and no dimensions (empty ``segments``: the whole entity). Facts
-out of scope are not written but counted by reason in the ingest run (``not_usd``,
-``coregistrant``, ``dimensional``), so nothing disappears unaccounted. A value that is not a finite
+Normalization, as the paper does it: a fact is *in scope* when its unit is USD and it has no
+dimensions (empty ``segments``: the whole entity). Facts out of scope are not written but counted by
+reason in the ingest run (``not_usd``, ``dimensional``), so nothing disappears unaccounted.
+
+Co-registrants (the SEC readme: ``coreg`` names the co-registrant, "NULL indicates the consolidated
+entity"): a parent filing with its subsidiaries (SEMPRA ENERGY's 10-Q 0000086521-09-000047, every fact
+of which carries ``coreg``: ``ParentCompany``, ``SanDiegoGasAndElectricCompanyAndSubsidiary`` ...) is
+kept whole: each such fact is written with its ``coreg`` (a separate legal entity of the same filing,
+counted ``coregistrant``; its ``segments`` is only ``LegalEntity=<coreg>;``, which names the entity and is
+not a dimension) and cited as ``adsh:cik:tag:ddate:qtrs:uom:coreg``; it gets no evidence
+sentence (a text reader would take a subsidiary's figure for the registrant's). Which entity a memo
+speaks for is :func:`retrieval.facts.fact_map.parent_entity`'s choice. A value that is not a finite
 number (``NaN``, ``inf``, ``1e999``) is refused: its row is skipped and counted ``skipped_non_finite``.
 
 Keys. The paper's evidence key ``adsh:cik:tag:ddate:uom`` is not unique on real data (3-month
@@ -25,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 import zipfile
 import zlib
 from collections import Counter
@@ -48,6 +57,10 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "pre.txt": ("adsh", "tag", "version", "report", "line", "stmt", "plabel"),
     "tag.txt": ("tag", "version", "tlabel", "datatype"),
 }
+
+
+LEGAL_ENTITY = re.compile(r"LegalEntity=[^;]*;?")
+"""The segments part that names a co-registrant (``LegalEntity=ParentCompany;``): not a dimension of the figure."""
 
 
 class FsdsFormatError(IngestError):
@@ -193,6 +206,7 @@ def read_fsds(path: Path) -> FsdsData:
                 "filed": _date(r, "filed", path, "sub.txt", line),
                 "accepted": r.get("accepted") or None,
                 "fye": r.get("fye") or None,
+                "prevrpt": r.get("prevrpt", "").strip() == "1",
                 "source": path.name,
             }
         data.companies = list(companies.values())
@@ -240,10 +254,7 @@ def read_fsds(path: Path) -> FsdsData:
             if r["uom"] != "USD":
                 data.counts["skipped_not_usd"] += 1
                 continue
-            if coreg:
-                data.counts["skipped_coregistrant"] += 1
-                continue
-            if segments:
+            if LEGAL_ENTITY.sub("", segments):  # a co-registrant's own figures carry only LegalEntity=<coreg>;
                 data.counts["skipped_dimensional"] += 1
                 continue
             if value is None:
@@ -258,10 +269,15 @@ def read_fsds(path: Path) -> FsdsData:
                     **labels.get((tag, version), {}),
                 }
             pre = presentation.get((r["adsh"], tag, version), {})
+            citation = f"{r['adsh']}:{sub['cik']}:{tag}:{ddate}:{qtrs}:{r['uom']}"
+            if coreg:
+                data.counts["coregistrant"] += 1
+                citation += f":{coreg}"
             data.facts.append(
                 {
                     "key": ":".join((r["adsh"], tag, version, ddate, str(qtrs), r["uom"], coreg, segments)),
-                    "citation": f"{r['adsh']}:{sub['cik']}:{tag}:{ddate}:{qtrs}:{r['uom']}",
+                    "citation": citation,
+                    "coreg": coreg or None,
                     "adsh": r["adsh"],
                     "cik": sub["cik"],
                     "tag": tag,
@@ -293,6 +309,7 @@ def count_totals(data: FsdsData) -> FsdsData:
     data.counts["concepts"] = len(data.concepts)
     data.counts["current"] = sum(1 for f in data.facts if f["period_role"] == "current")
     data.counts["skipped_non_finite"] += 0  # present in the run record even when 0
+    data.counts["coregistrant"] += 0
     return data
 
 
@@ -339,7 +356,8 @@ def graph_rows(data: FsdsData) -> tuple[list[NodeSet], list[RelSet]]:
     filings, concepts, facts, evidence chunks), then ``REPORTS``, ``OF_CONCEPT``, ``EVIDENCE_FOR`` and
     last ``FILED``. The one description both loaders use: :func:`write_fsds` (transactional MERGE)
     and the bulk import (``finkg.pipelines.bulk``, CSV for ``neo4j-admin database import``)."""
-    chunks = evidence_rows(data.facts, data.filings, data.companies, data.concepts)
+    # a co-registrant's own figures get no evidence sentence (a text reader would take them for the registrant's)
+    chunks = evidence_rows([f for f in data.facts if not f.get("coreg")], data.filings, data.companies, data.concepts)
     nodes = [
         NodeSet("companies", "Company", "cik", data.companies),
         NodeSet("filings", "Filing", "adsh", data.filings),

@@ -12,7 +12,10 @@ What is read:
 
 - contexts: the entity identifier (the CIK), the period (``instant``, ``startDate``/``endDate``
   or ``forever``) and whether ``segment`` or ``scenario`` holds any member
-  (``xbrldi:explicitMember``, ``xbrldi:typedMember``): such a fact is *dimensional*;
+  (``xbrldi:explicitMember``, ``xbrldi:typedMember``): such a fact is *dimensional*, except when its one
+  member is on ``dei:LegalEntityAxis`` (a parent and its co-registrant subsidiaries in one instance):
+  then the fact is kept for that legal entity, its ``coreg`` the member's name as FSDS writes it
+  (:func:`legal_entity`);
 - units: one measure (``iso4217:USD`` is USD), several multiplied, or ``divide``
   (``USD/shares``); only USD is kept;
 - facts: every element under the root that has a ``contextRef``. A fact without ``unitRef`` is
@@ -94,6 +97,7 @@ class Context:
     start: date | None
     end: date | None
     dimensional: bool
+    coreg: str | None = None
 
 
 def _fail(path: Path, el: Any, message: str) -> XbrlInstanceFormatError:
@@ -155,7 +159,21 @@ def _context(path: Path, el: etree._Element) -> tuple[str, Context]:
         end = _period_date(path, period, "endDate", what)
         if start > end:
             raise _fail(path, period, f"{what}: startDate {start} is after endDate {end}")
-    return cid, Context(int(ident), start, end, bool(members))
+    coreg = legal_entity(members)
+    return cid, Context(int(ident), start, end, bool(members) and coreg is None, coreg)
+
+
+def legal_entity(members: list[etree._Element]) -> str | None:
+    """The co-registrant a context speaks for, as FSDS's ``coreg`` names it: the local name of the member
+    (without its ``Member`` suffix: ``us-gaap:ParentCompanyMember`` -> ``ParentCompany``) when the context's
+    only dimension is ``dei:LegalEntityAxis``; None otherwise (no dimension, or other dimensions too)."""
+    if len(members) != 1:
+        return None
+    m = members[0]
+    if etree.QName(m).localname != "explicitMember" or not (m.get("dimension") or "").endswith(":LegalEntityAxis"):
+        return None
+    local = (m.text or "").strip().rpartition(":")[2]
+    return local.removesuffix("Member") or None
 
 
 def _measure(path: Path, el: etree._Element) -> tuple[str, bool]:
@@ -384,6 +402,7 @@ def read_instance(path: Path, adsh: str | None = None) -> FsdsData:
             period=period,
             decimals=decimals,
             source=SOURCE,
+            coreg=ctx.coreg,
         )
         if inf:
             row["precision_inf"] = True

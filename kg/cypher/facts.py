@@ -8,7 +8,7 @@ LIST_FILINGS = (
     "MATCH (c:Company)-[:FILED]->(f:Filing)\n"
     "WHERE ($adshs IS NULL OR f.adsh IN $adshs) AND ($source IS NULL OR f.source = $source)\n"
     "RETURN f.adsh AS adsh, f.form AS form, f.period AS period, c.cik AS cik, c.name AS name,\n"
-    "       c.sic AS sic\n"
+    "       c.sic AS sic, f.filed AS filed, f.accepted AS accepted\n"
     "ORDER BY adsh"
 )
 
@@ -20,12 +20,40 @@ FILING_SOURCES = (
 FILING_FACT_CANDIDATES = (
     "UNWIND $adshs AS adsh\n"
     "MATCH (c:Company)-[:FILED]->(f:Filing {adsh: adsh})\n"
-    "RETURN f {.adsh, .form, .period, .fy, .fp, .filed, .accepted, .source} AS filing,\n"
+    "RETURN f {.adsh, .form, .period, .fy, .fp, .filed, .accepted, .source, .prevrpt} AS filing,\n"
     "       c {.cik, .name, .sic} AS company,\n"
     "       [(f)-[:REPORTS]->(x:Fact) WHERE x.tag IN $tags\n"
     "          AND x.period_role IN ['current', 'current_ytd'] AND x.uom = 'USD'\n"
-    "        | x {.key, .citation, .tag, .value, .ddate, .qtrs, .period_role, .decimals}] AS facts"
+    "        | x {.key, .citation, .tag, .value, .ddate, .qtrs, .period_role, .decimals, .coreg}] AS facts,\n"
+    "       [(c)-[:FILED]->(g:Filing) WHERE g.period = f.period AND g.adsh <> f.adsh\n"
+    "        | g {.adsh, .form, .period, .filed, .accepted}] AS same_period"
 )
+"""For each accession of ``$adshs``: the filing (with sub.txt's ``prevrpt``), its company, its candidate facts of
+its own period with a tag of ``$tags`` (every legal entity: ``coreg`` null for the registrant) and the company's
+other filings for the same period (an amendment and what it amends)."""
+
+FILING_STATEMENT_FACTS = (
+    "UNWIND $rows AS row\n"
+    "MATCH (f:Filing {adsh: row.adsh})-[:REPORTS]->(x:Fact)\n"
+    "WHERE x.stmt = row.stmt AND x.period_role IN ['current', 'current_ytd'] AND x.uom = 'USD'\n"
+    "  AND x.value IS NOT NULL AND x.line IS NOT NULL AND coalesce(x.coreg, '') = coalesce(row.coreg, '')\n"
+    "RETURN row.adsh AS adsh, row.stmt AS stmt,\n"
+    "       collect(x {.key, .citation, .tag, .value, .ddate, .qtrs, .period_role, .decimals, .coreg, .report, .line,\n"
+    "                  .plabel}) AS facts"
+)
+"""For each ``$rows`` item ``{adsh, stmt, coreg}``: the filing's own-period facts of statement ``stmt`` (pre.txt's
+``BS``, ``IS`` ...) for legal entity ``coreg`` (null: the registrant), with their presentation (report, line,
+plabel): where a filing's top revenue line and its items between liabilities and equity are found."""
+
+FILER_TAG_VALUES = (
+    "UNWIND $rows AS row\n"
+    "MATCH (:Company {cik: row.cik})-[:FILED]->(f:Filing)-[:REPORTS]->(x:Fact)\n"
+    "WHERE x.tag IN row.tags AND x.uom = 'USD' AND x.value IS NOT NULL\n"
+    "  AND coalesce(x.coreg, '') = coalesce(row.coreg, '')\n"
+    "RETURN row.adsh AS adsh, collect(x {.tag, .ddate, .qtrs, .value, adsh: f.adsh}) AS facts"
+)
+"""For each ``$rows`` item ``{adsh, cik, coreg, tags}``: every value the filer (legal entity ``coreg``) reported
+under ``tags``, in any filing and period (comparatives included): what a value's plausibility is judged against."""
 
 # Readers of filings start from (:Company)-[:FILED]->(:Filing), the link an ingest writes last for a filing
 # (ingest/runs.py): a filing whose ingest died half-way is not seen, nor are its evidence chunks.
@@ -62,7 +90,7 @@ case-insensitive part of the name, latest period first."""
 COMPANY_CONCEPT_FACTS = (
     "MATCH (c:Company)-[:FILED]->(f:Filing)-[:REPORTS]->(x:Fact)\n"
     "WHERE (c.cik = $cik OR ($name IS NOT NULL AND toLower(c.name) CONTAINS toLower($name)))\n"
-    "  AND x.tag IN $tags AND x.ddate = $ddate AND x.uom = $uom\n"
+    "  AND x.tag IN $tags AND x.ddate = $ddate AND x.uom = $uom AND x.coreg IS NULL\n"
     "RETURN c.cik AS cik, c.name AS company, c.sic AS sic, f.adsh AS adsh, f.form AS form, f.filed AS filed,\n"
     "       f.accepted AS accepted, x.key AS key, x.citation AS citation, x.tag AS tag, x.value AS value,\n"
     "       x.ddate AS ddate, x.qtrs AS qtrs, x.uom AS uom, x.decimals AS decimals, x.period_role AS period_role\n"
@@ -83,14 +111,14 @@ COMPANY_MATCHES = (
 
 FACT_HISTORY = (
     "MATCH (c:Company {cik: $cik})-[:FILED]->(f:Filing)-[:REPORTS]->(x:Fact)\n"
-    "WHERE x.tag IN $tags AND ($uom IS NULL OR x.uom = $uom)\n"
+    "WHERE x.tag IN $tags AND ($uom IS NULL OR x.uom = $uom) AND x.coreg IS NULL\n"
     "RETURN x.key AS key, x.tag AS tag, x.ddate AS ddate, x.qtrs AS qtrs, x.uom AS uom, x.value AS value,\n"
     "       f.adsh AS adsh, f.form AS form, f.filed AS filed\n"
     "ORDER BY ddate, qtrs, filed, adsh"
 )
 """Every fact of company ``$cik`` reported under one of ``$tags`` (in ``$uom``; null: any), with the filing
 that reported it: a fact's history across filings (``finkg facts history``). Only filings linked by
-``FILED`` (complete ones) count."""
+``FILED`` (complete ones) count, and only the registrant's facts (a co-registrant's carry ``coreg``)."""
 
 
 # --------------------------------------------------------------------------- AKShare indicators and financial facts

@@ -30,6 +30,12 @@ INGEST_RUNS = (
 )
 """The latest ingest runs of ``$statuses`` (null: all), at most ``$limit``, newest first."""
 
+INGEST_RUN_STATE = (
+    "MATCH (r:IngestRun {id: $id})\n"
+    "RETURN r.status AS status, r.source AS source, [(r)-[:LOADED]->(f:Filing) | f.adsh] AS adshs"
+)
+"""One ingest run's status, source and the accession numbers of the filings it loaded (no row: never run)."""
+
 INGEST_RUN_STATUS_COUNTS = "MATCH (r:IngestRun) RETURN r.status AS status, count(r) AS runs ORDER BY status"
 """How many ingest runs are in each status."""
 

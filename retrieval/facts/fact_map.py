@@ -11,8 +11,8 @@ read from Neo4j in batches of accessions (:func:`read_fact_maps`), one read tran
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from itertools import islice
 from typing import Any
@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo
 
 from kg import Graph, cypher
 from retrieval.facts import concepts as cc
+from retrieval.facts import statements as st
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,10 @@ class ResolvedFact:
         decimals: the source's precision (XBRL ``decimals``), None when the source has none.
         components: for a derived fact, ``(sign, fact)`` pairs that sum to it.
         formula: for a derived fact, the formula in words.
+        basis: why this fact was chosen when no canonical rule chose it (the income statement's top
+            revenue line) or what its derivation subtracted (temporary equity items and their lines):
+            :mod:`retrieval.facts.statements`; "" otherwise.
+        flag: a plausibility warning (:func:`retrieval.facts.statements.implausible`), "" when none.
     """
 
     concept: str
@@ -48,6 +53,8 @@ class ResolvedFact:
     decimals: int | None = None
     components: tuple[tuple[int, ResolvedFact], ...] = ()
     formula: str = ""
+    basis: str = ""
+    flag: str = ""
 
     @property
     def derived(self) -> bool:
@@ -71,6 +78,9 @@ class FactMap:
         alternatives: concept -> other synonym tags the filing also reports for the period.
         not_applicable: concept -> why it does not apply (e.g. a bank's current assets).
         raw: every candidate fact read, by key (the verifier's gold table for this filing).
+        entity: the co-registrant whose facts the map holds (None: the consolidated registrant;
+            ``ParentCompany`` when every fact of the filing carries one: :func:`statements.parent_entity`).
+        coregistrants: the filing's other legal entities (their facts stay in the graph, not in this map).
     """
 
     filing: dict[str, Any]
@@ -79,6 +89,8 @@ class FactMap:
     alternatives: dict[str, list[str]] = field(default_factory=dict)
     not_applicable: dict[str, str] = field(default_factory=dict)
     raw: dict[str, dict[str, Any]] = field(default_factory=dict)
+    entity: str | None = None
+    coregistrants: list[str] = field(default_factory=list)
 
     @property
     def adsh(self) -> str:
@@ -146,48 +158,86 @@ def _resolved(concept: str, row: dict[str, Any]) -> ResolvedFact:
     )
 
 
-def build_fact_map(filing: dict[str, Any], rows: Sequence[dict[str, Any]]) -> FactMap:
+def _flow(concept: str, present: Sequence[str], by_tag: dict[str, list[dict[str, Any]]]):
+    """``(headline, spans)`` of a flow concept reported under the tags ``present`` (priority order: a
+    higher tag's span wins): the form's own span, else the longest year-to-date span; None when no span."""
+    spans: dict[int, ResolvedFact] = {}
+    headline: ResolvedFact | None = None
+    for tag in present:
+        for r in by_tag[tag]:
+            q = int(r["qtrs"] or 0)
+            if q and q not in spans:
+                spans[q] = _resolved(concept, r)
+            if r["period_role"] == "current" and headline is None:
+                headline = _resolved(concept, r)
+    if headline is None and spans:
+        headline = spans[max(spans)]
+    return None if headline is None else (headline, spans)
+
+
+def needs_statements(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The statements (``IS``, ``BS``) a filing's presentation must be read for, from its candidate facts:
+    ``IS`` when no canonical revenue tag is reported (the top revenue line), ``BS`` when ``Liabilities``
+    is not (items between liabilities and equity, for the derivation)."""
+    entity = st.parent_entity(r.get("coreg") for r in rows)
+    tags = {r["tag"] for r in rows if r.get("value") is not None and r.get("coreg") == entity}
+    out = []
+    if not tags & set(cc.BY_NAME["Revenues"].synonyms):
+        out.append("IS")
+    if "Liabilities" not in tags:
+        out.append("BS")
+    return out
+
+
+def build_fact_map(
+    filing: dict[str, Any],
+    rows: Sequence[dict[str, Any]],
+    statements: Mapping[str, Sequence[dict[str, Any]]] | None = None,
+) -> FactMap:
     """Resolve one filing's candidate facts into its canonical fact map.
 
     Args:
         filing: the accession's fields (``adsh, cik, name, sic, form, period, ...``).
         rows: candidate facts of that accession (``key, citation, tag, value, ddate, qtrs,
-            period_role, decimals``), current-period roles only; nil values are ignored.
+            period_role, decimals, coreg``), current-period roles only; nil values are ignored.
+        statements: the filing's own-period facts of its income statement (``IS``) and balance sheet
+            (``BS``) with their presentation (``report, line, plabel``), where :func:`needs_statements`
+            asked for them; None or missing: not read (companyfacts and XBRL instances have none).
 
     Returns:
-        The :class:`FactMap`. Rules: synonyms in :mod:`retrieval.facts.concepts` order; flows take the
+        The :class:`FactMap`. Rules: the registrant's own facts (:func:`statements.parent_entity`; the
+        other co-registrants are listed); synonyms in :mod:`retrieval.facts.concepts` order; flows take the
         form's own span (``period_role == 'current'``) as the headline fact, and, when there is
-        none (a 10-Q's cash-flow statement), the longest year-to-date span; Liabilities is
-        derived when not reported; current assets/liabilities are not applicable for an
-        unclassified balance sheet (banks, insurers, brokers) that reports neither.
+        none (a 10-Q's cash-flow statement), the longest year-to-date span; revenue from the income
+        statement's top revenue line when no canonical tag is reported; Liabilities is derived when not
+        reported, less the items between liabilities and equity; current assets/liabilities are not
+        applicable for an unclassified balance sheet (banks, insurers, brokers) that reports neither.
     """
     fm = FactMap(filing=dict(filing))
+    fm.entity = st.parent_entity(r.get("coreg") for r in rows)
+    fm.coregistrants = sorted({r["coreg"] for r in rows if r.get("coreg") and r.get("coreg") != fm.entity})
+    if fm.coregistrants:
+        fm.filing.update(entity=fm.entity, coregistrants=fm.coregistrants)
     by_tag: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
-        if r.get("value") is None:
+        if r.get("value") is None or r.get("coreg") != fm.entity:
             continue
         fm.raw[r["key"]] = r
         by_tag.setdefault(r["tag"], []).append(r)
+    statements = {
+        k: [r for r in v if r.get("value") is not None and r.get("coreg") == fm.entity]
+        for k, v in (statements or {}).items()
+    }
 
     for concept in cc.CONCEPTS:
         present = [t for t in concept.synonyms if t in by_tag]
         if not present:
             continue
         if concept.duration:
-            spans: dict[int, ResolvedFact] = {}
-            headline: ResolvedFact | None = None
-            for tag in present:  # priority order: a higher synonym's span wins
-                for r in by_tag[tag]:
-                    q = int(r["qtrs"] or 0)
-                    if q and q not in spans:
-                        spans[q] = _resolved(concept.name, r)
-                    if r["period_role"] == "current" and headline is None:
-                        headline = _resolved(concept.name, r)
-            if headline is None and spans:
-                headline = spans[max(spans)]
-            if headline is None:
+            flow = _flow(concept.name, present, by_tag)
+            if flow is None:
                 continue
-            fm.spans[concept.name] = spans
+            headline, fm.spans[concept.name] = flow
             fm.facts[concept.name] = headline
             chosen = headline.tag
         else:
@@ -200,10 +250,14 @@ def build_fact_map(filing: dict[str, Any], rows: Sequence[dict[str, Any]]) -> Fa
         if others:
             fm.alternatives[concept.name] = others
 
+    if "Revenues" not in fm.facts and statements.get("IS"):
+        _revenue_from_income_statement(fm, statements["IS"])
     if "Liabilities" not in fm.facts:
-        derived = derive_liabilities(fm.filing, by_tag)
+        derived = derive_liabilities(fm.filing, by_tag, statements.get("BS"))
         if derived is not None:
             fm.facts["Liabilities"] = derived
+            cited = set(derived.cited_keys)
+            fm.raw.update({r["key"]: r for r in statements.get("BS", ()) if r["key"] in cited})
     if cc.unclassified_balance_sheet(fm.filing.get("sic")):
         for name in ("CurrentAssets", "CurrentLiabilities"):
             if name not in fm.facts:
@@ -215,13 +269,39 @@ def build_fact_map(filing: dict[str, Any], rows: Sequence[dict[str, Any]]) -> Fa
     return fm
 
 
-def derive_liabilities(filing: dict[str, Any], by_tag: dict[str, list[dict[str, Any]]]) -> ResolvedFact | None:
+def _revenue_from_income_statement(fm: FactMap, lines: Sequence[dict[str, Any]]) -> None:
+    """Revenue from the income statement's top revenue line (:func:`statements.top_revenue_line`) when no
+    canonical revenue tag is reported; the tag chosen and why go into the fact's ``basis``."""
+    found = st.top_revenue_line(lines)
+    if found is None:
+        return
+    tag, why = found
+    rows = [r for r in lines if r["tag"] == tag]
+    flow = _flow("Revenues", [tag], {tag: rows})
+    if flow is None:
+        return
+    headline, spans = flow
+    basis = f"none of {', '.join(cc.BY_NAME['Revenues'].synonyms)} is reported; {tag} is {why}"
+    fm.facts["Revenues"] = replace(headline, basis=basis)
+    fm.spans["Revenues"] = {q: replace(f, basis=basis) for q, f in spans.items()}
+    fm.raw.update({r["key"]: r for r in rows})
+
+
+def derive_liabilities(
+    filing: dict[str, Any],
+    by_tag: dict[str, list[dict[str, Any]]],
+    balance_sheet: Sequence[dict[str, Any]] | None = None,
+) -> ResolvedFact | None:
     """Total liabilities when the filing does not report ``Liabilities``.
 
-    Liabilities = LiabilitiesAndStockholdersEquity - total equity - temporary equity, where total
-    equity is ``StockholdersEquityIncludingPortionAttributableToNoncontrollingInterest`` when
-    reported, else ``StockholdersEquity`` (+ ``MinorityInterest`` when reported). All at the
-    period end. Returns None when LiabilitiesAndStockholdersEquity or equity is missing.
+    Liabilities = LiabilitiesAndStockholdersEquity - total equity - each item between liabilities and
+    equity, where total equity is ``StockholdersEquityIncludingPortionAttributableToNoncontrollingInterest``
+    when reported, else ``StockholdersEquity`` (+ ``MinorityInterest`` when reported). The items between
+    liabilities and equity (temporary equity: redeemable noncontrolling interests, a subsidiary's preferred
+    stock ...) are read from the balance sheet's presentation (``balance_sheet``: its facts at the period
+    end with ``report, line, plabel``; :func:`statements.mezzanine_items`) and named in the ``basis``;
+    without a presentation, ``TemporaryEquityCarryingAmount`` when reported. All at the period end.
+    Returns None when LiabilitiesAndStockholdersEquity or equity is missing.
     """
 
     def instant(tag: str) -> dict[str, Any] | None:
@@ -242,9 +322,20 @@ def derive_liabilities(filing: dict[str, Any], by_tag: dict[str, list[dict[str, 
         minority = instant(cc.MINORITY_INTEREST)
         if minority is not None:
             parts.append((-1, minority))
-    temporary = instant(cc.TEMPORARY_EQUITY)
-    if temporary is not None:
-        parts.append((-1, temporary))
+    used = {r["tag"] for _, r in parts}
+    instants = [r for r in balance_sheet or () if not r["qtrs"]]
+    items = st.mezzanine_items(instants, (cc.EQUITY_PARENT, cc.EQUITY_INCLUDING_NCI)) if instants else None
+    basis = ""
+    if items is None:
+        temporary = instant(cc.TEMPORARY_EQUITY)
+        if temporary is not None:
+            parts.append((-1, temporary))
+    else:
+        items = [r for r in items if r["tag"] not in used]
+        parts.extend((-1, r) for r in items)
+        basis = "items between liabilities and equity on the balance sheet: " + (
+            "; ".join(f"{r['tag']} {r.get('plabel')!r} (line {r['line']})" for r in items) if items else "none"
+        )
     components = tuple((sign, _resolved(r["tag"], r)) for sign, r in parts)
     value = sum(sign * f.value for sign, f in components)
     formula = components[0][1].tag + "".join(f" - {f.tag}" for _, f in components[1:])
@@ -260,6 +351,7 @@ def derive_liabilities(filing: dict[str, Any], by_tag: dict[str, list[dict[str, 
         decimals=min(decimals) if decimals else None,
         components=components,
         formula=formula,
+        basis=basis,
     )
 
 
@@ -279,10 +371,75 @@ def read_fact_maps(graph: Graph, adshs: Sequence[str], batch_size: int = 200) ->
     for batch in _chunks(list(adshs), batch_size):
         records = graph.read(cypher.FILING_FACT_CANDIDATES, {"adshs": batch, "tags": tags})
         by_adsh = {r["filing"]["adsh"]: r for r in records}
+        wanted = [
+            {"adsh": a, "stmt": stmt, "coreg": st.parent_entity(x.get("coreg") for x in r["facts"])}
+            for a, r in by_adsh.items()
+            for stmt in needs_statements(r["facts"])
+        ]
+        statements: dict[str, dict[str, list[dict[str, Any]]]] = {}
+        if wanted:
+            for row in graph.read(cypher.FILING_STATEMENT_FACTS, {"rows": wanted}):
+                statements.setdefault(row["adsh"], {})[row["stmt"]] = row["facts"]
+        maps = []
         for adsh in batch:
             r = by_adsh.get(adsh)
             if r is not None:
-                yield build_fact_map({**r["filing"], **r["company"]}, r["facts"])
+                filing = {**r["filing"], **r["company"], **_amendments(r)}
+                maps.append(build_fact_map(filing, r["facts"], statements.get(adsh)))
+        flag_implausible(graph, maps)
+        yield from maps
+
+
+def _amendments(record: dict[str, Any]) -> dict[str, Any]:
+    """``supersedes`` (the earlier filings of the same company, period and form family that this one
+    amends), ``superseded_by`` (the latest such filing when this one was amended; None when it is the latest)
+    and ``amended_later`` (sub.txt ``prevrpt``: amended by a filing that may not be in the graph)."""
+    this = {**record["filing"], "cik": record["company"]["cik"]}
+    group = [{**f, "cik": this["cik"]} for f in record.get("same_period") or []]
+    latest = st.latest_amendments([this, *group])
+    newest = latest.get(this["adsh"])
+    return {
+        "supersedes": sorted(a for a, b in latest.items() if b == this["adsh"]),
+        "superseded_by": newest,
+        "amended_later": bool(this.get("prevrpt")),
+    }
+
+
+SIGNED_FLOWS = ("NetIncomeLoss", "OperatingIncomeLoss", "OperatingCashFlow")
+"""Concepts whose value crosses zero: a near-zero period is no scale error (:func:`statements.implausible`)."""
+
+
+def flag_implausible(graph: Graph, maps: Sequence[FactMap]) -> None:
+    """Set the ``flag`` of each reported (not derived) fact of ``maps`` whose value is more than two orders
+    of magnitude from the same filer's same tag and span at its other period ends
+    (:func:`statements.implausible`); one read for all ``maps``."""
+    rows = [
+        {
+            "adsh": fm.adsh,
+            "cik": fm.filing.get("cik"),
+            "coreg": fm.entity,
+            "tags": sorted({f.tag for f in fm.facts.values() if not f.derived}),
+        }
+        for fm in maps
+    ]
+    if not rows:
+        return
+    history = {r["adsh"]: r["facts"] for r in graph.read(cypher.FILER_TAG_VALUES, {"rows": rows})}
+    for fm in maps:
+        seen = history.get(fm.adsh) or []
+        for name, f in list(fm.facts.items()):
+            if f.derived:
+                continue
+            others = {
+                x["ddate"]: float(x["value"])
+                for x in seen
+                if x["tag"] == f.tag and x["ddate"] != f.ddate and int(x["qtrs"] or 0) == f.qtrs
+            }
+            why = st.implausible(f.value, list(others.values()), signed=name in SIGNED_FLOWS)
+            if why:
+                fm.facts[name] = replace(f, flag=why)
+                if name in fm.spans and f.qtrs in fm.spans[name]:
+                    fm.spans[name][f.qtrs] = fm.facts[name]
 
 
 def filing_sources(graph: Graph) -> list[str]:
@@ -294,3 +451,19 @@ def list_filings(graph: Graph, adshs: Sequence[str] | None = None, source: str |
     """Accession, form, period, company and SIC of the filings in the graph (all, or ``adshs``;
     only those loaded from the file named ``source``, e.g. ``2009q3.zip``), by accession number."""
     return graph.read(cypher.LIST_FILINGS, {"adshs": list(adshs) if adshs else None, "source": source})
+
+
+def resolve_amendments(graph: Graph, adshs: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+    """``adshs`` with each filing replaced by the latest amendment in the graph of the same company, period
+    and form family (:func:`statements.latest_amendments`), duplicates dropped, order kept; and the
+    replacements made (superseded accession -> its latest amendment). The superseded filings' facts stay
+    in the graph as history."""
+    latest = st.latest_amendments(list_filings(graph))
+    out: list[str] = []
+    seen: set[str] = set()
+    for a in adshs:
+        b = latest.get(a, a)
+        if b not in seen:
+            seen.add(b)
+            out.append(b)
+    return out, {a: latest[a] for a in adshs if a in latest}
