@@ -348,12 +348,27 @@ BENCHMARKS = Table(
     provenance_per_row=True,
 )
 
+RELIABILITY = Table(
+    ["reliability"],
+    _single("reliability", "families"),
+    [
+        Column("family", lambda r: f"`{r['family']}`"),
+        Column("what is attacked", lambda r: str(r.get("what", ""))),
+        Column("attempts", lambda r: num(r.get("attempts"), ",")),
+        Column("handled", lambda r: num(r.get("handled"), ",")),
+        Column("mishandled", lambda r: num(r.get("mishandled"), ",")),
+        Column("skipped", lambda r: num(r.get("skipped"), ",")),
+        Column("seconds", lambda r: num(r.get("seconds"), ".0f")),
+    ],
+)
+
 TABLES: dict[str, Table] = {
     "eval-reports": REPORTS,
     "eval-tatqa": TATQA,
     "eval-feedback": FEEDBACK,
     "eval-rerank": RERANK,
     "benchmarks": BENCHMARKS,
+    "reliability": RELIABILITY,
 }
 
 
