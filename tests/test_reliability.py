@@ -19,7 +19,6 @@ import os
 import signal
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +26,10 @@ import pytest
 from conftest import minilm_dir
 from test_cli import finkg
 from test_crash_consistency import KEEP, Copy, clean_counts, copies  # noqa: F401  (fixtures)
+from test_limits import _one_line_error
 from test_reports import QUESTIONS, ready, rsettings  # noqa: F401  (fixtures used by the report cases)
 
+from finkg.config import load_settings
 from finkg.pipelines import sec as pipelines
 from ingest import runs
 from ingest.sec.xbrl_instance import read_instance
@@ -171,12 +172,15 @@ REPORT_KILLS = [
 
 
 def _report_env(rsettings) -> dict[str, str]:  # noqa: F811
-    """The report tests' settings (SmolLM2 through llama.cpp, MiniLM, their LLM cache) for a subprocess."""
+    """The report tests' settings (SmolLM2 through llama.cpp, MiniLM) for a subprocess, with an LLM cache of
+    their own that outlives the session (``llm-cache-reliability`` beside the default cache): the attacks are
+    on the batch's writes, and a cached answer is the same answer, so only the first session pays for the
+    LLM calls (minutes of SmolLM2 on a shared CPU)."""
     return {
         "FINKG_LLM_BACKEND": "llama-cpp",
         "FINKG_LLM_MODEL_PATH": str(rsettings.llm.model_path),
         "FINKG_LLM_N_CTX": "8192",
-        "FINKG_LLM_CACHE_DIR": str(rsettings.llm.cache_dir),
+        "FINKG_LLM_CACHE_DIR": str(load_settings().llm.cache_dir.with_name("llm-cache-reliability")),
         "FINKG_EMBEDDING_MODEL_PATH": str(minilm_dir()),
         "FINKG_REPORT_MAX_FACTS": "12",
         "FINKG_REPORT_ANSWER_TOKENS": "120",
@@ -187,7 +191,9 @@ class ReportBatch:
     """Two questions of tests/test_reports.py under ids of their own, as ``finkg report --batch`` runs them."""
 
     def __init__(self, folder: Path, rsettings) -> None:  # noqa: F811
-        self.token = f"rel{uuid.uuid4().hex[:8]}"
+        self.token = (
+            "reliability"  # fixed: the questions (and so the LLM prompts and their cache) are the same each session
+        )
         self.path = folder / "questions.jsonl"
         rows = [{**q, "id": f"{self.token}-{q['id']}"} for q in QUESTIONS]
         self.path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
@@ -221,7 +227,7 @@ class ReportBatch:
 
 @pytest.fixture(scope="module")
 def report_clean(graph, rsettings, ready, tmp_path_factory):  # noqa: F811
-    """A clean ``finkg report --batch`` of the two questions (it fills the LLM cache the killed runs read):
+    """A clean ``finkg report --batch`` of the two questions (it fills the LLM cache, when empty, the killed runs read):
     the batch, and (files, graph) it left; its graph records removed afterwards."""
     batch = ReportBatch(tmp_path_factory.mktemp("report-batch"), rsettings)
     out = tmp_path_factory.mktemp("report-clean")
@@ -325,3 +331,24 @@ def test_xml_entity_attacks_read_no_file_and_expand_nothing(tmp_path, attack):
         return
     assert all(SECRET not in str(f) for f in data.facts)  # read without resolving the entity
     assert data.counts["kept"] > 300
+
+
+# --- URIs a user may type -----------------------------------------------------------------------------------
+
+BAD_URIS = {
+    "http://127.0.0.1:7474": "is not a Bolt URI",
+    "bolt://127.0.0.1:99999": "Port out of range",
+    "bolt://127.0.0.1:0": "port 0",
+    "bolt://127.0.0.1:x": "is not a usable URI",
+    "bolt://[::1": "Invalid IPv6 URL",
+    "bolt://nosuchhost.invalid:7687": "Cannot resolve address nosuchhost.invalid:7687",
+    "neo4j://127.0.0.1:1": "is not reachable at neo4j://127.0.0.1:1",
+}
+
+
+@pytest.mark.reliability("small")
+@pytest.mark.parametrize("uri", sorted(BAD_URIS))
+def test_a_bad_uri_is_one_line_exit_2(uri):
+    line = _one_line_error(finkg("cypher", "RETURN 1", env={"NEO4J_URI": uri}))
+    assert repr(uri) in line or uri in line, line
+    assert BAD_URIS[uri] in line, line
