@@ -33,13 +33,28 @@ import signal
 import socket
 from collections.abc import Iterable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from kg import BatchWriter, Graph, cypher
+from kg.errors import IngestError
 from kg.progress import Tick
 
 KILL_AT_ENV = "FINKG_TEST_KILL_AT"
 STATUSES = ("running", "done", "failed", "interrupted")
+
+
+def source_file(path: Path) -> Path:
+    """``path``, checked to be a regular file before an ingest reads it whole (a device such as /dev/zero or a
+    named pipe would be read without end, until the memory is gone).
+
+    Raises:
+        kg.errors.IngestError: ``path`` does not exist, or is not a regular file (a device, a pipe, a folder).
+    """
+    if not path.is_file():
+        what = "not a regular file (a device, a pipe or a folder)" if path.exists() else "no such file"
+        raise IngestError(f"{path}: {what}; give the path of a file to ingest")
+    return path
 
 
 def run_id(kind: str, sha256: str) -> str:

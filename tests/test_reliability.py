@@ -188,14 +188,16 @@ def _report_env(rsettings) -> dict[str, str]:  # noqa: F811
 
 
 class ReportBatch:
-    """Two questions of tests/test_reports.py under ids of their own, as ``finkg report --batch`` runs them."""
+    """A question of tests/test_reports.py under two ids of their own, as ``finkg report --batch`` runs them."""
 
     def __init__(self, folder: Path, rsettings) -> None:  # noqa: F811
         self.token = (
             "reliability"  # fixed: the questions (and so the LLM prompts and their cache) are the same each session
         )
         self.path = folder / "questions.jsonl"
-        rows = [{**q, "id": f"{self.token}-{q['id']}"} for q in QUESTIONS]
+        # the first question twice, under two ids: two items whose LLM calls are the same, so the session's LLM
+        # cost is one question's (the attacks are on the batch's writes, which are per item)
+        rows = [{**QUESTIONS[0], "id": f"{self.token}-{QUESTIONS[0]['id']}{suffix}"} for suffix in ("", "-again")]
         self.path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
         self.env = _report_env(rsettings)
 
@@ -352,3 +354,19 @@ def test_a_bad_uri_is_one_line_exit_2(uri):
     line = _one_line_error(finkg("cypher", "RETURN 1", env={"NEO4J_URI": uri}))
     assert repr(uri) in line or uri in line, line
     assert BAD_URIS[uri] in line, line
+
+
+# --- input that never ends: devices and pipes given as files -------------------------------------------------
+
+ENDLESS = ["ingest sec", "ingest companyfacts", "ingest xbrl", "ingest text", "ingest akshare", "report --batch"]
+
+
+@pytest.mark.reliability("input")
+@pytest.mark.parametrize("command", ENDLESS)
+def test_a_device_or_a_pipe_given_as_a_file_is_one_line_exit_2(tmp_path, command):
+    """/dev/zero read whole filled the memory (an ingest hashed it first); a named pipe would block for ever."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for path in ("/dev/zero", str(fifo)):
+        line = _one_line_error(finkg(*command.split(), path))
+        assert path in line and ("not a regular file" in line or "a device or a pipe" in line), line

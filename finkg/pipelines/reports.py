@@ -168,7 +168,7 @@ def load_questions(path: Path) -> list[ReportQuestion]:
             fails validation, or a repeated id; the message names ``path:line`` and the field.
     """
     if not path.is_file():
-        raise BatchFileError(f"{path}: no such file")
+        raise BatchFileError(f"{path}: {'not a regular file' if path.exists() else 'no such file'}")
     out: list[ReportQuestion] = []
     seen: dict[str, int] = {}
     for n, line in _lines(path):
