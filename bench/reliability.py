@@ -14,7 +14,7 @@ Writes ``bench/results/reliability.json`` (:mod:`finkg.eval.results`): figures `
 (``python bench/tables.py``), and the node ids of any mishandled case in the parameters. Exits 1 when an
 attack was mishandled.
 
-    python bench/reliability.py                       # every family (about 10 minutes on 2 shared cores)
+    python bench/reliability.py                       # every family (--no-models took 19 min on 2 cores at load 17)
     python bench/reliability.py --family guard --family small
     python bench/reliability.py --no-models           # without the SmolLM2 report-batch kills
 """
