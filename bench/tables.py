@@ -376,6 +376,20 @@ BULK_SCALE = Table(
     ],
 )
 
+RELIABILITY = Table(
+    ["reliability"],
+    _single("reliability", "families"),
+    [
+        Column("family", lambda r: f"`{r['family']}`"),
+        Column("what is attacked", lambda r: str(r.get("what", ""))),
+        Column("attempts", lambda r: num(r.get("attempts"), ",")),
+        Column("handled", lambda r: num(r.get("handled"), ",")),
+        Column("mishandled", lambda r: num(r.get("mishandled"), ",")),
+        Column("skipped", lambda r: num(r.get("skipped"), ",")),
+        Column("seconds", lambda r: num(r.get("seconds"), ".0f")),
+    ],
+)
+
 TABLES: dict[str, Table] = {
     "eval-reports": REPORTS,
     "eval-tatqa": TATQA,
@@ -384,6 +398,7 @@ TABLES: dict[str, Table] = {
     "benchmarks": BENCHMARKS,
     "bulk-import": BULK,
     "bulk-scale": BULK_SCALE,
+    "reliability": RELIABILITY,
 }
 
 

@@ -34,6 +34,7 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Self, get_args, get_origin
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
@@ -249,6 +250,13 @@ class Neo4jSettings(BaseModel):
     def _bolt_scheme(cls, v: str | None) -> str | None:
         if v is not None and v.split("://", 1)[0].lower() not in URI_SCHEMES:
             raise ValueError(f"{v!r} is not a Bolt URI: {URI_SCHEMES_TEXT}")
+        if v is not None:
+            try:
+                port = urlsplit(v).port  # ValueError for a port that is not a number in 0..65535, a broken IPv6 host
+            except ValueError as exc:
+                raise ValueError(f"{v!r} is not a usable URI ({exc}): {URI_SCHEMES_TEXT}") from None
+            if port == 0:
+                raise ValueError(f"{v!r}: port 0; a port is a number from 1 to 65535 (Bolt: 7687)")
         return v
 
 

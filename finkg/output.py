@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import date, datetime, time
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -31,6 +32,17 @@ from rich.table import Table
 from rich.text import Text
 
 from kg.progress import Advance, StageProgress
+
+
+def write_text_atomic(path: Path, text: str) -> Path:
+    """Replace ``path`` with ``text`` (UTF-8), whole or not at all: the text goes to ``<name>.part`` beside it,
+    which is then renamed over ``path`` (a process killed mid-write leaves the old file or none, never half of
+    one, so a rerun that trusts an existing output file never trusts a truncated one). Returns ``path``."""
+    tmp = path.with_name(path.name + ".part")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    return path
+
 
 #: Console width when the output is not a terminal: wide enough that no table cell wraps.
 PIPE_WIDTH = 10_000

@@ -18,8 +18,11 @@ whole, whatever stage the process died in.
 
 Test hook (tests only, never set in production): ``FINKG_TEST_KILL_AT=<stage>`` makes the process SIGKILL
 itself at :func:`checkpoint` ``<stage>`` (before the stage starts; ``<stage>+1`` after the stage's first
-batch is committed). Stage names are those of :func:`ingest.sec.fsds.write_fsds` (``companies`` ...
-``filed``) and ``link``/``done`` of the pipelines (before the run's LOADED links, before it is marked done).
+batch is committed; ``<stage>#N``: on the stage's Nth pass in the process). Stage names are those of
+:func:`ingest.sec.fsds.write_fsds` (``companies`` ... ``filed``) and ``link``/``done`` of the pipelines
+(before the run's LOADED links, before it is marked done); the memo and report batches of
+:mod:`finkg.pipelines` pass ``memo-*`` and ``report-*`` checkpoints between their writes (their modules
+name them), so a test can kill them mid-batch too.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import signal
 import socket
 from collections.abc import Iterable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from kg import BatchWriter, Graph, cypher
@@ -38,6 +42,19 @@ from kg.progress import Tick
 
 KILL_AT_ENV = "FINKG_TEST_KILL_AT"
 STATUSES = ("running", "done", "failed", "interrupted")
+
+
+def source_file(path: Path) -> Path:
+    """``path``, checked to be a regular file before an ingest reads it whole (a device such as /dev/zero or a
+    named pipe would be read without end, until the memory is gone).
+
+    Raises:
+        kg.errors.IngestError: ``path`` does not exist, or is not a regular file (a device, a pipe, a folder).
+    """
+    if not path.is_file():
+        what = "not a regular file (a device, a pipe or a folder)" if path.exists() else "no such file"
+        raise IngestError(f"{path}: {what}; give the path of a file to ingest")
+    return path
 
 
 def run_id(kind: str, sha256: str) -> str:
@@ -220,16 +237,30 @@ def list_runs(graph: Graph, statuses: Iterable[str] | None = None, limit: int = 
     )
 
 
+_passed: dict[str, int] = {}  # checkpoint name -> times passed in this process (the hook's ``#N``)
+
+
+def _kill_target() -> tuple[str, int]:
+    """The hook's stage and the pass that kills (``name#N``: the Nth pass, default 1); ``("", 0)`` when off."""
+    name, _, nth = os.environ.get(KILL_AT_ENV, "").partition("#")
+    return name, int(nth) if nth.isdigit() else 1
+
+
 def checkpoint(stage: str) -> None:
-    """The test hook (module docstring): SIGKILL this process when ``FINKG_TEST_KILL_AT`` names ``stage``."""
-    if os.environ.get(KILL_AT_ENV) == stage:
+    """The test hook (module docstring): SIGKILL this process when ``FINKG_TEST_KILL_AT`` names ``stage``
+    (``stage#N``: on its Nth pass in this process)."""
+    name, nth = _kill_target()
+    if name != stage:
+        return
+    _passed[stage] = _passed.get(stage, 0) + 1
+    if _passed[stage] >= nth:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
 def checkpointed(stage: str, advance: Tick | None) -> Tick | None:
     """``advance`` (a progress callback called after each committed batch) that also passes
     :func:`checkpoint` ``<stage>+1`` after the stage's first batch; ``advance`` itself when the hook is off."""
-    if os.environ.get(KILL_AT_ENV) != f"{stage}+1":
+    if _kill_target()[0] != f"{stage}+1":
         return advance
 
     def tick(n: int) -> None:

@@ -32,6 +32,10 @@ from kg.errors import (
 )
 
 log = logging.getLogger(__name__)
+# The driver's own warnings ("Unable to retrieve routing information") would reach stderr through logging's
+# last-resort handler, beside the one line finkg prints for the same failure; an application that configures
+# logging still gets them.
+logging.getLogger("neo4j").addHandler(logging.NullHandler())
 T = TypeVar("T")
 
 DEFAULT_START_HINT = "`finkg neo4j start` (or `docker compose up -d neo4j`)"
@@ -196,6 +200,8 @@ class Graph:
             ) from exc
         except (ServiceUnavailable, OSError) as exc:
             raise self._unavailable(exc) from exc
+        except ValueError as exc:  # the driver's "Cannot resolve address HOST:PORT" (an unknown host name)
+            raise self._unavailable(exc) from exc
         self._verified = True
         return {
             "uri": self.uri,
@@ -206,7 +212,7 @@ class Graph:
 
     def _unavailable(self, exc: BaseException) -> GraphUnavailable:
         return GraphUnavailable(
-            f"Neo4j is not reachable at {self.uri} ({exc}). Start it with {self.start_hint}, "
+            f"Neo4j is not reachable at {self.uri} ({' '.join(str(exc).split())}). Start it with {self.start_hint}, "
             "or point NEO4J_URI at a running server."
         )
 

@@ -33,6 +33,24 @@ MODEL_FIXTURES = {
 }  # fmt: skip
 
 
+# The reliability suite (issue 22): ``@pytest.mark.reliability(FAMILY)`` marks a test that replays an attack; the
+# family is one of these (what is attacked). `bash scripts/test -m reliability` runs them; `python
+# bench/reliability.py` runs them and counts attempts, handled and mishandled per family.
+RELIABILITY_FAMILIES = {
+    "crash": "kill -9 at each ingest stage, during a memo batch and a report batch (then a rerun equals a clean "
+    "run); two ingests of one file at once",
+    "guard": "the Cypher corpus through the allow-list, EXPLAIN and the read transaction; writes, "
+    "server-state procedures and other sessions' transactions",
+    "non-finite": "NaN, inf, 1e999 in FSDS num.txt, companyfacts and XBRL instances",
+    "input": "oversized, undecodable, truncated and generated input to every parser; XML entity attacks",
+    "limits": "runaway and memory-hungry queries (time limit, memory cap), Ctrl-C of finkg cypher",
+    "secrets": "file modes of the settings file and the server's folders, the password in ps, logs and "
+    "docker-compose, masked settings",
+    "small": "an http:// URI, memo --source unknown, malformed limits, an unreachable server, a syntax error, "
+    "no password",
+}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark every test that needs the server ``neo4j`` (those using the graph fixture, directly or through
     another fixture, and those marked by hand: CLI tests whose subprocess talks to Neo4j), and every test
@@ -43,6 +61,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.neo4j)
         if MODEL_FIXTURES & names:
             item.add_marker(pytest.mark.model)
+        mark = item.get_closest_marker("reliability")
+        if mark is not None and (len(mark.args) != 1 or mark.args[0] not in RELIABILITY_FAMILIES):
+            raise pytest.UsageError(
+                f"{item.nodeid}: @pytest.mark.reliability takes one family of {', '.join(RELIABILITY_FAMILIES)}"
+            )
 
 
 _running = {"model": False}  # whether the test being set up or run is marked ``model``

@@ -23,6 +23,7 @@ def finkg(*args: str, env: dict[str, str] | None = None) -> subprocess.Completed
     )
 
 
+@pytest.mark.reliability("guard")
 def test_cypher_refuses_a_write_with_exit_code_2(label):
     out = finkg("cypher", f"CREATE (:{label})")
     assert out.returncode == 2
@@ -49,6 +50,7 @@ def test_show_constraints_lists_the_schema_after_db_init():
 
 
 @pytest.mark.neo4j  # its subprocess talks to the server
+@pytest.mark.reliability("small")
 def test_syntax_error_is_one_clear_line():
     out = finkg("cypher", "MATCH (n RETURN n")
     assert out.returncode == 2
@@ -56,6 +58,7 @@ def test_syntax_error_is_one_clear_line():
     assert "Traceback" not in out.stderr
 
 
+@pytest.mark.reliability("small")
 def test_unreachable_server_names_uri_and_command():
     uri = f"bolt://127.0.0.1:{free_port()}"
     out = finkg("cypher", "RETURN 1", env={"NEO4J_URI": uri})
@@ -64,6 +67,7 @@ def test_unreachable_server_names_uri_and_command():
     assert "Traceback" not in out.stderr
 
 
+@pytest.mark.reliability("small")
 def test_init_then_no_password_error(tmp_path):
     env = {"FINKG_CONFIG": str(tmp_path / "c.toml"), "NEO4J_PASSWORD": ""}
     out = finkg("cypher", "RETURN 1", env=env)

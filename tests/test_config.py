@@ -104,6 +104,7 @@ def test_overrides_take_flat_names_and_copies_validate(cfg):
         s.model_copy(update={"memory_kappa": -1})
 
 
+@pytest.mark.reliability("secrets")
 def test_config_show_masks_secrets_and_names_sources(cfg, monkeypatch):
     cfg.write_text('[neo4j]\npassword = "s3cret-value"\n[writer]\nbatch_size = 10\n')
     monkeypatch.setenv("FINKG_LLM__API_KEY", "sk-very-secret")

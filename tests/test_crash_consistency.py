@@ -27,6 +27,8 @@ from kg import BatchWriter, cypher
 from kg.ledger import Ledger
 from retrieval.facts.fact_map import list_filings, read_fact_maps
 
+pytestmark = pytest.mark.reliability("crash")
+
 DAILY = Path(__file__).resolve().parents[1] / "data" / "sec-fsds" / "20250404.zip"
 KEEP = ("0001013237-25-000051", "0001023459-25-000032")  # FactSet (10-Q), Simulations Plus (10-Q)
 STAGES = (

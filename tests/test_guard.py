@@ -27,6 +27,7 @@ REFUSED = {
 
 
 @pytest.mark.parametrize("kind", sorted(REFUSED))
+@pytest.mark.reliability("guard")
 def test_refuses_writes_and_server_file_reads(graph, label, kind):
     graph.write(f"CREATE (:{label} {{k: 1}})")
     query, expected = REFUSED[kind]
@@ -160,6 +161,7 @@ def test_the_corpus_is_large_and_covers_both_verdicts():
 
 
 @pytest.mark.parametrize(("query", "allowed"), CORPUS, ids=[q[:48] for q, _ in CORPUS])
+@pytest.mark.reliability("guard")
 def test_the_allow_list_verdicts(query, allowed):
     if allowed:
         screen(query)
@@ -168,6 +170,7 @@ def test_the_allow_list_verdicts(query, allowed):
             screen(query)
 
 
+@pytest.mark.reliability("guard")
 def test_a_refused_terminate_leaves_another_sessions_transaction_running(graph, label):
     """TERMINATE TRANSACTIONS without --write must not kill another session's open write transaction."""
     driver = graph._driver  # a second session of the same server: the "other user"
@@ -187,6 +190,7 @@ def test_a_refused_terminate_leaves_another_sessions_transaction_running(graph, 
     assert graph.read(f"MATCH (n:{label}) RETURN n.k AS k") == [{"k": 1}]
 
 
+@pytest.mark.reliability("guard")
 def test_refused_statistics_procedures_change_nothing(graph):
     before = graph.read("CALL db.stats.status() YIELD section, status RETURN section, status ORDER BY section")
     for query in (
@@ -200,6 +204,7 @@ def test_refused_statistics_procedures_change_nothing(graph):
     assert after == before
 
 
+@pytest.mark.reliability("guard")
 def test_the_read_transaction_is_the_last_wall(graph, label):
     """A write that got past the first two walls would still fail: user queries run in READ access mode."""
     from neo4j.exceptions import ClientError

@@ -119,6 +119,7 @@ def test_non_numeric_value_is_named(tmp_path):
         read_fsds(_rewrite(tmp_path, "num.txt", corrupt))
 
 
+@pytest.mark.reliability("input")
 def test_not_a_zip_is_named(tmp_path):
     p = tmp_path / "x.zip"
     p.write_text("hello")
@@ -178,6 +179,7 @@ def test_bad_date_is_named(tmp_path):
         read_fsds(bad)
 
 
+@pytest.mark.reliability("input")
 def test_wrong_encoding_is_named(tmp_path):
     with zipfile.ZipFile(DAILY) as zf:
         sub = zf.read("sub.txt")
@@ -187,6 +189,7 @@ def test_wrong_encoding_is_named(tmp_path):
         read_fsds(bad)
 
 
+@pytest.mark.reliability("input")
 def test_wrong_encoding_deep_in_a_member_names_its_exact_line(tmp_path):
     """The line of a bad byte is exact, however far into the member (text is decoded line by line)."""
     bad = _rewrite(tmp_path, "num.txt", _edit_line(1500, "footnote", "café".encode("latin-1")))
@@ -194,6 +197,7 @@ def test_wrong_encoding_deep_in_a_member_names_its_exact_line(tmp_path):
         read_fsds(bad)
 
 
+@pytest.mark.reliability("input")
 def test_truncated_zip_is_named(tmp_path):
     cut = tmp_path / "truncated.zip"
     cut.write_bytes(DAILY.read_bytes()[: DAILY.stat().st_size // 2])

@@ -118,6 +118,7 @@ def _broken_xml(tmp_path: Path, old: str, new: str) -> Path:
     return out
 
 
+@pytest.mark.reliability("input")
 def test_truncated_xml_is_named(tmp_path):
     out = tmp_path / "cut.xml"
     out.write_bytes(TSLA.read_bytes()[:700_000])
@@ -241,6 +242,7 @@ def test_companyfacts_period_is_the_most_frequent_end(tmp_path):
     }
 
 
+@pytest.mark.reliability("input")
 def test_truncated_json_is_named(tmp_path):
     out = tmp_path / "cut.json"
     out.write_bytes(SNOW.read_bytes()[:100_000])

@@ -52,6 +52,7 @@ def _fsds_with(tmp_path: Path, values: tuple[bytes, ...]) -> tuple[Path, list[st
     return out, edited
 
 
+@pytest.mark.reliability("non-finite")
 def test_fsds_refuses_non_finite_values(tmp_path):
     clean = read_fsds(DAILY).counts
     path, edited = _fsds_with(tmp_path, NON_FINITE)
@@ -62,6 +63,7 @@ def test_fsds_refuses_non_finite_values(tmp_path):
     assert all(f["value"] is None or math.isfinite(f["value"]) for f in d.facts)
 
 
+@pytest.mark.reliability("non-finite")
 def test_companyfacts_refuses_non_finite_values(tmp_path):
     doc = json.loads(SNOW.read_text())
     entries = doc["facts"]["us-gaap"]["RevenueFromContractWithCustomerExcludingAssessedTax"]["units"]["USD"]
@@ -85,6 +87,7 @@ def test_finite_helper():
     assert finite(float("inf")) is None and finite(float("nan")) is None and finite(10**400) is None
 
 
+@pytest.mark.reliability("non-finite")
 def test_xbrl_instance_refuses_non_finite_values(tmp_path):
     text = TSLA.read_text(encoding="utf-8")
     old = 'id="f-1114" unitRef="usd">25500000000<'
@@ -104,6 +107,7 @@ def test_xbrl_instance_refuses_non_finite_values(tmp_path):
 
 
 @pytest.mark.neo4j
+@pytest.mark.reliability("non-finite")
 def test_ingest_summary_prints_the_non_finite_count(graph, tmp_path):
     """`finkg ingest sec` on a file with 4 non-finite values: the summary's ``non-finite`` column says 4, the
     run records ``skipped_non_finite`` 4, and no fact of the graph holds a non-finite value."""

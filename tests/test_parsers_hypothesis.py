@@ -11,6 +11,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -103,6 +104,7 @@ def fsds_archive(draw) -> bytes:
 
 @SETTINGS
 @given(fsds_archive())
+@pytest.mark.reliability("input")
 def test_fsds_rows_are_read_or_named(archive):
     path = _write(".zip", archive)
     try:
@@ -115,6 +117,7 @@ def test_fsds_rows_are_read_or_named(archive):
 
 @SETTINGS
 @given(st.binary(max_size=400))
+@pytest.mark.reliability("input")
 def test_fsds_any_bytes_are_read_or_named(body):
     path = _write(".zip", body)
     try:
@@ -178,6 +181,7 @@ def companyfacts_doc(draw) -> bytes:
 
 @SETTINGS
 @given(companyfacts_doc())
+@pytest.mark.reliability("input")
 def test_companyfacts_rows_are_read_or_named(body):
     path = _write(".json", body)
     try:
@@ -190,6 +194,7 @@ def test_companyfacts_rows_are_read_or_named(body):
 
 @SETTINGS
 @given(st.one_of(st.binary(max_size=300), json_any.map(lambda v: json.dumps(v, allow_nan=True).encode())))
+@pytest.mark.reliability("input")
 def test_companyfacts_any_document_is_read_or_named(body):
     path = _write(".json", body)
     try:
@@ -242,6 +247,7 @@ def xbrl_instance(draw) -> bytes:
 
 @SETTINGS
 @given(xbrl_instance())
+@pytest.mark.reliability("input")
 def test_xbrl_instance_facts_are_read_or_named(body):
     path = _write(".xml", body)
     try:
@@ -254,6 +260,7 @@ def test_xbrl_instance_facts_are_read_or_named(body):
 
 @SETTINGS
 @given(st.binary(max_size=300))
+@pytest.mark.reliability("input")
 def test_xbrl_any_bytes_are_read_or_named(body):
     path = _write(".xml", body)
     try:
@@ -294,6 +301,7 @@ def batch_line(draw) -> bytes:
 
 @SETTINGS
 @given(st.lists(st.one_of(batch_line(), st.binary(max_size=40)), max_size=5), st.sampled_from([b"\n", b"\r\n"]))
+@pytest.mark.reliability("input")
 def test_batch_file_lines_are_read_or_named(lines, eol):
     path = _write(".jsonl", eol.join(lines) + eol)
     try:

@@ -47,12 +47,14 @@ def ingest_akshare_files(
     Raises:
         AkshareFormatError: a file cannot be read (its run is recorded as ``failed`` and nothing of it
             is written; files before it stay loaded).
+        kg.errors.IngestError: a path is missing or not a regular file (a device, a pipe).
     """
     writer = BatchWriter(graph, batch_size=settings.writer.batch_size, workers=settings.writer.workers)
     runs.mark_interrupted(graph)
     summary = []
     for path in map(Path, paths):
         t0 = time.perf_counter()
+        runs.source_file(path)
         try:
             data = read_csv(path, function)
         except AkshareFormatError as exc:

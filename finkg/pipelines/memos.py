@@ -17,12 +17,17 @@ with the digest of the facts it was made from (:func:`input_digest`: the filing 
 read), only after its files and claims are written; a memo that fails is recorded ``failed`` with its error.
 A rerun skips the memos done from the same facts whose file exists and redoes the rest: never done, failed,
 or made from facts that have changed since (a graph repaired by a re-ingest). Redoing replaces the memo's
-claims; every other write is a MERGE on a deterministic key.
+claims; every other write is a MERGE on a deterministic key. Every file is replaced whole (written beside
+it, then renamed), so a memo killed mid-write never leaves half a file that a rerun could take as done.
+Kill points of the test hook (:func:`ingest.runs.checkpoint`): ``memo-file`` (before each memo's files),
+``memo-graph``, ``memo-claims`` and ``memo-ledger`` (before a batch's Memo nodes, claims, ledger entries),
+``memo-gather`` (between the run's claims.jsonl and claims.csv).
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -31,12 +36,14 @@ from pathlib import Path
 from typing import Any
 
 from finkg.config import Settings
+from finkg.output import write_text_atomic
 from generation import llm
 from generation.memo import llm_render
 from generation.memo.claims import RiskThresholds
 from generation.memo.drafting import Prior
 from generation.memo.render import claim_sentence
 from generation.memo.systems import SYSTEMS, MemoContext, MemoResult, generate_memo
+from ingest import runs
 from ingest.runs import now
 from kg import BatchWriter, Graph, cypher
 from kg.errors import GenerationError
@@ -137,10 +144,12 @@ def write_memos(
     for m in memos:
         folder = out / m.system
         (folder / "claims").mkdir(parents=True, exist_ok=True)
-        (folder / f"{m.filing['adsh']}.md").write_text(m.markdown, encoding="utf-8")
+        runs.checkpoint("memo-file")
+        write_text_atomic(folder / f"{m.filing['adsh']}.md", m.markdown)
         rows = claim_rows(m)
-        with open(folder / "claims" / f"{m.filing['adsh']}.jsonl", "w", encoding="utf-8") as fh:
-            fh.writelines(json.dumps(r, default=str) + "\n" for r in rows)
+        write_text_atomic(
+            folder / "claims" / f"{m.filing['adsh']}.jsonl", "".join(json.dumps(r, default=str) + "\n" for r in rows)
+        )
         counts = m.verification.counts()
         memo_rows.append(
             {
@@ -165,12 +174,15 @@ def write_memos(
             claim_nodes.append({"id": cid, **{k: v for k, v in r.items() if v is not None}})
             has_claim.append({"start": m.memo_id, "end": cid, "n": r["n"]})
             cites.extend({"start": cid, "end": key} for key in (r["citations"] or "").split("|") if key)
+    runs.checkpoint("memo-graph")
     writer.merge_nodes("Memo", memo_rows, key="id")
     writer.graph.write(cypher.DELETE_CLAIMS_OF_MEMOS, {"ids": [r["id"] for r in memo_rows]})
+    runs.checkpoint("memo-claims")
     writer.merge_nodes("Claim", claim_nodes, key="id")
     writer.merge_relationships("ABOUT", about, start=("Memo", "id"), end=("Filing", "adsh"))
     writer.merge_relationships("HAS_CLAIM", has_claim, start=("Memo", "id"), end=("Claim", "id"))
     writer.merge_relationships("CITES", cites, start=("Claim", "id"), end=("Fact", "key"))
+    runs.checkpoint("memo-ledger")
     Ledger(writer.graph, "Memo", writer.batch_size).record(
         {"id": r["id"], "status": DONE, "input_digest": (digests or {}).get(r["id"], "")} for r in memo_rows
     )
@@ -183,12 +195,13 @@ def gather_claims(out: Path, system: str) -> int:
     rows: list[dict[str, Any]] = []
     for path in sorted((folder / "claims").glob("*.jsonl")):
         rows.extend(json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line)
-    with open(folder / "claims.jsonl", "w", encoding="utf-8") as fh:
-        fh.writelines(json.dumps(r, default=str) + "\n" for r in rows)
-    with open(folder / "claims.csv", "w", encoding="utf-8", newline="") as fh:
-        w: csv.DictWriter[str] = csv.DictWriter(fh, fieldnames=CLAIM_FIELDS)
-        w.writeheader()
-        w.writerows(rows)
+    write_text_atomic(folder / "claims.jsonl", "".join(json.dumps(r, default=str) + "\n" for r in rows))
+    table = io.StringIO(newline="")
+    w: csv.DictWriter[str] = csv.DictWriter(table, fieldnames=CLAIM_FIELDS)
+    w.writeheader()
+    w.writerows(rows)
+    runs.checkpoint("memo-gather")
+    write_text_atomic(folder / "claims.csv", table.getvalue())
     return len(rows)
 
 

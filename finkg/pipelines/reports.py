@@ -23,7 +23,10 @@ the facts F it was given) and its JSON record is there; an item never made, one 
 facts changed are made (again). An item fails when anything raises or when its answer stage failed (the LLM's
 answer was malformed or cut off): it is recorded ``failed`` with the error (its JSON record says
 ``status: "failed"``) and the batch goes on; the next run retries it. ``--redo`` redoes every item; the LLM
-cache answers repeated calls. Bounded parallelism: ``workers`` items at a time (useful with
+cache answers repeated calls. Crash-safe: the (:Report) node is ``status: "writing"`` from its first write until
+the ledger records the outcome, and every file is replaced whole (written beside it, then renamed), so an item
+killed at any point is made again by the next run (the test hook's kill points, :func:`ingest.runs.checkpoint`:
+``report-graph``, ``report-links``, ``report-files``, ``report-record``, ``report-ledger``). Bounded parallelism: ``workers`` items at a time (useful with
 an HTTP backend; llama.cpp serializes its calls).
 """
 
@@ -43,9 +46,11 @@ from pydantic import BaseModel, Field, FiniteFloat, ValidationError, field_valid
 
 from finkg import plots
 from finkg.config import Settings
+from finkg.output import write_text_atomic
 from generation.llm import BudgetExceeded, LLMUnavailable
 from generation.report.two_stage import Generation, TwoStageGenerator
 from generation.verify.report_numbers import NumberCheck, check_numbers
+from ingest import runs
 from kg import BatchWriter, Graph, cypher
 from kg.errors import GenerationError
 from kg.ledger import Ledger, digest
@@ -163,7 +168,7 @@ def load_questions(path: Path) -> list[ReportQuestion]:
             fails validation, or a repeated id; the message names ``path:line`` and the field.
     """
     if not path.is_file():
-        raise BatchFileError(f"{path}: no such file")
+        raise BatchFileError(f"{path}: {'not a regular file' if path.exists() else 'no such file'}")
     out: list[ReportQuestion] = []
     seen: dict[str, int] = {}
     for n, line in _lines(path):
@@ -499,8 +504,10 @@ def _graph_rows(rec: dict[str, Any], gen: Generation) -> tuple[dict[str, Any], d
 def _write_graph(graph: Graph, settings: Settings, rec: dict[str, Any], gen: Generation) -> None:
     node, links = _graph_rows(rec, gen)
     writer = BatchWriter(graph, batch_size=settings.writer.batch_size)
+    # "writing" until the ledger records the outcome: a redo killed from here on is never taken as done
+    writer.merge_nodes("Report", [{**node, "status": "writing"}], key="id")
     graph.write(cypher.DELETE_REPORT_LINKS, {"id": node["id"]})  # a redo replaces the links
-    writer.merge_nodes("Report", [node], key="id")
+    runs.checkpoint("report-links")
     for target, rows in links.items():
         label, key = target.split(".")
         writer.merge_relationships("CITES", rows, start=("Report", "id"), end=(label, key), key="id")
@@ -558,13 +565,14 @@ def _one(
     failure = _failure(gen)
     if failure:
         rec["status"], rec["error"] = "failed", failure
+    runs.checkpoint("report-graph")
     _write_graph(ctx.graph, ctx.settings, rec, gen)
     stem = report_stem(q, ctx)
     rec["chart"] = _chart(ctx.graph, gen, q.as_of, out / f"{stem}.indicators.png")
-    (out / f"{stem}.md").write_text(_markdown(rec, gen), encoding="utf-8")
-    tmp = out / f"{stem}.json.tmp"
-    tmp.write_text(json.dumps(rec, ensure_ascii=False, indent=1), encoding="utf-8")
-    tmp.replace(out / f"{stem}.json")  # the record appears last and whole
+    runs.checkpoint("report-files")
+    write_text_atomic(out / f"{stem}.md", _markdown(rec, gen))
+    runs.checkpoint("report-record")
+    write_text_atomic(out / f"{stem}.json", json.dumps(rec, ensure_ascii=False, indent=1))  # last, and whole
     if failure:
         raise ReportItemFailed(failure)
     return rec
@@ -623,8 +631,10 @@ def run_batch(
             ledger.failed(rid, made, exc)
             raise
         except Exception as exc:
+            runs.checkpoint("report-ledger")
             ledger.failed(rid, made, exc)
             return f"{q.id}: {type(exc).__name__}: {exc}"
+        runs.checkpoint("report-ledger")
         ledger.done(rid, made)
         return rec
 

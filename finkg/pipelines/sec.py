@@ -39,6 +39,7 @@ def ingest_sec(
 
     Raises:
         sec_fsds.FsdsFormatError: an archive is malformed (nothing of it is written).
+        kg.errors.IngestError: a path is missing or not a regular file (a device, a pipe).
     """
     return _ingest_files(graph, settings, paths, sec_fsds.read_fsds, "sec-fsds", progress)
 
@@ -63,6 +64,7 @@ def _ingest_files(
     runs.mark_interrupted(graph)
     summary = []
     for path in map(Path, paths):
+        runs.source_file(path)
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         rid = runs.run_id(kind, digest)
         try:

@@ -268,6 +268,8 @@ def expand(path: Path) -> list[Path]:
         return [path]
     if not path.exists():
         raise TextFormatError(f"{path}: no such file or directory")
+    if not path.is_dir():
+        raise TextFormatError(f"{path}: not a regular file or a folder (a device or a pipe)")
     files = sorted(
         p
         for p in path.rglob("*")
