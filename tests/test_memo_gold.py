@@ -22,6 +22,7 @@ from finkg.pipelines.memos import thresholds
 from generation.memo import render
 from generation.memo.claims import Claim
 from generation.memo.systems import MemoContext, generate_memo
+from generation.verify.numbers import find_numbers
 from retrieval.facts.fact_map import list_filings, read_fact_maps
 
 QUARTER = Path(__file__).resolve().parents[1] / "data" / "sec-fsds" / "2009q3.zip"
@@ -155,8 +156,15 @@ def test_the_instrument_catches_wrong_coarse_miscopied_missing_and_extra_numbers
     assert summary["exact_rate"]["mean"] == pytest.approx(11 / 12, abs=1e-4) and summary["ms_per_memo"]["mean"] == 3.0
 
 
-def test_granularity_and_precision_rule():
-    assert acc.granularity(100_910_000_000) == 1e7 and acc.granularity(0) == 1.0 and acc.granularity(12.5) == 1.0
+def test_exactness_is_the_seeds_tolerance_on_the_number_as_written():
+    # seed 003: exact when off by no more than max($1, 0.01% of the gold); 477,520,000 written as $477.5 million
+    # is off by 20,000 <= 47,752; written as $478 million it is off by 480,000
+    (m,) = [x for x in find_numbers("$477.5 million") if x.kind == "currency"]
+    assert acc.is_exact(m, 477_520_000, "fact")
+    (m,) = [x for x in find_numbers("$478 million") if x.kind == "currency"]
+    assert not acc.is_exact(m, 477_520_000, "fact")
+    (m,) = [x for x in find_numbers("5.1%") if x.kind == "percent"]
+    assert acc.is_exact(m, 9_895 / 195_152, "ratio") and not acc.is_exact(m, 0.0517, "ratio")
 
 
 # --------------------------------------------------------------------------- finkg's real memos

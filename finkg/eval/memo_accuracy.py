@@ -12,11 +12,9 @@ What is scored is the memo **as written**: the numbers of its body, each tied to
 several, and a number is then tied to the cited claim of its kind whose value it is nearest to). Per filing
 and item (:data:`ITEMS`: eight facts and four ratios), one :class:`ItemOutcome`:
 
-- ``exact``: the memo states the item and the gold has it, the stated number is within half a unit of its
-  last shown digit of the gold (currency: at least $1; plus 1e-9 relative for float noise), and the shown
-  precision is fine enough: half a unit no coarser than max($1, 0.01% of the gold, half the gold's own
-  granularity: its trailing zeros) for amounts, no coarser than 0.05 percentage points (``%``) / 0.005
-  (``x``) for ratios;
+- ``exact``: the memo states the item and the gold has it, and the number as written (``$477.5 million``)
+  is within seed 003's tolerance of the gold, max($1, 0.01% of the gold), for amounts; for ratios within
+  half a unit of the shown digits, shown to at least 0.1 percentage point (``%``) or 0.01 (``x``);
 - ``wrong_fact``: the memo's claim value itself differs from the gold beyond the seed's tolerance
   (max($1, 0.01%) for facts, 0.0005 for ratios); ``detail`` says how (span, period, tag, derivation,
   amendment, entity);
@@ -117,19 +115,6 @@ class ItemOutcome:
         return asdict(self)
 
 
-def granularity(value: float) -> float:
-    """The unit of the last non-zero digit of an integral amount (``100_910_000_000`` -> 1e7); 1.0 for 0 or a
-    fractional value."""
-    v = abs(round(value))
-    if v == 0 or abs(abs(value) - v) > 1e-6:
-        return 1.0
-    unit = 1.0
-    while v % 10 == 0:
-        v //= 10
-        unit *= 10
-    return unit
-
-
 def stated_numbers(body: str, claims: Sequence[Claim]) -> dict[str, tuple[NumberMention, Claim]]:
     """Item -> the number the body states for it and the claim it is tied to (module docstring).
 
@@ -160,17 +145,14 @@ def stated_numbers(body: str, claims: Sequence[Claim]) -> dict[str, tuple[Number
 
 
 def is_exact(m: NumberMention, gold: float, kind: str) -> bool:
-    """The stated number equals the gold at its shown precision, and that precision is fine enough
-    (module docstring)."""
+    """The stated number equals the gold: amounts within seed 003's tolerance max($1, 0.01% of |gold|);
+    ratios within half a unit of the shown digits, shown to at least 0.1 percentage point (``%``) or 0.01
+    (``x``)."""
+    diff = abs(m.value - gold)
+    if kind == "fact":
+        return diff <= max(1.0, 1e-4 * abs(gold)) + 1e-9 * abs(gold)
     half = rounding_tolerance(m)
-    allowed = half + 1e-9 * max(abs(gold), 1.0)
-    if kind == "fact":
-        allowed = max(allowed, 1.0)
-    if abs(m.value - gold) > allowed:
-        return False
-    if kind == "fact":
-        return half <= max(1.0, 1e-4 * abs(gold), granularity(gold) / 2) + 1e-9
-    return half <= RATIO_PRECISION.get(m.kind, RATIO_PRECISION["percent"])
+    return diff <= half + 1e-9 and half <= RATIO_PRECISION.get(m.kind, RATIO_PRECISION["percent"])
 
 
 def memo_tag(claim: Claim) -> str:
@@ -304,7 +286,6 @@ def top_causes(outcomes: Sequence[ItemOutcome], system: str, top: int = 15) -> l
         detail = re.sub(r"period \d+ vs gold \d+", "period differs", detail)
         groups.setdefault((o.outcome, o.item, detail), []).append(o)
     rows = [
-        {"cause": k[0], "item": k[1], "detail": k[2], "count": len(v), "example": v[0].adsh}
-        for k, v in groups.items()
+        {"cause": k[0], "item": k[1], "detail": k[2], "count": len(v), "example": v[0].adsh} for k, v in groups.items()
     ]
     return sorted(rows, key=lambda r: (-r["count"], r["cause"], r["item"]))[:top]

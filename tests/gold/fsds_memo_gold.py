@@ -31,7 +31,8 @@ cash flow / revenue; seed 003, "Numeric verification and evaluation metrics"). D
 - **The filing's own period**: ``ddate == period``. Instants: ``qtrs == 0``. Flows: the form's own span
   (4 quarters when ``fp`` is FY, else 1) when reported, else the longest span ending on the period (a
   10-Q's year-to-date cash flow).
-- **Tags**, first reported wins: net income ``NetIncomeLoss``, ``ProfitLoss``,
+- **Tags**, first reported wins (flows: the first tag reported over the form's own span; only when no tag
+  has that span, the first tag's longest span): net income ``NetIncomeLoss``, ``ProfitLoss``,
   ``NetIncomeLossAvailableToCommonStockholdersBasic``; operating cash flow
   ``NetCashProvidedByUsedInOperatingActivities``, ``...ContinuingOperations``; cash
   ``CashAndCashEquivalentsAtCarryingValue``, ``Cash``, ``CashAndDueFromBanks``; current assets
@@ -221,6 +222,9 @@ def filing_items(q: Quarter, filing: pd.Series) -> dict[str, dict]:
     rows, entity = entity_rows(q, adsh, period)
     out: dict[str, dict] = {}
     for item, tags in TAGS.items():
+        if item in FLOWS:  # a tag over the form's own span first (module doc)
+            with_span = [t for t in tags if ((rows["tag"] == t) & (rows["q"] == own)).any()]
+            tags = (*with_span, *[t for t in tags if t not in with_span])
         for tag in tags:
             these = rows[rows["tag"] == tag]
             r = _flow(these, own) if item in FLOWS else _instant(these)
