@@ -166,6 +166,16 @@ def memo_tag(claim: Claim) -> str:
     return tags[0] if tags else ""
 
 
+def _gold_text(g: GoldItem) -> str:
+    """What the gold is and where it came from, for a miss's detail."""
+    text = f"gold {g.tag}"
+    if g.rule not in ("tag", "ratio of gold facts", "") and not g.rule.startswith("LiabilitiesAndStockholders"):
+        text += f" ({g.rule})"
+    if g.entity != "consolidated":
+        text += f"; gold entity {g.entity} (every fact of the filing names a co-registrant)"
+    return text
+
+
 def _why_wrong(claim: Claim, g: GoldItem, adsh: str) -> str:
     reasons = []
     if claim.qtrs is not None and g.kind == "fact" and (claim.qtrs or 0) != g.qtrs:
@@ -182,7 +192,7 @@ def _why_wrong(claim: Claim, g: GoldItem, adsh: str) -> str:
     if g.entity != "consolidated":
         reasons.append(f"gold entity {g.entity}")
     if not reasons:
-        reasons.append("same tag, different value")
+        reasons.append(f"same tag, different value; {_gold_text(g)}")
     return "; ".join(reasons)
 
 
@@ -208,7 +218,8 @@ def score_memo(
             if g is not None:
                 c = by_name.get(item)
                 o.outcome = "missing"
-                o.detail = (c.note if c is not None and c.kind == "not_applicable" else "") or "no number stated"
+                why = (c.note if c is not None and c.kind == "not_applicable" else "") or "no number stated"
+                o.detail = f"{why}; {_gold_text(g)}"
             out.append(o)
             continue
         m, c = hit
@@ -284,6 +295,7 @@ def top_causes(outcomes: Sequence[ItemOutcome], system: str, top: int = 15) -> l
         detail = re.sub(r"\d{10}-\d{2}-\d{6}", "ADSH", o.detail)
         detail = re.sub(r"claim .* is right; the text shows .*", "claim right, text differs", detail)
         detail = re.sub(r"period \d+ vs gold \d+", "period differs", detail)
+        detail = re.sub(r"'[^']*'", "'...'", detail)
         groups.setdefault((o.outcome, o.item, detail), []).append(o)
     rows = [
         {"cause": k[0], "item": k[1], "detail": k[2], "count": len(v), "example": v[0].adsh} for k, v in groups.items()
