@@ -42,20 +42,11 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from finkg.eval.metrics.intervals import bootstrap_mean
-from generation.memo.claims import Claim, number
+from generation.memo.claims import MEMO_FACTS, RATIOS, Claim, number
 from generation.verify.numbers import NumberMention, find_numbers, rounding_tolerance
 
-FACT_ITEMS: tuple[str, ...] = (
-    "Revenues",
-    "NetIncomeLoss",
-    "OperatingCashFlow",
-    "Cash",
-    "CurrentAssets",
-    "CurrentLiabilities",
-    "Liabilities",
-    "Assets",
-)
-RATIO_ITEMS: tuple[str, ...] = ("current_ratio", "leverage", "net_margin", "ocf_margin")
+FACT_ITEMS: tuple[str, ...] = MEMO_FACTS  # the facts a memo states, in its order
+RATIO_ITEMS: tuple[str, ...] = tuple(r.name for r in RATIOS)
 ITEMS: tuple[str, ...] = (*FACT_ITEMS, *RATIO_ITEMS)
 OUTCOMES: tuple[str, ...] = ("exact", "wrong_fact", "rounding", "miscopied", "missing", "extra", "none")
 MISSES: tuple[str, ...] = ("wrong_fact", "rounding", "miscopied", "missing", "extra")

@@ -68,15 +68,9 @@ from pathlib import Path
 import pandas as pd
 
 FACT_ITEMS: tuple[str, ...] = (
-    "Revenues",
-    "NetIncomeLoss",
-    "OperatingCashFlow",
-    "Cash",
-    "CurrentAssets",
-    "CurrentLiabilities",
-    "Liabilities",
-    "Assets",
-)
+    "Revenues", "NetIncomeLoss", "OperatingCashFlow", "Cash",
+    "CurrentAssets", "CurrentLiabilities", "Liabilities", "Assets",
+)  # fmt: skip
 # ratio -> (numerator, denominator)
 RATIO_ITEMS: dict[str, tuple[str, str]] = {
     "current_ratio": ("CurrentAssets", "CurrentLiabilities"),
