@@ -299,14 +299,24 @@ MEMO_EVAL = Table(
     ],
 )
 
+
+def _memo_causes_rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Structured+Verifier's misses from ``memo-eval.json`` (``tables.misses``), grouped by cause."""
+    from finkg.eval.memo_accuracy import top_causes_of_records  # only this table needs finkg
+
+    return top_causes_of_records(records["memo-eval"].get("tables", {}).get("misses", []), "structured+verifier")
+
+
 MEMO_CAUSES = Table(
     ["memo-eval"],
-    _single("memo-eval", "top_causes"),
+    _memo_causes_rows,
     [
         Column("cause", lambda r: str(r["cause"])),
-        Column("item", lambda r: str(r["item"])),
+        Column("items", lambda r: str(r["items"])),
         Column("detail", lambda r: str(r["detail"])),
         Column("misses", lambda r: str(r["count"])),
+        Column("filings", lambda r: str(r["filings"])),
+        Column("gold tags", lambda r: str(r["gold_tags"])),
         Column("example filing", lambda r: f"`{r['example']}`"),
     ],
 )

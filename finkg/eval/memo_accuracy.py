@@ -277,18 +277,38 @@ def summarize(outcomes: Sequence[ItemOutcome], latency_ms: Mapping[str, Sequence
 
 
 def top_causes(outcomes: Sequence[ItemOutcome], system: str, top: int = 15) -> list[dict[str, Any]]:
-    """The most frequent (outcome, item, detail) of ``system``'s misses, with an example filing each; the
-    detail's amounts and accessions are generalised so that alike misses group together."""
-    groups: dict[tuple[str, str, str], list[ItemOutcome]] = {}
+    """``system``'s misses grouped by (outcome, detail), most frequent first: ``cause, items`` (those the group
+    covers), ``detail``, ``count``, ``filings``, ``gold_tags`` (the most common, with counts) and an
+    ``example`` filing. Accessions, periods, quoted labels and gold tag names are generalised in the detail
+    (the tags are listed in ``gold_tags``) so that alike misses group together."""
+    groups: dict[tuple[str, str], list[ItemOutcome]] = {}
     for o in outcomes:
         if o.system != system or o.outcome not in MISSES:
             continue
         detail = re.sub(r"\d{10}-\d{2}-\d{6}", "ADSH", o.detail)
         detail = re.sub(r"claim .* is right; the text shows .*", "claim right, text differs", detail)
         detail = re.sub(r"period \d+ vs gold \d+", "period differs", detail)
-        detail = re.sub(r"'[^']*'", "'...'", detail)
-        groups.setdefault((o.outcome, o.item, detail), []).append(o)
+        detail = re.sub(r"line '.*?' \(pre", "line '...' (pre", detail)
+        detail = re.sub(r"not subtracted \([^)]*\)", "not subtracted (TAG)", detail)
+        detail = re.sub(r"\bgold (?!entity|from)[A-Za-z]+(?: / [A-Za-z]+)?", "gold TAG", detail)
+        groups.setdefault((o.outcome, detail), []).append(o)
     rows = [
-        {"cause": k[0], "item": k[1], "detail": k[2], "count": len(v), "example": v[0].adsh} for k, v in groups.items()
+        {
+            "cause": cause,
+            "items": ", ".join(dict.fromkeys(o.item for o in v)),
+            "detail": detail,
+            "count": len(v),
+            "filings": len({o.adsh for o in v}),
+            "gold_tags": ", ".join(
+                f"{t} ({n})" for t, n in Counter(o.gold_tag for o in v if o.gold_tag).most_common(4)
+            ),
+            "example": v[0].adsh,
+        }
+        for (cause, detail), v in groups.items()
     ]
-    return sorted(rows, key=lambda r: (-r["count"], r["cause"], r["item"]))[:top]
+    return sorted(rows, key=lambda r: (-r["count"], r["cause"], r["detail"]))[:top]
+
+
+def top_causes_of_records(records: Sequence[Mapping[str, Any]], system: str, top: int = 15) -> list[dict[str, Any]]:
+    """:func:`top_causes` over miss records as the results file keeps them (:meth:`ItemOutcome.record`)."""
+    return top_causes([ItemOutcome(**r) for r in records], system, top)
