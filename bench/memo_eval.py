@@ -11,7 +11,9 @@ are made from the graph (the quarter loaded by ``finkg ingest sec``) by four sys
 
 The structured systems run on every filing; the LLM systems on a fixed stratified sample (``--llm-sample``
 filings, strata form x SIC division, by a hash of the accession) within ``--llm-minutes``, because a 2-core
-shared machine cannot write 435 LLM memos in a bench run. Scoring: :mod:`finkg.eval.memo_accuracy`.
+shared machine cannot write 435 LLM memos in a bench run; each LLM memo scored is appended to
+``--llm-checkpoint`` (``bench/results/memo-eval-llm.jsonl``), so a rerun reuses them and extends the sample
+(the time bound counts new memos only). Scoring: :mod:`finkg.eval.memo_accuracy`.
 Writes ``bench/results/memo-eval.json`` (every miss listed with its cause) for ``python bench/tables.py``.
 
     python bench/memo_eval.py                                   # SmolLM2-135M for the LLM systems
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import copy
 import hashlib
+import json
 import math
 import sys
 import time
@@ -118,6 +121,33 @@ def llm_client(settings, model: str) -> LLMClient:
     return LLMClient(backend_from_settings(settings), cache=None, seed=settings.llm.seed)
 
 
+def load_checkpoint(path: Path, model: str) -> dict[str, dict[str, Any]]:
+    """The LLM memos already scored with ``model`` (adsh -> record), from the JSON-lines checkpoint."""
+    if not path.is_file():
+        return {}
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return {r["adsh"]: r for r in records if r.get("model") == model}
+
+
+def llm_memo_record(fm: FactMap, ctx: MemoContext, client: LLMClient, gold, settings, model: str) -> dict[str, Any]:
+    """One filing's LLM memo, scored unverified (its raw answer) and verified: outcomes and latencies.
+    ``llm`` latency is drafting and the LLM call; ``llm+verifier`` adds the verification."""
+    memo = generate_llm_memo(fm, ctx, client, settings.llm.max_tokens, settings.llm.temperature)
+    drafted = draft_structured(fm, ctx.thresholds)
+    start = time.perf_counter()
+    verify_body(memo.raw_body, copy.deepcopy(drafted), fm, ctx.thresholds, repair=True)
+    verify_ms = (time.perf_counter() - start) * 1000
+    outcomes = acc.score_memo("llm", fm.adsh, memo.raw_body, drafted, gold)
+    outcomes += acc.score_memo("llm+verifier", fm.adsh, memo.body, memo.claims, gold)
+    return {
+        "adsh": fm.adsh,
+        "model": model,
+        "latency_ms": {"llm": memo.latency_ms - verify_ms, "llm+verifier": memo.latency_ms},
+        "completion_tokens": memo.completion_tokens,
+        "outcomes": [o.record() for o in outcomes],
+    }
+
+
 def run(args: argparse.Namespace) -> Path:
     settings = load_settings()
     t0 = time.perf_counter()
@@ -148,24 +178,23 @@ def run(args: argparse.Namespace) -> Path:
     llm_done: list[str] = []
     if args.llm_sample:
         sample = stratified_sample(maps, args.llm_sample)
+        done = load_checkpoint(args.llm_checkpoint, args.llm_model)
         client = llm_client(settings, args.llm_model)
         deadline = time.monotonic() + args.llm_minutes * 60
         for fm in sample:
-            if time.monotonic() > deadline:
-                print(f"--llm-minutes {args.llm_minutes} reached after {len(llm_done)} LLM memos", flush=True)
-                break
-            g = gold.get(fm.adsh, {})
-            memo = generate_llm_memo(fm, ctx, client, settings.llm.max_tokens, settings.llm.temperature)
-            drafted = draft_structured(fm, ctx.thresholds)
-            start = time.perf_counter()
-            verify_body(memo.raw_body, copy.deepcopy(drafted), fm, ctx.thresholds, repair=True)
-            verify_ms = (time.perf_counter() - start) * 1000
-            latency["llm"].append(memo.latency_ms - verify_ms)
-            latency["llm+verifier"].append(memo.latency_ms)
-            outcomes += acc.score_memo("llm", fm.adsh, memo.raw_body, drafted, g)
-            outcomes += acc.score_memo("llm+verifier", fm.adsh, memo.body, memo.claims, g)
+            rec = done.get(fm.adsh)
+            if rec is None:
+                if time.monotonic() > deadline:
+                    print(f"--llm-minutes {args.llm_minutes} reached after {len(llm_done)} LLM memos", flush=True)
+                    break
+                rec = llm_memo_record(fm, ctx, client, gold.get(fm.adsh, {}), settings, args.llm_model)
+                with open(args.llm_checkpoint, "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(rec) + "\n")
+            for system in ("llm", "llm+verifier"):
+                latency[system].append(rec["latency_ms"][system])
+            outcomes += [acc.ItemOutcome(**o) for o in rec["outcomes"]]
             llm_done.append(fm.adsh)
-            print(f"llm memo {len(llm_done)}/{len(sample)}: {fm.adsh} {memo.latency_ms / 1000:.1f} s", flush=True)
+            print(f"llm memo {len(llm_done)}/{len(sample)}: {fm.adsh} {rec['latency_ms']['llm+verifier'] / 1000:.1f} s")
     # the structured systems on the LLM sample too, so the four rows can be compared on the same filings
     on_sample = [
         acc.ItemOutcome(**{**o.record(), "system": o.system + "@sample"})
@@ -275,6 +304,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--llm-model", default="smollm2-135m-instruct-q4_1", help="registry name or GGUF path")
     ap.add_argument("--llm-minutes", type=float, default=15.0, help="stop starting LLM memos after this")
     ap.add_argument("--out", type=Path, default=RESULTS_DIR)
+    ap.add_argument(
+        "--llm-checkpoint",
+        type=Path,
+        default=RESULTS_DIR / "memo-eval-llm.jsonl",
+        help="LLM memos scored so far (JSON lines); a rerun reuses them and only adds new ones",
+    )
     run(ap.parse_args(argv))
     return 0
 
