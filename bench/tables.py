@@ -249,6 +249,79 @@ RERANK = Table(
 )
 
 
+def _ci(row: dict[str, Any], key: str, fmt: str = ".1f", unit: str = "%") -> Cell:
+    """``mean unit [low, high]`` from ``<key>_mean``, ``<key>_ci_low``, ``<key>_ci_high``."""
+    mean = row.get(f"{key}_mean")
+    if mean is None:
+        return Cell(str(row.get(f"{key}_text", "n/a")))
+    low, high = row.get(f"{key}_ci_low"), row.get(f"{key}_ci_high")
+    text = f"{format(mean, fmt)}{unit}"
+    if low is not None and high is not None:
+        text += f" [{format(low, fmt)}, {format(high, fmt)}]"
+    return Cell(text, float(format(mean, fmt)))
+
+
+def _memo_eval_rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """finkg's systems from ``memo-eval.json``, then seed 003's reported figures (Tables 6 and 11)."""
+    tables = records["memo-eval"].get("tables", {})
+    rows = [dict(r, source="finkg, independent gold") for r in tables.get("systems", [])]
+    for r in tables.get("seed_003", []):
+        rows.append(
+            {
+                "system": r["system"],
+                "source": "seed 003, Tables 6 and 11 (fixture)",
+                "filings": "300 fixture memos",
+                "exact_rate_mean": 100 * r["exact"],
+                "completeness_text": "n/a (tasks with all tags)",
+                "ms_mean": r["ms"],
+            }
+        )
+    return rows
+
+
+def _misses(row: dict[str, Any]) -> str:
+    if "miss_wrong_fact" not in row:
+        return ""
+    return " / ".join(str(row.get(f"miss_{k}", 0)) for k in ("wrong_fact", "rounding", "miscopied", "missing", "extra"))
+
+
+MEMO_EVAL = Table(
+    ["memo-eval"],
+    _memo_eval_rows,
+    [
+        Column("system", lambda r: str(r["system"])),
+        Column("source", lambda r: str(r["source"])),
+        Column("filings", lambda r: f"{r['filings']} ({r['memos']})" if "memos" in r else str(r["filings"])),
+        Column("exact-number rate [95% CI]", lambda r: _ci(r, "exact_rate")),
+        Column("completeness [95% CI]", lambda r: _ci(r, "completeness")),
+        Column("ms / memo [95% CI]", lambda r: _ci(r, "ms", ".2f", "")),
+        Column("misses: wrong fact / rounding / miscopied / missing / extra", _misses),
+    ],
+)
+
+
+def _memo_causes_rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Structured+Verifier's misses from ``memo-eval.json`` (``tables.misses``), grouped by cause."""
+    from finkg.eval.memo_accuracy import top_causes_of_records  # only this table needs finkg
+
+    return top_causes_of_records(records["memo-eval"].get("tables", {}).get("misses", []), "structured+verifier")
+
+
+MEMO_CAUSES = Table(
+    ["memo-eval"],
+    _memo_causes_rows,
+    [
+        Column("cause", lambda r: str(r["cause"])),
+        Column("items", lambda r: str(r["items"])),
+        Column("detail", lambda r: str(r["detail"])),
+        Column("misses", lambda r: str(r["count"])),
+        Column("filings", lambda r: str(r["filings"])),
+        Column("gold tags", lambda r: str(r["gold_tags"])),
+        Column("example filing", lambda r: f"`{r['example']}`"),
+    ],
+)
+
+
 # The benchmarks: one line each, (what was measured, the baseline measured in the same run, the ratio).
 def _f(figures: dict[str, Any], key: str, fmt: str) -> str:
     value = figures.get(key)
@@ -399,6 +472,8 @@ TABLES: dict[str, Table] = {
     "bulk-import": BULK,
     "bulk-scale": BULK_SCALE,
     "reliability": RELIABILITY,
+    "memo-eval": MEMO_EVAL,
+    "memo-eval-causes": MEMO_CAUSES,
 }
 
 
