@@ -317,6 +317,11 @@ class LLMSettings(BaseModel):
     gguf_file: str | None = Field(
         default=None, description="transformers: a GGUF file name inside model_path (dequantized to float32)"
     )
+    adapter_path: Path | None = Field(
+        default=None,
+        description="a LoRA adapter on model_path (`finkg train reader`): a peft directory (transformers) or a "
+        "GGUF LoRA file (llama-cpp); refused when trained on another base model",
+    )
     base_url: str | None = Field(default=None, description="e.g. http://127.0.0.1:8000/v1 for backend openai")
     model: str | None = Field(default=None, description="model name sent to the openai backend")
     api_key: SecretStr | None = Field(
@@ -833,6 +838,9 @@ batch_size = 200
 # backend = "transformers"
 # model_path = "/path/to/hf-model-dir"
 # gguf_file = "model.gguf"
+# A LoRA adapter trained by `finkg train reader` on model_path's base: a peft directory (transformers)
+# or a GGUF LoRA file (llama-cpp); refused, naming both, when it was trained on another base model:
+# adapter_path = "/path/to/adapter"
 # Or any OpenAI-compatible server (vLLM, Ollama, llama.cpp server, a hosted API):
 # backend = "openai"
 # base_url = "http://127.0.0.1:8000/v1"
