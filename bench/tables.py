@@ -249,6 +249,43 @@ RERANK = Table(
 )
 
 
+TRAIN_EMBEDDER = Table(
+    ["train-embedder"],
+    _single("train-embedder", "differences"),
+    [
+        Column("system", lambda r: str(r["system"])),
+        Column("metric", lambda r: str(r["metric"])),
+        Column("MiniLM (base)", lambda r: num(r.get("base"), ".3f")),
+        Column("tuned", lambda r: num(r.get("tuned"), ".3f")),
+        Column(
+            "tuned - base [95% paired CI]",
+            lambda r: f"{r['mean']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]",
+        ),
+    ],
+)
+
+
+def _reader_rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    rec = records["train-reader"]
+    return [{**rec.get("parameters", {}), **rec.get("figures", {})}]
+
+
+TRAIN_READER = Table(
+    ["train-reader"],
+    _reader_rows,
+    [
+        Column("base", lambda r: Path(str(r.get("base_model", "?"))).name),
+        Column("LoRA", lambda r: f"r {r.get('r')}, alpha {r.get('alpha')}, {'/'.join(r.get('target_modules', []))}"),
+        Column("lr, batch", lambda r: f"{r.get('learning_rate')}, {r.get('batch_size')}"),
+        Column("examples", lambda r: str(r.get("examples"))),
+        Column("steps run / one epoch", lambda r: f"{r.get('steps')} / {r.get('steps_per_epoch')}"),
+        Column("epochs done", lambda r: num(r.get("epochs_done"), ".3f")),
+        Column("loss first -> last", lambda r: f"{r.get('loss_first')} -> {r.get('loss_last')}"),
+        Column("s / step", lambda r: num(r.get("seconds_per_step"), ".2f")),
+    ],
+)
+
+
 # The benchmarks: one line each, (what was measured, the baseline measured in the same run, the ratio).
 def _f(figures: dict[str, Any], key: str, fmt: str) -> str:
     value = figures.get(key)
@@ -353,6 +390,8 @@ TABLES: dict[str, Table] = {
     "eval-tatqa": TATQA,
     "eval-feedback": FEEDBACK,
     "eval-rerank": RERANK,
+    "train-embedder": TRAIN_EMBEDDER,
+    "train-reader": TRAIN_READER,
     "benchmarks": BENCHMARKS,
 }
 

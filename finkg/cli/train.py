@@ -23,6 +23,9 @@ TatqaFile = Annotated[
 ]
 Resume = Annotated[bool, typer.Option("--resume", help="Continue from the newest checkpoint in the run folder.")]
 MaxSteps = Annotated[int, typer.Option(help="Stop after this many optimizer steps (-1: the epochs decide).")]
+MaxMinutes = Annotated[
+    float, typer.Option(help="Stop with a checkpoint after this many minutes (0: no limit); --resume continues.")
+]
 
 
 def _log(line: str) -> None:
@@ -51,6 +54,7 @@ def train_embedder(
     max_questions: Annotated[int, typer.Option(help="A seeded sample of training questions (0: all).")] = 0,
     save_steps: Annotated[int, typer.Option(help="Steps between checkpoints.")] = 20,
     max_steps: MaxSteps = -1,
+    max_minutes: MaxMinutes = 0.0,
     seed: Annotated[int, typer.Option(help="Split, sampling and training seed.")] = 0,
     resume: Resume = False,
     no_eval: Annotated[bool, typer.Option("--no-eval", help="Skip the before/after retrieval measurement.")] = False,
@@ -64,6 +68,7 @@ def train_embedder(
         max_questions=max_questions or None,
         save_steps=save_steps,
         max_steps=max_steps,
+        max_minutes=max_minutes or None,
         seed=seed,
     )
     with progress() as p:
@@ -112,6 +117,7 @@ def train_reader(
     save_steps: Annotated[int, typer.Option(help="Steps between checkpoints.")] = 50,
     logging_steps: Annotated[int, typer.Option(help="Steps between loss lines.")] = 10,
     max_steps: MaxSteps = -1,
+    max_minutes: MaxMinutes = 0.0,
     seed: Annotated[int, typer.Option(help="Split, sampling and training seed.")] = 0,
     resume: Resume = False,
     gguf: Annotated[
@@ -135,6 +141,7 @@ def train_reader(
         save_steps=save_steps,
         logging_steps=logging_steps,
         max_steps=max_steps,
+        max_minutes=max_minutes or None,
         seed=seed,
     )
     with progress() as p:

@@ -146,11 +146,37 @@ class LossLog:
         return (self.rows[0]["loss"], self.rows[-1]["loss"]) if self.rows else (None, None)
 
 
-def progress_callback(progress: StageProgress | None, log: Callable[[str], None] | None, losses: LossLog) -> Any:
+def checkpoint_losses(checkpoint: Path | None) -> LossLog:
+    """The losses a checkpoint's ``trainer_state.json`` logged before it was saved (empty for None): a resumed
+    run's loss curve starts from step 1."""
+    if checkpoint is None:
+        return LossLog()
+    state = json.loads((Path(checkpoint) / "trainer_state.json").read_text(encoding="utf-8"))
+    return LossLog(
+        [
+            {
+                "step": int(r["step"]),
+                "epoch": round(float(r.get("epoch", 0.0)), 4),
+                "loss": round(float(r["loss"]), 5),
+                "learning_rate": float(r.get("learning_rate", 0.0)),
+            }
+            for r in state.get("log_history", [])
+            if "loss" in r
+        ]
+    )
+
+
+def progress_callback(
+    progress: StageProgress | None,
+    log: Callable[[str], None] | None,
+    losses: LossLog,
+    max_minutes: float | None = None,
+) -> Any:
     """A ``transformers.TrainerCallback`` that advances the ``train`` stage of ``progress`` by one per
     optimizer step (the stage's total is the run's steps; a resumed run starts at its checkpoint's step), and at
     every logging step records the loss in ``losses`` and calls ``log`` with
-    ``step s/S, epoch e, loss x, lr y, ETA h:mm:ss``."""
+    ``step s/S, epoch e, loss x, lr y, ETA h:mm:ss``. With ``max_minutes``, the run stops (after saving a
+    checkpoint, so ``--resume`` continues it) at the first step end past that much wall time: a bounded slice."""
     from transformers import TrainerCallback
 
     class _Progress(TrainerCallback):
@@ -167,6 +193,14 @@ def progress_callback(progress: StageProgress | None, log: Callable[[str], None]
         def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             if self.advance:
                 self.advance(1)
+            if max_minutes is not None and time.monotonic() - self.started > 60 * max_minutes:
+                control.should_training_stop = True
+                control.should_save = True
+                control.should_log = True
+                if log:
+                    log(
+                        f"stopping at step {state.global_step}: the {max_minutes:g}-minute budget is spent (--resume continues)"
+                    )
 
         def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kw: Any) -> None:
             if not logs or "loss" not in logs:

@@ -42,6 +42,7 @@ from finkg.eval.metrics.intervals import paired_bootstrap_difference
 from finkg.train.common import (
     LossLog,
     TrainingError,
+    checkpoint_losses,
     last_checkpoint,
     out_of_memory_advice,
     progress_callback,
@@ -68,6 +69,7 @@ class EmbedderConfig:
         max_length: tokens per text (256; longer tables are truncated). max_questions: a seeded sample of the
             training half's questions (None: all). save_steps: steps between checkpoints. seed: split, sampling
             and training seed. max_steps: stop after this many steps (-1: the epochs decide; tests use a few).
+        max_minutes: stop (with a checkpoint) after this much wall time; ``--resume`` continues.
     """
 
     epochs: float = 2.0
@@ -79,6 +81,7 @@ class EmbedderConfig:
     logging_steps: int = 5
     seed: int = 0
     max_steps: int = -1
+    max_minutes: float | None = None
 
 
 def tatqa_examples(path: Path, seed: int = 0, max_questions: int | None = None) -> list[dict[str, Any]]:
@@ -178,13 +181,13 @@ def train(
         arguments_class=SentenceTransformerTrainingArguments,
         batch_sampler=BatchSamplers.NO_DUPLICATES,
     )
-    losses = LossLog()
+    losses = checkpoint_losses(checkpoint)
     trainer = SentenceTransformerTrainer(
         model=model,
         args=args,
         train_dataset=data,
         loss=MultipleNegativesRankingLoss(model),
-        callbacks=[progress_callback(progress, log, losses)],
+        callbacks=[progress_callback(progress, log, losses, config.max_minutes)],
     )
     started = time.perf_counter()
     with out_of_memory_advice(config.batch_size, config.max_length):

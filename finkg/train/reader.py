@@ -49,6 +49,7 @@ from typing import Any
 from finkg.train.common import (
     LossLog,
     TrainingError,
+    checkpoint_losses,
     last_checkpoint,
     out_of_memory_advice,
     progress_callback,
@@ -79,7 +80,8 @@ class ReaderConfig:
         max_length: tokens of prompt + target (longer examples are cut from the facts' end first).
         max_fact_tokens: tokens of F (512). save_steps: steps between checkpoints. logging_steps: steps between
         loss lines. max_steps: stop after this many steps (-1: the epochs decide). max_questions: a seeded
-        sample of the training half (None: all). seed: split, sampling and training seed.
+        sample of the training half (None: all). seed: split, sampling and training seed. max_minutes: stop
+        (with a checkpoint) after this much wall time: a bounded slice that ``--resume`` continues.
     """
 
     r: int = 8
@@ -94,6 +96,7 @@ class ReaderConfig:
     save_steps: int = 50
     logging_steps: int = 10
     max_steps: int = -1
+    max_minutes: float | None = None
     max_questions: int | None = None
     seed: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
@@ -362,13 +365,13 @@ def train(
         warmup_ratio=0.03,
         remove_unused_columns=False,
     )
-    losses = LossLog()
+    losses = checkpoint_losses(checkpoint)
     trainer = Trainer(
         model=model,
         args=args,
         train_dataset=data,  # pyright: ignore[reportArgumentType]  # a list is a map-style dataset
         data_collator=DataCollatorForSeq2Seq(tok, padding=True, label_pad_token_id=-100),
-        callbacks=[progress_callback(progress, log, losses)],
+        callbacks=[progress_callback(progress, log, losses, config.max_minutes)],
     )
     started = time.perf_counter()
     with out_of_memory_advice(config.batch_size, config.max_length):
