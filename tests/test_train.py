@@ -162,11 +162,12 @@ def test_embedder_trains_a_few_steps_loss_falls_resumes_and_registers(tmp_path, 
 
 
 @pytest.fixture(scope="module")
-def smol_hf(tmp_path_factory) -> Path:
-    """SmolLM2-135M-Instruct rebuilt as a Hugging Face checkpoint from its GGUF (../shared/MODELS.md)."""
+def smol_hf(settings) -> Path:
+    """SmolLM2-135M-Instruct rebuilt as a Hugging Face checkpoint from its GGUF (../shared/MODELS.md), where
+    `finkg train reader` keeps it (``<[models] dir>/<GGUF stem>-hf``; rebuilt once, a few minutes)."""
     gguf = Path(model_weights(SMOLLM2))
     gguf = gguf if gguf.is_file() else next(gguf.glob("*.gguf"))
-    return rdr.hf_checkpoint_from_gguf(gguf, tmp_path_factory.mktemp("smol") / "hf")
+    return rdr.hf_checkpoint_from_gguf(gguf, settings.models.dir / f"{gguf.stem}-hf")
 
 
 @pytest.mark.model

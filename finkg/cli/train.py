@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -30,6 +30,43 @@ MaxMinutes = Annotated[
 
 def _log(line: str) -> None:
     err.print(line, markup=False, highlight=False)
+
+
+def _schedule(
+    epochs: float,
+    batch_size: int,
+    learning_rate: float,
+    max_length: int,
+    max_questions: int,
+    save_steps: int,
+    max_steps: int,
+    max_minutes: float,
+    seed: int,
+) -> dict[str, Any]:
+    """The options both trainers share, as config fields (0 means "none" for questions and minutes)."""
+    return {
+        "epochs": epochs,
+        "batch_size": batch_size,
+        "learning_rate": learning_rate,
+        "max_length": max_length,
+        "max_questions": max_questions or None,
+        "save_steps": save_steps,
+        "max_steps": max_steps,
+        "max_minutes": max_minutes or None,
+        "seed": seed,
+    }
+
+
+def _run(out_dir: Path | None, base_model: Path | None, examples: Path | None, resume: bool, p: Any) -> dict[str, Any]:
+    """The run options both ``api.train_*`` take."""
+    return {
+        "out_dir": out_dir,
+        "base_model": base_model,
+        "examples_file": examples,
+        "resume": resume,
+        "progress": p,
+        "log": _log,
+    }
 
 
 @app.command("embedder")
@@ -61,28 +98,12 @@ def train_embedder(
 ) -> None:
     """Fine-tune the embedder (MultipleNegativesRankingLoss, BM25 hard negatives) and measure it before/after."""
     config = api.embedder_config(
-        epochs=epochs,
-        batch_size=batch_size,
-        learning_rate=learning_rate,
-        max_length=max_length,
-        max_questions=max_questions or None,
-        save_steps=save_steps,
-        max_steps=max_steps,
-        max_minutes=max_minutes or None,
-        seed=seed,
+        **_schedule(
+            epochs, batch_size, learning_rate, max_length, max_questions, save_steps, max_steps, max_minutes, seed
+        )
     )
     with progress() as p:
-        info = api.train_embedder(
-            path,
-            config,
-            out_dir=out_dir,
-            base_model=base_model,
-            examples_file=examples,
-            resume=resume,
-            evaluate=not no_eval,
-            progress=p,
-            log=_log,
-        )
+        info = api.train_embedder(path, config, evaluate=not no_eval, **_run(out_dir, base_model, examples, resume, p))
     differences = info.pop("differences")
     render([info], Format.table, console, title="embedder trained")
     if differences:
@@ -132,29 +153,14 @@ def train_reader(
         r=r,
         alpha=alpha,
         target_modules=target_modules,
-        learning_rate=learning_rate,
-        epochs=epochs,
-        batch_size=batch_size,
-        max_length=max_length,
         max_fact_tokens=max_fact_tokens,
-        max_questions=max_questions or None,
-        save_steps=save_steps,
         logging_steps=logging_steps,
-        max_steps=max_steps,
-        max_minutes=max_minutes or None,
-        seed=seed,
+        **_schedule(
+            epochs, batch_size, learning_rate, max_length, max_questions, save_steps, max_steps, max_minutes, seed
+        ),
     )
     with progress() as p:
         info = api.train_reader(
-            path,
-            config,
-            out_dir=out_dir,
-            base_model=base_model,
-            examples_file=examples,
-            resume=resume,
-            gguf=gguf,
-            llama_cpp_dir=llama_cpp_dir,
-            progress=p,
-            log=_log,
+            path, config, gguf=gguf, llama_cpp_dir=llama_cpp_dir, **_run(out_dir, base_model, examples, resume, p)
         )
     render([info], Format.table, console, title="reader adapter trained")

@@ -226,44 +226,40 @@ def progress_callback(
 
 def trainer_arguments(
     out_dir: Path,
+    config: Any,
     *,
-    epochs: float,
-    batch_size: int,
-    learning_rate: float,
-    save_steps: int,
-    logging_steps: int,
-    seed: int,
-    max_steps: int = -1,
     scheduler: str = "linear",
     warmup_ratio: float = 0.1,
     arguments_class: Any = None,
     **extra: Any,
 ) -> Any:
-    """The ``TrainingArguments`` (or ``arguments_class``, e.g. sentence-transformers') both trainers use:
-    checkpoints under ``out_dir/checkpoints`` every ``save_steps`` steps (the newest two kept), the loss logged
-    every ``logging_steps`` steps, no tqdm and no reporting service, the CPU unless a GPU is visible."""
+    """The ``TrainingArguments`` (or ``arguments_class``, e.g. sentence-transformers') both trainers use, from
+    ``config`` (an ``EmbedderConfig`` or ``ReaderConfig``: epochs, batch_size, learning_rate, save_steps,
+    logging_steps, seed, max_steps): checkpoints under ``out_dir/checkpoints`` every ``save_steps`` steps (the
+    newest two kept), the loss logged every ``logging_steps`` steps, no tqdm and no reporting service, the CPU
+    unless a GPU is visible."""
     import torch
 
     if arguments_class is None:
         from transformers import TrainingArguments as arguments_class
-    steps_total = max(1, max_steps) if max_steps > 0 else None
+    max_steps = config.max_steps
     return arguments_class(
         output_dir=str(Path(out_dir) / "checkpoints"),
-        num_train_epochs=epochs,
+        num_train_epochs=config.epochs,
         max_steps=max_steps,
-        per_device_train_batch_size=batch_size,
-        learning_rate=learning_rate,
+        per_device_train_batch_size=config.batch_size,
+        learning_rate=config.learning_rate,
         lr_scheduler_type=scheduler,
-        warmup_steps=max(0, int(warmup_ratio * steps_total)) if steps_total else warmup_ratio,
+        warmup_steps=max(0, int(warmup_ratio * max_steps)) if max_steps > 0 else warmup_ratio,
         save_strategy="steps",
-        save_steps=save_steps,
+        save_steps=config.save_steps,
         save_total_limit=2,
         logging_strategy="steps",
-        logging_steps=logging_steps,
+        logging_steps=config.logging_steps,
         report_to="none",
         disable_tqdm=True,
-        seed=seed,
-        data_seed=seed,
+        seed=config.seed,
+        data_seed=config.seed,
         use_cpu=not torch.cuda.is_available(),
         dataloader_num_workers=0,
         **extra,

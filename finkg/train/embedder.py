@@ -127,6 +127,17 @@ def evaluation_contexts(path: Path, seed: int = 0) -> set[str]:
     return {c.table_uid for c in split_contexts(read_tatqa(path), seed)[1]}
 
 
+def check_training_half(examples: Sequence[dict[str, Any]], path: Path, seed: int, source: Path) -> None:
+    """Refuse examples whose ``context`` (a table uid) lies in the evaluation half of ``path``'s split.
+
+    Raises:
+        TrainingError: naming ``source``, how many examples leak and one of their contexts.
+    """
+    leaked = sorted({str(e.get("context")) for e in examples} & evaluation_contexts(path, seed))
+    if leaked:
+        raise TrainingError(f"{source}: {len(leaked)} examples come from evaluation-half contexts (e.g. {leaked[0]})")
+
+
 def train(
     examples: Sequence[dict[str, Any]],
     base_model: Path,
@@ -171,13 +182,7 @@ def train(
     data = Dataset.from_dict({k: [e[k] for e in examples] for k in ("anchor", "positive", "negative")})
     args = trainer_arguments(
         out_dir,
-        epochs=config.epochs,
-        batch_size=config.batch_size,
-        learning_rate=config.learning_rate,
-        save_steps=config.save_steps,
-        logging_steps=config.logging_steps,
-        seed=config.seed,
-        max_steps=config.max_steps,
+        config,
         arguments_class=SentenceTransformerTrainingArguments,
         batch_sampler=BatchSamplers.NO_DUPLICATES,
     )
@@ -314,12 +319,7 @@ def run(
     if examples_file is None:
         examples_file = write_jsonl(out_dir / "examples.jsonl", tatqa_examples(path, config.seed, config.max_questions))
     examples = read_jsonl(examples_file, EXAMPLE_FIELDS)
-    held = evaluation_contexts(path, config.seed)
-    leaked = sorted({str(e.get("context")) for e in examples} & held)
-    if leaked:
-        raise TrainingError(
-            f"{examples_file}: {len(leaked)} examples come from evaluation-half contexts (e.g. {leaked[0]})"
-        )
+    check_training_half(examples, path, config.seed, examples_file)
     model_dir, losses, seconds = train(examples, base_model, out_dir, config, resume=resume, progress=progress, log=log)
     sha = weights_sha256(model_dir)
     differences: list[dict[str, Any]] = []

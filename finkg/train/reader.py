@@ -46,19 +46,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from finkg.train.common import (
-    LossLog,
-    TrainingError,
-    checkpoint_losses,
-    last_checkpoint,
-    out_of_memory_advice,
-    progress_callback,
-    read_jsonl,
-    require_examples,
-    trainer_arguments,
-    weights_sha256,
-    write_jsonl,
-)
+from finkg.train import common
+from finkg.train.common import LossLog, TrainingError
 from generation.agent.arithmetic import calculate
 from generation.llm.adapters import write_adapter_meta
 from ingest.datasets.tatqa import TatqaContext, TatqaQuestion, read_tatqa, split_contexts, table_facts
@@ -198,7 +187,7 @@ def tatqa_examples(
 
     train, _ = split_contexts(read_tatqa(path), seed)
     pairs = [(c, q) for c in train for q in c.questions]
-    require_examples(len(pairs), f"{path}: the training half of the context split")
+    common.require_examples(len(pairs), f"{path}: the training half of the context split")
     if max_questions is not None and len(pairs) > max_questions:
         pairs = sorted(random.Random(seed).sample(pairs, max_questions), key=lambda p: p[1].uid)
     out = []
@@ -308,9 +297,9 @@ def train(
     out_dir: Path,
     config: ReaderConfig,
     *,
-    resume: bool = False,
     progress: StageProgress | None = None,
     log: Callable[[str], None] | None = None,
+    resume: bool = False,
 ) -> tuple[Path, LossLog, float, int, int]:
     """LoRA SFT of the causal LM in ``base_dir`` on ``examples`` (see the module doc); the adapter is saved to
     ``out_dir/adapter`` with its base model's identities (:func:`generation.llm.adapters.write_adapter_meta`).
@@ -326,9 +315,9 @@ def train(
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM, AutoTokenizer, DataCollatorForSeq2Seq, Trainer
 
-    require_examples(len(examples), "reader fine-tuning")
+    common.require_examples(len(examples), "reader fine-tuning")
     out_dir = Path(out_dir)
-    checkpoint = last_checkpoint(out_dir / "checkpoints") if resume else None
+    checkpoint = common.last_checkpoint(out_dir / "checkpoints") if resume else None
     if resume and checkpoint is None:
         raise TrainingError(f"--resume: no checkpoint under {out_dir / 'checkpoints'} (start without --resume)")
     torch.manual_seed(config.seed)
@@ -352,29 +341,23 @@ def train(
         raise TrainingError(f"LoRA target modules {config.target_modules}: {exc}") from exc
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
     data = [tokenize(e, tok, config.max_length) for e in examples]
-    args = trainer_arguments(
+    args = common.trainer_arguments(
         out_dir,
-        epochs=config.epochs,
-        batch_size=config.batch_size,
-        learning_rate=config.learning_rate,
-        save_steps=config.save_steps,
-        logging_steps=config.logging_steps,
-        seed=config.seed,
-        max_steps=config.max_steps,
+        config,
         scheduler="cosine",
         warmup_ratio=0.03,
         remove_unused_columns=False,
     )
-    losses = checkpoint_losses(checkpoint)
+    losses = common.checkpoint_losses(checkpoint)
     trainer = Trainer(
         model=model,
         args=args,
         train_dataset=data,  # pyright: ignore[reportArgumentType]  # a list is a map-style dataset
         data_collator=DataCollatorForSeq2Seq(tok, padding=True, label_pad_token_id=-100),
-        callbacks=[progress_callback(progress, log, losses, config.max_minutes)],
+        callbacks=[common.progress_callback(progress, log, losses, config.max_minutes)],
     )
     started = time.perf_counter()
-    with out_of_memory_advice(config.batch_size, config.max_length):
+    with common.out_of_memory_advice(config.batch_size, config.max_length):
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     adapter = out_dir / "adapter"
     model.save_pretrained(str(adapter))
@@ -411,6 +394,7 @@ def run(
     from finkg import plots
     from finkg.eval.results import write_result
     from finkg.train.common import register_model
+    from finkg.train.embedder import check_training_half
 
     out_dir = Path(out_dir)
     if examples_file is None:
@@ -419,17 +403,12 @@ def run(
         def count(text: str) -> int:
             return len(tok(text, add_special_tokens=False)["input_ids"])
 
-        examples_file = write_jsonl(
+        examples_file = common.write_jsonl(
             out_dir / "examples.jsonl",
             tatqa_examples(path, count, config.max_fact_tokens, config.seed, config.max_questions),
         )
-    examples = read_jsonl(examples_file, EXAMPLE_FIELDS)
-    held = {c.table_uid for c in split_contexts(read_tatqa(path), config.seed)[1]}
-    leaked = sorted({str(e.get("context")) for e in examples} & held)
-    if leaked:
-        raise TrainingError(
-            f"{examples_file}: {len(leaked)} examples come from evaluation-half contexts (e.g. {leaked[0]})"
-        )
+    examples = common.read_jsonl(examples_file, EXAMPLE_FIELDS)
+    check_training_half(examples, path, config.seed, examples_file)
     adapter, losses, seconds, trainable, start = train(
         examples, base_dir, out_dir, config, resume=resume, progress=progress, log=log
     )
@@ -441,7 +420,7 @@ def run(
         "kind": "reader",
         "adapter": str(adapter),
         "base_model": str(base_dir),
-        "sha256": weights_sha256(adapter),
+        "sha256": common.weights_sha256(adapter),
         "examples": len(examples),
         "programs": sum(1 for e in examples if e.get("program")),
         "trainable_parameters": trainable,
