@@ -1111,6 +1111,7 @@ def train_embedder(
     Raises:
         ConfigError: no base model. TrainingDataError, TrainingError, EvaluationError: see the module.
     """
+    from finkg import models
     from finkg.train import embedder
     from retrieval.embeddings import make_embedder
 
@@ -1118,7 +1119,7 @@ def train_embedder(
     base = base_model or s.embedding.model_path
     if base is None:
         raise ConfigError("no embedder to start from: pass --base-model or set [embedding] model_path")
-    out = out_dir or s.models.dir / "finkg-embedder-minilm-tatqa"
+    out = out_dir or s.models.dir / models.TUNED_EMBEDDER
 
     def build(directory: Path) -> Any:
         return make_embedder(directory, s.embedding.backend, s.embedding.batch_size, s.embedding.device)

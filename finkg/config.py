@@ -674,7 +674,9 @@ class Settings(BaseSettings):
 
         directory = Path(self.models.dir).expanduser()
         if self.embedding.model_path is None:
-            self.embedding.model_path = models.installed_path(models.DEFAULT_EMBEDDING, directory)
+            self.embedding.model_path = models.promoted_embedder(directory) or models.installed_path(
+                models.DEFAULT_EMBEDDING, directory
+            )
         if self.llm.backend is None and self.llm.model_path is None and self.llm.base_url is None:
             gguf = models.installed_path(models.DEFAULT_LLM, directory)
             if gguf is not None:

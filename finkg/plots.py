@@ -185,6 +185,7 @@ def loss_curve(points: Sequence[tuple[float, float]], path: Path, *, title: str,
         EvaluationError: no points.
     """
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     if not points:
         raise EvaluationError(f"{path}: no loss values to plot")
@@ -192,6 +193,7 @@ def loss_curve(points: Sequence[tuple[float, float]], path: Path, *, title: str,
     ax = fig.add_subplot()
     steps, losses = zip(*points)
     ax.plot(steps, losses, marker="o", markersize=3, color=PALETTE[0])
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("optimizer step")
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)

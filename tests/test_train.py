@@ -210,3 +210,37 @@ def test_reader_lora_loss_falls_resumes_and_the_adapter_loads_in_both_backends(t
     write_adapter_meta(gguf_lora, base_name="/models/other.gguf", base_ids={"gguf": "gguf:ff"})
     with pytest.raises(AdapterBaseMismatch, match=r"other\.gguf"):
         LlamaCppBackend(base_gguf, n_ctx=1024, lora_path=gguf_lora).llama()
+
+
+@pytest.mark.neo4j  # its subprocess talks to the server
+def test_cli_stops_on_a_malformed_training_line_before_training(tmp_path):
+    import subprocess
+    import sys
+
+    bad = tmp_path / "pairs.jsonl"
+    bad.write_text('{"anchor": "q", "positive": "p", "negative": "n"}\n{"anchor": 1}\n', encoding="utf-8")
+    args = ["train", "embedder", str(SAMPLE), "--examples", str(bad), "--out-dir", str(tmp_path / "run")]
+    out = subprocess.run(
+        [sys.executable, "-m", "finkg", *args, "--base-model", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "COLUMNS": "300"},
+    )
+    assert out.returncode == 2, out.stderr
+    assert f"{bad}:2: field 'anchor' is int" in out.stderr.replace("\n", "")
+    assert "Traceback" not in out.stderr
+    assert not (tmp_path / "run" / "checkpoints").exists()  # stopped before training
+
+
+def test_a_tuned_embedder_becomes_the_default_only_when_marked_better(tmp_path):
+    from finkg import models
+
+    model = tmp_path / models.TUNED_EMBEDDER / "model"
+    model.mkdir(parents=True)
+    assert models.promoted_embedder(tmp_path) is None  # trained, not measured better
+    (model / models.PROMOTED).write_text("{}", encoding="utf-8")
+    assert models.promoted_embedder(tmp_path) == model
+    assert emb.promoted([{"system": "hybrid", "metric": "ndcg@10", "ci_low": 0.01}])
+    assert not emb.promoted([{"system": "hybrid", "metric": "ndcg@10", "ci_low": -0.01}])
+    assert not emb.promoted([{"system": "dense", "metric": "ndcg@10", "ci_low": 0.05}])

@@ -23,13 +23,15 @@ registry of finkg-trained models), checkpoints in ``<out>/checkpoints`` (``--res
 **Measurement.** The same run evaluates the base and the tuned model with ``finkg eval retrieval``'s
 evaluation (:func:`finkg.eval.retrieval.evaluate`) on the evaluation half: dense and hybrid NDCG@10,
 Recall@10, MRR@10 with 95 % bootstrap intervals and paired differences (tuned - base, same questions); the
-hybrid alpha is swept again for each model. The tuned model is *promoted* (becomes the recommended
-``[embedding] model_path``, stored on the corpus node with its alpha) only when its hybrid NDCG@10 is higher
-and the paired interval of the difference lies above 0.
+hybrid alpha is swept again for each model. The tuned model is *promoted* only when its hybrid NDCG@10 is
+higher and the paired interval of the difference lies above 0: it then gets the marker
+:data:`finkg.models.PROMOTED`, and a model so marked in ``<[models] dir>/finkg-embedder-minilm-tatqa/model``
+becomes the installed-model default of ``[embedding] model_path`` (:func:`finkg.models.promoted_embedder`).
 """
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -342,6 +344,13 @@ def run(
         sha256=sha,
         is_promoted=is_promoted,
     )
+    from finkg.models import PROMOTED
+
+    marker = model_dir / PROMOTED
+    if is_promoted:  # the installed-model default of [embedding] model_path follows it (finkg.models.promoted_embedder)
+        marker.write_text(json.dumps({"differences": differences}, indent=2) + "\n", encoding="utf-8")
+    else:
+        marker.unlink(missing_ok=True)
     first, last = losses.first_last()
     name = f"embedder:{Path(out_dir).name}"
     summary = {
