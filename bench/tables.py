@@ -300,6 +300,22 @@ MEMO_EVAL = Table(
 )
 
 
+TRAIN_EMBEDDER = Table(
+    ["train-embedder"],
+    _single("train-embedder", "differences"),
+    [
+        Column("system", lambda r: str(r["system"])),
+        Column("metric", lambda r: str(r["metric"])),
+        Column("MiniLM (base)", lambda r: num(r.get("base"), ".3f")),
+        Column("tuned", lambda r: num(r.get("tuned"), ".3f")),
+        Column(
+            "tuned - base [95% paired CI]",
+            lambda r: f"{r['mean']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]",
+        ),
+    ],
+)
+
+
 def _memo_causes_rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """Structured+Verifier's misses from ``memo-eval.json`` (``tables.misses``), grouped by cause."""
     from finkg.eval.memo_accuracy import top_causes_of_records  # only this table needs finkg
@@ -318,6 +334,27 @@ MEMO_CAUSES = Table(
         Column("filings", lambda r: str(r["filings"])),
         Column("gold tags", lambda r: str(r["gold_tags"])),
         Column("example filing", lambda r: f"`{r['example']}`"),
+    ],
+)
+
+
+def _reader_rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    rec = records["train-reader"]
+    return [{**rec.get("parameters", {}), **rec.get("figures", {})}]
+
+
+TRAIN_READER = Table(
+    ["train-reader"],
+    _reader_rows,
+    [
+        Column("base", lambda r: Path(str(r.get("base_model", "?"))).name),
+        Column("LoRA", lambda r: f"r {r.get('r')}, alpha {r.get('alpha')}, {'/'.join(r.get('target_modules', []))}"),
+        Column("lr, batch", lambda r: f"{r.get('learning_rate')}, {r.get('batch_size')}"),
+        Column("examples", lambda r: str(r.get("examples"))),
+        Column("steps run / one epoch", lambda r: f"{r.get('steps')} / {r.get('steps_per_epoch')}"),
+        Column("epochs done", lambda r: num(r.get("epochs_done"), ".3f")),
+        Column("loss first -> last", lambda r: f"{r.get('loss_first')} -> {r.get('loss_last')}"),
+        Column("s / step", lambda r: num(r.get("seconds_per_step"), ".2f")),
     ],
 )
 
@@ -468,6 +505,8 @@ TABLES: dict[str, Table] = {
     "eval-tatqa": TATQA,
     "eval-feedback": FEEDBACK,
     "eval-rerank": RERANK,
+    "train-embedder": TRAIN_EMBEDDER,
+    "train-reader": TRAIN_READER,
     "benchmarks": BENCHMARKS,
     "bulk-import": BULK,
     "bulk-scale": BULK_SCALE,

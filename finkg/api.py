@@ -1127,3 +1127,130 @@ def feedback_options(
         ingest=ingest,
         redo=redo,
     )
+
+
+def embedder_config(**fields: Any) -> Any:
+    """A :class:`finkg.train.embedder.EmbedderConfig` from keyword fields (for the CLI, which imports no room)."""
+    from finkg.train.embedder import EmbedderConfig
+
+    return EmbedderConfig(**fields)
+
+
+def train_embedder(
+    path: Path,
+    config: Any = None,
+    *,
+    out_dir: Path | None = None,
+    base_model: Path | None = None,
+    examples_file: Path | None = None,
+    resume: bool = False,
+    evaluate: bool = True,
+    graph: Graph | None = None,
+    settings: Settings | None = None,
+    progress: StageProgress | None = None,
+    log: Any = None,
+) -> dict[str, Any]:
+    """Fine-tune the embedder on TAT-QA's training half and measure it before/after (seed 002 §2.1, §5.2;
+    :func:`finkg.train.embedder.run`).
+
+    Args:
+        config: a :class:`finkg.train.embedder.EmbedderConfig` (default: the seed's settings).
+        out_dir: run folder (default ``<[models] dir>/finkg-embedder-minilm-tatqa``): ``model/``,
+            ``checkpoints/``, ``examples.jsonl``. base_model: default ``[embedding] model_path``.
+        log: called with a line of loss, learning rate and ETA at every logging step.
+
+    Raises:
+        ConfigError: no base model. TrainingDataError, TrainingError, EvaluationError: see the module.
+    """
+    from finkg import models
+    from finkg.train import embedder
+    from retrieval.embeddings import make_embedder
+
+    s = settings or load_settings()
+    base = base_model or s.embedding.model_path
+    if base is None:
+        raise ConfigError("no embedder to start from: pass --base-model or set [embedding] model_path")
+    out = out_dir or s.models.dir / models.TUNED_EMBEDDER
+
+    def build(directory: Path) -> Any:
+        return make_embedder(directory, s.embedding.backend, s.embedding.batch_size, s.embedding.device)
+
+    with _opened(graph, s) as (g, _):
+        return embedder.run(
+            path,
+            Path(base),
+            Path(out),
+            config or embedder.EmbedderConfig(),
+            graph=g,
+            make_embedder=build,
+            examples_file=examples_file,
+            resume=resume,
+            evaluate=evaluate,
+            progress=progress,
+            log=log,
+        )
+
+
+def reader_config(**fields: Any) -> Any:
+    """A :class:`finkg.train.reader.ReaderConfig` from keyword fields (for the CLI, which imports no room)."""
+    from finkg.train.reader import ReaderConfig
+
+    if "target_modules" in fields:
+        fields["target_modules"] = tuple(fields["target_modules"])
+    return ReaderConfig(**fields)
+
+
+def train_reader(
+    path: Path,
+    config: Any = None,
+    *,
+    gguf: bool = False,
+    llama_cpp_dir: Path | None = None,
+    out_dir: Path | None = None,
+    base_model: Path | None = None,
+    examples_file: Path | None = None,
+    resume: bool = False,
+    graph: Graph | None = None,
+    settings: Settings | None = None,
+    progress: StageProgress | None = None,
+    log: Any = None,
+) -> dict[str, Any]:
+    """LoRA SFT of the reader on TAT-QA's training half in seed 004's {I, F, T, Y} form
+    (:func:`finkg.train.reader.run`), optionally converted to a GGUF LoRA adapter for llama.cpp.
+
+    Args:
+        config: a :class:`finkg.train.reader.ReaderConfig` (default: the seed's settings).
+        base_model: a Hugging Face directory, or a GGUF file (rebuilt once as a Hugging Face checkpoint in
+            ``<[models] dir>/<file stem>-hf``); default ``[llm] model_path``.
+        out_dir: run folder (default ``<[models] dir>/finkg-reader-<base name>``). gguf: also write
+            ``out_dir/adapter.gguf`` (:func:`finkg.train.reader.export_gguf_lora`).
+
+    Raises:
+        ConfigError: no base model. TrainingDataError, TrainingError: see the module.
+    """
+    from finkg.train import reader
+
+    s = settings or load_settings()
+    base = Path(base_model or s.llm.model_path or "").expanduser()
+    if not str(base_model or s.llm.model_path or ""):
+        raise ConfigError("no reader to start from: pass --base-model or set [llm] model_path")
+    if base.is_file() and base.suffix == ".gguf":
+        base = reader.hf_checkpoint_from_gguf(base, s.models.dir / f"{base.stem}-hf")
+    out = Path(out_dir or s.models.dir / f"finkg-reader-{base.name}")
+    with _opened(graph, s) as (g, _):
+        summary = reader.run(
+            path,
+            base,
+            out,
+            config or reader.ReaderConfig(),
+            examples_file=examples_file,
+            resume=resume,
+            graph=g,
+            progress=progress,
+            log=log,
+        )
+    if gguf:
+        summary["adapter_gguf"] = str(
+            reader.export_gguf_lora(Path(summary["adapter"]), base, out / "adapter.gguf", llama_cpp_dir)
+        )
+    return summary

@@ -329,6 +329,11 @@ class LLMSettings(BaseModel):
     gguf_file: str | None = Field(
         default=None, description="transformers: a GGUF file name inside model_path (dequantized to float32)"
     )
+    adapter_path: Path | None = Field(
+        default=None,
+        description="a LoRA adapter on model_path (`finkg train reader`): a peft directory (transformers) or a "
+        "GGUF LoRA file (llama-cpp); refused when trained on another base model",
+    )
     base_url: str | None = Field(default=None, description="e.g. http://127.0.0.1:8000/v1 for backend openai")
     model: str | None = Field(default=None, description="model name sent to the openai backend")
     api_key: SecretStr | None = Field(
@@ -681,7 +686,9 @@ class Settings(BaseSettings):
 
         directory = Path(self.models.dir).expanduser()
         if self.embedding.model_path is None:
-            self.embedding.model_path = models.installed_path(models.DEFAULT_EMBEDDING, directory)
+            self.embedding.model_path = models.promoted_embedder(directory) or models.installed_path(
+                models.DEFAULT_EMBEDDING, directory
+            )
         if self.llm.backend is None and self.llm.model_path is None and self.llm.base_url is None:
             gguf = models.installed_path(models.DEFAULT_LLM, directory)
             if gguf is not None:
@@ -845,6 +852,9 @@ batch_size = 200
 # backend = "transformers"
 # model_path = "/path/to/hf-model-dir"
 # gguf_file = "model.gguf"
+# A LoRA adapter trained by `finkg train reader` on model_path's base: a peft directory (transformers)
+# or a GGUF LoRA file (llama-cpp); refused, naming both, when it was trained on another base model:
+# adapter_path = "/path/to/adapter"
 # Or any OpenAI-compatible server (vLLM, Ollama, llama.cpp server, a hosted API):
 # backend = "openai"
 # base_url = "http://127.0.0.1:8000/v1"

@@ -173,3 +173,29 @@ def indicator_panels(panels: Sequence[Panel], as_of: str, path: Path, *, title: 
     fig.suptitle(title, fontsize=10)
     fig.autofmt_xdate()
     return _save(fig, path)
+
+
+def loss_curve(points: Sequence[tuple[float, float]], path: Path, *, title: str, ylabel: str = "training loss") -> Path:
+    """The training loss against the optimizer step (one line with markers), as a PNG at ``path``.
+
+    Args:
+        points: ``(step, loss)`` pairs in step order (at least one).
+
+    Raises:
+        EvaluationError: no points.
+    """
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    if not points:
+        raise EvaluationError(f"{path}: no loss values to plot")
+    fig = Figure(figsize=(7.0, 3.8))
+    ax = fig.add_subplot()
+    steps, losses = zip(*points)
+    ax.plot(steps, losses, marker="o", markersize=3, color=PALETTE[0])
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("optimizer step")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    return _save(fig, path)

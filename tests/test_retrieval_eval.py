@@ -46,6 +46,15 @@ def test_ndcg_at_10_by_hand():
         rev.ndcg_at_k(["a"], gains, k=0)
 
 
+def test_recall_and_reciprocal_rank_by_hand():
+    gains = {"c": 2, "x": 2, "b": 1}  # evidence: c and x (gain 2); b is the same context (gain 1)
+    assert rev.recall_at_k(["a", "b", "c"], gains) == 0.5
+    assert rev.reciprocal_rank(["a", "b", "c"], gains) == 1 / 3
+    assert rev.reciprocal_rank(["a", "b"], gains) == 0.0
+    assert rev.recall_at_k(["x", "c"], gains, k=1) == 0.5
+    assert rev.recall_at_k(["a"], {}) == 0.0
+
+
 def test_alphas_step_0025():
     a = rev.alphas(0.025)
     assert len(a) == 41 and a[0] == 0.0 and a[1] == 0.025 and a[-1] == 1.0

@@ -19,7 +19,23 @@ import typer
 from rich.markup import escape
 
 from finkg import __version__
-from finkg.cli import audit, browser, config, cypher, db, facts, graph, ingest, kg, memo, models, neo4j, report, rerank
+from finkg.cli import (
+    audit,
+    browser,
+    config,
+    cypher,
+    db,
+    facts,
+    graph,
+    ingest,
+    kg,
+    memo,
+    models,
+    neo4j,
+    report,
+    rerank,
+    train,
+)
 from finkg.cli import eval as eval_
 from finkg.cli._common import console, err
 
@@ -66,6 +82,7 @@ app.add_typer(models.app, name="models")
 app.add_typer(audit.app, name="audit")
 app.add_typer(rerank.app, name="rerank")
 app.add_typer(graph.app, name="graph")
+app.add_typer(train.app, name="train")
 
 
 def _interrupted(exc: BaseException) -> bool:

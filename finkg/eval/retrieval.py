@@ -91,6 +91,26 @@ def ndcg_at_k(ranked: Sequence[str], gains: Mapping[str, float], k: int = K) -> 
     return dcg([gains.get(c, 0) for c in ranked], k) / ideal if ideal > 0 else 0.0
 
 
+def evidence(gains: Mapping[str, float]) -> set[str]:
+    """The question's evidence: its chunks of the highest gain (gain 2, see the module doc)."""
+    top = max(gains.values(), default=0)
+    return {c for c, g in gains.items() if g == top and g > 0}
+
+
+def recall_at_k(ranked: Sequence[str], gains: Mapping[str, float], k: int = K) -> float:
+    """Recall@k: the share of the question's evidence (:func:`evidence`) among the first ``k`` of ``ranked``
+    (seed 002 appendix, Table 10); 0.0 when it has none."""
+    gold = evidence(gains)
+    return len(gold & set(ranked[:k])) / len(gold) if gold else 0.0
+
+
+def reciprocal_rank(ranked: Sequence[str], gains: Mapping[str, float], k: int = K) -> float:
+    """1 / the rank of the first evidence chunk within the first ``k`` of ``ranked``, else 0.0; its mean over
+    questions is MRR@k (seed 002 appendix, Table 10)."""
+    gold = evidence(gains)
+    return next((1.0 / (i + 1) for i, c in enumerate(ranked[:k]) if c in gold), 0.0)
+
+
 def alphas(step: float = STEP) -> list[float]:
     """``0, step, 2 step, ..., 1`` (rounded to 6 decimals).
 
@@ -220,14 +240,16 @@ def evaluate(
         store_alpha(graph, corpus, alpha, f"ndcg@{K}", len(queries), best, step, embedding_model=embedder.identity)
 
     per_query: dict[str, list[float]] = {}  # system -> NDCG@10 of each of its questions (for the intervals)
+    per_recall: dict[str, list[float]] = {}  # system -> Recall@10 of each question
+    per_rr: dict[str, list[float]] = {}  # system -> reciprocal rank (within the top 10) of each question
 
     def mean_ndcg(scores_of: Callable[[PoolScores], np.ndarray], which: Sequence[int], system: str = "") -> float:
-        values = [
-            ndcg_at_k([ids[int(pools[i].rows[j])] for j in top_k(scores_of(pools[i]), K)], queries[i].gains)
-            for i in which
-        ]
+        ranked = [[ids[int(pools[i].rows[j])] for j in top_k(scores_of(pools[i]), K)] for i in which]
+        values = [ndcg_at_k(r, queries[i].gains) for r, i in zip(ranked, which)]
         if system:
             per_query[system] = values
+            per_recall[system] = [recall_at_k(r, queries[i].gains) for r, i in zip(ranked, which)]
+            per_rr[system] = [reciprocal_rank(r, queries[i].gains) for r, i in zip(ranked, which)]
         return float(np.mean(values))
 
     everyone = range(len(queries))
@@ -309,6 +331,14 @@ def evaluate(
     for r in table:
         ci = bootstrap_mean(per_query[r["system"]], seed=seed)
         r["ndcg@10"], r["ci_low"], r["ci_high"] = round(r["ndcg@10"], 4), round(ci.low, 4), round(ci.high, 4)
+        for name, values in (("recall@10", per_recall), ("mrr@10", per_rr)):
+            if r["system"] in values:
+                ci = bootstrap_mean(values[r["system"]], seed=seed)
+                r[name], r[f"{name}_ci_low"], r[f"{name}_ci_high"] = (
+                    round(float(np.mean(values[r["system"]])), 4),
+                    round(ci.low, 4),
+                    round(ci.high, 4),
+                )
     # paired differences on the same questions (95 % paired bootstrap): what hybrid and reranking add
     pairs = [("hybrid", "bm25"), ("hybrid", "dense"), ("hybrid+rerank", "hybrid (rerank sample)")]
     differences = [
@@ -333,6 +363,12 @@ def evaluate(
         "rows": table,
         "differences": differences,
         "sweep": [{"alpha": c["alpha"], "ndcg": round(c["ndcg"], 4)} for c in curve],
+        "per_query": {
+            "uids": [q.uid for q in queries],
+            "ndcg@10": per_query,
+            "recall@10": per_recall,
+            "mrr@10": per_rr,
+        },
     }
 
 
@@ -396,6 +432,21 @@ def save(result: Mapping[str, Any], out: Path, results_dir: Path | None = None) 
     return path
 
 
+def bm25_ranker(chunks: Sequence[Mapping[str, Any]], depth: int) -> Callable[[str], list[str]]:
+    """``rank(query) -> chunk ids``: the ``depth`` best BM25 hits among ``chunks`` (rows with ``id``, ``text``,
+    ``document_id``, e.g. :func:`ingest.datasets.tatqa.corpus_rows`' chunks), best first: the source of the
+    hard negatives of finkg's cross-encoder and of its embedder fine-tuning (seed 002 §3.2, §3.3)."""
+    from retrieval.text.documents import Passage
+
+    sparse = HybridIndex([Passage(r["id"], r["text"], r["document_id"]) for r in chunks])
+    pool = sparse.pool()
+
+    def rank(query: str) -> list[str]:
+        return [sparse.passages[int(pool[j])].id for j in top_k(sparse.bm25(query, pool), depth)]
+
+    return rank
+
+
 def train_tatqa_reranker(
     path: Path,
     base_model: Path,
@@ -424,20 +475,13 @@ def train_tatqa_reranker(
     """
     import time
 
-    from retrieval.text.documents import Passage
-
     tick = stage or (lambda name, n: None)
     train, _, queries, _ = tatqa_queries(path, seed)
     if not queries:
         raise RetrievalEvalError(f"{path}: no questions in the training half")
     rows = corpus_rows(train, TRAIN_CORPUS, f"tatqa:{Path(path).name}")["chunks"]
     texts = {r["id"]: r["text"] for r in rows}
-    sparse = HybridIndex([Passage(r["id"], r["text"], r["document_id"]) for r in rows])
-    pool = sparse.pool()
-
-    def hard(query: str) -> list[str]:
-        return [sparse.passages[int(pool[j])].id for j in top_k(sparse.bm25(query, pool), 10 + 2 * negatives_per_query)]
-
+    hard = bm25_ranker(rows, 10 + 2 * negatives_per_query)
     if max_questions is not None and len(queries) > max_questions:
         queries = sorted(random.Random(seed).sample(queries, max_questions), key=lambda q: q.uid)
     pairs = training_pairs([(q.text, q.gains) for q in queries], texts, hard, negatives_per_query, seed)
@@ -475,12 +519,15 @@ __all__ = [
     "LabelledQuery",
     "RetrievalEvalError",
     "alphas",
+    "bm25_ranker",
     "check_alpha",
     "dcg",
     "evaluate",
     "ingest_corpus",
     "llm_judge",
     "ndcg_at_k",
+    "recall_at_k",
+    "reciprocal_rank",
     "save",
     "sweep_alpha",
     "tatqa_queries",

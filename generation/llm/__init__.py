@@ -19,6 +19,7 @@ and an optional token budget. A failure is raised (:class:`LLMAnswerError` with 
 never returned as an empty result.
 """
 
+from generation.llm.adapters import AdapterBaseMismatch, check_adapter_base
 from generation.llm.base import BudgetExceeded, Completion, LLMAnswerError, LLMBackend, LLMUnavailable, file_sha256
 from generation.llm.cache import LLMCache, cache_key
 from generation.llm.client import LLMClient, LLMResult, LLMUsage
@@ -30,6 +31,7 @@ from generation.llm.openai import OpenAICompatibleBackend
 
 __all__ = [
     "BACKENDS",
+    "AdapterBaseMismatch",
     "AnswerNotJSON",
     "BudgetExceeded",
     "Completion",
@@ -46,6 +48,7 @@ __all__ = [
     "backend_from_settings",
     "cache_from_settings",
     "cache_key",
+    "check_adapter_base",
     "client_from_settings",
     "file_sha256",
     "parse_answer",

@@ -2,7 +2,8 @@
 
 Keys (``[llm]`` in the settings file, ``FINKG_LLM__<KEY>`` in the environment):
 ``backend`` (llama-cpp | transformers | openai), ``model_path`` (a GGUF file, or a Hugging Face
-directory), ``gguf_file`` (transformers: a GGUF file inside ``model_path``), ``base_url``,
+directory), ``gguf_file`` (transformers: a GGUF file inside ``model_path``), ``adapter_path`` (a LoRA adapter:
+a peft directory for transformers, a GGUF LoRA file for llama-cpp), ``base_url``,
 ``model``, ``api_key``, ``timeout``, ``n_ctx``, ``n_batch``, ``threads``, ``cache``,
 ``cache_dir``, ``budget_tokens``, ``seed`` (see :class:`finkg.config.LLMSettings`). The functions take
 any object with an ``llm`` section of that shape (:class:`HasLLMSettings`; finkg's ``Settings`` is one).
@@ -38,6 +39,9 @@ class LLMConfig(Protocol):
 
     @property
     def gguf_file(self) -> str | None: ...
+
+    @property
+    def adapter_path(self) -> Path | None: ...
 
     @property
     def base_url(self) -> str | None: ...
@@ -111,6 +115,7 @@ def backend_from_settings(settings: HasLLMSettings) -> LLMBackend:
             n_ctx=settings.llm.n_ctx,
             n_threads=threads,
             n_batch=settings.llm.n_batch,
+            lora_path=settings.llm.adapter_path,
         )
     if kind == "transformers":
         if not settings.llm.model_path:
@@ -121,7 +126,7 @@ def backend_from_settings(settings: HasLLMSettings) -> LLMBackend:
         path, gguf = Path(settings.llm.model_path).expanduser(), settings.llm.gguf_file
         if path.is_file() and path.suffix == ".gguf" and not gguf:  # a GGUF file given directly
             path, gguf = path.parent, path.name
-        return TransformersBackend(path, gguf_file=gguf, n_threads=threads)
+        return TransformersBackend(path, gguf_file=gguf, n_threads=threads, adapter_path=settings.llm.adapter_path)
     if kind == "openai":
         missing = [
             k

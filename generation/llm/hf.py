@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from generation.llm.adapters import adapter_identity, check_adapter_base
 from generation.llm.base import Completion, LLMUnavailable, file_sha256
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".pth")
@@ -47,7 +48,7 @@ class TransformersBackend:
 
     Attributes:
         model_id: ``hf-gguf:<sha256 of the GGUF>`` or ``hf:<hash of the directory>``
-            (:func:`hf_dir_identity`).
+            (:func:`hf_dir_identity`), followed by ``+lora:<16 hex digits>`` with an adapter.
 
     Raises (on first use):
         LLMUnavailable: transformers/torch are not installed, the directory or file is missing, or
@@ -57,12 +58,20 @@ class TransformersBackend:
     supports_schema = False
 
     def __init__(
-        self, model_dir: str | Path, gguf_file: str | None = None, n_threads: int = 2, device: str | None = None
+        self,
+        model_dir: str | Path,
+        gguf_file: str | None = None,
+        n_threads: int = 2,
+        device: str | None = None,
+        adapter_path: str | Path | None = None,
     ) -> None:
         self.model_dir = Path(model_dir).expanduser()
+        self.adapter_path = Path(adapter_path).expanduser() if adapter_path else None
         self.gguf_file = gguf_file
         self.n_threads, self.device = n_threads, device
         self.name = f"transformers:{self.model_dir.name}" + (f"/{gguf_file}" if gguf_file else "")
+        if self.adapter_path:
+            self.name += f"+{self.adapter_path.name}"
         self.calls = 0
         self._model: Any = None
         self._tokenizer: Any = None
@@ -86,6 +95,16 @@ class TransformersBackend:
     @property
     def model_id(self) -> str:
         """The model's identity for the cache key (see the class).
+
+        Raises:
+            LLMUnavailable: the directory or file is missing.
+        """
+        base = self.base_id
+        return f"{base}+lora:{adapter_identity(self.adapter_path)}" if self.adapter_path else base
+
+    @property
+    def base_id(self) -> str:
+        """The base model's id (:attr:`model_id` without the adapter).
 
         Raises:
             LLMUnavailable: the directory or file is missing.
@@ -115,10 +134,24 @@ class TransformersBackend:
                 raise LLMUnavailable(
                     f"transformers cannot load {self.model_dir}{'/' + self.gguf_file if self.gguf_file else ''}: {exc}"
                 ) from exc
+            if self.adapter_path:
+                model = self._with_adapter(model)
             device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
             # transformers' stubs type PreTrainedModel.to oddly (the str device is rejected)
             self._model, self._tokenizer = model.to(device).eval(), tokenizer  # pyright: ignore[reportArgumentType]
         return self._model, self._tokenizer
+
+    def _with_adapter(self, model: Any) -> Any:
+        """``model`` with the peft adapter at :attr:`adapter_path` (after checking its base model)."""
+        assert self.adapter_path is not None
+        configured = str(self.model_dir / self.gguf_file) if self.gguf_file else str(self.model_dir)
+        check_adapter_base(self.adapter_path, self.base_id, configured)
+        try:
+            from peft import PeftModel
+
+            return PeftModel.from_pretrained(model, str(self.adapter_path))
+        except (OSError, ValueError, RuntimeError, KeyError) as exc:
+            raise LLMUnavailable(f"[llm] adapter_path {self.adapter_path}: peft cannot load it ({exc})") from exc
 
     def generate(
         self, messages: list[dict], max_tokens: int, temperature: float, json_schema: dict | None = None, seed: int = 0

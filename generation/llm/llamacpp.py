@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from generation.llm.adapters import adapter_identity, check_adapter_base
 from generation.llm.base import Completion, LLMAnswerError, LLMUnavailable, file_sha256
 
 INSTALL_HINT = (
@@ -36,9 +37,13 @@ class LlamaCppBackend:
         model_path: the ``.gguf`` file.
         n_ctx: context window in tokens; n_threads: CPU threads; n_batch: prompt tokens evaluated
             per llama.cpp batch.
+        lora_path: a GGUF LoRA adapter applied on load (``finkg train reader --gguf``, converted with llama.cpp's
+            ``convert_lora_to_gguf.py``); refused (:class:`generation.llm.adapters.AdapterBaseMismatch`) when
+            it was trained on another base.
 
     Attributes:
-        model_id: ``gguf:<sha256 of the file>`` (hashed once per file and change).
+        model_id: ``gguf:<sha256 of the file>`` (hashed once per file and change), followed by
+            ``+lora:<16 hex digits>`` with an adapter.
         calls: model runs made.
 
     Raises (on first use):
@@ -47,10 +52,18 @@ class LlamaCppBackend:
 
     supports_schema = True
 
-    def __init__(self, model_path: str | Path, n_ctx: int = 4096, n_threads: int = 2, n_batch: int = 512) -> None:
+    def __init__(
+        self,
+        model_path: str | Path,
+        n_ctx: int = 4096,
+        n_threads: int = 2,
+        n_batch: int = 512,
+        lora_path: str | Path | None = None,
+    ) -> None:
         self.model_path = Path(model_path).expanduser()
+        self.lora_path = Path(lora_path).expanduser() if lora_path else None
         self.n_ctx, self.n_threads, self.n_batch = n_ctx, n_threads, n_batch
-        self.name = f"llama-cpp:{self.model_path.name}"
+        self.name = f"llama-cpp:{self.model_path.name}" + (f"+{self.lora_path.name}" if self.lora_path else "")
         self.calls = 0
         self._llama: Any = None
         self._lock = threading.Lock()
@@ -67,7 +80,8 @@ class LlamaCppBackend:
             LLMUnavailable: the file is missing.
         """
         self._check_file()
-        return f"gguf:{file_sha256(self.model_path)}"
+        base = f"gguf:{file_sha256(self.model_path)}"
+        return f"{base}+lora:{adapter_identity(self.lora_path)}" if self.lora_path else base
 
     def llama(self) -> Any:
         """The loaded :class:`llama_cpp.Llama` (loaded on first call; the same object afterwards).
@@ -81,9 +95,14 @@ class LlamaCppBackend:
             except ImportError as exc:
                 raise LLMUnavailable(INSTALL_HINT) from exc
             self._check_file()
+            lora: dict[str, Any] = {}
+            if self.lora_path:
+                check_adapter_base(self.lora_path, f"gguf:{file_sha256(self.model_path)}", str(self.model_path))
+                lora = {"lora_path": str(self.lora_path)}
             try:
                 self._llama = llama_cpp.Llama(
                     model_path=str(self.model_path),
+                    **lora,
                     n_ctx=self.n_ctx,
                     n_threads=self.n_threads,
                     n_batch=self.n_batch,

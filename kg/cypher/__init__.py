@@ -16,6 +16,7 @@ works wherever ``X`` lives:
 - :mod:`kg.cypher.text`: documents and chunks (ingest, document retrieval, hybrid);
 - :mod:`kg.cypher.triples`: extraction records, entities, resolution, clustering, triple retrieval, analytics;
 - :mod:`kg.cypher.reports`: report citations;
+- :mod:`kg.cypher.models`: the registry of models finkg trains itself;
 - :mod:`kg.cypher.feedback`: point-in-time evidence, the source memory, the market-feedback evaluation.
 
 New statements go into the module of their subgraph (a new module for a new subgraph) and are re-exported here.
@@ -65,6 +66,7 @@ from kg.cypher.feedback import (
     RECORD_MEMORY_FEEDBACK,
     memory_browser_query,
 )
+from kg.cypher.models import MERGE_TUNED_MODELS, TUNED_MODELS
 from kg.cypher.reports import DELETE_REPORT_LINKS, report_browser_query
 from kg.cypher.runs import (
     DELETE_CLAIMS_OF_MEMOS,
@@ -174,6 +176,7 @@ __all__ = [
     "MEMORY_CELLS_AS_OF",
     "MEMORY_FEEDBACK_COUNTS",
     "MERGE_KG_SCHEMA",
+    "MERGE_TUNED_MODELS",
     "PENDING_MEMORY_FEEDBACK",
     "POINT_IN_TIME_CANDIDATES",
     "QUERY_VECTOR_INDEX",
@@ -198,6 +201,7 @@ __all__ = [
     "TEXT_CHUNKS_FOR_EXTRACTION",
     "TEXT_CHUNKS_FOR_RETRIEVAL",
     "TEXT_CHUNKS_OF_KG_DOCUMENTS",
+    "TUNED_MODELS",
     "USGAAP_CONCEPTS",
     "WRITE_NEW_ENTITIES",
     "count_nodes",
