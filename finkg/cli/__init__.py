@@ -19,7 +19,23 @@ import typer
 from rich.markup import escape
 
 from finkg import __version__
-from finkg.cli import audit, browser, config, cypher, db, facts, graph, ingest, kg, memo, models, neo4j, report, rerank
+from finkg.cli import (
+    agent,
+    audit,
+    browser,
+    config,
+    cypher,
+    db,
+    facts,
+    graph,
+    ingest,
+    kg,
+    memo,
+    models,
+    neo4j,
+    report,
+    rerank,
+)
 from finkg.cli import eval as eval_
 from finkg.cli._common import console, err
 
@@ -56,6 +72,7 @@ app.command()(kg.extract)
 app.command()(cypher.cypher)
 app.command("cluster")(kg.cluster)
 app.command("report")(report.report)
+app.command("ask")(agent.ask)
 app.add_typer(facts.app, name="facts")
 app.command("browser")(browser.browser)
 app.add_typer(neo4j.app, name="neo4j")
@@ -66,6 +83,7 @@ app.add_typer(models.app, name="models")
 app.add_typer(audit.app, name="audit")
 app.add_typer(rerank.app, name="rerank")
 app.add_typer(graph.app, name="graph")
+app.add_typer(agent.experience_app, name="experience")
 
 
 def _interrupted(exc: BaseException) -> bool:
