@@ -872,8 +872,12 @@ def eval_tatqa(
     client = client_from_settings(s)
     memory_systems = {"agent-memory", "agent-shuffled"} & set(systems)
     with _opened(None, s) if memory_systems else nullcontext((None, s)) as (g, _):
-        memory = _memory(g, s, threshold, top_k) if "agent-memory" in memory_systems else None
-        shuffled = _memory(g, s, threshold, top_k, shuffled=True) if "agent-shuffled" in memory_systems else None
+        memory = _memory(g, s, threshold, top_k) if g is not None and "agent-memory" in memory_systems else None
+        shuffled = (
+            _memory(g, s, threshold, top_k, shuffled=True)
+            if g is not None and "agent-shuffled" in memory_systems
+            else None
+        )
         available = {
             **tfr_answerers(client, answer_tokens=max_tokens),
             **tatqa_eval.direct_systems(client, max_tokens),
@@ -1244,9 +1248,12 @@ def experience_show(exp_id: str, *, graph: Graph | None = None, settings: Settin
     return found
 
 
-def experience_clear(*, graph: Graph | None = None, settings: Settings | None = None) -> int:
-    """Delete every experience, the runs they were distilled from and their steps; returns how many."""
+def experience_clear(
+    *, split: str | None = None, graph: Graph | None = None, settings: Settings | None = None
+) -> int:
+    """Delete the experiences (of ``split``; None: all), the runs they were distilled from and their steps;
+    returns how many."""
     from generation.agent.memory import clear_experiences
 
     with _opened(graph, settings) as (g, _):
-        return clear_experiences(g)
+        return clear_experiences(g, split)

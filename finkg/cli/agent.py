@@ -102,8 +102,11 @@ def show(exp_id: Annotated[str, typer.Argument(help="An experience id (exp:...).
 
 
 @experience_app.command("clear")
-def clear(yes: Annotated[bool, typer.Option("--yes", help="Do not ask.")] = False) -> None:
-    """Delete every experience, with the runs it was distilled from and their steps."""
+def clear(
+    split: Annotated[str | None, typer.Option(help="Only this split (default: all).")] = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask.")] = False,
+) -> None:
+    """Delete the experiences (of --split, else all), with the runs they were distilled from and their steps."""
     if not yes:
-        typer.confirm("delete every experience and its runs?", abort=True)
-    console.print(f"deleted {api.experience_clear()} experience(s)", highlight=False, markup=False)
+        typer.confirm("delete the experiences and their runs?", abort=True)
+    console.print(f"deleted {api.experience_clear(split=split)} experience(s)", highlight=False, markup=False)

@@ -142,7 +142,9 @@ def find_companies(graph: Graph, question: str, company: str | None = None) -> t
         rows = graph.read(cypher.COMPANY_MATCHES, {"cik": cik, "name": company.strip()})
         exact = [r for r in rows if _core(r["name"]) == _core(company)]
         rows = exact or rows
-        return [(int(r["cik"]), r["name"]) for r in rows[:1]], f"companies matching {company!r}"
+        return [
+            (int(r["cik"]), r["name"]) for r in rows[:1]
+        ], f"the companies whose CIK, ticker or name matches {company!r}"
     rows = graph.read(cypher.COMPANY_NAMES)
     text = f" {_norm(question)} "
     found: list[tuple[int, int, str]] = []
@@ -260,7 +262,8 @@ def answer_sec_question(
     plan = plan_question(graph, question, company)
     out = SecAnswer(None, "not in graph", plan=plan)
     if plan.kind == "no company":
-        out.reasons = [f"not in the graph: no company found in the question; searched {plan.searched[0]}"]
+        where = "" if company else " in the question"
+        out.reasons = [f"not in the graph: no company found{where}; searched {plan.searched[0]}"]
         return out
     if plan.kind == "unknown":
         known = ", ".join(sorted({w for w, _ in CONCEPT_WORDS} | {w for w, _ in RATIO_WORDS}))

@@ -376,9 +376,10 @@ def show_experience(graph: Graph, exp_id: str) -> dict[str, Any] | None:
     return rows[0] if rows and rows[0]["experience"] is not None else None
 
 
-def clear_experiences(graph: Graph) -> int:
-    """Delete every experience with the runs it was distilled from and their steps; returns how many."""
-    result = graph.write(cypher.DELETE_EXPERIENCES)
+def clear_experiences(graph: Graph, split: str | None = None, ids: Sequence[str] | None = None) -> int:
+    """Delete experiences (of ``split`` and among ``ids``; None: any) with the runs they were distilled from and
+    their steps; returns how many."""
+    result = graph.write(cypher.DELETE_EXPERIENCES, {"split": split, "ids": None if ids is None else list(ids)})
     return int(result.records[0]["updated"]) if result.records else 0
 
 

@@ -151,12 +151,14 @@ EXPERIENCE = (
 
 DELETE_EXPERIENCES = (
     "MATCH (x:Experience)\n"
+    "WHERE ($ids IS NULL OR x.id IN $ids) AND ($split IS NULL OR x.split = $split)\n"
     "OPTIONAL MATCH (x)-[:DISTILLED_FROM]->(r:AgentRun)\n"
     "OPTIONAL MATCH (r)-[:STEP]->(s:Step)\n"
     "DETACH DELETE s, r, x\n"
     "RETURN count(DISTINCT x) AS updated"
 )
-"""Delete every experience with the runs it was distilled from and their steps."""
+"""Delete experiences (those of ``$ids`` and ``$split``; null: any) with the runs they were distilled from and
+their steps."""
 
 
 def agent_run_browser_query(run_id: str) -> str:
