@@ -264,7 +264,7 @@ class ExperienceMemory:
             cypher.QUERY_EXPERIENCES,
             {
                 "index": cypher.EXPERIENCE_INDEX,
-                "candidates": 1,
+                "candidates": 10,
                 "vector": vector,
                 "splits": [entry.split],
                 "exclude": [],
