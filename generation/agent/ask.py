@@ -93,7 +93,7 @@ def _norm(text: str) -> str:
 
 def _core(name: str) -> str:
     """A company name without its legal suffix and punctuation (``JOHNSON & JOHNSON /NJ/`` -> ``johnson & johnson``)."""
-    core = _SUFFIX.sub(" ", _norm(re.sub(r"/[A-Z]{2}/", " ", name)))
+    core = _SUFFIX.sub(" ", _norm(re.sub(r"/[A-Za-z]{2}/?", " ", name)))
     return " ".join(core.split())
 
 
@@ -146,7 +146,7 @@ def find_companies(graph: Graph, question: str, company: str | None = None) -> t
             (int(r["cik"]), r["name"]) for r in rows[:1]
         ], f"the companies whose CIK, ticker or name matches {company!r}"
     rows = graph.read(cypher.COMPANY_NAMES)
-    text = f" {_norm(question)} "
+    text = f" {_core(question)} "  # the question's words as company names are reduced (no legal suffixes)
     found: list[tuple[int, int, str]] = []
     taken: list[tuple[int, int]] = []
     for r in sorted(rows, key=lambda r: -len(_core(r["name"]))):
