@@ -59,6 +59,7 @@ def learn(
     *,
     limit: int | None = None,
     max_tokens: int = 160,
+    attempts: int = 2,
     progress: StageProgress | None = None,
 ) -> LearnSummary:
     """Learn experiences from the arithmetic questions of ``contexts`` (see the module doc).
@@ -66,7 +67,8 @@ def learn(
     Args:
         client: the LLM. memory: the bank (its graph gets the runs too). contexts: training-half contexts.
         evaluation_contexts: the evaluation half's table uids: a context among them is refused.
-        limit: at most this many new questions. max_tokens: the LLM's answer limit.
+        limit: at most this many new questions. max_tokens: the LLM's answer limit. attempts: tries per question
+            (the first plus repairs, :func:`generation.agent.loop.answer_arithmetic`).
         progress: ``progress(stage, total)`` -> a callback advanced per question.
 
     Raises:
@@ -91,9 +93,13 @@ def learn(
         context = "\n".join(cells + paragraphs)
         entries = memory.retrieve(q.question, context, exclude_contexts=list(evaluation_contexts))
         got = answer_arithmetic(
-            client, q.question + percent_hint(scale), cells + paragraphs, max_tokens=max_tokens,
+            client,
+            q.question + percent_hint(scale),
+            cells + paragraphs,
+            attempts=attempts,
+            max_tokens=max_tokens,
             examples=memory_block(entries),
-        )  # fmt: skip
+        )
         gold = gold_answers(q.record())
         predicted = extract_answer(agent_text(got, scale))
         graded = score(list(predicted.spans), predicted.scale, gold, q.answer_type, q.scale)
