@@ -227,9 +227,11 @@ class ExperienceMemory:
     shuffled: bool = False
     seed: int = 0
     _permutation: dict[str, Experience] | None = field(default=None, repr=False)
+    _indexed: bool = field(default=False, repr=False)
 
     def ensure_index(self) -> None:
-        """Create the cosine vector index on ``Experience.embedding`` if absent (idempotent)."""
+        """Create the cosine vector index on ``Experience.embedding`` if absent (idempotent; once per object
+        unless an entry was added since), and wait until it is online."""
         self.graph.run_autocommit(
             cypher.create_index(
                 cypher.EXPERIENCE_INDEX,
@@ -241,6 +243,7 @@ class ExperienceMemory:
             )
         )
         self.graph.run_autocommit(cypher.AWAIT_INDEXES, {"timeout_s": 60})
+        self._indexed = True
 
     def add(self, entry: Experience, text: str) -> str:
         """Store ``entry`` (embedding of ``text``, :func:`query_text`), merged into its nearest stored entry of the
@@ -308,6 +311,8 @@ class ExperienceMemory:
             MemoryLeak: a returned entry's split is not in ``splits`` or its context is excluded (never, unless
             the graph's filter failed: checked again here).
         """
+        if not self._indexed:
+            self.ensure_index()  # an empty bank (nothing learned yet) has no index to query
         rows = self.graph.read(
             cypher.QUERY_EXPERIENCES,
             {
