@@ -1248,9 +1248,7 @@ def experience_show(exp_id: str, *, graph: Graph | None = None, settings: Settin
     return found
 
 
-def experience_clear(
-    *, split: str | None = None, graph: Graph | None = None, settings: Settings | None = None
-) -> int:
+def experience_clear(*, split: str | None = None, graph: Graph | None = None, settings: Settings | None = None) -> int:
     """Delete the experiences (of ``split``; None: all), the runs they were distilled from and their steps;
     returns how many."""
     from generation.agent.memory import clear_experiences
