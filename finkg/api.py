@@ -22,7 +22,7 @@ functions, so ``import finkg.api`` is cheap.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -885,6 +885,8 @@ def eval_tatqa(
     out: Path = Path("eval/tatqa"),
     half: str = "all",
     sample: int | None = None,
+    threshold: float | None = None,
+    top_k: int | None = None,
     settings: Settings | None = None,
     progress: StageProgress | None = None,
 ) -> tuple[Any, str]:
@@ -895,6 +897,9 @@ def eval_tatqa(
             (:func:`ingest.datasets.tatqa.split_contexts`, seed 0; the agent's experience is learned on
             ``train`` only). sample: a stratified sample of this many questions (by answer type and source,
             :func:`finkg.eval.tatqa.stratified_sample`), the same for every system; None: every question.
+        threshold, top_k: the experience memory's cosine threshold and depth for ``agent-memory`` and
+            ``agent-shuffled`` (None: seed 001's 0.65 and 5). Those systems read the experiences learned by
+            ``finkg experience learn`` (training split only, never a context being evaluated).
 
     Returns:
         ``(results, backend name)``; the results have ``rows()``, ``differences()`` and ``save(out)``.
@@ -916,17 +921,36 @@ def eval_tatqa(
         contexts = split_contexts(contexts)[0 if half == "train" else 1]
     chosen_questions = tatqa_eval.stratified_sample(contexts, sample) if sample else None
     client = client_from_settings(s)
-    available = {
-        **tfr_answerers(client, answer_tokens=max_tokens),
-        **tatqa_eval.direct_systems(client, max_tokens),
-        **tatqa_eval.agent_systems(client, max(max_tokens, 160), {c.table_uid: c.table for c in contexts}),
-    }
-    unknown = sorted(set(systems) - set(available))
-    if unknown:
-        raise ConfigError(f"unknown system(s) {', '.join(unknown)}; choose from {', '.join(available)}")
-    chosen = {name: available[name] for name in (systems or list(available))}
-    tatqa_eval.check_manifest(out, client.model_id, str(path))
-    results = tatqa_eval.evaluate(contexts, chosen, limit=limit, progress=progress, out=out, questions=chosen_questions)
+    memory_systems = {"agent-memory", "agent-shuffled"} & set(systems)
+    with _opened(None, s) if memory_systems else nullcontext((None, s)) as (g, _):
+        memory = _memory(g, s, threshold, top_k) if g is not None and "agent-memory" in memory_systems else None
+        shuffled = (
+            _memory(g, s, threshold, top_k, shuffled=True)
+            if g is not None and "agent-shuffled" in memory_systems
+            else None
+        )
+        available = {
+            **tfr_answerers(client, answer_tokens=max_tokens),
+            **tatqa_eval.direct_systems(client, max_tokens),
+            **tatqa_eval.agent_systems(
+                client,
+                max(max_tokens, 160),
+                {c.table_uid: c.table for c in contexts},
+                memory,
+                shuffled,
+                exclude_contexts={c.table_uid for c in contexts},
+            ),
+        }
+        unknown = sorted(set(systems) - set(available) - memory_systems)
+        if unknown:
+            raise ConfigError(
+                f"unknown system(s) {', '.join(unknown)}; choose from {', '.join([*available, *sorted(memory_systems)])}"
+            )
+        chosen = {name: available[name] for name in (systems or list(available))}
+        tatqa_eval.check_manifest(out, client.model_id, str(path))
+        results = tatqa_eval.evaluate(
+            contexts, chosen, limit=limit, progress=progress, out=out, questions=chosen_questions
+        )
     return results, client.name
 
 
@@ -1254,3 +1278,158 @@ def train_reader(
             reader.export_gguf_lora(Path(summary["adapter"]), base, out / "adapter.gguf", llama_cpp_dir)
         )
     return summary
+
+
+# --------------------------------------------------------------------------- the analyst agent (issue 17, seed 001)
+
+
+@dataclass
+class AskResult:
+    """``finkg ask``: the answer (None when not answered), ``status`` (``answered``, ``not in graph``, ``could not
+    verify``, ``could not answer``), ``reasons``, the gate ``verdict`` (its dict, None when it did not run),
+    ``derivation`` (operands with their fact keys, expression, result), the ``run`` id written to the graph (None
+    when not recorded) and the Browser statement that walks it."""
+
+    question: str
+    answer: str | None
+    status: str
+    reasons: list[str]
+    verdict: dict[str, Any] | None
+    derivation: dict[str, Any]
+    run: str | None
+    browser_query: str | None
+    as_of: str | None
+
+
+def ask(
+    question: str,
+    *,
+    company: str | None = None,
+    as_of: date | None = None,
+    record: bool = True,
+    graph: Graph | None = None,
+    settings: Settings | None = None,
+) -> AskResult:
+    """Answer a question about the SEC graph with the agent's deterministic tools (``fact_lookup``, ``ratio``,
+    ``calculate``, ``compare``) and the answer gate (:func:`generation.agent.ask.answer_sec_question`).
+
+    Args:
+        question: e.g. "What is Johnson & Johnson's current ratio?". company: a CIK or part of a name (else the
+            question's). as_of: only filings public by the end of that day count (None: all). record: write the
+            run as ``(:AgentRun)-[:STEP]->(:Step)``, steps linked to the facts they used.
+
+    Raises:
+        GraphError: Neo4j is unavailable.
+    """
+    from generation.agent.ask import answer_sec_question, run_record
+    from generation.agent.trajectory import write_runs
+    from kg import cypher as kg_cypher
+
+    with _opened(graph, settings) as (g, _):
+        got = answer_sec_question(g, question, company, as_of)
+        verdict = got.verdict.as_dict() if got.verdict is not None else None
+        rid = None
+        if record:
+            run = run_record(got, question, company, as_of)
+            write_runs(g, [run])
+            rid = run.id
+    return AskResult(
+        question,
+        got.answer,
+        got.status,
+        got.reasons,
+        verdict,
+        got.derivation,
+        rid,
+        kg_cypher.agent_run_browser_query(rid) if rid else None,
+        str(as_of) if as_of else None,
+    )
+
+
+def agent_run(run: str, *, graph: Graph | None = None, settings: Settings | None = None) -> dict[str, Any] | None:
+    """One agent run with its steps in order (each with the fact keys and chunk ids it used), or None."""
+    from generation.agent.trajectory import read_run
+
+    with _opened(graph, settings) as (g, _):
+        return read_run(g, run)
+
+
+def _memory(g: Graph, s: Settings, threshold: float | None, top_k: int | None, shuffled: bool = False) -> Any:
+    from generation.agent.memory import THRESHOLD, TOP_K, ExperienceMemory
+    from retrieval.embeddings import make_embedder
+
+    embedder = make_embedder(s.embedding.model_path, s.embedding.backend, s.embedding.batch_size, s.embedding.device)
+    return ExperienceMemory(
+        g, embedder, THRESHOLD if threshold is None else threshold, TOP_K if top_k is None else top_k, shuffled=shuffled
+    )
+
+
+def experience_learn(
+    path: Path,
+    *,
+    limit: int | None = None,
+    max_tokens: int = 160,
+    graph: Graph | None = None,
+    settings: Settings | None = None,
+    progress: StageProgress | None = None,
+) -> Any:
+    """Learn experiences from the arithmetic questions of the TAT-QA file's training half (split by a hash of the
+    table uid, :func:`ingest.datasets.tatqa.split_contexts`, the split ``finkg eval tatqa --half`` uses); see
+    :func:`finkg.eval.experience.learn`. Resumable (learned questions are skipped).
+
+    Returns:
+        :class:`finkg.eval.experience.LearnSummary`.
+
+    Raises:
+        IngestError: a malformed TAT-QA file. GraphError, ModelError, LLMUnavailable.
+    """
+    from finkg.eval.experience import learn
+    from generation.llm import client_from_settings
+    from ingest.datasets.tatqa import read_tatqa, split_contexts
+
+    with _opened(graph, settings) as (g, s):
+        train, evaluation = split_contexts(read_tatqa(path))
+        memory = _memory(g, s, None, None)
+        return learn(
+            client_from_settings(s),
+            memory,
+            train,
+            {c.table_uid for c in evaluation},
+            limit=limit,
+            max_tokens=max_tokens,
+            progress=progress,
+        )
+
+
+def experience_list(
+    *, split: str | None = None, limit: int = 100, graph: Graph | None = None, settings: Settings | None = None
+) -> list[dict[str, Any]]:
+    """Stored experiences (of ``split`` or all), oldest first."""
+    from generation.agent.memory import list_experiences
+
+    with _opened(graph, settings) as (g, _):
+        return list_experiences(g, split, limit)
+
+
+def experience_show(exp_id: str, *, graph: Graph | None = None, settings: Settings | None = None) -> dict[str, Any]:
+    """One experience with the runs it was distilled from.
+
+    Raises:
+        GenerationError: no experience has that id.
+    """
+    from generation.agent.memory import show_experience
+
+    with _opened(graph, settings) as (g, _):
+        found = show_experience(g, exp_id)
+    if found is None:
+        raise GenerationError(f"no experience {exp_id!r}: `finkg experience list` shows the ids")
+    return found
+
+
+def experience_clear(*, split: str | None = None, graph: Graph | None = None, settings: Settings | None = None) -> int:
+    """Delete the experiences (of ``split``; None: all), the runs they were distilled from and their steps;
+    returns how many."""
+    from generation.agent.memory import clear_experiences
+
+    with _opened(graph, settings) as (g, _):
+        return clear_experiences(g, split)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from generation.agent.arithmetic import calculate, compare
-from generation.agent.gate import check_answer, direction_of
+from generation.agent.gate import check_answer, direction_of, gate_report
 
 # The README demo's jnj-2009q2 case: the cited facts and the tool's difference (issue 17)
 JNJ_EVIDENCE = [
@@ -105,3 +105,35 @@ def test_years_and_dates_trace_exactly():
 def test_the_verdict_is_recordable():
     d = check_answer("15,603,000,000", "arithmetic", [_working_capital()], JNJ_EVIDENCE).as_dict()
     assert d["passed"] is False and d["numbers"][0]["text"] == "15,603,000,000" and d["checks"]["answer_type"]
+
+
+# ----------------------------------------------------------------------------------------- the report path
+
+
+def test_the_report_gate_marks_the_readme_demo_failures():
+    # fed-zero-2008-12: a direction claim about China's money supply, no money-supply fact cited
+    cited = [("cn_treasury_10y", "China treasury yield, 10-year: 3.62 % on 2008-12-15.")]
+    answer = "China's money supply was moving downward. The 10-year yield was 3.62% [F1]."
+    g = gate_report(answer, [("3.62%", "verified")], cited)
+    assert not g.passed and g.unsupported == (
+        {"sentence": "China's money supply was moving downward.", "topic": "money supply"},
+    )
+    assert g.text == (
+        "China's money supply was moving downward. [unsupported: no cited fact is about money supply] "
+        "The 10-year yield was 3.62% [F1]."
+    )
+    assert g.as_dict()["verdict"] == "could not verify"
+    # the same claim with a money-supply fact cited passes
+    m2 = [*cited, ("cn_m2_yoy", "China M2 money supply, year-on-year: 14.8 % in 2008-11.")]
+    assert gate_report(answer, [("3.62%", "verified")], m2).passed
+    # jnj-2009q2: 15,603,000,000 is not what the cited facts give (35,494,000,000 - 19,886,000,000)
+    jnj = [("AssetsCurrent", "current assets 35494000000"), ("LiabilitiesCurrent", "current liabilities 19886000000")]
+    g = gate_report(
+        "Current assets exceed current liabilities by USD 15,603,000,000 [unverified] [F1, F2].",
+        [("USD 15,603,000,000", "unverified")],
+        jnj,
+    )
+    assert not g.passed and g.unverified == ("USD 15,603,000,000",) and not g.unsupported
+    assert "could not verify 1 number(s)" in g.reasons[0]
+    # a sentence with no claim (no number, no direction) about an uncited indicator is left alone
+    assert gate_report("Money supply matters for banks.", [], []).passed

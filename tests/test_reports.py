@@ -147,6 +147,12 @@ def test_batch_writes_verified_reports_linked_in_the_graph_and_resumes(graph, rs
                 assert c["text"] + MARK in rec["answer"]
             if c["status"] == "verified":
                 assert c["fact_id"] in {f["id"] for f in rec["selected_facts"]}
+        # the answer gate's verdict is recorded: passed only with no unverified number and no unsupported claim
+        gate = rec["gate"]
+        assert gate["passed"] == (not gate["unverified_numbers"] and not gate["unsupported_claims"])
+        assert gate["verdict"] == ("passed" if gate["passed"] else "could not verify")
+        assert all(f"no cited fact is about {u['topic']}]" in rec["answer"] for u in gate["unsupported_claims"])
+        assert "Answer gate: " in md
         # every retrieval call ran as of the question's date, and nothing published later reached the report
         cutoff = f"{q['as_of']}T23:59:59Z"
         assert [(c["stage"], c["as_of"], c["as_of_from"]) for c in rec["retrieval_calls"]] == [

@@ -20,6 +20,7 @@ from rich.markup import escape
 
 from finkg import __version__
 from finkg.cli import (
+    agent,
     audit,
     browser,
     config,
@@ -72,6 +73,7 @@ app.command()(kg.extract)
 app.command()(cypher.cypher)
 app.command("cluster")(kg.cluster)
 app.command("report")(report.report)
+app.command("ask")(agent.ask)
 app.add_typer(facts.app, name="facts")
 app.command("browser")(browser.browser)
 app.add_typer(neo4j.app, name="neo4j")
@@ -83,6 +85,7 @@ app.add_typer(audit.app, name="audit")
 app.add_typer(rerank.app, name="rerank")
 app.add_typer(graph.app, name="graph")
 app.add_typer(train.app, name="train")
+app.add_typer(agent.experience_app, name="experience")
 
 
 def _interrupted(exc: BaseException) -> bool:

@@ -96,7 +96,9 @@ def eval_tatqa(
             "two-stage, single-stage, facts-only (the two-stage generator: BM25 "
             "over the context's paragraphs), no-retrieval (the question alone), "
             "whole-context (every cell and paragraph), agent (program of thought with the calculator and the "
-            "answer gate for arithmetic questions, whole-context for the others).",
+            "answer gate for arithmetic questions, whole-context for the others), agent-memory (the agent with "
+            "the experiences of `finkg experience learn` as few-shot examples), agent-shuffled (the control: "
+            "each retrieved experience's content a random other one's).",
         ),
     ] = [],
     limit: Annotated[int | None, typer.Option(help="Only the first N questions.")] = None,
@@ -113,13 +115,26 @@ def eval_tatqa(
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for answers.jsonl and summary.json.")] = Path(
         "eval/tatqa"
     ),
+    threshold: Annotated[
+        float | None, typer.Option(help="Experience memory: cosine threshold (default 0.65, seed 001).")
+    ] = None,
+    top_k: Annotated[int | None, typer.Option(min=1, help="Experience memory: at most K entries (default 5).")] = None,
 ) -> None:
     """TAT-QA exact match and F1 of LLM answerers ([llm] model) on a TAT-QA file (Zhu et al., ACL 2021):
     two-stage vs single-stage vs no retrieval (seed 004, 3.3). Answers are written as they come; a rerun
     with the same --out resumes."""
     with progress() as p:
         results, backend = api.eval_tatqa(
-            path, systems=system, limit=limit, max_tokens=max_tokens, out=out, half=half, sample=sample, progress=p
+            path,
+            systems=system,
+            limit=limit,
+            max_tokens=max_tokens,
+            out=out,
+            half=half,
+            sample=sample,
+            threshold=threshold,
+            top_k=top_k,
+            progress=p,
         )
     render(results.rows(), Format.table, console, title=f"TAT-QA EM / F1 (%) on {path.name} ({backend})")
     if len(results.systems) > 1:

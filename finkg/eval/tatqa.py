@@ -33,7 +33,8 @@ from typing import Any
 from finkg.eval.metrics.intervals import bootstrap_mean, paired_bootstrap_difference
 from finkg.eval.metrics.tatqa import ANSWER_TYPES, gold_answers, score
 from finkg.eval.results import write_result
-from generation.agent.loop import answer_arithmetic, table_evidence
+from generation.agent.loop import AgentAnswer, answer_arithmetic, table_evidence
+from generation.agent.memory import ExperienceMemory, memory_block
 from generation.agent.questions import evidence_scale, needs_arithmetic, percent_hint
 from generation.llm import LLMAnswerError, LLMClient
 from generation.qa.answer import Answerer, direct_answerer, extract_answer
@@ -226,10 +227,44 @@ def direct_systems(client: LLMClient, max_tokens: int = 128) -> dict[str, Answer
     }
 
 
+def table_uid_of(facts: Sequence[Any]) -> str:
+    """The TAT-QA table uid in a context's fact ids (``tatqa:<table uid>:r<row>c<col>``), else ``""``."""
+    return str(facts[0].id).split(":")[1] if facts and str(facts[0].id).count(":") >= 2 else ""
+
+
+def agent_evidence(
+    question: str,
+    facts: Sequence[Any],
+    passages: Sequence[Any],
+    tables: Mapping[str, Sequence[Sequence[str]]] | None = None,
+) -> tuple[list[str], list[str], str]:
+    """The agent's evidence for a TAT-QA question: ``(table lines, paragraphs, answer scale)``; the table as rows
+    (captions included) when ``tables`` has its uid, else the cells' fact texts."""
+    table = (tables or {}).get(table_uid_of(facts))
+    cells = table_evidence(table) if table else [f.text for f in facts]
+    paragraphs = [p.text for p in passages]
+    return cells, paragraphs, evidence_scale(question, cells, paragraphs)
+
+
+def agent_text(got: AgentAnswer, scale: str) -> str:
+    """An agent outcome as an answerer's text: the derivation and ``Answer: <value> <scale>``, or the status and
+    reasons with an empty ``Answer:`` (a number the gate cannot trace is never given)."""
+    if got.answer is None:
+        return f"{got.status}: {'; '.join(got.reasons)}\nAnswer: "
+    d = got.derivation
+    operands = ", ".join(f"{k}={v:g}" for k, v in d["operands"].items())
+    return f"{d['expression']} with {operands} = {d['result']:g}\nAnswer: {got.answer} {scale}".rstrip()
+
+
 def agent_systems(
-    client: LLMClient, max_tokens: int = 160, tables: Mapping[str, Sequence[Sequence[str]]] | None = None
+    client: LLMClient,
+    max_tokens: int = 160,
+    tables: Mapping[str, Sequence[Sequence[str]]] | None = None,
+    memory: ExperienceMemory | None = None,
+    shuffled: ExperienceMemory | None = None,
+    exclude_contexts: Collection[str] = (),
 ) -> dict[str, Answerer]:
-    """The analyst agent as a TAT-QA answerer (issue 17; seed 001, sections 4.3-4.4), ``agent``: a question that
+    """The analyst agent as a TAT-QA answerer (issue 17; seed 001, sections 4.2-4.4), ``agent``: a question that
     needs arithmetic (:func:`generation.agent.questions.needs_arithmetic`) is answered by program of thought
     over the context's cells and paragraphs (:func:`generation.agent.loop.answer_arithmetic`: the LLM picks
     operands and one expression, ``calculate`` evaluates it, the gate checks it) in the scale
@@ -237,27 +272,44 @@ def agent_systems(
     and has an empty ``Answer:`` (a number the gate cannot trace is never given). The other questions go to
     ``whole-context`` (one LLM call with every cell and paragraph), the baseline it is compared with.
 
+    With ``memory``, ``agent-memory`` is the same agent whose prompt starts with the experiences retrieved for
+    the question (:meth:`generation.agent.memory.ExperienceMemory.retrieve`: training split only, never a context
+    of ``exclude_contexts``: pass every evaluated context); with ``shuffled`` (an ExperienceMemory with
+    ``shuffled=True``), ``agent-shuffled`` is the control (the same retrieval, each entry's content a random
+    other entry's). The retrieved ids are in the text (``experiences: ...``).
+
     ``tables`` (table uid -> rows, e.g. each :class:`TatqaContext`'s ``table``): the agent reads the question's
     table as rows, captions included (``"$ million"`` names the scale), found by the table uid in its facts'
     ids (``tatqa:<table uid>:r<row>c<col>``); without it, the cells as fact texts."""
     whole = direct_answerer(client, with_context=True, max_tokens=max_tokens)
 
-    def answer(question: str, facts: Sequence[Any], passages: Sequence[Any]) -> str:
-        if not needs_arithmetic(question):
-            return whole(question, facts, passages)
-        uid = str(facts[0].id).split(":")[1] if facts and str(facts[0].id).count(":") >= 2 else ""
-        table = (tables or {}).get(uid)
-        cells = table_evidence(table) if table else [f.text for f in facts]
-        paragraphs = [p.text for p in passages]
-        scale = evidence_scale(question, cells, paragraphs)
-        got = answer_arithmetic(client, question + percent_hint(scale), cells + paragraphs, max_tokens=max_tokens)
-        if got.answer is None:
-            return f"{got.status}: {'; '.join(got.reasons)}\nAnswer: "
-        d = got.derivation
-        operands = ", ".join(f"{k}={v:g}" for k, v in d["operands"].items())
-        return f"{d['expression']} with {operands} = {d['result']:g}\nAnswer: {got.answer} {scale}".rstrip()
+    def make(bank: ExperienceMemory | None) -> Answerer:
+        def answer(question: str, facts: Sequence[Any], passages: Sequence[Any]) -> str:
+            if not needs_arithmetic(question):
+                return whole(question, facts, passages)
+            cells, paragraphs, scale = agent_evidence(question, facts, passages, tables)
+            entries = []
+            if bank is not None:
+                context = "\n".join(cells + paragraphs)
+                entries = bank.retrieve(question, context, exclude_contexts=list(exclude_contexts))
+            got = answer_arithmetic(
+                client,
+                question + percent_hint(scale),
+                cells + paragraphs,
+                max_tokens=max_tokens,
+                examples=memory_block(entries),
+            )
+            used = f"experiences: {', '.join(e.id for e in entries) or 'none'}\n" if bank is not None else ""
+            return used + agent_text(got, scale)
 
-    return {"agent": answer}
+        return answer
+
+    systems = {"agent": make(None)}
+    if memory is not None:
+        systems["agent-memory"] = make(memory)
+    if shuffled is not None:
+        systems["agent-shuffled"] = make(shuffled)
+    return systems
 
 
 def stratified_sample(contexts: Sequence[TatqaContext], n: int, seed: int = 0) -> set[str]:

@@ -9,7 +9,9 @@ generation). Per question of a JSONL batch (:class:`ReportQuestion`):
    extra facts it brings;
 2. the two stages (:class:`generation.report.two_stage.TwoStageGenerator`) with the configured retrieval system;
 3. every number of the answer checked against the facts (:func:`generation.verify.report_numbers.check_numbers`;
-   unsupported ones are marked ``[unverified]``);
+   unsupported ones are marked ``[unverified]``), then the answer gate (:func:`generation.agent.gate.gate_report`):
+   a claim about an indicator no cited fact is about is marked ``[unsupported: ...]``, and the verdict
+   (``passed`` / ``could not verify``) is the record's ``gate`` and the Report node's ``gate_verdict``;
 4. written: ``DIR/<id>.md`` (the report with its sources), ``DIR/<id>.json`` (the record: facts, selected
    facts, retrieved triples with clusters and scores, claims and verification, tokens, times) and a
    ``(:Report)`` node linked to every fact node, chunk and triple it used (``cited`` true for those the
@@ -47,6 +49,7 @@ from pydantic import BaseModel, Field, FiniteFloat, ValidationError, field_valid
 from finkg import plots
 from finkg.config import Settings
 from finkg.output import write_text_atomic
+from generation.agent.gate import gate_report
 from generation.llm import BudgetExceeded, LLMUnavailable
 from generation.report.two_stage import Generation, TwoStageGenerator
 from generation.verify.report_numbers import NumberCheck, check_numbers
@@ -419,6 +422,15 @@ def _chart(graph: Graph, gen: Generation, as_of: date | None, path: Path) -> str
     return path.name
 
 
+def _gate_line(gate: dict[str, Any] | None) -> str:
+    """The answer gate's verdict as a line of the report (issue 17: every answer finkg writes is gated)."""
+    if not gate:
+        return "Answer gate: not run."
+    if gate["passed"]:
+        return "Answer gate: passed (every number verified, every indicator claim backed by a cited fact)."
+    return "Answer gate: could not verify: " + "; ".join(gate["reasons"]) + "."
+
+
 def _markdown(rec: dict[str, Any], gen: Generation) -> str:
     short_f = {f.id: f"F{i}" for i, f in enumerate(gen.selected, 1)}
     short_k = {k.id: f"K{i}" for i, k in enumerate(gen.knowledge, 1)}
@@ -432,6 +444,8 @@ def _markdown(rec: dict[str, Any], gen: Generation) -> str:
         "",
         f"Numbers: {n['verified']} verified against a fact, {n['context']} context (dates, tenors, the question's), "
         f"{n['unverified']} marked [unverified].",
+        "",
+        _gate_line(rec.get("gate")),
         "",
         "## Facts (F_select)",
         "",
@@ -469,6 +483,8 @@ def _graph_rows(rec: dict[str, Any], gen: Generation) -> tuple[dict[str, Any], d
         "answer": rec["answer"],
         "numbers_verified": sum(c["status"] == "verified" for c in rec["numbers"]),
         "numbers_unverified": sum(c["status"] == "unverified" for c in rec["numbers"]),
+        "gate_verdict": (rec.get("gate") or {}).get("verdict"),
+        "unsupported_claims": len((rec.get("gate") or {}).get("unsupported_claims", [])),
         "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     links: dict[str, list[dict[str, Any]]] = {}
@@ -561,7 +577,10 @@ def _one(
     )
     short = {f"F{i}": f.id for i, f in enumerate(gen.selected, 1)}
     marked, checks = check_numbers(gen.answer, q.question, gen.selected, short)
-    rec = _record(q, ctx, gen, marked, checks, unmatched, time.perf_counter() - t0, fact_calls)
+    cited = [(f.indicator, f.text) for f in gen.selected if f.id in gen.cited_facts]
+    gate = gate_report(marked, [(c.text, c.status) for c in checks], cited)
+    rec = _record(q, ctx, gen, gate.text, checks, unmatched, time.perf_counter() - t0, fact_calls)
+    rec["gate"] = gate.as_dict()
     failure = _failure(gen)
     if failure:
         rec["status"], rec["error"] = "failed", failure

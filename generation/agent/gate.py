@@ -234,3 +234,103 @@ _NEEDS = {
     "count": "one whole number",
     "arithmetic": "exactly one number",
 }
+
+
+# ----------------------------------------------------------------------------------------- the report path
+
+INDICATOR_TOPICS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
+    ("money supply", ("money supply", "m2", "m1", "m0", "broad money"), ("money supply", "cn_m0", "cn_m1", "cn_m2")),
+    ("consumer prices", ("cpi", "consumer price", "inflation"), ("cpi", "consumer price")),
+    ("producer prices", ("ppi", "producer price"), ("ppi", "producer price")),
+    ("interbank rates", ("shibor", "interbank"), ("shibor", "interbank")),
+    ("bond yields", ("yield", "treasury", "bond"), ("yield", "treasury", "bond")),
+    ("revenue", ("revenue", "revenues", "sales"), ("revenue", "sales")),
+    ("net income", ("net income", "net earnings", "net loss", "profit"), ("netincome", "net income", "profitloss")),
+    ("current assets", ("current assets",), ("assetscurrent", "current assets")),
+    ("current liabilities", ("current liabilities",), ("liabilitiescurrent", "current liabilities")),
+    ("cash", ("cash",), ("cash",)),
+)
+"""Indicators a report sentence can make a claim about: ``(topic, words in the sentence, words in a fact's
+indicator code or text that make the fact about it)``."""
+
+_CLAIM_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+@dataclass(frozen=True)
+class ReportGate:
+    """The gate's verdict on a report answer.
+
+    Attributes:
+        passed: no number left unverified and no unsupported claim. text: the answer with ``[unsupported: ...]``
+        after each sentence that claims something about an indicator no cited fact is about (the numbers'
+        ``[unverified]`` marks kept). unverified: the numbers that could not be verified. unsupported: one
+        ``{"sentence", "topic"}`` per unsupported claim. reasons: one sentence per failure.
+    """
+
+    passed: bool
+    text: str
+    unverified: tuple[str, ...] = ()
+    unsupported: tuple[dict[str, str], ...] = ()
+    reasons: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-able (the report record's ``gate``)."""
+        return {
+            "verdict": "passed" if self.passed else "could not verify",
+            "passed": self.passed,
+            "unverified_numbers": list(self.unverified),
+            "unsupported_claims": [dict(u) for u in self.unsupported],
+            "reasons": list(self.reasons),
+        }
+
+
+def _words(text: str, words: Sequence[str]) -> bool:
+    low = text.lower()
+    return any(re.search(rf"(?<![a-z0-9]){re.escape(w)}(?![a-z0-9])", low) for w in words)
+
+
+def gate_report(
+    answer: str, number_statuses: Sequence[tuple[str, str]], cited: Sequence[tuple[str, str]]
+) -> ReportGate:
+    """Gate a report answer (seed 001, section 4.4, on the report path; seed 003 counts unsupported claims).
+
+    Args:
+        answer: the answer text, numbers already checked (``[unverified]`` marks in place:
+            :func:`generation.verify.report_numbers.check_numbers`).
+        number_statuses: ``(number text, status)`` per number mention (``verified``, ``context``,
+            ``unverified``).
+        cited: ``(indicator code or tag, text)`` of each fact the answer cites.
+
+    Returns:
+        :class:`ReportGate`: a sentence that states a direction or a number about an indicator of
+        :data:`INDICATOR_TOPICS` none of the cited facts is about gets ``[unsupported: no cited fact is about
+        <topic>]``; ``passed`` is False when such a claim or an unverified number remains.
+    """
+    unverified = tuple(t for t, s in number_statuses if s == "unverified")
+    unsupported: list[dict[str, str]] = []
+    out: list[str] = []
+    last = 0
+    for sep in [*_CLAIM_SENTENCE.finditer(answer), None]:
+        end = sep.start() if sep is not None else len(answer)
+        sentence = answer[last:end]
+        mark = ""
+        claims = direction_of(sentence) is not None or any(
+            m.kind not in ("date", "year") for m in find_numbers(sentence)
+        )
+        if claims:
+            for topic, words, about in INDICATOR_TOPICS:
+                if _words(sentence, words) and not any(
+                    any(a in f"{code} {text}".lower() for a in about) for code, text in cited
+                ):
+                    unsupported.append({"sentence": sentence.strip(), "topic": topic})
+                    mark = f" [unsupported: no cited fact is about {topic}]"
+                    break
+        out.append(sentence.rstrip() + mark + (sentence[len(sentence.rstrip()) :] if not mark else ""))
+        if sep is not None:
+            out.append(sep.group(0))
+            last = sep.end()
+    reasons = []
+    if unverified:
+        reasons.append(f"could not verify {len(unverified)} number(s): {', '.join(unverified)}")
+    reasons += [f"unsupported: a claim about {u['topic']} but no cited fact is about it" for u in unsupported]
+    return ReportGate(not reasons, "".join(out), unverified, tuple(unsupported), tuple(reasons))

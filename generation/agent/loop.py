@@ -86,10 +86,14 @@ def format_result(value: float) -> str:
     return "0" if text in ("-0", "") else text
 
 
-def prompt(question: str, evidence: Sequence[str], complaint: str | None = None) -> list[dict[str, str]]:
-    """The chat messages of one attempt: the system instruction, the evidence and the question, and the previous
-    attempt's complaint when there is one."""
-    body = "Table and facts:\n" + "\n".join(evidence) + f"\n\nQuestion: {question}"
+def prompt(
+    question: str, evidence: Sequence[str], complaint: str | None = None, examples: str = ""
+) -> list[dict[str, str]]:
+    """The chat messages of one attempt: the system instruction, the few-shot ``examples`` (the experience
+    memory's block, :func:`generation.agent.memory.memory_block`; none when empty), the evidence and the question,
+    and the previous attempt's complaint when there is one."""
+    body = (examples + "\n\n" if examples else "") + "Table and facts:\n" + "\n".join(evidence)
+    body += f"\n\nQuestion: {question}"
     if complaint:
         body += f"\n\nYour previous answer was rejected: {complaint}. Try again."
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": body}]
@@ -130,6 +134,7 @@ def answer_arithmetic(
     question_type: str = "arithmetic",
     attempts: int = 2,
     max_tokens: int = 160,
+    examples: str = "",
 ) -> AgentAnswer:
     """Answer one arithmetic question by program of thought (see the module doc).
 
@@ -137,7 +142,8 @@ def answer_arithmetic(
         client: the LLM client (JSON mode). question: the question text. evidence: the table rows
             (:func:`table_evidence`) and fact or passage texts the operands must come from.
         question_type: the gate's answer type (``arithmetic`` or ``count``). attempts: tries, the first plus
-            repairs. max_tokens: the LLM's answer limit.
+            repairs. max_tokens: the LLM's answer limit. examples: the few-shot block put before the evidence
+            (retrieved experiences; seed 001, equation 5: with none, the prompt is the plain one).
 
     Returns:
         :class:`AgentAnswer`; ``answer`` is set only when the gate passed.
@@ -149,7 +155,7 @@ def answer_arithmetic(
     pool = evidence_numbers(evidence)
     complaint: str | None = None
     for _ in range(attempts):
-        messages = prompt(question, evidence, complaint)
+        messages = prompt(question, evidence, complaint, examples)
         try:
             result = client.chat(messages, max_tokens=max_tokens, json_schema=POT_SCHEMA)
         except LLMAnswerError as exc:

@@ -17,6 +17,7 @@ works wherever ``X`` lives:
 - :mod:`kg.cypher.triples`: extraction records, entities, resolution, clustering, triple retrieval, analytics;
 - :mod:`kg.cypher.reports`: report citations;
 - :mod:`kg.cypher.models`: the registry of models finkg trains itself;
+- :mod:`kg.cypher.agent`: the analyst agent's runs, steps and experience memory;
 - :mod:`kg.cypher.feedback`: point-in-time evidence, the source memory, the market-feedback evaluation.
 
 New statements go into the module of their subgraph (a new module for a new subgraph) and are re-exported here.
@@ -24,6 +25,23 @@ New statements go into the module of their subgraph (a new module for a new subg
 
 from __future__ import annotations
 
+from kg.cypher.agent import (
+    AGENT_RUN,
+    AGENT_RUNS,
+    COMPANY_CONCEPT_PERIODS,
+    COMPANY_NAMES,
+    DELETE_AGENT_RUNS,
+    DELETE_EXPERIENCES,
+    EXPERIENCE,
+    EXPERIENCE_INDEX,
+    EXPERIENCES,
+    MERGE_INTO_EXPERIENCE,
+    QUERY_EXPERIENCES,
+    WRITE_AGENT_RUNS,
+    WRITE_AGENT_STEPS,
+    WRITE_EXPERIENCES,
+    agent_run_browser_query,
+)
 from kg.cypher.core import (
     EXAMPLE_QUERY,
     IDENTIFIER,
@@ -131,14 +149,20 @@ from kg.cypher.triples import (
 
 __all__ = [
     "ADD_ENTITY_ALIASES",
+    "AGENT_RUN",
+    "AGENT_RUNS",
     "APPLY_MEMORY_FEEDBACK",
     "AWAIT_INDEXES",
     "CLEAR_STALE_ENTITY_ANALYTICS",
     "COMPANY_CONCEPT_FACTS",
+    "COMPANY_CONCEPT_PERIODS",
     "COMPANY_FILINGS",
     "COMPANY_IDENTIFIERS",
     "COMPANY_MATCHES",
+    "COMPANY_NAMES",
+    "DELETE_AGENT_RUNS",
     "DELETE_CLAIMS_OF_MEMOS",
+    "DELETE_EXPERIENCES",
     "DELETE_EXTRACTIONS_OF_MODEL",
     "DELETE_FACTS_OF_FILINGS",
     "DELETE_MEMORY_RUN",
@@ -154,6 +178,9 @@ __all__ = [
     "EVIDENCE_SELECTIONS",
     "EXAMPLE_QUERY",
     "EXISTING_ENTITY_IDS",
+    "EXPERIENCE",
+    "EXPERIENCES",
+    "EXPERIENCE_INDEX",
     "EXTRACTION_RECORDS_OF_DOCUMENTS",
     "EXTRACTION_RECORDS_OF_SUFFIX",
     "FACT_HISTORY",
@@ -175,10 +202,12 @@ __all__ = [
     "MEMORY_CELLS",
     "MEMORY_CELLS_AS_OF",
     "MEMORY_FEEDBACK_COUNTS",
+    "MERGE_INTO_EXPERIENCE",
     "MERGE_KG_SCHEMA",
     "MERGE_TUNED_MODELS",
     "PENDING_MEMORY_FEEDBACK",
     "POINT_IN_TIME_CANDIDATES",
+    "QUERY_EXPERIENCES",
     "QUERY_VECTOR_INDEX",
     "READ_CORPUS_ALPHA",
     "READ_SCHEMA_VERSION",
@@ -203,7 +232,11 @@ __all__ = [
     "TEXT_CHUNKS_OF_KG_DOCUMENTS",
     "TUNED_MODELS",
     "USGAAP_CONCEPTS",
+    "WRITE_AGENT_RUNS",
+    "WRITE_AGENT_STEPS",
+    "WRITE_EXPERIENCES",
     "WRITE_NEW_ENTITIES",
+    "agent_run_browser_query",
     "count_nodes",
     "count_relationships",
     "count_triple_clusters",

@@ -1,0 +1,150 @@
+"""Learning the analyst agent's experience memory from TAT-QA's training half (seed 001, section 4.2).
+
+Source: ../shared/seeds/001_70c6b08e66b7be55.txt, section 4.2 (memory consolidation: a trajectory per problem,
+scored against the gold answer, summarised into findings and cautions) and Appendix F.2 (the bank is built from
+training trajectories only). For each arithmetic question (the ones the agent answers by program of thought) of a
+training-half context: the agent answers with the memory learned so far (the seed's bank grows as it goes), the
+answer is graded with TAT-QA's EM, the run is written as ``(:AgentRun)-[:STEP]->(:Step)`` and an experience is
+distilled (:func:`generation.agent.memory.distill`) and stored, linked to the run.
+
+A context of the evaluation half is refused (:class:`generation.agent.memory.MemoryLeak`): the split is
+:func:`ingest.datasets.tatqa.split_contexts` (a hash of the table uid, seed 0), the one ``finkg eval tatqa --half``
+uses. Resumable: a question whose experience is stored already is skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+
+from finkg.eval.metrics.tatqa import gold_answers, score
+from finkg.eval.tatqa import agent_evidence, agent_text
+from generation.agent.loop import answer_arithmetic
+from generation.agent.memory import (
+    Experience,
+    ExperienceMemory,
+    MemoryLeak,
+    distill,
+    experience_id,
+    list_experiences,
+    memory_block,
+    query_text,
+)
+from generation.agent.questions import needs_arithmetic, percent_hint
+from generation.agent.trajectory import RunRecord, run_id, steps_of, verdict_of, write_runs
+from generation.llm import LLMClient
+from generation.qa.answer import extract_answer
+from ingest.datasets.tatqa import TatqaContext
+from kg.progress import StageProgress
+
+
+@dataclass
+class LearnSummary:
+    """What a learning pass did: questions ``learned`` (runs and experiences written), ``skipped`` (stored
+    already), ``correct`` (EM 1 among the learned), ``merged`` (experiences merged into a near-duplicate),
+    ``experiences`` (ids written)."""
+
+    learned: int = 0
+    skipped: int = 0
+    correct: int = 0
+    merged: int = 0
+    experiences: list[str] = field(default_factory=list)
+
+
+def learn(
+    client: LLMClient,
+    memory: ExperienceMemory,
+    contexts: Sequence[TatqaContext],
+    evaluation_contexts: Collection[str],
+    *,
+    limit: int | None = None,
+    max_tokens: int = 160,
+    attempts: int = 2,
+    progress: StageProgress | None = None,
+) -> LearnSummary:
+    """Learn experiences from the arithmetic questions of ``contexts`` (see the module doc).
+
+    Args:
+        client: the LLM. memory: the bank (its graph gets the runs too). contexts: training-half contexts.
+        evaluation_contexts: the evaluation half's table uids: a context among them is refused.
+        limit: at most this many new questions. max_tokens: the LLM's answer limit. attempts: tries per question
+            (the first plus repairs, :func:`generation.agent.loop.answer_arithmetic`).
+        progress: ``progress(stage, total)`` -> a callback advanced per question.
+
+    Raises:
+        MemoryLeak: a context of the evaluation half. LLMUnavailable, BudgetExceeded: the LLM cannot be used.
+        GraphError: Neo4j is unavailable.
+    """
+    leaked = [c.table_uid for c in contexts if c.table_uid in set(evaluation_contexts)]
+    if leaked:
+        raise MemoryLeak(
+            f"context {leaked[0]} is in the evaluation half: experience is learned from the training half only "
+            "(finkg experience learn reads the training half of the file itself)"
+        )
+    memory.ensure_index()
+    stored = {i for r in list_experiences(memory.graph) for i in [r["id"], *r["sources"]]}
+    work = [(c, q) for c in contexts for q in c.questions if needs_arithmetic(q.question)]
+    todo = [(c, q) for c, q in work if experience_id("train", c.table_uid, q.question) not in stored]
+    todo = todo[:limit] if limit is not None else todo
+    summary = LearnSummary(skipped=len(work) - len(todo))
+    tick = progress("experience: learn", len(todo)) if progress else (lambda n: None)
+    for c, q in todo:
+        cells, paragraphs, scale = agent_evidence(q.question, c.facts, c.passages, {c.table_uid: c.table})
+        context = "\n".join(cells + paragraphs)
+        entries = memory.retrieve(q.question, context, exclude_contexts=list(evaluation_contexts))
+        got = answer_arithmetic(
+            client,
+            q.question + percent_hint(scale),
+            cells + paragraphs,
+            attempts=attempts,
+            max_tokens=max_tokens,
+            examples=memory_block(entries),
+        )
+        gold = gold_answers(q.record())
+        predicted = extract_answer(agent_text(got, scale))
+        graded = score(list(predicted.spans), predicted.scale, gold, q.answer_type, q.scale)
+        correct = graded.em == 1
+        rid = run_id("tatqa", q.uid, "train")
+        write_runs(
+            memory.graph,
+            [
+                RunRecord(
+                    rid,
+                    q.question,
+                    got.answer,
+                    verdict_of(got),
+                    client.model_id,
+                    kind="tatqa-learn",
+                    props={
+                        "status": got.status,
+                        "split": "train",
+                        "context_id": c.table_uid,
+                        "question_uid": q.uid,
+                        "em": graded.em,
+                        "f1": graded.f1,
+                        "gold": " | ".join(gold),
+                        "experiences_used": [e.id for e in entries],
+                    },
+                    steps=steps_of(got, [p.id for p in c.passages]),
+                )
+            ],
+        )
+        strategy, caution = distill(q.question, got, gold, correct, q.derivation)
+        entry = Experience(
+            experience_id("train", c.table_uid, q.question),
+            q.question,
+            f"{' | '.join(gold)} {q.scale}".strip(),
+            strategy,
+            caution,
+            "success" if correct else "failure",
+            "train",
+            c.table_uid,
+            rid,
+        )
+        written = memory.add(entry, query_text(q.question, context))
+        summary.learned += 1
+        summary.correct += int(correct)
+        summary.merged += int(written != entry.id)
+        summary.experiences.append(written)
+        tick(1)
+    return summary
