@@ -1,4 +1,4 @@
-"""A fact's history across filings (``finkg facts history``, issue 19) on Snowflake's real companyfacts file.
+"""A fact's history across filings (``finkg facts history``, issue 19) on Snowflake's and Tesla's real companyfacts files.
 
 Gold values come from the file itself, read here with ``json`` alone (no finkg code): for each period the
 unit entries of one tag, grouped by (end, months), the earliest and the latest filing's value. Derived
@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from datetime import date
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,8 @@ from kg.errors import ConfigError, RetrievalError
 
 SNOW = Path(__file__).resolve().parents[1] / "data" / "sec-companyfacts" / "CIK0001640147-snowflake.json"
 CIK = 1640147
+TSLA = SNOW.with_name("CIK0001318605-tesla-2022.json")
+TSLA_CIK = 1318605
 REVENUE = "RevenueFromContractWithCustomerExcludingAssessedTax"
 OCI = "ComprehensiveIncomeNetOfTax"  # restated: the quarter to 2022-10-31, -222,764,000 then -222,258,000
 
@@ -39,9 +42,9 @@ def _months(start: str | None, end: str) -> int:
     return round(days / 30.44)
 
 
-def _gold(tag: str) -> dict[tuple[str, int], list[dict]]:
+def _gold(tag: str, path: Path = SNOW) -> dict[tuple[str, int], list[dict]]:
     """(end, months) -> the file's unit entries in USD, earliest filing first."""
-    rows = json.loads(SNOW.read_text())["facts"]["us-gaap"][tag]["units"]["USD"]
+    rows = json.loads(path.read_text())["facts"]["us-gaap"][tag]["units"]["USD"]
     out: dict[tuple[str, int], list[dict]] = defaultdict(list)
     for r in rows:
         out[(r["end"], _months(r.get("start"), r["end"]))].append(r)
@@ -74,6 +77,44 @@ def test_a_restatement_is_listed_and_known_only_from_its_filing(loaded):
         row = next(r for r in got.periods if (r["period end"], r["months"]) == ("2022-10-31", 3))
         assert (row["first reported"], row["latest"], row["restated"]) == (-222764000.0, -222258000.0, 1)
         assert row[f"known on {as_of}"] == expected, as_of
+
+
+def test_tesla_restatements_first_reported_latest_and_ttm_as_its_file_has_them(graph, settings):
+    """Tesla's net income (2009-2022): every period's first-reported and latest value and whether it was
+    restated, as the file lists them; TTM at each calendar year end equals the year the latest 10-K reports."""
+    sec.ingest_companyfacts(graph, settings, [TSLA])
+    gold = _gold("NetIncomeLoss", TSLA)
+
+    # restated: a later filing's value differs from the one before it by more than the documented rounding
+    # allowance (0.05 % of the larger, at least 0.5): Tesla's 10-K of 2015-02-26 gives Q2 2014 as -61,902,000
+    # against -61,900,000, which is rounding, not a restatement
+    def differs(a: float, b: float) -> bool:
+        return abs(a - b) > max(0.5, 0.0005 * max(abs(a), abs(b)))
+
+    restated = {k for k, e in gold.items() if any(differs(a["val"], b["val"]) for a, b in pairwise(e))}
+    assert len(restated) >= 5  # the file itself restates Tesla's net income (guards this test's power)
+    got = api.fact_history(str(TSLA_CIK), "NetIncomeLoss", graph=graph)
+    assert got.name == "Tesla, Inc."
+    by_period = {(r["period end"], r["months"]): r for r in got.periods}
+    assert set(by_period) == set(gold)
+    for key, entries in gold.items():
+        row = by_period[key]
+        assert (row["first reported"], row["latest"]) == (entries[0]["val"], entries[-1]["val"]), key
+        assert (row["restated"] > 0) == (key in restated), key
+
+    # TTM = FY is an identity of one vintage: years none of whose entries (3, 6, 9, 12 months) was restated
+    def clean_year(end: str) -> bool:
+        return not any(k in restated for k in gold if end[:4] == k[0][:4] and k[1] in (3, 6, 9, 12))
+
+    years = {end: e[-1]["val"] for (end, m), e in gold.items() if m == 12 and clean_year(end)}
+    ttm = {
+        r["period end"]: r for r in api.fact_history(str(TSLA_CIK), "NetIncomeLoss", derived="ttm", graph=graph).derived
+    }
+    checked = [end for end in years if end in ttm]
+    assert len(checked) >= 3
+    for end in checked:
+        # within the same allowance: a quarter restated by less than it (e.g. Q4 2017 by 600,000) is not a restatement
+        assert not differs(ttm[end]["ttm"], years[end]), end
 
 
 def test_q4_is_the_year_minus_nine_months(loaded):
