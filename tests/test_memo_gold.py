@@ -31,7 +31,9 @@ SEMPRA = "0000086521-09-000047"  # every fact carries a co-registrant (the paren
 EXXON = "0001193125-09-165196"  # none of the four standard revenue tags
 QWEST = "0001047469-09-006994"  # 10-Q with prevrpt=1, amended by the 10-Q/A below in the same quarter
 QWEST_AMENDMENT = "0001047469-09-007075"
-HAND = [WALMART, SEMPRA, EXXON, QWEST, QWEST_AMENDMENT]
+EL_PASO = "0000950123-09-032414"  # convertible preferred stock inside its stockholders' equity
+SPECTRA = "0001193125-09-168965"  # "Preferred Stock of Subsidiaries" between liabilities and equity
+HAND = [WALMART, SEMPRA, EXXON, QWEST, QWEST_AMENDMENT, EL_PASO, SPECTRA]
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +60,21 @@ def test_gold_liabilities_subtract_what_sits_between_liabilities_and_equity(gold
     liab = gold[(WALMART, "Liabilities")]
     assert liab["value"] == 168_942_000_000 - 68_822_000_000 - 326_000_000
     assert liab["tag"] == "derived" and liab["mezzanine"] == "OtherMinorityInterests"
+
+
+def test_gold_liabilities_follow_the_balance_sheets_own_arithmetic(gold):
+    # El Paso, num.txt at 20090630: LiabilitiesAndStockholdersEquity 21643000000, total equity (incl. NCI)
+    # 3719000000, StockholdersEquity 2970000000; pre.txt report 2 puts ConvertiblePreferredStock...Value
+    # (750000000, "Preferred stock, par value $0.01") at line 67, among the lines 67-75 that add up to line 76's
+    # StockholdersEquity: it is equity, not temporary equity, though its tag says "Nonredeemable or Redeemable"
+    el_paso = gold[(EL_PASO, "Liabilities")]
+    assert (el_paso["value"], el_paso["mezzanine"]) == (21_643_000_000 - 3_719_000_000, "")
+    # Spectra: LiabilitiesAndStockholdersEquity 22658000000, total equity 6991000000 (= StockholdersEquity
+    # 6447000000 + MinorityInterest 544000000), PreferredSecuritiesOfSubsidiary 225000000 at line 36, after
+    # the liabilities (line 34) and outside the lines 38-42 that add up to StockholdersEquity
+    spectra = gold[(SPECTRA, "Liabilities")]
+    assert spectra["value"] == 22_658_000_000 - 6_991_000_000 - 225_000_000
+    assert spectra["mezzanine"] == "PreferredSecuritiesOfSubsidiary"
 
 
 def test_gold_uses_the_parent_when_every_fact_has_a_co_registrant(gold):

@@ -47,8 +47,10 @@ cash flow / revenue; seed 003, "Numeric verification and evaluation metrics"). D
   total equity (``StockholdersEquityIncludingPortionAttributableToNoncontrollingInterest``, else
   ``StockholdersEquity`` plus ``MinorityInterest``) minus every item the balance sheet presents between
   the liabilities and the equity section (PRE stmt BS, by line: before the first equity line, tag or
-  label naming redeemable, temporary or mezzanine equity, or a minority / noncontrolling interest), each
-  named in the record.
+  label naming redeemable, temporary or mezzanine equity, a minority / noncontrolling interest or a
+  subsidiary's preferred stock), each named in the record. us-gaap's equity-section preferred stock
+  (``ConvertiblePreferredStockNonredeemableOrRedeemableIssuerOptionValue``) is an equity line, not temporary
+  equity, though its name says "redeemable".
 - **Amendments**: the latest filing (by ``accepted``) of the same ``cik`` and ``period`` in the quarter
   that reports the item supplies its value (``source_adsh``); the filing's own value is kept
   (``own_value``).
@@ -103,9 +105,15 @@ EXPENSE_WORDS = re.compile(r"cost|expense|benefit", re.I)
 EQUITY_TOTALS = ("StockholdersEquityIncludingPortionAttributableToNoncontrollingInterest", "StockholdersEquity")
 EQUITY_LINE = re.compile(
     r"^(StockholdersEquity|CommonStock|PreferredStockValue|AdditionalPaidInCapital|RetainedEarnings|TreasuryStock"
-    r"|AccumulatedOtherComprehensive|PartnersCapital|MembersEquity|LimitedPartners|GeneralPartners)"
+    r"|AccumulatedOtherComprehensive|PartnersCapital|MembersEquity|LimitedPartners|GeneralPartners"
+    r"|ConvertiblePreferredStockNonredeemable)"  # us-gaap's equity-section preferred (redeemable at the issuer's option)
 )
-MEZZANINE = re.compile(r"redeemable|temporary|mezzanine|minority|noncontrolling", re.I)
+# Temporary equity by name; a subsidiary's preferred stock presented outside equity is one too (Spectra's
+# "Preferred Stock of Subsidiaries", PreferredSecuritiesOfSubsidiary).
+MEZZANINE = re.compile(
+    r"redeemable|temporary|mezzanine|minority|noncontrolling|PreferredSecuritiesOfSubsidiary|preferred stock of subsidiar",
+    re.I,
+)
 
 
 @dataclass
