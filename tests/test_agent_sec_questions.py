@@ -10,43 +10,16 @@ from __future__ import annotations
 
 import json
 import re
-import zipfile
-from functools import cache
 from pathlib import Path
 
-import pandas as pd
-import pytest
+import test_agent_ask
+from test_agent_ask import gold as value
 
-from finkg.pipelines import sec as pipelines
 from generation.agent.ask import answer_sec_question
-from retrieval.facts.fact_map import list_filings
 
 ROOT = Path(__file__).resolve().parents[1]
-QUARTER = ROOT / "data" / "sec-fsds" / "2009q3.zip"
 QUESTIONS = ROOT / "data" / "questions" / "sec-agent.jsonl"
-
-
-@pytest.fixture(scope="module")
-def loaded(graph, settings):
-    if len(list_filings(graph, source=QUARTER.name)) != 435:
-        pipelines.ingest_sec(graph, settings, [QUARTER])
-    return graph
-
-
-@cache
-def num() -> pd.DataFrame:
-    with zipfile.ZipFile(QUARTER) as z, z.open("num.txt") as f:
-        df = pd.read_csv(f, sep="\t", dtype=str, keep_default_na=False, encoding="latin-1")
-    df = df[(df.segments == "") & (df.coreg == "") & (df.uom == "USD") & (df.value != "")].copy()
-    df["value"] = df["value"].astype(float)
-    return df
-
-
-def value(adsh: str, tag: str, ddate: str, qtrs: int) -> float:
-    df = num()
-    hit = df[(df.adsh == adsh) & (df.tag == tag) & (df.ddate == ddate) & (df.qtrs == str(qtrs))]
-    assert len(hit) == 1, (adsh, tag, ddate, qtrs)
-    return float(hit.value.iloc[0])
+loaded = test_agent_ask.loaded  # the fixture: the shipped quarter, loaded once
 
 
 def questions() -> list[dict]:
