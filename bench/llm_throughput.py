@@ -1,21 +1,23 @@
-"""LLM throughput: extraction through finkg's LLMClient vs raw llama.cpp, in the same run.
+"""LLM throughput: raw llama.cpp, finkg's client, and llama.cpp's server with parallel slots, in the same run.
 
-The same GGUF model, the same prompts and the same JSON schema (a triple-extraction prompt in
-the shape of seed 004 section 3.1: instructions + one few-shot example + a paragraph of a real
-FOMC statement from ../shared/data/fomc-statements) are completed
+The same GGUF model and the same real prompts: finkg's own extraction prompts (seed 004 section 3.1:
+instructions + few-shot turns + four numbered sentences of a real FOMC statement shipped in
+data/fomc-statements, with the JSON schema that constrains the answer), completed
 
-1. by ``llama_cpp.Llama.create_chat_completion`` directly (the baseline), and
-2. by :class:`generation.llm.LLMClient` over :class:`generation.llm.LlamaCppBackend` with the
-   cache disabled (JSON parsing, schema check, usage accounting included),
+1. by ``llama_cpp.Llama.create_chat_completion`` directly, one call at a time (the baseline);
+2. by :class:`generation.llm.LLMClient` over :class:`generation.llm.LlamaCppBackend` (cache off), one at a time
+   (finkg's overhead: JSON parsing, schema check, usage accounting; target <= 20 %);
+3. by :class:`generation.llm.LLMClient` over :class:`generation.llm.server.LlamaServerBackend`, llama.cpp's own
+   server with ``S`` parallel slots and ``S`` calls in flight (continuous batching), for each ``--slots`` S.
 
-on the same ``Llama`` object, prompt by prompt in ABBA order (who goes first alternates) so
-machine load swings and the KV prefix left by the previous call fall on both paths alike. It
-prints completion tokens/s of each, the client's overhead (target: <= 20 %) and the time spent
-in the client outside the backend call (ms per call). Then it runs the prompts twice through a
-client with a fresh disk cache and prints the backend calls of the second pass (must be 0).
+Every path completes every prompt in each of two rounds; the order of the paths is reversed in the second
+round, so machine load swings fall on all of them alike. It prints completion tokens/s and wall seconds of
+each, the ratio to raw llama.cpp, and how many answers equal raw llama.cpp's (greedy decoding; batched
+decoding may round differently). Then it runs the prompts twice through a client with a fresh disk cache and
+prints the backend calls of the second pass (must be 0).
 
     python bench/llm_throughput.py                 # Qwen2.5-Coder-1.5B Q4_K_M (`finkg models install --all`)
-    python bench/llm_throughput.py --model PATH.gguf --n 10
+    python bench/llm_throughput.py --model PATH.gguf --n 8 --slots 1 2 4
     python bench/llm_throughput.py --model smollm2-135m-instruct-q4_1 --n 20   # a registry name works too
 """
 
@@ -24,6 +26,8 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from rich.console import Console
@@ -32,60 +36,34 @@ from rich.table import Table
 
 from finkg import models
 from finkg.eval.results import RESULTS_DIR, write_result
+from generation.kgbuild.extraction import eligible_sentences, extraction_json_schema, extraction_messages
 from generation.llm import LlamaCppBackend, LLMCache, LLMClient
+from generation.llm.server import LlamaServerBackend
+from ingest.text.chunking import split_sentences
+from ingest.text.fomc import read_fomc_file
 
 DEFAULT_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
-DEFAULT_TEXTS = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "fomc-statements" / "statements"
+DEFAULT_TEXTS = Path(__file__).resolve().parents[1] / "data" / "fomc-statements" / "statements"
 console = Console()
 
-RELATIONS = ["belong_to", "affect", "indicate", "equal_to", "may_lead_to"]
-SCHEMA = {
-    "type": "object",
-    "required": ["triples"],
-    "properties": {
-        "triples": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["head", "relation", "tail"],
-                "properties": {"head": {"type": "string"}, "relation": {"enum": RELATIONS}, "tail": {"type": "string"}},
-            },
-        }
-    },
-}
-SYSTEM = (
-    "You build a financial knowledge graph. From the text, extract triples (head, relation, tail) whose "
-    "head and tail are financial indicators, changes of indicators, market status or macro-economic "
-    "policies, and whose relation is one of: " + ", ".join(RELATIONS) + ". Answer with JSON only."
-)
-SHOT_TEXT = (
-    "The Committee raised the federal funds rate by 25 basis points; higher rates are expected to slow inflation."
-)
-SHOT_ANSWER = (
-    '{"triples": [{"head": "federal funds rate increase", "relation": "may_lead_to", "tail": "slower inflation"}]}'
-)
 
-
-def paragraphs(folder: Path, n: int, max_chars: int = 700) -> list[str]:
-    """The first paragraph of the first ``n`` statements (sorted by date), at most ``max_chars``."""
-    files = sorted(folder.glob("*.txt"))
-    if len(files) < n:
-        raise SystemExit(f"{folder}: {len(files)} statements, fewer than --n {n}")
-    out = []
-    for f in files[:n]:
-        text = " ".join(f.read_text(encoding="utf-8", errors="replace").split("\n\n")[0].split())
-        out.append(text[:max_chars])
-    return out
-
-
-def messages(text: str) -> list[dict]:
-    """The extraction chat: instructions, one few-shot pair, the text."""
-    return [
-        {"role": "system", "content": SYSTEM},
-        {"role": "user", "content": SHOT_TEXT},
-        {"role": "assistant", "content": SHOT_ANSWER},
-        {"role": "user", "content": text},
-    ]
+def prompts_from(folder: Path, n: int, per_call: int = 4) -> list[list[str]]:
+    """``n`` groups of ``per_call`` consecutive extraction-eligible sentences, one group per statement (sorted
+    by date, cycling through the statements' later groups when there are fewer statements than ``n``)."""
+    per_file: list[list[list[str]]] = []
+    for f in sorted(folder.glob("*.txt")):
+        doc = read_fomc_file(f)
+        sents = [s for _, text in doc.sections for line in text.split("\n") for s in split_sentences(line)]
+        keep = [sents[i] for i in eligible_sentences(sents, content_filter=True)]
+        per_file.append([keep[k : k + per_call] for k in range(0, len(keep) - per_call + 1, per_call)])
+    out: list[list[str]] = []
+    depth = 0
+    while len(out) < n and any(len(g) > depth for g in per_file):
+        out += [g[depth] for g in per_file if len(g) > depth]
+        depth += 1
+    if len(out) < n:
+        raise SystemExit(f"{folder}: {len(out)} groups of {per_call} sentences, fewer than --n {n}")
+    return out[:n]
 
 
 def resolve_model(arg: str) -> Path:
@@ -99,11 +77,15 @@ def resolve_model(arg: str) -> Path:
     return path
 
 
+Call = Callable[[list[str]], tuple[int, str]]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default=DEFAULT_MODEL, help="GGUF file or registry name (default: %(default)s)")
-    ap.add_argument("--n", type=int, default=10, help="prompts per pass (default: %(default)s)")
-    ap.add_argument("--max-tokens", type=int, default=160)
+    ap.add_argument("--n", type=int, default=8, help="prompts per path and round (default: %(default)s)")
+    ap.add_argument("--slots", type=int, nargs="+", default=[1, 4], help="llama-server slot counts (default: 1 4)")
+    ap.add_argument("--max-tokens", type=int, default=384, help="completion cap ([extract] max_tokens)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--n-ctx", type=int, default=4096)
     ap.add_argument("--texts", type=Path, default=DEFAULT_TEXTS, help="folder of FOMC statement .txt files")
@@ -111,53 +93,66 @@ def main() -> None:
     args = ap.parse_args()
 
     model = resolve_model(args.model)
-    prompts = [messages(t) for t in paragraphs(args.texts, args.n)]
+    groups = prompts_from(args.texts, args.n)
     backend = LlamaCppBackend(model, n_ctx=args.n_ctx, n_threads=args.threads)
     t0 = time.perf_counter()
     llama = backend.llama()
     load_s = time.perf_counter() - t0
     client = LLMClient(backend)  # cache disabled
-    t0 = time.perf_counter()
-    model_id = client.model_id  # the file's sha256: once per process, reported apart
-    hash_s = time.perf_counter() - t0
-    fmt = {"type": "json_object", "schema": SCHEMA}
+    model_id = client.model_id
 
-    def raw_call(m: list[dict]) -> tuple[int, str]:
+    def raw_call(g: list[str]) -> tuple[int, str]:
+        schema = {"type": "json_object", "schema": extraction_json_schema(len(g))}
         out = llama.create_chat_completion(
-            messages=m, max_tokens=args.max_tokens, temperature=0.0, seed=0, response_format=fmt
+            messages=extraction_messages(g), max_tokens=args.max_tokens, temperature=0.0, seed=0, response_format=schema
         )
-        return out["usage"]["completion_tokens"], out["choices"][0]["message"]["content"]
+        return out["usage"]["completion_tokens"], out["choices"][0]["message"]["content"].strip()
 
-    def client_call(m: list[dict]) -> tuple[int, str]:
-        res = client.chat(m, max_tokens=args.max_tokens, temperature=0.0, json_schema=SCHEMA)
-        return res.completion_tokens, res.text
+    def client_call(c: LLMClient) -> Call:
+        def call(g: list[str]) -> tuple[int, str]:
+            res = c.chat(
+                extraction_messages(g),
+                max_tokens=args.max_tokens,
+                temperature=0.0,
+                json_schema=extraction_json_schema(len(g)),
+            )
+            return res.completion_tokens, res.text
 
-    raw_call(prompts[0])  # warm-up (not counted)
-    names = ("raw llama.cpp", "finkg LLMClient")
-    calls = {"raw llama.cpp": raw_call, "finkg LLMClient": client_call}
-    totals = {k: [0, 0.0] for k in names}
-    texts: dict[str, list[str]] = {k: [] for k in names}
-    backend_s = 0.0
-    with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
-    ) as bar:
-        task = bar.add_task("raw and client, prompt by prompt", total=2 * 2 * len(prompts))
-        for rnd in range(2):
-            for i, m in enumerate(prompts):
-                # ABBA: who goes first alternates, so load swings and the KV prefix left by the
-                # previous call fall on both paths alike
-                for name in names if (i + rnd) % 2 == 0 else names[::-1]:
-                    if name == names[1]:
-                        before = client.usage.seconds
+        return call
+
+    servers = {s: LlamaServerBackend(model, n_ctx=args.n_ctx, parallel=s, n_threads=args.threads) for s in args.slots}
+    start_s = {}
+    for s, srv in servers.items():
+        t0 = time.perf_counter()
+        srv.start()
+        start_s[s] = time.perf_counter() - t0
+    paths: dict[str, tuple[Call, int]] = {"raw llama.cpp": (raw_call, 1), "finkg llama-cpp": (client_call(client), 1)}
+    for s, srv in servers.items():
+        paths[f"finkg llama-server, {s} slot{'s' if s > 1 else ''}"] = (client_call(LLMClient(srv)), s)
+
+    raw_call(groups[0])  # warm-up (not counted)
+    totals = {k: [0, 0.0] for k in paths}
+    texts: dict[str, list[str]] = {k: [] for k in paths}
+    names = list(paths)
+    try:
+        with Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+        ) as bar:
+            task = bar.add_task("paths x prompts x 2 rounds", total=2 * len(paths) * len(groups))
+            for rnd in range(2):
+                for name in names if rnd == 0 else names[::-1]:
+                    call, inflight = paths[name]
                     t = time.perf_counter()
-                    n, text = calls[name](m)
+                    with ThreadPoolExecutor(inflight) as pool:
+                        outs = list(pool.map(call, groups))
                     totals[name][1] += time.perf_counter() - t
-                    totals[name][0] += n
-                    if name == names[1]:
-                        backend_s += client.usage.seconds - before
+                    totals[name][0] += sum(n for n, _ in outs)
                     if rnd == 0:
-                        texts[name].append(text)
-                    bar.advance(task)
+                        texts[name] = [x for _, x in outs]
+                    bar.advance(task, len(groups))
+    finally:
+        for srv in servers.values():
+            srv.close()
 
     # the cache: two passes through a client with a fresh disk cache
     with tempfile.TemporaryDirectory() as tmp:
@@ -166,51 +161,69 @@ def main() -> None:
         for _ in range(2):
             before = cached.usage.snapshot()
             t = time.perf_counter()
-            for m in prompts:
-                cached.chat(m, max_tokens=args.max_tokens, temperature=0.0, json_schema=SCHEMA)
+            for g in groups:
+                cached.chat(
+                    extraction_messages(g), max_tokens=args.max_tokens, json_schema=extraction_json_schema(len(g))
+                )
             d = cached.usage - before
             passes.append((d.calls, d.cache_hits, time.perf_counter() - t))
 
     table = Table(
-        title=f"{model.name}: {args.n} prompts x 2 rounds, max_tokens {args.max_tokens}, {args.threads} threads"
+        title=f"{model.name}: {len(groups)} extraction prompts x 2 rounds per path, {args.threads} threads, "
+        f"max_tokens {args.max_tokens}"
     )
-    for c in ("path", "calls", "completion tokens", "seconds", "tokens/s"):
+    for c in ("path", "in flight", "completion tokens", "seconds", "tokens/s", "x raw", "answers = raw"):
         table.add_column(c)
-    tps = {}
+    raw_tps = totals["raw llama.cpp"][0] / totals["raw llama.cpp"][1]
+    rows = []
     for name, (tok, sec) in totals.items():
-        tps[name] = tok / sec
-        table.add_row(name, str(2 * len(prompts)), f"{tok:,}", f"{sec:.1f}", f"{tps[name]:.2f}")
+        same = sum(a == b for a, b in zip(texts[name], texts["raw llama.cpp"]))
+        row = {
+            "path": name,
+            "in_flight": paths[name][1],
+            "completion_tokens": tok,
+            "seconds": round(sec, 1),
+            "tokens_per_s": round(tok / sec, 2),
+            "x_raw": round(tok / sec / raw_tps, 2),
+            "answers_equal_raw": f"{same}/{len(groups)}",
+        }
+        rows.append(row)
+        table.add_row(*(str(v) for v in row.values()))
     console.print(table)
-    overhead = (tps["raw llama.cpp"] - tps["finkg LLMClient"]) / tps["raw llama.cpp"] * 100
-    same = sum(a == b.strip() for a, b in zip(texts["finkg LLMClient"], texts["raw llama.cpp"]))
-    in_client_ms = (totals["finkg LLMClient"][1] - backend_s) / (2 * len(prompts)) * 1000
+    client_tps = totals["finkg llama-cpp"][0] / totals["finkg llama-cpp"][1]
+    overhead = (raw_tps - client_tps) / raw_tps * 100
+    best = max((r for r in rows if r["path"].startswith("finkg llama-server")), key=lambda r: r["tokens_per_s"])
+    console.print(f"finkg client overhead over raw llama.cpp: {overhead:+.1f} % of tokens/s (target <= 20 %)")
+    console.print(f"best server path: {best['path']}, {best['tokens_per_s']} tokens/s, {best['x_raw']}x raw llama.cpp")
     console.print(
-        f"client overhead: {overhead:+.1f} % of raw tokens/s (target <= 20 %); identical answers: "
-        f"{same}/{len(prompts)}; time spent in the client outside the backend call: "
-        f"{in_client_ms:.2f} ms per call"
+        f"model load {load_s:.1f} s (in process); server start "
+        + ", ".join(f"{s} slots {v:.1f} s" for s, v in start_s.items())
     )
-    console.print(f"model load {load_s:.1f} s; model identity ({model_id[:21]}...) {hash_s:.2f} s, once per process")
     for i, (n_calls, hits, sec) in enumerate(passes, 1):
         console.print(f"cache pass {i}: {n_calls} backend calls, {hits} cache hits, {sec:.2f} s")
-    console.print(f"backend calls on the second pass: {passes[1][0]} (must be 0)")
     path = write_result(
         "llm_throughput",
         {
             "model": model.name,
-            "n": args.n,
+            "model_id": model_id,
+            "prompts": len(groups),
+            "rounds": 2,
+            "slots": args.slots,
             "max_tokens": args.max_tokens,
             "threads": args.threads,
             "n_ctx": args.n_ctx,
         },
         {
-            "raw_tokens_per_s": round(tps["raw llama.cpp"], 3),
-            "client_tokens_per_s": round(tps["finkg LLMClient"], 3),
+            "raw_tokens_per_s": round(raw_tps, 3),
+            "client_tokens_per_s": round(client_tps, 3),
             "client_overhead_pct": round(overhead, 2),
-            "identical_answers": same,
-            "in_client_ms_per_call": round(in_client_ms, 3),
+            "best_server_path": best["path"],
+            "best_server_tokens_per_s": best["tokens_per_s"],
+            "ratio_best_server_over_raw_x": best["x_raw"],
             "model_load_s": round(load_s, 2),
             "cached_rerun_backend_calls": passes[1][0],
         },
+        tables={"paths": rows},
         directory=args.results_dir,
     )
     console.print(f"results: {path}")

@@ -380,9 +380,10 @@ HEADLINES: dict[str, Callable[[dict[str, Any], dict[str, Any]], tuple[str, str, 
         f"{_f(f, 'ratio_ingest_over_pandas_x', '.1f')}x; {_f(f, 'ratio_memo_over_read_x', '.1f')}x",
     ),
     "llm_throughput": lambda f, p: (
-        f"finkg LLMClient {_f(f, 'client_tokens_per_s', '.2f')} tokens/s ({p.get('model')}, {p.get('n')} prompts)",
-        f"raw llama.cpp {_f(f, 'raw_tokens_per_s', '.2f')} tokens/s",
-        f"overhead {_f(f, 'client_overhead_pct', '+.1f')} %",
+        f"{f.get('best_server_path')}: {_f(f, 'best_server_tokens_per_s', '.2f')} tokens/s; finkg llama-cpp "
+        f"{_f(f, 'client_tokens_per_s', '.2f')} ({p.get('model')}, {p.get('prompts')} extraction prompts x 2)",
+        f"raw llama.cpp, one call at a time: {_f(f, 'raw_tokens_per_s', '.2f')} tokens/s",
+        f"{_f(f, 'ratio_best_server_over_raw_x', '.2f')}x (client overhead {_f(f, 'client_overhead_pct', '+.1f')} %)",
     ),
     "extraction": lambda f, p: (
         f"finkg extract {_f(f, 'finkg_tokens_per_s', '.1f')} tokens/s, {_f(f, 's_per_statement', '.0f')} s "

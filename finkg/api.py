@@ -417,7 +417,12 @@ def report_batch(
                 raise
             raise GenerationError(str(exc)) from exc
         summary = reports.run_batch(
-            questions, ctx, out, redo=redo, workers=workers or s.report.workers, progress=progress
+            questions,
+            ctx,
+            out,
+            redo=redo,
+            workers=workers or s.report.workers or s.llm.concurrency(),
+            progress=progress,
         )
     return ReportBatchResult(summary, ctx.system, ctx.mode, client.model_id)
 
@@ -446,13 +451,16 @@ def extract(
     families: Sequence[str] | None = None,
     documents: Sequence[str] | None = None,
     limit: int | None = None,
-    verify: bool = True,
+    verify: bool | None = None,
     redo: bool = False,
+    parallel: int | None = None,
     graph: Graph | None = None,
     settings: Settings | None = None,
     progress: StageProgress | None = None,
 ) -> ExtractResult:
     """Extract (and verify) triples from pending text chunks with the ``[llm]`` model (seed 004, 3.1).
+
+    ``verify`` None: ``[extract] verify``; ``parallel`` None: ``[llm] parallel`` calls in flight.
 
     Raises LLMError (backend unavailable or budget spent).
     """
@@ -461,17 +469,21 @@ def extract(
 
     with _opened(graph, settings) as (g, s):
         client = client_from_settings(s)
-        summary = kg_build.extract(
-            g,
-            s,
-            client,
-            families=list(families) if families else None,
-            documents=list(documents) if documents else None,
-            limit=limit,
-            verify=verify,
-            redo=redo,
-            progress=progress,
-        )
+        try:
+            summary = kg_build.extract(
+                g,
+                s,
+                client,
+                families=list(families) if families else None,
+                documents=list(documents) if documents else None,
+                limit=limit,
+                verify=s.extract.verify if verify is None else verify,
+                redo=redo,
+                parallel=parallel,
+                progress=progress,
+            )
+        finally:
+            client.close()
     dropped = [
         {"dropped by the verification pass because": k, "triples": v}
         for k, v in sorted(summary.drop_reasons.items(), key=lambda kv: -kv[1])
@@ -854,11 +866,12 @@ def eval_extraction(
     gold: Path,
     *,
     threshold: float = 70.0,
-    verify: bool = True,
+    verify: bool | None = None,
     graph: Graph | None = None,
     settings: Settings | None = None,
 ) -> tuple[list[dict[str, Any]], list[str], str]:
-    """Precision/recall of the stored extraction against gold triples.
+    """Precision/recall of the stored extraction against gold triples (``verify`` None: the records of a run
+    with ``[extract] verify``).
 
     Returns:
         ``(score rows, statements of the gold set with no stored extraction, model id)``.
@@ -871,7 +884,7 @@ def eval_extraction(
         client = client_from_settings(s)
         gold_rows = kg_eval.load_gold(gold)
         statements = sorted({x.statement for x in gold_rows})
-        stages = kg_build.stored_stages(g, client.model_id, verify, statements)
+        stages = kg_build.stored_stages(g, client.model_id, s.extract.verify if verify is None else verify, statements)
     missing = sorted(set(statements) - set(stages))
     return kg_eval.score(stages, gold_rows, threshold), missing, client.model_id
 

@@ -319,8 +319,9 @@ class LLMSettings(BaseModel):
 
     backend: str | None = Field(
         default=None,
-        pattern=r"^(llama-cpp|transformers|openai)$",
-        description="llama-cpp (a local GGUF file), transformers (a Hugging Face "
+        pattern=r"^(llama-cpp|llama-server|transformers|openai)$",
+        description="llama-cpp (a local GGUF file, one call at a time), llama-server (a local GGUF file served by "
+        "llama.cpp's server with `parallel` slots: concurrent calls decode together), transformers (a Hugging Face "
         "directory) or openai (an OpenAI-compatible server)",
     )
     model_path: Path | None = Field(
@@ -341,7 +342,17 @@ class LLMSettings(BaseModel):
     )
     n_ctx: int = Field(default=4096, ge=256, description="llama-cpp context window, tokens")
     n_batch: int = Field(default=512, ge=1, description="llama-cpp prompt tokens per batch")
-    threads: int = Field(default=2, ge=1, description="CPU threads (llama-cpp, transformers)")
+    threads: int = Field(default=2, ge=1, description="CPU threads (llama-cpp, llama-server, transformers)")
+    parallel: int = Field(
+        default=4,
+        ge=1,
+        le=64,
+        description="llama-server slots decoded together, and the LLM calls batch jobs keep in flight (extraction)",
+    )
+    server_path: Path | None = Field(
+        default=None,
+        description="the llama-server binary (default: the one scripts/bootstrap.sh builds into the environment)",
+    )
     max_tokens: int = Field(default=600, ge=1)
     temperature: float = Field(default=0.0, ge=0.0)
     seed: int = Field(default=0, description="sampling seed (part of the cache key)")
@@ -353,6 +364,11 @@ class LLMSettings(BaseModel):
     budget_tokens: int | None = Field(
         default=None, ge=1, description="prompt+completion tokens one client (one command run) may spend; unset: no cap"
     )
+
+    def concurrency(self) -> int:
+        """Calls worth keeping in flight: ``parallel`` for a backend that serves them in parallel
+        (llama-server, openai), else 1 (llama-cpp and transformers run one call at a time)."""
+        return self.parallel if self.backend in ("llama-server", "openai") else 1
 
 
 class MemorySettings(BaseModel):
@@ -540,6 +556,16 @@ class ExtractSettings(BaseModel):
         description="answer a sentence identical to one extracted before "
         "(same schema and model) from that answer instead of a new LLM call",
     )
+    content_filter: bool = Field(
+        default=True,
+        description="skip sentences with no financial content (no number, no word of the financial lexicon) "
+        "without an LLM call; what it loses on the gold set: README, Extraction",
+    )
+    verify: bool = Field(
+        default=False,
+        description="run the LLM verification pass (seed 004 section 3.1, phase 3) by default; `finkg extract "
+        "--verify/--no-verify` overrides; off because on the gold set it removes more correct triples than wrong ones",
+    )
 
 
 class TextSettings(BaseModel):
@@ -629,8 +655,11 @@ class ReportSettings(BaseModel):
         pattern=r"^(cited-points|text)$",
         description="stage 2 answer: cited-points (JSON claims, each citing fact/knowledge ids) or text",
     )
-    workers: int = Field(
-        default=1, ge=1, description="questions in flight at once (an HTTP backend serves them in parallel)"
+    workers: int | None = Field(
+        default=None,
+        ge=1,
+        description="questions in flight at once; unset: [llm] parallel with a backend that serves calls in "
+        "parallel (llama-server, openai), else 1",
     )
 
 
@@ -847,6 +876,11 @@ batch_size = 200
 # n_ctx = 4096
 # n_batch = 512
 # threads = 2
+# The same GGUF file served by llama.cpp's own server (built by scripts/bootstrap.sh), which decodes
+# `parallel` calls together (continuous batching): extraction and report batches keep that many in flight:
+# backend = "llama-server"
+# parallel = 4
+# server_path = "/path/to/llama-server"   # default: the one in finkg's virtual environment
 # Or a Hugging Face model directory through transformers (no constrained JSON: answers are repaired);
 # gguf_file names a GGUF inside model_path that transformers dequantizes:
 # backend = "transformers"
@@ -935,11 +969,15 @@ cost_bps = 10.0
 # LLM triple extraction (`finkg extract`, seed 004 section 3.1): sentences numbered in one call (more:
 # fewer calls, longer answers), the completion cap per call, and chunks per committed batch;
 # reuse_sentences: a sentence identical to one already extracted (FOMC statements repeat many) takes
-# over that sentence's triples and verdicts instead of a new call.
+# over that sentence's triples and verdicts instead of a new call; content_filter: sentences with no
+# number and no word of the financial lexicon are not sent; verify: the LLM verification pass by default
+# (off: on the gold set it removed more correct triples than wrong ones; README, Extraction).
 sentences_per_call = 4
 max_tokens = 384
 batch_chunks = 8
 reuse_sentences = true
+content_filter = true
+verify = false
 
 [text]
 # Text ingest (`finkg ingest text`): sentences are packed into chunks of at most chunk_tokens tokens;
@@ -996,7 +1034,7 @@ system = "tfr"
 max_facts = 30
 max_selected = 8
 answer_tokens = 400
-workers = 1
+# workers = 4         # unset: [llm] parallel with the llama-server or openai backend, else 1
 answer_format = "cited-points"
 """
 

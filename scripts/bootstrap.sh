@@ -70,4 +70,10 @@ if [ ! -f "$VENV/.complete" ]; then
   touch "$VENV/.complete"
 fi
 VIRTUAL_ENV="$VENV" "$UV" pip install -q --no-deps -e "$ROOT" >&2
+# llama.cpp's HTTP server ([llm] backend = "llama-server": parallel slots, continuous batching), built from
+# the same llama.cpp sources with the same CMAKE_ARGS, cached by version and build flavour.
+if [ ! -x "$VENV/bin/llama-server" ]; then
+  CMAKE_ARGS="$CMAKE_ARGS" FLAVOUR_KEY="$FLAVOUR_KEY" FINKG_PYTHON="$PY" FINKG_CACHE="$CACHE" \
+    bash "$ROOT/scripts/build-llama-server.sh" "$VENV" >&2
+fi
 echo "$VENV"

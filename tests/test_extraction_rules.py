@@ -300,3 +300,43 @@ def test_failed_answers_are_recorded_and_not_remembered(smol):
     # a failed verification call gives "no_verdict" drops: the memo keeps none of them
     memo.remember_verdict(S[1], Verdict(MARKETS, "drop", "no_verdict"))
     assert memo.verdict(S[1], MARKETS) is None
+
+
+def test_calls_in_flight_together_give_the_one_at_a_time_result(smol):
+    # three chunks that share sentences (as FOMC statements do): S[1] and S[2] each appear twice
+    chunks = [("c1", [S[0], S[1]], 0), ("c2", [S[1], S[2]], 0), ("c3", [S[2], S[0].upper()], 0)]
+    one, many = _Spy(smol), _Spy(smol)
+    seq = TripleExtractor(one, sentences_per_call=1, memo=SentenceMemo(), workers=1)
+    par = TripleExtractor(many, sentences_per_call=1, memo=SentenceMemo(), workers=4)
+    a = [seq.propose(cid, sents, skip) for cid, sents, skip in chunks]
+    b = par.propose_many(chunks)
+    fields = ("proposed", "rejected", "answered", "sentences_sent", "sentences_reused", "failures")
+    assert [[getattr(x, f) for f in fields] for x in a] == [[getattr(x, f) for f in fields] for x in b]
+    # the same calls were made, no sentence twice: S[0], S[1], S[2] and the upper-cased S[0]
+    assert sorted(one.prompts) == sorted(many.prompts) and len(many.prompts) == 4
+    assert [x.sentences_reused for x in b] == [0, 1, 1]
+    one.prompts.clear()
+    many.prompts.clear()
+    for x, (_, sents, _) in zip(a, chunks):
+        seq.verify(x, sents)
+    par.verify_many([(x, sents) for x, (_, sents, _) in zip(b, chunks)])
+    assert [x.verdicts for x in a] == [x.verdicts for x in b]
+    assert sorted(one.prompts) == sorted(many.prompts)
+    assert [x.verdicts_reused for x in a] == [x.verdicts_reused for x in b]
+
+
+def test_the_content_filter_skips_sentences_without_financial_content():
+    from generation.kgbuild.extraction import eligible_sentences, has_financial_content
+
+    # sentences of the FOMC statements in ../shared/data/fomc-statements
+    assert all(has_financial_content(s) for s in S[:3])
+    assert has_financial_content("Meanwhile, inflationary pressures have diminished appreciably.")
+    assert has_financial_content("As always, the discount window is available as a source of funding.")
+    assert not has_financial_content(
+        "In addition, the Committee unanimously decided to expedite the release of its minutes."
+    )
+    assert not has_financial_content("; Roger W. Ferguson, Jr.")  # a roll-call fragment
+    chunk = [S[0], "Accordingly, the full degree of adjustment is judged no longer necessary.", S[1]]
+    assert eligible_sentences(chunk) == [0, 1, 2]
+    assert eligible_sentences(chunk, content_filter=True) == [0, 2]
+    assert sentence_groups(chunk, 4, content_filter=True) == [[0, 2]]

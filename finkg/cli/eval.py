@@ -68,9 +68,12 @@ def eval_extraction(
         float, typer.Option(help="Head/tail similarity (rapidfuzz token_set_ratio, 0-100) for a match.")
     ] = 70.0,
     verify: Annotated[
-        bool,
-        typer.Option("--verify/--no-verify", help="Score the records of a run with (default) or without verification."),
-    ] = True,
+        bool | None,
+        typer.Option(
+            "--verify/--no-verify",
+            help="Score the records of a run with or without the verification pass (default: [extract] verify).",
+        ),
+    ] = None,
 ) -> None:
     """Precision / recall of the stored extraction (before and after verification) against the gold set."""
     rows, missing, model_id = api.eval_extraction(gold, threshold=threshold, verify=verify)

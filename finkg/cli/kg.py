@@ -19,11 +19,23 @@ def extract(
     document: Annotated[list[str], typer.Option("--document", "-d", help="Only this Document id (repeatable).")] = [],
     limit: Annotated[int | None, typer.Option(help="At most N pending chunks.")] = None,
     verify: Annotated[
-        bool, typer.Option("--verify/--no-verify", help="Run the LLM verification pass (default).")
-    ] = True,
+        bool | None,
+        typer.Option(
+            "--verify/--no-verify",
+            help="Run the LLM verification pass (default: [extract] verify, off: it removes more correct triples "
+            "than wrong ones on the gold set).",
+        ),
+    ] = None,
     redo: Annotated[
         bool, typer.Option("--redo", help="Re-extract chunks already done (cached LLM answers are reused).")
     ] = False,
+    parallel: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="LLM calls in flight at once (default: [llm] parallel; the llama-server backend decodes them together).",
+        ),
+    ] = None,
 ) -> None:
     """Extract and verify knowledge-graph triples from the text chunks with the [llm] model (seed 004, 3.1).
 
@@ -36,6 +48,7 @@ def extract(
             limit=limit,
             verify=verify,
             redo=redo,
+            parallel=parallel,
             progress=p,
         )
     render(done.summary.rows(), Format.table, console, title=f"extraction with {done.model_id[:40]}")

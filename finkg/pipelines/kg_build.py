@@ -182,6 +182,7 @@ def extract(
     limit: int | None = None,
     verify: bool = True,
     redo: bool = False,
+    parallel: int | None = None,
     progress: StageProgress | None = None,
 ) -> ExtractSummary:
     """Extract (and verify) triples from the text chunks in the graph, resumably.
@@ -194,6 +195,8 @@ def extract(
         verify: run the verification pass (seed 004 §3.1 phase 3); ``False`` writes the proposals
             unverified (``verified: false``) under a separate record id.
         redo: re-extract chunks already done (the LLM cache still answers repeated calls).
+        parallel: LLM calls in flight at once (None: ``[llm] parallel``); the calls of a batch of
+            ``[extract] batch_chunks`` chunks go out together, and the result equals a one-at-a-time run.
         progress: ``progress(stage, total)`` returning an ``advance(n, tokens=...)`` callback (chunks
             done, completion tokens they cost: the bar shows chunks/s and tokens/s).
 
@@ -218,6 +221,8 @@ def extract(
         sentences_per_call=settings.extract.sentences_per_call,
         max_tokens=settings.extract.max_tokens,
         memo=memo,
+        workers=settings.llm.parallel if parallel is None else parallel,
+        content_filter=settings.extract.content_filter,
     )
     rows = graph.read(
         cypher.TEXT_CHUNKS_FOR_EXTRACTION,
@@ -251,8 +256,8 @@ def extract(
     advance = progress("extract (LLM)", len(todo)) if progress else noop
     for part in batches(todo, batch):
         done = []
-        for c in part:
-            ex = extractor.propose(c["id"], c["sentences"], overlap(c["previous_sentences"], c["sentences"]))
+        chunks = [(c["id"], c["sentences"], overlap(c["previous_sentences"], c["sentences"])) for c in part]
+        for c, ex in zip(part, extractor.propose_many(chunks)):
             done.append((c, ex))
             advance(1, tokens=ex.completion_tokens)
         writer.merge_nodes("Extraction", _record_rows(done, suffix, "proposed", schema_version, model_id), key="id")
@@ -271,12 +276,13 @@ def extract(
         entities: list[dict] = []
         rels: list[dict] = []
         mentioned: list[tuple[str, str]] = []
+        before = {c["id"]: proposals[c["id"]].completion_tokens for c in part}
+        if verify:
+            extractor.verify_many([(proposals[c["id"]], c["sentences"]) for c in part])
         for c in part:
             ex = proposals[c["id"]]
             if verify:
-                before = ex.completion_tokens
-                extractor.verify(ex, c["sentences"])
-                advance(1, tokens=ex.completion_tokens - before)
+                advance(1, tokens=ex.completion_tokens - before[c["id"]])
             else:
                 advance(1)
             e, r = _graph_rows(c, ex, verify, suffix, schema_version, model_id)

@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -249,6 +250,29 @@ def is_boilerplate(sentence: str) -> bool:
     return bool(_BOILERPLATE.search(sentence))
 
 
+_FINANCIAL = re.compile(
+    r"\d|%|\b(rates?|inflation\w*|deflation\w*|disinflation\w*|prices?|pricing|growth|econom\w*|markets?|credit|lending|loans?|debt|"
+    r"employ\w*|unemploy\w*|jobs?|labou?r|payrolls?|wages?|spending|consum\w*|invest\w*|output|production|"
+    r"demand|supply|polic(y|ies)|monetary|fiscal|fund\w*|treasur\w*|securities|bonds?|yields?|dollars?|"
+    r"currenc(y|ies)|exchange|deposits?|banks?|banking|financ\w*|liquidity|capital|assets?|liabilit\w*|"
+    r"balance sheet|purchases?|reserves?|housing|energy|oil|commodit\w*|trade|exports?|imports?|tax\w*|"
+    r"stocks?|equit(y|ies)|shares?|revenues?|earnings|income|profits?|margins?|sales|expansion|recession|"
+    r"recovery|slowdown|slack|stimulus|accommodat\w*|tighten\w*|eas(e|ed|ing)|firming|activity|business\w*|"
+    r"industr\w*|manufactur\w*|productivity|costs?|inventor\w*|utiliz\w*|workers?|pressures?|targets?|expectations?|risks?|stability|volatil\w*|spreads?|"
+    r"mortgages?|firms?|households?|investors?|gdp|cpi|basis points?|percent|percentage)\b",
+    re.IGNORECASE,
+)
+
+
+def has_financial_content(sentence: str) -> bool:
+    """The cheap filter of seed 004 §3.1's input side: True when ``sentence`` names a number or any word of
+    a financial and macro-economic lexicon (rates, prices, growth, markets, credit, employment, policy,
+    securities, ...). A sentence without one ("The Committee will continue to monitor developments
+    closely.") states no relation between financial entities and is not sent to the LLM
+    (``[extract] content_filter``); what it loses on the gold set is measured in ``bench/extraction.py``."""
+    return bool(_FINANCIAL.search(sentence))
+
+
 def overlap(previous: Sequence[str] | None, sentences: Sequence[str]) -> int:
     """How many leading ``sentences`` repeat the trailing sentences of the previous chunk (chunks
     overlap by whole sentences, ingest/text/chunking.py); those were extracted with the previous chunk."""
@@ -261,24 +285,36 @@ def overlap(previous: Sequence[str] | None, sentences: Sequence[str]) -> int:
 
 
 def sentence_groups(
-    sentences: Sequence[str], per_call: int, skip_first: int = 0, answered: Callable[[str], bool] | None = None
+    sentences: Sequence[str],
+    per_call: int,
+    skip_first: int = 0,
+    answered: Callable[[str], bool] | None = None,
+    content_filter: bool = False,
 ) -> list[list[int]]:
-    """Indexes (0-based, into ``sentences``) of the non-boilerplate sentences from ``skip_first`` on
-    that ``answered`` (if given) does not already answer, in groups of at most ``per_call``
-    consecutive ones; one LLM call per group.
+    """Indexes (0-based, into ``sentences``) of the :func:`eligible_sentences` that ``answered`` (if given)
+    does not already answer, in groups of at most ``per_call`` consecutive ones; one LLM call per group.
 
     Raises:
         ValueError: ``per_call`` < 1.
     """
     if per_call < 1:
         raise ValueError("sentences_per_call must be >= 1")
-    keep = [i for i in eligible_sentences(sentences, skip_first) if not (answered and answered(sentences[i]))]
+    keep = [
+        i
+        for i in eligible_sentences(sentences, skip_first, content_filter)
+        if not (answered and answered(sentences[i]))
+    ]
     return [keep[k : k + per_call] for k in range(0, len(keep), per_call)]
 
 
-def eligible_sentences(sentences: Sequence[str], skip_first: int = 0) -> list[int]:
-    """Indexes of the sentences extraction answers for: non-empty, not boilerplate, not in the overlap."""
-    return [i for i, s in enumerate(sentences) if i >= skip_first and s.strip() and not is_boilerplate(s)]
+def eligible_sentences(sentences: Sequence[str], skip_first: int = 0, content_filter: bool = False) -> list[int]:
+    """Indexes of the sentences extraction answers for: non-empty, not boilerplate, not in the overlap, and
+    with ``content_filter`` only those with financial content (:func:`has_financial_content`)."""
+    return [
+        i
+        for i, s in enumerate(sentences)
+        if i >= skip_first and s.strip() and not is_boilerplate(s) and (not content_filter or has_financial_content(s))
+    ]
 
 
 # -------------------------------------------------------------------------------------- triples
@@ -739,6 +775,9 @@ class TripleExtractor:
             ``verify_tokens_per_triple`` per candidate plus 24.
         memo: a :class:`SentenceMemo` shared by the chunks of a run (identical sentences are answered
             from it); ``None`` sends every sentence.
+        workers: LLM calls in flight at once (a ``llama-server`` backend with that many slots decodes them
+            together); 1 sends one call at a time. content_filter: skip sentences without financial content
+            (:func:`has_financial_content`; counted as skipped).
 
     Errors: an answer that is not usable JSON (after json-repair) is recorded in
     :attr:`ChunkExtraction.failures` with the raw answer; the other sentences of the chunk go on.
@@ -752,82 +791,180 @@ class TripleExtractor:
         max_tokens: int = 384,
         verify_tokens_per_triple: int = 40,
         memo: SentenceMemo | None = None,
+        workers: int = 1,
+        content_filter: bool = False,
     ) -> None:
+        if workers < 1:
+            raise ValueError("workers must be >= 1")
         self.client = client
         self.sentences_per_call = sentences_per_call
         self.max_tokens = max_tokens
         self.verify_tokens_per_triple = verify_tokens_per_triple
         self.memo = memo
+        self.workers = workers
+        self.content_filter = content_filter
+
+    def _map(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
+        """``[fn(x) for x in items]``, with up to ``workers`` calls in flight (a server with that many slots
+        decodes them together); results in the order of ``items``; an exception propagates."""
+        if self.workers <= 1 or len(items) <= 1:
+            return [fn(x) for x in items]
+        with ThreadPoolExecutor(min(self.workers, len(items))) as pool:
+            return list(pool.map(fn, items))
 
     def propose(self, chunk_id: str, sentences: Sequence[str], skip_first: int = 0) -> ChunkExtraction:
-        """Phase 2 of seed 004 §3.1: few-shot extraction over ``sentences`` (one chunk); the first
-        ``skip_first`` sentences (the overlap with the previous chunk, :func:`overlap`) are not sent,
-        nor the sentences the memo already answers (their remembered triples are taken over)."""
-        out = ChunkExtraction(chunk_id)
+        """Phase 2 of seed 004 §3.1 for one chunk: :meth:`propose_many` of ``[(chunk_id, sentences, skip_first)]``."""
+        return self.propose_many([(chunk_id, sentences, skip_first)])[0]
+
+    def propose_many(self, chunks: Sequence[tuple[str, Sequence[str], int]]) -> list[ChunkExtraction]:
+        """Phase 2 of seed 004 §3.1: few-shot extraction over each chunk's sentences.
+
+        Args:
+            chunks: ``(chunk id, sentences, skip_first)``; the first ``skip_first`` sentences (the overlap with
+                the previous chunk, :func:`overlap`) are not sent, nor the sentences the memo already answers
+                (their remembered triples are taken over).
+
+        Returns:
+            One :class:`ChunkExtraction` per chunk, in order.
+
+        The calls of all the chunks go out together, up to ``workers`` at once; the result is the same as
+        extracting the chunks one after another: a sentence identical to one an earlier chunk of the same
+        call sends is not sent again but takes over that sentence's triples (if that call failed, the
+        sentence stays unanswered and the failure is recorded).
+        """
         memo = self.memo
-        eligible = eligible_sentences(sentences, skip_first)
-        groups = sentence_groups(sentences, self.sentences_per_call, skip_first, memo.knows if memo else None)
-        out.sentences_sent = sum(len(g) for g in groups)
-        out.sentences_skipped = sum(1 for s in sentences if s.strip()) - len(eligible)
-        seen: set[tuple[str, str, str]] = set()
-        sent = {i for g in groups for i in g}
-        for i in eligible:
-            if i not in sent and memo is not None:  # an identical sentence was answered before
-                out.sentences_reused += 1
-                out.answered.append(i)
-                for t in memo.proposals(sentences[i], i):
-                    if t.key() not in seen:
-                        seen.add(t.key())
-                        out.proposed.append(t)
-        for group in groups:
-            shown = [sentences[i] for i in group]
+        claimed: set[str] = set()  # sentences an earlier chunk of this call sends
+
+        def answered(s: str) -> bool:
+            return memo is not None and (memo.knows(s) or sentence_key(s) in claimed)
+
+        plans: list[tuple[ChunkExtraction, Sequence[str], list[int], list[list[int]]]] = []
+        for chunk_id, sentences, skip_first in chunks:
+            out = ChunkExtraction(chunk_id)
+            eligible = eligible_sentences(sentences, skip_first, self.content_filter)
+            groups = sentence_groups(
+                sentences, self.sentences_per_call, skip_first, answered if memo else None, self.content_filter
+            )
+            claimed.update(sentence_key(sentences[i]) for g in groups for i in g)
+            out.sentences_sent = sum(len(g) for g in groups)
+            out.sentences_skipped = sum(1 for s in sentences if s.strip()) - len(eligible)
+            plans.append((out, sentences, eligible, groups))
+
+        def ask(job: tuple[int, list[int]]) -> Any:
+            k, group = job
+            shown = [plans[k][1][i] for i in group]
             try:
-                res = self.client.chat(
+                return self.client.chat(
                     extraction_messages(shown),
                     max_tokens=self.max_tokens,
                     temperature=0.0,
                     json_schema=extraction_json_schema(len(shown)),
                 )
             except LLMAnswerError as exc:
-                out.failures.append(
-                    {"stage": "extract", "sentences": group, "error": str(exc)[:300], "raw": str(exc.raw)[:2000]}
-                )
-                continue
-            out.count(res, "extract")
-            try:
-                triples, rejected = parse_triples(res.data, group, sentences, seen)
-            except ValueError as exc:
-                out.failures.append({"stage": "extract", "sentences": group, "error": str(exc), "raw": res.text[:2000]})
-                continue
-            out.proposed.extend(triples)
-            out.rejected.extend(rejected)
-            out.answered.extend(group)
-            if memo is not None:
-                for i in group:
-                    memo.remember_proposals(sentences[i], [t for t in triples if t.sentence == i])
-        out.proposed.sort(key=lambda t: t.sentence)  # stable: in sentence order, as extracted within one
-        out.answered.sort()
-        return out
+                return exc
+
+        jobs = [(k, g) for k, plan in enumerate(plans) for g in plan[3]]
+        answers = iter(self._map(ask, jobs))
+        for out, sentences, eligible, groups in plans:
+            seen: set[tuple[str, str, str]] = set()
+            sent = {i for g in groups for i in g}
+            for i in eligible:
+                if i in sent or memo is None:
+                    continue
+                if not memo.knows(sentences[i]):  # an identical sentence's call in this batch failed
+                    out.failures.append(
+                        {"stage": "extract", "sentences": [i], "error": "the call of an identical sentence failed"}
+                    )
+                    continue
+                out.sentences_reused += 1  # an identical sentence was answered before
+                out.answered.append(i)
+                for t in memo.proposals(sentences[i], i):
+                    if t.key() not in seen:
+                        seen.add(t.key())
+                        out.proposed.append(t)
+            for group in groups:
+                res = next(answers)
+                if isinstance(res, LLMAnswerError):
+                    out.failures.append(
+                        {"stage": "extract", "sentences": group, "error": str(res)[:300], "raw": str(res.raw)[:2000]}
+                    )
+                    continue
+                out.count(res, "extract")
+                try:
+                    triples, rejected = parse_triples(res.data, group, sentences, seen)
+                except ValueError as exc:
+                    out.failures.append(
+                        {"stage": "extract", "sentences": group, "error": str(exc), "raw": res.text[:2000]}
+                    )
+                    continue
+                out.proposed.extend(triples)
+                out.rejected.extend(rejected)
+                out.answered.extend(group)
+                if memo is not None:
+                    for i in group:
+                        memo.remember_proposals(sentences[i], [t for t in triples if t.sentence == i])
+            out.proposed.sort(key=lambda t: t.sentence)  # stable: in sentence order, as extracted within one
+            out.answered.sort()
+        return [p[0] for p in plans]
 
     def verify(self, extraction: ChunkExtraction, sentences: Sequence[str]) -> ChunkExtraction:
-        """Phase 3 of seed 004 §3.1: keep / fix / drop each proposed triple against the chunk's text.
+        """Phase 3 of seed 004 §3.1 for one chunk: :meth:`verify_many` of ``[(extraction, sentences)]``."""
+        return self.verify_many([(extraction, sentences)])[0]
+
+    def verify_many(self, items: Sequence[tuple[ChunkExtraction, Sequence[str]]]) -> list[ChunkExtraction]:
+        """Phase 3 of seed 004 §3.1: keep / fix / drop each proposed triple against its chunk's text.
+
+        Args:
+            items: ``(extraction, the chunk's sentences)``; each extraction's ``verdicts`` are filled in place.
+
+        Returns:
+            The extractions, in order.
 
         The text shown is the sentences the candidates come from (in order), so the prompt stays short.
-        Candidates the memo has a verdict for (same triple from an identical sentence) take it over and
-        are not sent. A failed verification answer drops nothing silently: the candidates get the
-        verdict ``no_verdict`` and the failure is recorded.
+        Candidates the memo has a verdict for (same triple from an identical sentence, also one asked about
+        by an earlier chunk of the same call) take it over and are not sent. A failed verification answer
+        drops nothing silently: the candidates get the verdict ``no_verdict`` and the failure is recorded.
+        The calls of all the chunks go out together, up to ``workers`` at once.
         """
-        cands = extraction.proposed
         memo = self.memo
-        known = [memo.verdict(sentences[c.sentence], c) if memo else None for c in cands]
-        extraction.verdicts_reused = sum(v is not None for v in known)
-        todo = [c for c, v in zip(cands, known) if v is None]
-        fresh = iter(self._ask(extraction, todo, sentences) if todo else [])
-        extraction.verdicts = [v if v is not None else next(fresh) for v in known]
-        if memo is not None:
-            for v in extraction.verdicts:
-                memo.remember_verdict(sentences[v.candidate.sentence], v)
-        return extraction
+        claimed: set[tuple[str, _Fields]] = set()
+        plans: list[tuple[list[Verdict | None], list[Triple]]] = []
+        for extraction, sentences in items:
+            known = [memo.verdict(sentences[c.sentence], c) if memo else None for c in extraction.proposed]
+            todo, mine = [], set()
+            for c, v in zip(extraction.proposed, known):
+                key = (sentence_key(sentences[c.sentence]), _fields(c))
+                if v is None and not (memo is not None and key in claimed):
+                    todo.append(c)
+                    mine.add(key)
+            claimed |= mine
+            plans.append((known, todo))
+
+        def ask(k: int) -> list[Verdict]:
+            extraction, sentences = items[k]
+            return self._ask(extraction, plans[k][1], sentences)
+
+        asked = self._map(ask, [k for k, (_, todo) in enumerate(plans) if todo])
+        fresh_of = iter(asked)
+        for (extraction, sentences), (known, todo) in zip(items, plans):
+            fresh = iter(next(fresh_of) if todo else [])
+            verdicts = []
+            for c, v in zip(extraction.proposed, known):
+                if v is not None:
+                    verdicts.append(v)
+                elif c in todo:
+                    verdicts.append(next(fresh))
+                else:  # asked by an earlier chunk of this call: its verdict, or a no_verdict if that call failed
+                    got = memo.verdict(sentences[c.sentence], c) if memo else None
+                    verdicts.append(got if got is not None else Verdict(c, "drop", "no_verdict"))
+            extraction.verdicts = verdicts
+            extraction.verdicts_reused = sum(v is not None for v in known) + sum(
+                1 for c, v in zip(extraction.proposed, known) if v is None and c not in todo
+            )
+            if memo is not None:
+                for v in extraction.verdicts:
+                    memo.remember_verdict(sentences[v.candidate.sentence], v)
+        return [x for x, _ in items]
 
     def _ask(self, extraction: ChunkExtraction, cands: Sequence[Triple], sentences: Sequence[str]) -> list[Verdict]:
         """One verification call for ``cands``; a failure is recorded and gives ``no_verdict`` drops."""

@@ -160,6 +160,13 @@ class LLMClient:
             u.seconds += comp.seconds
         return comp
 
+    def close(self) -> None:
+        """Release the backend's resources (a ``llama-server`` backend stops its server process); idempotent.
+        The client may not be used after it."""
+        close = getattr(self.backend, "close", None)
+        if callable(close):
+            close()
+
     def fits(self, messages: list[dict], max_tokens: int) -> bool:
         """Whether ``messages`` plus ``max_tokens`` of answer fit the backend's context window.
 

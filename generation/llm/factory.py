@@ -1,10 +1,10 @@
 """The backend and client that the ``[llm]`` settings name (never a hard-coded model package).
 
 Keys (``[llm]`` in the settings file, ``FINKG_LLM__<KEY>`` in the environment):
-``backend`` (llama-cpp | transformers | openai), ``model_path`` (a GGUF file, or a Hugging Face
+``backend`` (llama-cpp | llama-server | transformers | openai), ``model_path`` (a GGUF file, or a Hugging Face
 directory), ``gguf_file`` (transformers: a GGUF file inside ``model_path``), ``adapter_path`` (a LoRA adapter:
 a peft directory for transformers, a GGUF LoRA file for llama-cpp), ``base_url``,
-``model``, ``api_key``, ``timeout``, ``n_ctx``, ``n_batch``, ``threads``, ``cache``,
+``model``, ``api_key``, ``timeout``, ``n_ctx``, ``n_batch``, ``threads``, ``parallel``, ``server_path``, ``cache``,
 ``cache_dir``, ``budget_tokens``, ``seed`` (see :class:`finkg.config.LLMSettings`). The functions take
 any object with an ``llm`` section of that shape (:class:`HasLLMSettings`; finkg's ``Settings`` is one).
 """
@@ -20,8 +20,9 @@ from generation.llm.client import LLMClient
 from generation.llm.hf import TransformersBackend
 from generation.llm.llamacpp import MODEL_HINT, LlamaCppBackend
 from generation.llm.openai import OpenAICompatibleBackend
+from generation.llm.server import LlamaServerBackend
 
-BACKENDS = ("llama-cpp", "transformers", "openai")
+BACKENDS = ("llama-cpp", "llama-server", "transformers", "openai")
 
 
 class _Secret(Protocol):
@@ -65,6 +66,12 @@ class LLMConfig(Protocol):
     def threads(self) -> int: ...
 
     @property
+    def parallel(self) -> int: ...
+
+    @property
+    def server_path(self) -> Path | None: ...
+
+    @property
     def cache(self) -> bool: ...
 
     @property
@@ -100,7 +107,7 @@ def backend_from_settings(settings: HasLLMSettings) -> LLMBackend:
     kind = settings.llm.backend
     if not kind:
         raise LLMUnavailable(
-            'no LLM configured: set [llm] backend = "llama-cpp" with [llm] model_path (a GGUF file), '
+            'no LLM configured: set [llm] backend = "llama-cpp" (or "llama-server") with [llm] model_path (a GGUF file), '
             '[llm] backend = "transformers" with [llm] model_path (a Hugging Face directory; [llm] gguf_file for '
             'a GGUF in it), or [llm] backend = "openai" with [llm] base_url and [llm] model (and [llm] api_key if '
             "needed) in the settings file, or FINKG_LLM_BACKEND, FINKG_LLM_MODEL_PATH, FINKG_LLM_BASE_URL, "
@@ -116,6 +123,19 @@ def backend_from_settings(settings: HasLLMSettings) -> LLMBackend:
             n_threads=threads,
             n_batch=settings.llm.n_batch,
             lora_path=settings.llm.adapter_path,
+        )
+    if kind == "llama-server":
+        if not settings.llm.model_path:
+            raise LLMUnavailable(f'[llm] backend = "llama-server" needs [llm] model_path: a GGUF file ({MODEL_HINT})')
+        return LlamaServerBackend(
+            settings.llm.model_path,
+            server_path=settings.llm.server_path,
+            n_ctx=settings.llm.n_ctx,
+            parallel=settings.llm.parallel,
+            n_threads=threads,
+            n_batch=settings.llm.n_batch,
+            lora_path=settings.llm.adapter_path,
+            timeout=max(settings.llm.timeout, 600.0),
         )
     if kind == "transformers":
         if not settings.llm.model_path:

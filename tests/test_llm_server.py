@@ -1,0 +1,91 @@
+"""The ``llama-server`` backend (generation/llm/server.py): llama.cpp's own HTTP server, built by
+scripts/bootstrap.sh, started by finkg with parallel slots, with the real SmolLM2-135M GGUF. No mock.
+
+What users rely on: concurrent calls are all answered (none lost, each the JSON its schema asks for); the
+model identity is the GGUF's, so the answer cache is shared with the in-process llama-cpp backend; a missing
+binary, a missing model or a server that dies while loading is one clear error; closing stops the process.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from test_llm import SCHEMA, smol_gguf
+
+from finkg.config import load_settings
+from generation.llm import LLMClient, LLMUnavailable, backend_from_settings
+from generation.llm.server import LlamaServerBackend, default_server_path
+
+pytestmark = pytest.mark.model
+
+QUESTIONS = [
+    f"{name} had revenue of {rev} billion dollars in 2009. Give company and revenue."
+    for name, rev in (("Walmart", 405), ("Exxon", 310), ("Chevron", 171), ("Ford", 118), ("Pfizer", 50))
+]
+
+
+@pytest.fixture(scope="module")
+def served():
+    backend = LlamaServerBackend(smol_gguf(), n_ctx=1024, parallel=2, n_threads=2)
+    yield backend
+    backend.close()
+
+
+def test_the_server_binary_is_built_by_bootstrap_into_the_environment():
+    path = default_server_path()
+    assert path is not None and path.is_file(), "scripts/bootstrap.sh builds llama-server into the venv's bin/"
+    assert os.stat(path).st_mode & stat.S_IXUSR
+
+
+def test_concurrent_calls_are_all_answered_with_json_that_fits_the_schema(served):
+    client = LLMClient(served)  # no cache: every call reaches the server
+    messages = [[{"role": "user", "content": q}] for q in QUESTIONS]
+    with ThreadPoolExecutor(len(messages)) as pool:  # more calls than slots: the rest wait in the queue
+        answers = list(pool.map(lambda m: client.chat(m, max_tokens=48, json_schema=SCHEMA), messages))
+    assert len(answers) == len(QUESTIONS) == served.calls
+    for a in answers:
+        assert a.constrained and set(a.data) >= {"company", "revenue"} and isinstance(a.data["revenue"], int | float)
+        assert a.completion_tokens > 0 and a.prompt_tokens > 0
+    assert client.usage.calls == len(QUESTIONS) and client.usage.failures == 0
+    # the same weights: the in-process backend's identity, so the disk cache is shared between the two
+    assert served.model_id.startswith("gguf:") and len(served.model_id) == len("gguf:") + 64
+    assert served.count_prompt_tokens(messages[0]) > len(QUESTIONS[0].split())
+
+
+def test_settings_pick_the_server_backend_and_its_parallel_slots(tmp_path):
+    s = load_settings(llm_backend="llama-server", llm_model_path=smol_gguf(), llm_parallel=3, llm_cache_dir=tmp_path)
+    backend = backend_from_settings(s)
+    assert isinstance(backend, LlamaServerBackend) and backend.parallel == 3
+    assert "--parallel" in (cmd := backend.command(8080)) and cmd[cmd.index("--parallel") + 1] == "3"
+    assert cmd[cmd.index("--ctx-size") + 1] == str(3 * s.llm.n_ctx)  # each slot gets the whole n_ctx
+    assert s.llm.concurrency() == 3
+    assert load_settings(llm_backend="llama-cpp", llm_model_path=smol_gguf()).llm.concurrency() == 1
+
+
+def test_a_missing_binary_or_model_is_one_clear_error(tmp_path):
+    with pytest.raises(LLMUnavailable, match=r"llama-server.*bootstrap"):
+        LlamaServerBackend(smol_gguf(), server_path=tmp_path / "no-such-llama-server").start()
+    with pytest.raises(LLMUnavailable, match="GGUF model file not found"):
+        LlamaServerBackend(tmp_path / "missing.gguf").start()
+
+
+def test_a_server_that_dies_while_loading_is_reported_with_its_log(tmp_path):
+    bad = tmp_path / "not-a-model.gguf"
+    bad.write_bytes(b"this is not a GGUF file" * 100)
+    backend = LlamaServerBackend(bad, start_timeout=60)
+    with pytest.raises(LLMUnavailable, match="exited with status") as err:
+        backend.start()
+    assert "gguf" in str(err.value).lower()  # the server's own words about the file
+
+
+def test_close_stops_the_server_process():
+    backend = LlamaServerBackend(smol_gguf(), n_ctx=512, parallel=1)
+    backend.start()
+    proc = backend._proc
+    assert proc is not None and proc.poll() is None
+    backend.close()
+    assert proc.poll() is not None
+    backend.close()  # idempotent
