@@ -81,7 +81,7 @@ Call = Callable[[list[str]], tuple[int, str]]
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--model", default=DEFAULT_MODEL, help="GGUF file or registry name (default: %(default)s)")
     ap.add_argument("--n", type=int, default=8, help="prompts per path and round (default: %(default)s)")
     ap.add_argument("--slots", type=int, nargs="+", default=[1, 4], help="llama-server slot counts (default: 1 4)")

@@ -195,8 +195,9 @@ def extract(
         verify: run the verification pass (seed 004 §3.1 phase 3); ``False`` writes the proposals
             unverified (``verified: false``) under a separate record id.
         redo: re-extract chunks already done (the LLM cache still answers repeated calls).
-        parallel: LLM calls in flight at once (None: ``[llm] parallel``); the calls of a batch of
-            ``[extract] batch_chunks`` chunks go out together, and the result equals a one-at-a-time run.
+        parallel: LLM calls in flight at once; the calls of a batch of
+            ``[extract] batch_chunks`` chunks go out together, and the result equals a one-at-a-time run
+            (None: ``[llm] parallel`` with a backend that serves calls in parallel, else 1).
         progress: ``progress(stage, total)`` returning an ``advance(n, tokens=...)`` callback (chunks
             done, completion tokens they cost: the bar shows chunks/s and tokens/s).
 
@@ -221,7 +222,7 @@ def extract(
         sentences_per_call=settings.extract.sentences_per_call,
         max_tokens=settings.extract.max_tokens,
         memo=memo,
-        workers=settings.llm.parallel if parallel is None else parallel,
+        workers=settings.llm.concurrency() if parallel is None else parallel,
         content_filter=settings.extract.content_filter,
     )
     rows = graph.read(
