@@ -391,6 +391,7 @@ def report_batch(
     mode: str = "two-stage",
     workers: int | None = None,
     redo: bool = False,
+    only: Sequence[str] = (),
     graph: Graph | None = None,
     settings: Settings | None = None,
     progress: StageProgress | None = None,
@@ -400,7 +401,8 @@ def report_batch(
     Args:
         batch: JSON lines with id, question, as_of, companies, facts.
         system: retrieval system (default ``[report] system``); mode: two-stage or single-stage.
-        workers: questions in flight (default ``[report] workers``).
+        workers: questions in flight (default ``[report] workers``, else ``[llm] parallel`` with a backend that
+            serves calls in parallel). only: just the questions with these ids (an unknown id is an error).
 
     Raises:
         GenerationError: a bad batch line (file and line named), an unknown mode or system, or an
@@ -410,6 +412,7 @@ def report_batch(
 
     with _opened(graph, settings) as (g, s):
         questions, client, embedder = _report_inputs(batch, s)
+        questions = reports.select_questions(questions, only, batch)
         try:
             ctx = reports.ReportContext(g, s, client, embedder, system or s.report.system, mode, progress=progress)
         except ValueError as exc:  # the pipeline's unknown mode/system, empty index: a user error

@@ -6,7 +6,8 @@
 #
 # The sources are the llama.cpp tree inside the sdist of the llama-cpp-python release pinned in
 # requirements.lock (the same llama.cpp the Python backend runs): taken from uv's cache when the wheel was
-# built there, else downloaded from PyPI and checked against the lock's sha256 hashes. The build uses the
+# built there, else downloaded from the package index
+# (PyPI's simple API, or UV_INDEX_URL / PIP_INDEX_URL) and checked against the lock's sha256 hashes. The build uses the
 # same CMAKE_ARGS as the wheel (portable by default: AVX2/FMA/F16C, no -march=native), and is cached in
 # $FINKG_CACHE/llama-server-<version>-<flavour key>, where bootstrap.sh's flavour key includes the CPU for a
 # native build, so no other CPU ever reuses a CPU-tuned binary. A failed build leaves nothing behind.
@@ -30,17 +31,22 @@ if [ ! -x "$OUT/llama-server" ]; then
     if [ -f "$d/tools/server/server.cpp" ]; then SRC=$d; break; fi
   done
   if [ -z "$SRC" ]; then
-    # the sdist from PyPI, checked against every sha256 the lock lists for the pin
+    # the sdist from the index, checked against every sha256 the lock lists for the pin
     HASHES=$(awk -v pin="llama-cpp-python==$VERSION" '$1 == pin {on = 1; next} on && /--hash=sha256:/ {sub(/.*--hash=sha256:/, ""); sub(/[ \\].*/, ""); print; next} on {exit}' "$ROOT/requirements.lock")
     "${FINKG_PYTHON:-python3}" - "$VERSION" "$WORK/sdist.tar.gz" "$HASHES" <<'EOF'
-import hashlib, json, sys, urllib.request
+import hashlib, os, re, sys, urllib.parse, urllib.request
 version, dest, hashes = sys.argv[1], sys.argv[2], set(sys.argv[3].split())
-meta = json.load(urllib.request.urlopen(f"https://pypi.org/pypi/llama-cpp-python/{version}/json", timeout=60))
-sdist = next(u for u in meta["urls"] if u["packagetype"] == "sdist")
-data = urllib.request.urlopen(sdist["url"], timeout=600).read()
+index = (os.environ.get("UV_INDEX_URL") or os.environ.get("PIP_INDEX_URL") or "https://pypi.org/simple").rstrip("/")
+page = f"{index}/llama-cpp-python/"
+html = urllib.request.urlopen(page, timeout=60).read().decode("utf-8", "replace")
+name = f"llama_cpp_python-{version}.tar.gz"
+links = [h for h in re.findall(r'href="([^"]+)"', html) if h.split("#")[0].endswith("/" + name) or h.split("#")[0] == name]
+if not links:
+    sys.exit(f"build-llama-server: {page} lists no {name}")
+data = urllib.request.urlopen(urllib.parse.urljoin(page, links[0].split("#")[0]), timeout=600).read()
 digest = hashlib.sha256(data).hexdigest()
 if digest not in hashes:
-    sys.exit(f"build-llama-server: {sdist['filename']} has sha256 {digest}, not one of requirements.lock's")
+    sys.exit(f"build-llama-server: {name} has sha256 {digest}, not one of requirements.lock's")
 open(dest, "wb").write(data)
 EOF
     tar -xzf "$WORK/sdist.tar.gz" -C "$WORK"

@@ -399,3 +399,13 @@ def test_a_chart_shows_only_what_was_public_on_its_date(graph, ready):
     assert indicator_series(graph, "no_such_code", as_of="2015-06-30", start=date(2014, 1, 1)) is None
     with pytest.raises(AsOfRequired):
         indicator_series(graph, "cn_m2_yoy", as_of=None, start=date(2014, 1, 1))
+
+
+def test_only_picks_questions_of_the_batch_by_id_and_an_unknown_id_names_the_file():
+    main = Path(__file__).resolve().parents[1] / "data" / "questions" / "main.jsonl"
+    questions = reports.load_questions(main)
+    picked = reports.select_questions(questions, ["jnj-2009q2", "cn-yields-2015q2"], main)
+    assert [q.id for q in picked] == ["cn-yields-2015q2", "jnj-2009q2"]  # the batch's order
+    assert reports.select_questions(questions, [], main) == questions
+    with pytest.raises(reports.BatchFileError, match=r"main\.jsonl: no question with id 'nope'"):
+        reports.select_questions(questions, ["jnj-2009q2", "nope"], main)

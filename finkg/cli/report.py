@@ -34,6 +34,9 @@ def report(
     redo: Annotated[
         bool, typer.Option("--redo", help="Redo questions already done (cached LLM answers are reused).")
     ] = False,
+    only: Annotated[
+        list[str], typer.Option("--only", help="Only the question with this id (repeatable); default: all.")
+    ] = [],
 ) -> None:
     """Write an analysis report per question with two-stage KG-guided generation (seed 004, 3.2-3.3).
 
@@ -42,7 +45,9 @@ def report(
     Resumable: questions already done with the same system and mode are skipped.
     """
     with progress() as p:
-        done = api.report_batch(batch, out=out, system=system, mode=mode, workers=workers, redo=redo, progress=p)
+        done = api.report_batch(
+            batch, out=out, system=system, mode=mode, workers=workers, redo=redo, only=only, progress=p
+        )
     render(
         done.summary.rows(),
         Format.table,

@@ -192,6 +192,23 @@ def load_questions(path: Path) -> list[ReportQuestion]:
     return out
 
 
+def select_questions(questions: Sequence[ReportQuestion], only: Sequence[str], path: Path) -> list[ReportQuestion]:
+    """The questions of ``path`` whose ids are in ``only``, in the batch's order (all of them for an empty ``only``).
+
+    Raises:
+        BatchFileError: an id of ``only`` names no question of the batch (the file and the ids it has are named).
+    """
+    if not only:
+        return list(questions)
+    ids = {q.id for q in questions}
+    unknown = [x for x in only if x not in ids]
+    if unknown:
+        raise BatchFileError(
+            f"{path}: no question with id {', '.join(map(repr, unknown))} (its ids: {', '.join(sorted(ids))})"
+        )
+    return [q for q in questions if q.id in set(only)]
+
+
 @dataclass
 class BatchSummary:
     """Totals of one batch: items, done now, skipped (already done), failed, time (wall; retrieval; seconds per LLM
