@@ -10,7 +10,11 @@ filings (one Neo4j read of their fact maps, one set of batched writes):
 - system ``structured-llm``: the configured LLM (``[llm]`` settings) writes the body from the
   structured claims; the verifier then checks and repairs its numbers like any other body;
 - ``OUT/<system>/<adsh>.md`` (the memo) and ``OUT/<system>/claims/<adsh>.jsonl`` (its claims);
-  at the end ``OUT/<system>/claims.jsonl`` and ``claims.csv`` gather all claims of the run.
+  at the end ``OUT/<system>/claims.jsonl`` and ``claims.csv`` gather all claims of the run;
+- ``OUT/<system>/<adsh>.png``: the filer's current ratio and leverage against its SIC peers of the same
+  quarter (:class:`PeerPictures`), linked from the memo's "Peers" section, named in its claim records
+  (``picture``) and on its Memo node; a memo whose filer lacks either ratio, or has no peer, gets a line
+  saying why instead.
 
 Resumable through the item ledger (:mod:`kg.ledger`): a memo is recorded ``status: 'done'`` in the graph,
 with the digest of the facts it was made from (:func:`input_digest`: the filing and every candidate fact
@@ -35,13 +39,15 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from finkg import plots
 from finkg.config import Settings
 from finkg.output import write_text_atomic
 from generation import llm
 from generation.memo import llm_render
 from generation.memo.claims import RiskThresholds
 from generation.memo.drafting import Prior
-from generation.memo.render import claim_sentence
+from generation.memo.peers import SIC_LEVEL, PeerGroup, QuarterPeers, ratio_point
+from generation.memo.render import EVIDENCE_HEADING, claim_sentence
 from generation.memo.systems import SYSTEMS, MemoContext, MemoResult, generate_memo
 from ingest import runs
 from ingest.runs import now
@@ -49,7 +55,14 @@ from kg import BatchWriter, Graph, cypher
 from kg.errors import GenerationError
 from kg.ledger import DONE, Ledger, digest
 from kg.progress import StageProgress
-from retrieval.facts.fact_map import FactMap, filing_sources, list_filings, read_fact_maps, resolve_amendments
+from retrieval.facts.fact_map import (
+    FactMap,
+    filing_sources,
+    list_filings,
+    read_fact_maps,
+    read_quarter_fact_maps,
+    resolve_amendments,
+)
 from retrieval.text.tfidf import EvidenceIndex, load_evidence
 
 
@@ -77,6 +90,7 @@ CLAIM_FIELDS = (
     "flag",
     "sentence",
     "repairs",
+    "picture",
 )
 
 
@@ -109,8 +123,78 @@ def build_context(
     return ctx
 
 
+PEERS_HEADING = "## Peers"
+
+
+class PeerPictures:
+    """The memos' peer pictures (issue 20, part 4) for one run: the filer's current ratio and leverage
+    against its SIC peers of the same quarter (:mod:`generation.memo.peers`), a PNG beside the memo.
+
+    Each quarter's ratios come from ONE read of its filings (:func:`read_quarter_fact_maps`, on the first
+    memo of that quarter); each peer group is drawn once (:class:`finkg.plots.PeerChart`), each memo's picture
+    adds its filer to it. Both are kept for the run.
+    """
+
+    def __init__(self, graph: Graph, thresholds: RiskThresholds) -> None:
+        self.graph = graph
+        self.thresholds = (thresholds.leverage_ceiling, thresholds.current_ratio_floor)
+        self.quarters: dict[str, QuarterPeers] = {}
+        self.charts: dict[tuple[str, str, int], plots.PeerChart] = {}
+
+    def quarter(self, source: str) -> QuarterPeers:
+        """The ratio points of the filings loaded from ``source`` (read once per run)."""
+        if source not in self.quarters:
+            self.quarters[source] = QuarterPeers(source, read_quarter_fact_maps(self.graph, source))
+        return self.quarters[source]
+
+    def add(self, memo: MemoResult, fm: FactMap, folder: Path) -> None:
+        """Draw ``memo``'s picture into ``folder/<adsh>.png`` and add its "Peers" section to the memo's Markdown
+        (before the evidence list): the picture's link and caption, or why there is no picture. Sets
+        ``memo.picture`` (the file name; None without one)."""
+        filer = ratio_point(fm)
+        source = fm.filing.get("source")
+        group: PeerGroup | str
+        if not filer.complete:
+            group = f"the filer's {filer.missing()}"
+        elif not source:
+            group = "the filing was not loaded from a quarter's file (no `source`), so it has no quarter peers"
+        else:
+            group = self.quarter(source).group(filer)
+        if isinstance(group, str):
+            memo.picture = None
+            text = f"No peer picture: {group}."
+        else:
+            memo.picture = f"{fm.adsh}.png"
+            against = f"{group.level} {group.code}"
+            if group.level != SIC_LEVEL:
+                against += f" (too few SIC {filer.sic} peers)"
+            title = f"{filer.name} (SIC {filer.sic}), {source}: liquidity and leverage against {against}"
+            key = (str(source), group.level, group.code)
+            chart = self.charts.get(key)
+            if chart is None:
+                dots = [plots.PeerDot(p.name, *p.dot()) for p in group.members]
+                what = (
+                    f"Grey: the {len(dots)} filings of {group.level} {group.code} in {source} with both ratios; "
+                    "dashed: their medians"
+                )
+                chart = self.charts[key] = plots.PeerChart(dots, caption=what, thresholds=self.thresholds)
+            chart.draw(
+                plots.PeerDot(filer.name, *filer.dot()), folder / memo.picture, title=title.replace(": ", "\n", 1)
+            )
+            caption = (
+                f"Peers: {group.describe()}; dashed lines: the medians of the group's {len(group.members)} filings"
+            )
+            if chart.clipped:
+                caption += "; far-out points are drawn on the axes' edge (the picture says how the axes were limited)"
+            text = f"![{title}]({memo.picture})\n\n{caption}."
+        section = f"{PEERS_HEADING}\n\n{text}\n\n"
+        at = memo.markdown.rfind(EVIDENCE_HEADING)
+        memo.markdown = memo.markdown[:at] + section + memo.markdown[at:] if at >= 0 else memo.markdown + "\n" + section
+
+
 def claim_rows(memo: MemoResult) -> list[dict[str, Any]]:
-    """The memo's claims as flat records (CSV/JSONL/graph), each with its sentence and repairs."""
+    """The memo's claims as flat records (CSV/JSONL/graph), each with its sentence, repairs and the memo's peer
+    picture (``picture``: the PNG's file name beside the memo, None when it has none)."""
     rows = []
     for c in memo.claims:
         r = c.record()
@@ -121,6 +205,7 @@ def claim_rows(memo: MemoResult) -> list[dict[str, Any]]:
             adsh=memo.filing["adsh"],
             sentence=claim_sentence(c),
             repairs=json.dumps(repairs, default=str) if repairs else "",
+            picture=memo.picture,
         )
         for k in ("value", "original_value", "gold_value"):
             if r[k] is not None and not isinstance(r[k], (int, float)):
@@ -164,6 +249,7 @@ def write_memos(
                 "numbers_exact": counts["exact"],
                 "numbers_repaired": counts["repaired"],
                 "numbers_unsupported": counts["unsupported"],
+                "picture": m.picture,
                 "status": "writing",
                 "written_at": now(),
             }
@@ -273,6 +359,7 @@ def run_memos(
     ledger = Ledger(graph, "Memo", settings.writer.batch_size)
     summaries = []
     order, superseded = resolve_amendments(graph, [f["adsh"] for f in filings])
+    pictures = PeerPictures(graph, ctx.thresholds)
     for system in systems:
         tick = progress(f"memos {system}", len(order)) if progress else None
         s = MemoRunSummary(system, len(filings), 0, 0, 0, 0, 0, 0, 0, {}, superseded)
@@ -296,6 +383,7 @@ def run_memos(
                         )
                     else:
                         memo = generate_memo(system, fm, ctx)
+                    pictures.add(memo, fm, out / system)
                 except Exception as exc:
                     ledger.failed(mid, made[mid], exc, system=system, adsh=fm.adsh)
                     raise
