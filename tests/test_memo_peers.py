@@ -61,11 +61,11 @@ def quarter(loaded):  # noqa: F811
 
 def gold_peers(adsh: str, digits: int) -> set[str]:
     g = gold_points()
-    me = g.loc[adsh]
+    sic, cik = int(g.at[adsh, "sic"]), int(g.at[adsh, "cik"])
     code = lambda s: s.astype(int).astype(str).str.zfill(4).str[:digits]  # noqa: E731
     same = g[g["both"] & g["sic"].notna()]
-    same = same[code(same["sic"]) == str(int(me["sic"])).zfill(4)[:digits]]
-    return set(same[same["cik"] != me["cik"]].index)
+    same = same[code(same["sic"]) == str(sic).zfill(4)[:digits]]
+    return {str(a) for a in same[same["cik"] != cik].index}
 
 
 def test_peers_are_the_quarters_other_same_sic_filers_with_both_ratios(quarter):
