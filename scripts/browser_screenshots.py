@@ -4,8 +4,7 @@ For every saved query of the workspace (``kg/browser/queries/*.cypher``, :func:`
 headless Chromium opens the Neo4j Browser that the local server serves (``http://127.0.0.1:<http_port>/browser/``),
 logs in with the settings' user and password, loads the GRASS style sheet (``kg/browser/finkg.grass``, put where
 Browser keeps it: ``localStorage['neo4j.grass']``, the sheet parsed by :func:`kg.browser.parse_grass` as Browser's
-own ``:style`` command stores it), sets the query's example parameters (its ``// :param`` lines, as one
-``:params {...}`` command), runs the query and, once the graph layout has settled, saves the page as
+own ``:style`` command stores it), sets the query's example parameters (its ``// :param`` lines), runs the query and, once the graph layout has settled, saves the page as
 ``OUT/<query>.png``. A query whose result is empty or an error is reported and its picture is still taken (look at
 it): the queries that need LLM output need the demo graph (``finkg extract``, ``finkg graph analyze``,
 ``finkg report``; see docs/queries/README.md).
@@ -59,23 +58,15 @@ def login(page, url: str, user: str, password: str) -> None:
     page.wait_for_selector("[data-testid='password']", state="detached", timeout=60_000)
 
 
-def params_command(query: SavedQuery) -> str | None:
-    """The query's example ``:param`` lines as one ``:params {name: expression, ...}`` command."""
-    if not query.params:
-        return None
-    return ":params {" + ", ".join(f"{name}: {expr}" for name, expr in query.params.items()) + "}"
-
-
 def shoot(page, query: SavedQuery, out: Path, settle: float) -> str:
     """Run ``query`` in a cleared Browser, show its frame full screen with the graph zoomed to fit, and save the
     page; returns "error: ..." when Browser shows an error frame, else ""."""
     run_in_editor(page, ":clear")
     time.sleep(0.5)
-    command = params_command(query)
-    if command:
-        run_in_editor(page, command)
-        page.wait_for_selector("[data-testid='frame']", timeout=30_000)
-        time.sleep(1.0)
+    for line in query.param_lines():  # one command each: ``=>`` has the server evaluate it (5 stays an integer)
+        run_in_editor(page, line)
+        time.sleep(0.7)
+    if query.params:
         run_in_editor(page, ":clear")
         time.sleep(0.5)
     run_in_editor(page, query.text)

@@ -135,3 +135,10 @@ def test_peer_chart_clips_a_far_out_filing_and_refuses_an_empty_group(tmp_path):
     assert (tmp_path / "far.png").stat().st_size > 0
     with pytest.raises(EvaluationError):
         plots.PeerChart([], caption="nothing")
+
+
+def test_pictures_off_write_no_picture_and_no_peers_section(loaded, tmp_path):  # noqa: F811
+    out = finkg("memo", "-a", SOUTHWESTERN, "--out", str(tmp_path), "--redo", env={"FINKG_MEMO__PICTURES": "false"})
+    assert out.returncode == 0, out.stderr
+    md = (tmp_path / "structured" / f"{SOUTHWESTERN}.md").read_text()
+    assert "## Peers" not in md and not list((tmp_path / "structured").glob("*.png"))
