@@ -193,9 +193,10 @@ class PeerPictures:
             against = f"{group.level} {group.code}"
             if group.level != SIC_LEVEL:
                 against += f" (too few SIC {filer.sic} peers)"
-            title = f"{filer.name} (SIC {filer.sic}), {source}: liquidity and leverage against {against}"
+            lines = (f"{filer.name} (SIC {filer.sic}), {source}", f"liquidity and leverage against {against}")
+            title = ": ".join(lines)
             self._pending[memo.memo_id] = self._worker.submit(
-                self._draw, str(source), group, filer, folder / memo.picture, title.replace(": ", "\n", 1)
+                self._draw, str(source), group, filer, folder / memo.picture, "\n".join(lines)
             )
             caption = (
                 f"Peers: {group.describe()}; dashed lines: the medians of the group's {len(group.members)} filings"
