@@ -334,7 +334,8 @@ def memo_batch(
 ) -> list[MemoRunSummary]:
     """Desk-risk memos for ``accessions`` (None: every filing), one summary per system.
 
-    Writes OUT/<system>/<adsh>.md, claims.jsonl and claims.csv and the audit trail in the graph.
+    Writes OUT/<system>/<adsh>.md (with its peer picture <adsh>.png), claims.jsonl and claims.csv and the audit
+    trail in the graph.
     Raises GenerationError (MemoError): an unknown accession or system; LLMError for structured-llm.
     """
     from finkg.pipelines import memos

@@ -308,6 +308,7 @@ class MemoSettings(BaseModel):
     ocf_margin_floor: float = 0.0
     net_margin_floor: float = 0.0
     batch_size: int = Field(default=200, ge=1, description="filings per Neo4j read and per graph write")
+    pictures: bool = Field(default=True, description="draw each memo's peer picture (OUT/SYSTEM/ADSH.png)")
 
 
 class LLMSettings(BaseModel):
@@ -865,6 +866,9 @@ ocf_margin_floor = 0.0
 net_margin_floor = 0.0
 # Filings per Neo4j read and per graph write in `finkg memo --all`.
 batch_size = 200
+# Each memo's picture of the filer's current ratio and leverage against its SIC peers of the quarter
+# (OUT/SYSTEM/ADSH.png, linked from the memo); false: no pictures (about 3 times as many memos per second).
+pictures = true
 
 [llm]
 # The LLM that writes memo prose and extracts triples (`finkg models list` shows the installed weights).

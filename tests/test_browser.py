@@ -114,6 +114,14 @@ def test_docs_point_to_the_package_queries_without_copies():
     assert list((ROOT / "docs").rglob("*.cypher")) == []
 
 
+def test_every_query_has_a_linked_screenshot_that_exists():
+    readme = (ROOT / "docs" / "queries" / "README.md").read_text(encoding="utf-8")
+    for name in NAMES:
+        assert f"(../browser/{name}.png)" in readme, name
+        png = ROOT / "docs" / "browser" / f"{name}.png"
+        assert png.is_file() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", png
+
+
 def test_browser_url_from_the_settings(monkeypatch):
     for var in ("FINKG_SERVER_HTTP_PORT", "FINKG_SERVER_BOLT_PORT", "NEO4J_URI"):
         monkeypatch.delenv(var, raising=False)  # the settings below, not this shell's

@@ -33,7 +33,8 @@ def memo(
 ) -> None:
     """Desk-risk memos whose every number is verified against the filing's XBRL facts.
 
-    Writes OUT/SYSTEM/ADSH.md, OUT/SYSTEM/claims.jsonl and OUT/SYSTEM/claims.csv, and the audit trail
+    Writes OUT/SYSTEM/ADSH.md, its picture against the SIC peers OUT/SYSTEM/ADSH.png ([memo] pictures),
+    OUT/SYSTEM/claims.jsonl and OUT/SYSTEM/claims.csv, and the audit trail
     (:Memo)-[:HAS_CLAIM]->(:Claim)-[:CITES]->(:Fact) in the graph.
     """
     if bool(accession) == all_filings:

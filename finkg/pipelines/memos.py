@@ -10,7 +10,11 @@ filings (one Neo4j read of their fact maps, one set of batched writes):
 - system ``structured-llm``: the configured LLM (``[llm]`` settings) writes the body from the
   structured claims; the verifier then checks and repairs its numbers like any other body;
 - ``OUT/<system>/<adsh>.md`` (the memo) and ``OUT/<system>/claims/<adsh>.jsonl`` (its claims);
-  at the end ``OUT/<system>/claims.jsonl`` and ``claims.csv`` gather all claims of the run.
+  at the end ``OUT/<system>/claims.jsonl`` and ``claims.csv`` gather all claims of the run;
+- ``OUT/<system>/<adsh>.png``: the filer's current ratio and leverage against its SIC peers of the same
+  quarter (:class:`PeerPictures`), linked from the memo's "Peers" section, named in its claim records
+  (``picture``) and on its Memo node; a memo whose filer lacks either ratio, or has no peer, gets a line
+  saying why instead.
 
 Resumable through the item ledger (:mod:`kg.ledger`): a memo is recorded ``status: 'done'`` in the graph,
 with the digest of the facts it was made from (:func:`input_digest`: the filing and every candidate fact
@@ -29,19 +33,22 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from finkg import plots
 from finkg.config import Settings
 from finkg.output import write_text_atomic
 from generation import llm
 from generation.memo import llm_render
 from generation.memo.claims import RiskThresholds
 from generation.memo.drafting import Prior
-from generation.memo.render import claim_sentence
+from generation.memo.peers import SIC_LEVEL, PeerGroup, QuarterPeers, RatioPoint, ratio_point
+from generation.memo.render import EVIDENCE_HEADING, claim_sentence
 from generation.memo.systems import SYSTEMS, MemoContext, MemoResult, generate_memo
 from ingest import runs
 from ingest.runs import now
@@ -49,7 +56,14 @@ from kg import BatchWriter, Graph, cypher
 from kg.errors import GenerationError
 from kg.ledger import DONE, Ledger, digest
 from kg.progress import StageProgress
-from retrieval.facts.fact_map import FactMap, filing_sources, list_filings, read_fact_maps, resolve_amendments
+from retrieval.facts.fact_map import (
+    FactMap,
+    filing_sources,
+    list_filings,
+    read_fact_maps,
+    read_quarter_fact_maps,
+    resolve_amendments,
+)
 from retrieval.text.tfidf import EvidenceIndex, load_evidence
 
 
@@ -77,6 +91,7 @@ CLAIM_FIELDS = (
     "flag",
     "sentence",
     "repairs",
+    "picture",
 )
 
 
@@ -109,8 +124,104 @@ def build_context(
     return ctx
 
 
+PEERS_HEADING = "## Peers"
+
+
+class PeerPictures:
+    """The memos' peer pictures (issue 20, part 4) for one run: the filer's current ratio and leverage
+    against its SIC peers of the same quarter (:mod:`generation.memo.peers`), a PNG beside the memo.
+
+    Each quarter's ratios come from ONE read of its filings (:func:`read_quarter_fact_maps`, on the first
+    memo of that quarter); each peer group is drawn once (:class:`finkg.plots.PeerChart`), each memo's picture
+    adds its filer to it. The pictures are drawn by one worker thread while the run goes on (its reads and
+    writes wait on Neo4j); :meth:`wait` returns when a batch's pictures are written (before its ledger entries:
+    a memo is done only with its picture), :meth:`close` ends the worker. Use it as a context manager.
+    """
+
+    def __init__(self, graph: Graph, thresholds: RiskThresholds, enabled: bool = True) -> None:
+        self.graph = graph
+        self.enabled = enabled
+        self.thresholds = (thresholds.leverage_ceiling, thresholds.current_ratio_floor)
+        self.quarters: dict[str, QuarterPeers] = {}
+        self.charts: dict[tuple[str, str, int], plots.PeerChart] = {}  # used by the worker only
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memo-pictures")
+        self._pending: dict[str, Future[Path]] = {}
+
+    def __enter__(self) -> PeerPictures:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Wait for the pictures in progress and end the worker."""
+        self._worker.shutdown(wait=True)
+
+    def wait(self, memos: Iterable[MemoResult]) -> None:
+        """Return when the pictures of ``memos`` are written (raising what drawing one raised)."""
+        for m in memos:
+            pending = self._pending.pop(m.memo_id, None)
+            if pending is not None:
+                pending.result()
+
+    def quarter(self, source: str) -> QuarterPeers:
+        """The ratio points of the filings loaded from ``source`` (read once per run)."""
+        if source not in self.quarters:
+            self.quarters[source] = QuarterPeers(source, read_quarter_fact_maps(self.graph, source))
+        return self.quarters[source]
+
+    def add(self, memo: MemoResult, fm: FactMap, folder: Path) -> None:
+        """Start drawing ``memo``'s picture into ``folder/<adsh>.png`` and add its "Peers" section to the memo's
+        Markdown (before the evidence list): the picture's link and caption, or why there is no picture. Sets
+        ``memo.picture`` (the file name; None without one). Nothing when pictures are off (``[memo] pictures``)."""
+        if not self.enabled:
+            return
+        filer = ratio_point(fm)
+        source = fm.filing.get("source")
+        group: PeerGroup | str
+        if not filer.complete:
+            group = f"the filer's {filer.missing()}"
+        elif not source:
+            group = "the filing was not loaded from a quarter's file (no `source`), so it has no quarter peers"
+        else:
+            group = self.quarter(source).group(filer)
+        if isinstance(group, str):
+            memo.picture = None
+            text = f"No peer picture: {group}."
+        else:
+            memo.picture = f"{fm.adsh}.png"
+            against = f"{group.level} {group.code}"
+            if group.level != SIC_LEVEL:
+                against += f" (too few SIC {filer.sic} peers)"
+            lines = (f"{filer.name} (SIC {filer.sic}), {source}", f"liquidity and leverage against {against}")
+            title = ": ".join(lines)
+            self._pending[memo.memo_id] = self._worker.submit(
+                self._draw, str(source), group, filer, folder / memo.picture, "\n".join(lines)
+            )
+            caption = (
+                f"Peers: {group.describe()}; dashed lines: the medians of the group's {len(group.members)} filings"
+            )
+            text = f"![{title}]({memo.picture})\n\n{caption}."
+        section = f"{PEERS_HEADING}\n\n{text}\n\n"
+        at = memo.markdown.rfind(EVIDENCE_HEADING)
+        memo.markdown = memo.markdown[:at] + section + memo.markdown[at:] if at >= 0 else memo.markdown + "\n" + section
+
+    def _draw(self, source: str, group: PeerGroup, filer: RatioPoint, path: Path, title: str) -> Path:
+        key = (source, group.level, group.code)
+        chart = self.charts.get(key)
+        if chart is None:
+            what = (
+                f"Grey: the {len(group.members)} filings of {group.level} {group.code} in {source} with both "
+                "ratios; dashed: their medians"
+            )
+            dots = [plots.PeerDot(p.name, *p.dot()) for p in group.members]
+            chart = self.charts[key] = plots.PeerChart(dots, caption=what, thresholds=self.thresholds)
+        return chart.draw(plots.PeerDot(filer.name, *filer.dot()), path, title=title)
+
+
 def claim_rows(memo: MemoResult) -> list[dict[str, Any]]:
-    """The memo's claims as flat records (CSV/JSONL/graph), each with its sentence and repairs."""
+    """The memo's claims as flat records (CSV/JSONL/graph), each with its sentence, repairs and the memo's peer
+    picture (``picture``: the PNG's file name beside the memo, None when it has none)."""
     rows = []
     for c in memo.claims:
         r = c.record()
@@ -121,6 +232,7 @@ def claim_rows(memo: MemoResult) -> list[dict[str, Any]]:
             adsh=memo.filing["adsh"],
             sentence=claim_sentence(c),
             repairs=json.dumps(repairs, default=str) if repairs else "",
+            picture=memo.picture,
         )
         for k in ("value", "original_value", "gold_value"):
             if r[k] is not None and not isinstance(r[k], (int, float)):
@@ -136,10 +248,15 @@ def input_digest(fm: FactMap) -> str:
 
 
 def write_memos(
-    writer: BatchWriter, memos: Sequence[MemoResult], out: Path, digests: dict[str, str] | None = None
+    writer: BatchWriter,
+    memos: Sequence[MemoResult],
+    out: Path,
+    digests: dict[str, str] | None = None,
+    ready: Callable[[Sequence[MemoResult]], None] | None = None,
 ) -> None:
     """Files first, then the graph audit trail (replacing the claims of a memo written before), then the
-    memos' ledger entries: ``done`` from the input digest ``digests[memo id]`` (see module doc)."""
+    memos' ledger entries: ``done`` from the input digest ``digests[memo id]`` (see module doc); ``ready(memos)``
+    returns when the memos' other files are written (their pictures: :meth:`PeerPictures.wait`)."""
     memo_rows, claim_nodes, has_claim, cites, about = [], [], [], [], []
     for m in memos:
         folder = out / m.system
@@ -164,6 +281,7 @@ def write_memos(
                 "numbers_exact": counts["exact"],
                 "numbers_repaired": counts["repaired"],
                 "numbers_unsupported": counts["unsupported"],
+                "picture": m.picture,
                 "status": "writing",
                 "written_at": now(),
             }
@@ -182,6 +300,8 @@ def write_memos(
     writer.merge_relationships("ABOUT", about, start=("Memo", "id"), end=("Filing", "adsh"))
     writer.merge_relationships("HAS_CLAIM", has_claim, start=("Memo", "id"), end=("Claim", "id"))
     writer.merge_relationships("CITES", cites, start=("Claim", "id"), end=("Fact", "key"))
+    if ready is not None:
+        ready(memos)
     runs.checkpoint("memo-ledger")
     Ledger(writer.graph, "Memo", writer.batch_size).record(
         {"id": r["id"], "status": DONE, "input_digest": (digests or {}).get(r["id"], "")} for r in memo_rows
@@ -273,46 +393,48 @@ def run_memos(
     ledger = Ledger(graph, "Memo", settings.writer.batch_size)
     summaries = []
     order, superseded = resolve_amendments(graph, [f["adsh"] for f in filings])
-    for system in systems:
-        tick = progress(f"memos {system}", len(order)) if progress else None
-        s = MemoRunSummary(system, len(filings), 0, 0, 0, 0, 0, 0, 0, {}, superseded)
-        batch: list[MemoResult] = []
-        digests: dict[str, str] = {}
-        for fms in _batches(read_fact_maps(graph, order, settings.memo.batch_size), settings.memo.batch_size):
-            made = {f"{system}:{fm.adsh}": input_digest(fm) for fm in fms}
-            pending = set(ledger.pending(made, redo=not resume))
-            for fm in fms:
-                mid = f"{system}:{fm.adsh}"
-                if mid not in pending and (out / system / f"{fm.adsh}.md").exists():
-                    s.skipped_done += 1
-                    if tick:
-                        tick(1)
-                    continue
-                try:
-                    if system == llm_render.SYSTEM:
-                        assert client is not None, "made above when the llm system is asked for"
-                        memo = llm_render.generate_llm_memo(
-                            fm, ctx, client, settings.llm.max_tokens, settings.llm.temperature
-                        )
-                    else:
-                        memo = generate_memo(system, fm, ctx)
-                except Exception as exc:
-                    ledger.failed(mid, made[mid], exc, system=system, adsh=fm.adsh)
-                    raise
-                batch.append(memo)
-                digests[mid] = made[mid]
-                _tally(s, memo)
-                if len(batch) >= settings.memo.batch_size:
-                    write_memos(writer, batch, out, digests)
-                    if tick:
-                        tick(len(batch))
-                    batch = []
-        if batch:
-            write_memos(writer, batch, out, digests)
-            if tick:
-                tick(len(batch))
-        s.claims = gather_claims(out, system) if (out / system / "claims").exists() else 0
-        summaries.append(s)
+    with PeerPictures(graph, ctx.thresholds, settings.memo.pictures) as pictures:
+        for system in systems:
+            tick = progress(f"memos {system}", len(order)) if progress else None
+            s = MemoRunSummary(system, len(filings), 0, 0, 0, 0, 0, 0, 0, {}, superseded)
+            batch: list[MemoResult] = []
+            digests: dict[str, str] = {}
+            for fms in _batches(read_fact_maps(graph, order, settings.memo.batch_size), settings.memo.batch_size):
+                made = {f"{system}:{fm.adsh}": input_digest(fm) for fm in fms}
+                pending = set(ledger.pending(made, redo=not resume))
+                for fm in fms:
+                    mid = f"{system}:{fm.adsh}"
+                    if mid not in pending and (out / system / f"{fm.adsh}.md").exists():
+                        s.skipped_done += 1
+                        if tick:
+                            tick(1)
+                        continue
+                    try:
+                        if system == llm_render.SYSTEM:
+                            assert client is not None, "made above when the llm system is asked for"
+                            memo = llm_render.generate_llm_memo(
+                                fm, ctx, client, settings.llm.max_tokens, settings.llm.temperature
+                            )
+                        else:
+                            memo = generate_memo(system, fm, ctx)
+                        pictures.add(memo, fm, out / system)
+                    except Exception as exc:
+                        ledger.failed(mid, made[mid], exc, system=system, adsh=fm.adsh)
+                        raise
+                    batch.append(memo)
+                    digests[mid] = made[mid]
+                    _tally(s, memo)
+                    if len(batch) >= settings.memo.batch_size:
+                        write_memos(writer, batch, out, digests, pictures.wait)
+                        if tick:
+                            tick(len(batch))
+                        batch = []
+            if batch:
+                write_memos(writer, batch, out, digests, pictures.wait)
+                if tick:
+                    tick(len(batch))
+            s.claims = gather_claims(out, system) if (out / system / "claims").exists() else 0
+            summaries.append(s)
     return summaries
 
 

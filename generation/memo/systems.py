@@ -64,6 +64,8 @@ class MemoResult:
     hits: list[Hit] = field(default_factory=list)
     latency_ms: float = 0.0
     as_of: str | None = None
+    picture: str | None = None
+    """The file name of the memo's peer picture beside its Markdown (set by the memo pipeline; None: none)."""
 
     @property
     def memo_id(self) -> str:

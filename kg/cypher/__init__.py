@@ -68,6 +68,7 @@ from kg.cypher.facts import (
     INDICATOR_FACT_ROWS,
     INDICATOR_SERIES,
     LIST_FILINGS,
+    QUARTER_FACT_CANDIDATES,
 )
 from kg.cypher.feedback import (
     APPLY_MEMORY_FEEDBACK,
@@ -207,6 +208,7 @@ __all__ = [
     "MERGE_TUNED_MODELS",
     "PENDING_MEMORY_FEEDBACK",
     "POINT_IN_TIME_CANDIDATES",
+    "QUARTER_FACT_CANDIDATES",
     "QUERY_EXPERIENCES",
     "QUERY_VECTOR_INDEX",
     "READ_CORPUS_ALPHA",

@@ -17,17 +17,17 @@ FILING_SOURCES = (
     "RETURN f.source AS source, count(f) AS filings ORDER BY source"
 )
 
-FILING_FACT_CANDIDATES = (
-    "UNWIND $adshs AS adsh\n"
-    "MATCH (c:Company)-[:FILED]->(f:Filing {adsh: adsh})\n"
-    "RETURN f {.adsh, .form, .period, .fy, .fp, .filed, .accepted, .source, .prevrpt} AS filing,\n"
-    "       c {.cik, .name, .sic} AS company,\n"
-    "       [(f)-[:REPORTS]->(x:Fact) WHERE x.tag IN $tags\n"
+_CANDIDATES = (
+    "WITH c, f, [(f)-[:REPORTS]->(x:Fact) WHERE x.tag IN $tags\n"
     "          AND x.period_role IN ['current', 'current_ytd'] AND x.uom = 'USD'\n"
-    "        | x {.key, .citation, .tag, .value, .ddate, .qtrs, .period_role, .decimals, .coreg}] AS facts,\n"
+    "        | x {.key, .citation, .tag, .value, .ddate, .qtrs, .period_role, .decimals, .coreg}] AS facts\n"
+    "RETURN f {.adsh, .form, .period, .fy, .fp, .filed, .accepted, .source, .prevrpt} AS filing,\n"
+    "       c {.cik, .name, .sic} AS company, facts,\n"
     "       [(c)-[:FILED]->(g:Filing) WHERE g.period = f.period AND g.adsh <> f.adsh\n"
     "        | g {.adsh, .form, .period, .filed, .accepted}] AS same_period"
 )
+
+FILING_FACT_CANDIDATES = "UNWIND $adshs AS adsh\nMATCH (c:Company)-[:FILED]->(f:Filing {adsh: adsh})\n" + _CANDIDATES
 """For each accession of ``$adshs``: the filing (with sub.txt's ``prevrpt``), its company, its candidate facts of
 its own period with a tag of ``$tags`` (every legal entity: ``coreg`` null for the registrant) and the company's
 other filings for the same period (an amendment and what it amends)."""
@@ -44,6 +44,21 @@ FILING_STATEMENT_FACTS = (
 """For each ``$rows`` item ``{adsh, stmt, coreg}``: the filing's own-period facts of statement ``stmt`` (pre.txt's
 ``BS``, ``IS`` ...) for legal entity ``coreg`` (null: the registrant), with their presentation (report, line,
 plabel): where a filing's top revenue line and its items between liabilities and equity are found."""
+
+QUARTER_FACT_CANDIDATES = (
+    "MATCH (c:Company)-[:FILED]->(f:Filing {source: $source})\n"
+    + _CANDIDATES
+    + ",\n       CASE WHEN any(x IN facts WHERE x.tag = 'Liabilities' AND x.coreg IS NULL) THEN []\n"
+    "       ELSE [(f)-[:REPORTS]->(y:Fact) WHERE y.stmt = 'BS' AND y.period_role IN ['current', 'current_ytd']\n"
+    "               AND y.uom = 'USD' AND y.value IS NOT NULL AND y.line IS NOT NULL\n"
+    "             | y {.key, .citation, .tag, .value, .ddate, .qtrs, .period_role, .decimals, .coreg, .report, .line,\n"
+    "                  .plabel}] END AS balance_sheet\n"
+    "ORDER BY filing.adsh"
+)
+"""Every filing loaded from file ``$source`` (an FSDS quarter), in one read: the columns of
+:data:`FILING_FACT_CANDIDATES`, and ``balance_sheet``: its own-period balance-sheet facts with their presentation
+(every legal entity; empty when the registrant reports ``Liabilities``), what a derived ``Liabilities`` needs.
+The peer ratios of a memo's picture are computed from it."""
 
 FILER_TAG_VALUES = (
     "UNWIND $rows AS row\n"

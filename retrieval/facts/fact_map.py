@@ -390,6 +390,20 @@ def read_fact_maps(graph: Graph, adshs: Sequence[str], batch_size: int = 200) ->
         yield from maps
 
 
+def read_quarter_fact_maps(graph: Graph, source: str) -> list[FactMap]:
+    """The balance-sheet fact maps of every filing loaded from file ``source`` (e.g. ``2009q3.zip``, an FSDS
+    quarter), in one read (:data:`kg.cypher.QUARTER_FACT_CANDIDATES`), by accession number: what a memo's
+    peer picture compares. Built by :func:`build_fact_map` like :func:`read_fact_maps`' maps, with the balance
+    sheet's presentation (so a derived ``Liabilities`` equals the memo's) but without the income statement's (a
+    revenue found only from its top line is missing) and without plausibility flags. Empty for an unknown
+    ``source``. Raises :class:`kg.GraphError` when Neo4j is unavailable."""
+    maps = []
+    for r in graph.read(cypher.QUARTER_FACT_CANDIDATES, {"source": source, "tags": cc.all_tags()}):
+        filing = {**r["filing"], **r["company"], **_amendments(r)}
+        maps.append(build_fact_map(filing, r["facts"], {"BS": r["balance_sheet"]} if r["balance_sheet"] else None))
+    return maps
+
+
 def _amendments(record: dict[str, Any]) -> dict[str, Any]:
     """``supersedes`` (the earlier filings of the same company, period and form family that this one
     amends), ``superseded_by`` (the latest such filing when this one was amended; None when it is the latest)

@@ -4,7 +4,7 @@
 //   or UTC instant: Chunk.available_at <= $as_of; undated chunks are left out), with the chunk and its
 //   document. $entity is an entity id ("<type>:<normalized name>") or its name (any case); triples come
 //   from `finkg extract`. Click a triple for its sentence, verification and cluster.
-// :param entity => 'policy:federal funds rate'
+// :param entity => 'federal funds rate'
 // :param as_of => '2008-12-31T23:59:59Z'
 MATCH (e:Entity)
 WHERE e.id = $entity OR toLower(e.name) = toLower($entity)
