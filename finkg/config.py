@@ -722,7 +722,11 @@ class Settings(BaseSettings):
         if self.llm.backend is None and self.llm.model_path is None and self.llm.base_url is None:
             gguf = models.installed_path(models.DEFAULT_LLM, directory)
             if gguf is not None:
-                self.llm.backend, self.llm.model_path = "llama-cpp", gguf
+                # llama.cpp's server (parallel slots) where scripts/bootstrap.sh built it, else llama-cpp-python
+                from generation.llm.server import default_server_path
+
+                local = "llama-server" if default_server_path() is not None else "llama-cpp"
+                self.llm.backend, self.llm.model_path = local, gguf
         return self
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:

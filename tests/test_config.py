@@ -138,3 +138,27 @@ def test_installed_models_become_the_defaults(cfg, monkeypatch, tmp_path):
     assert {r["setting"]: r["source"] for r in effective_settings(s)}["embedding.model_path"] == "installed"
     monkeypatch.setenv("FINKG_MODELS__USE_INSTALLED", "false")
     assert load_settings().embedding.model_path is None
+
+
+def test_an_installed_qwen_becomes_the_llm_served_by_llama_server_where_bootstrap_built_it(cfg, monkeypatch, tmp_path):
+    import json as _json
+
+    from finkg import models
+    from generation.llm.server import default_server_path
+
+    folder = tmp_path / "models"
+    monkeypatch.setenv("FINKG_MODELS__DIR", str(folder))
+    assert load_settings().llm.backend is None  # nothing installed: no LLM
+    # an install stamp as `finkg models install` writes it, over a sparse file of the registry's name
+    spec = models.spec(models.DEFAULT_LLM)
+    target = folder / spec.name
+    target.mkdir(parents=True)
+    (target / spec.filename).write_bytes(b"")
+    os.truncate(target / spec.filename, 1024)
+    stamp = {"name": spec.name, "files": {spec.filename: {"size": 1024, "sha256": "0" * 64}}}
+    (target / models.STAMP).write_text(_json.dumps(stamp), encoding="utf-8")
+    s = load_settings()
+    assert s.llm.model_path == target / spec.filename
+    assert s.llm.backend == ("llama-server" if default_server_path() is not None else "llama-cpp")
+    assert s.llm.concurrency() == (s.llm.parallel if s.llm.backend == "llama-server" else 1)
+    assert load_settings(llm_backend="llama-cpp").llm.backend == "llama-cpp"  # a choice is kept
