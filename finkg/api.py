@@ -919,7 +919,8 @@ def eval_tatqa(
             ``finkg experience learn`` (training split only, never a context being evaluated).
 
     Returns:
-        ``(results, backend name)``; the results have ``rows()``, ``differences()`` and ``save(out)``.
+        ``(results, backend name)``; the results have ``rows()``, ``differences()`` and ``save(out)`` (answers,
+        summary, ``eval-tatqa.json`` and the EM/F1 picture ``tatqa-em-f1.png``).
 
     Raises:
         ConfigError: an unknown system or half. IngestError: a malformed TAT-QA file. EvaluationError: ``out``

@@ -91,17 +91,22 @@ def equity_curves(
 @dataclass(frozen=True)
 class Bar:
     """One bar: its ``group`` (e.g. a metric or answer type), ``system``, ``value`` and 95 % interval
-    ``low``..``high`` (same units as value; None when there is no interval)."""
+    ``low``..``high`` (same units as value; None when there is no interval); ``panel`` names the stacked panel
+    of :func:`interval_bars` it is drawn in (e.g. a metric; "" for a picture of one panel)."""
 
     group: str
     system: str
     value: float
     low: float | None = None
     high: float | None = None
+    panel: str = ""
 
 
-def interval_bars(bars: Sequence[Bar], path: Path, *, title: str, ylabel: str) -> Path:
-    """Grouped bars, one colour per system, with error bars for the intervals (systems in first-seen order).
+def interval_bars(bars: Sequence[Bar], path: Path, *, title: str, ylabel: str, fmt: str = "%.3f") -> Path:
+    """Grouped bars, one colour per system, with error bars for the intervals (systems, groups and panels in
+    first-seen order); each value printed above its bar and interval with ``fmt``. Bars of more than one ``panel`` are drawn
+    in panels stacked top to bottom (the panel's name as its title, the same groups on every x axis, one
+    legend beside the first); a system with no bar in a group leaves its slot empty.
 
     Raises:
         EvaluationError: no bar, or an interval that does not contain its value.
@@ -115,26 +120,43 @@ def interval_bars(bars: Sequence[Bar], path: Path, *, title: str, ylabel: str) -
             raise EvaluationError(f"{path}: {b.system} / {b.group}: interval {b.low}..{b.high} misses {b.value}")
     groups = list(dict.fromkeys(b.group for b in bars))
     systems = list(dict.fromkeys(b.system for b in bars))
+    panels = list(dict.fromkeys(b.panel for b in bars))
     if len(groups) == 1:  # one group: the systems are the x axis, named under their bars
-        bars = [Bar(b.system, groups[0], b.value, b.low, b.high) for b in bars]
+        bars = [Bar(b.system, groups[0], b.value, b.low, b.high, b.panel) for b in bars]
         groups, systems = systems, groups
+    fig = Figure(figsize=(max(6.0, 1.3 * len(groups) * max(1, len(systems)) ** 0.5 + 2), 4.6 * len(panels)))
+    axes = fig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
+    for ax, panel in zip(axes, panels):
+        _bars_on(ax, [b for b in bars if b.panel == panel], groups, systems, fmt)
+        ax.set_ylabel(ylabel)
+        ax.grid(axis="y", alpha=0.3)
+    if len(panels) == 1:
+        axes[0].set_title(title)
+        axes[0].legend(fontsize=8, loc="lower right")
+    else:
+        for ax, panel in zip(axes, panels):
+            ax.set_title(panel, fontsize=10)
+        axes[0].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        fig.suptitle(title)
+        fig.tight_layout()
+    return _save(fig, path)
+
+
+def _bars_on(ax: Any, bars: Sequence[Bar], groups: Sequence[str], systems: Sequence[str], fmt: str) -> None:
+    """Draw ``bars`` on ``ax``: group ``g`` centred at x = g, the systems side by side in their colours."""
     width = 0.8 / len(systems)
-    fig = Figure(figsize=(max(6.0, 1.3 * len(groups) * max(1, len(systems)) ** 0.5 + 2), 4.6))
-    ax = fig.add_subplot()
     for i, system in enumerate(systems):
         mine = [(g, b) for g, group in enumerate(groups) for b in bars if b.system == system and b.group == group]
         xs = [g + (i - (len(systems) - 1) / 2) * width for g, _ in mine]
         below = [b.value - (b.low if b.low is not None else b.value) for _, b in mine]
         above = [(b.high if b.high is not None else b.value) - b.value for _, b in mine]
-        drawn = ax.bar(xs, [b.value for _, b in mine], width * 0.95, color=PALETTE[i % len(PALETTE)], label=system,
-                       yerr=[below, above], capsize=3, error_kw={"lw": 1.0})  # fmt: skip
-        ax.bar_label(drawn, fmt="%.3f", fontsize=7, label_type="center")
+        ax.bar(xs, [b.value for _, b in mine], width * 0.95, color=PALETTE[i % len(PALETTE)], label=system,
+               yerr=[below, above], capsize=3, error_kw={"lw": 1.0})  # fmt: skip
+        for x, (_, b) in zip(xs, mine):  # the value above the bar and its interval, clear of both
+            top = max(b.value, b.high if b.high is not None else b.value)
+            ax.annotate(fmt % b.value, (x, top), xytext=(0, 2), textcoords="offset points", ha="center", va="bottom",
+                        fontsize=7)  # fmt: skip
     ax.set_xticks(range(len(groups)), groups, rotation=0 if len(groups) < 6 else 30, ha="center")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
-    return _save(fig, path)
 
 
 @dataclass(frozen=True)

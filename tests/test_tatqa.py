@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +22,15 @@ import pytest
 
 from finkg import models
 from finkg.eval.metrics.tatqa import TatqaScore, answer_string, gold_answers, normalize_answer, score, to_number
-from finkg.eval.tatqa import agent_systems, direct_systems, evaluate, score_text, stratified_sample
+from finkg.eval.tatqa import (
+    agent_systems,
+    chart,
+    chart_bars,
+    direct_systems,
+    evaluate,
+    score_text,
+    stratified_sample,
+)
 from generation.agent.loop import table_evidence
 from generation.agent.questions import answer_scale, evidence_scale, needs_arithmetic
 from generation.llm import LlamaCppBackend, LLMClient
@@ -269,6 +278,8 @@ def test_gold_answers_written_as_instructed_score_full_marks_for_every_type(cont
         "em_ci_low": 100.0,
         "em_ci_high": 100.0,
         "f1": 100.0,
+        "f1_ci_low": 100.0,
+        "f1_ci_high": 100.0,
         "no_answer_line": 0,
         "errors": 0,
     }
@@ -330,7 +341,7 @@ def test_the_harness_runs_real_llm_answerers_end_to_end(contexts, smol_client, t
             assert r.error is None and r.generated.strip()
     rows = {(r["system"], r["answer_type"]): r for r in results.rows()}
     assert rows[("silent", "all")]["errors"] == 2 and rows[("no-retrieval", "all")]["errors"] == 0
-    answers, summary = results.save(tmp_path / "tatqa")
+    answers, summary, _ = results.save(tmp_path / "tatqa")
     lines = [json.loads(x) for x in answers.read_text(encoding="utf-8").splitlines()]
     assert len(lines) == 6 and lines[0]["question_uid"] == contexts[0].questions[0].uid
     assert json.loads(summary.read_text(encoding="utf-8")) == results.rows()
@@ -443,6 +454,8 @@ def test_finkg_eval_tatqa_runs_and_reports_bad_files(tmp_path, smol_client):
     assert "TAT-QA EM / F1 (%) on tatqa_dev_sample.json" in run.stdout and "no-retrieval" in run.stdout
     rows = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
     assert rows[0]["system"] == "no-retrieval" and rows[0]["questions"] == 2
+    picture = tmp_path / "out" / "tatqa-em-f1.png"
+    assert f"with 95% intervals: {picture}" in run.stdout.replace("\n", "") and picture.read_bytes()[:4] == b"\x89PNG"
     bad = tmp_path / "bad.json"
     bad.write_text('[{"paragraphs": []}]', encoding="utf-8")
     run = _finkg("eval", "tatqa", str(bad), env=env)
@@ -549,3 +562,90 @@ def test_the_agent_answers_arithmetic_with_a_derivation_that_recomputes(contexts
             value = simple_eval(expression, names={k: float(v) for k, v in operands.items()})
             assert float(answer.spans[0].replace(",", "")) == pytest.approx(round(value, 2), abs=0.006)
     assert asked == sum(any(q.answer_type == "arithmetic" for q in c.questions) for c in contexts) > 0
+
+
+# --------------------------------------------------------------------------------- the picture
+
+
+def _partial_text(q) -> str:
+    """The gold answer's first span only, scale word dropped: full marks on span and count questions without a
+    scale, a partial F1 on a multi-span answer, 0 where the scale is needed."""
+    return f"Answer: {gold_answers(q.record())[0]}"
+
+
+def _chart_results(contexts):
+    """Three systems on the 30 sample questions, scored by the metric against the dataset's gold answers: the
+    gold answer as instructed, the first span without its scale, and no answer line at all."""
+    by_question = {q.question: q for c in contexts for q in c.questions}
+    return evaluate(
+        contexts,
+        {
+            "two-stage": lambda question, facts, passages: _gold_text(by_question[question]),
+            "agent": lambda question, facts, passages: _partial_text(by_question[question]),
+            "agent-shuffled": lambda question, facts, passages: "I cannot tell.",
+        },
+    )
+
+
+def test_save_draws_em_and_f1_with_intervals_and_names_the_picture(contexts, tmp_path):
+    from PIL import Image
+
+    results = _chart_results(contexts)
+    rows = {(r["system"], r["answer_type"]): r for r in results.rows()}
+    assert [rows[("two-stage", "all")][k] for k in ("em", "em_ci_low", "f1", "f1_ci_low", "f1_ci_high")] == [100.0] * 5
+    assert [rows[("agent-shuffled", "all")][k] for k in ("em", "f1", "f1_ci_high", "no_answer_line")] == [0, 0, 0, 30]
+    partial = rows[("agent", "multi-span")]  # one of 2-3 gold spans: F1 strictly between EM and 100
+    assert partial["em"] == 0.0 < partial["f1_ci_low"] <= partial["f1"] <= partial["f1_ci_high"] < 100.0
+    out, bench = tmp_path / "tatqa", tmp_path / "results"
+    paths = results.save(out, results_dir=bench)
+    png = out / "tatqa-em-f1.png"
+    assert paths == [out / "answers.jsonl", out / "summary.json", png]
+    first = png.read_bytes()
+    assert first[:8] == b"\x89PNG\r\n\x1a\n" and len(first) > 20_000
+    with Image.open(png) as im:
+        assert im.format == "PNG" and 1000 <= im.width <= 2500 and 800 <= im.height <= 1500, im.size
+    assert not list(out.glob("*.part.png"))
+    written = json.loads((bench / "eval-tatqa.json").read_text(encoding="utf-8"))
+    assert written["parameters"]["chart"] == str(png) and written["parameters"]["questions"] == 30
+    assert written["tables"]["rows"] == results.rows()
+    results.save(out, results_dir=bench)
+    assert png.read_bytes() == first  # no metadata that changes between runs
+
+
+def test_a_system_without_questions_of_a_type_has_no_bar_there(contexts, tmp_path):
+    results = _chart_results(contexts)
+    # agent answered only the span and arithmetic questions; agent-shuffled answered none
+    results.results = [
+        r
+        for r in results.results
+        if r.system == "two-stage" or (r.system == "agent" and r.answer_type in ("span", "arithmetic"))
+    ]
+    rows = results.rows()
+    assert {r["answer_type"] for r in rows if r["system"] == "agent"} == {"all", "span", "arithmetic"}
+    assert [r["questions"] for r in rows if r["system"] == "agent-shuffled"] == [0]
+    bars = chart_bars(rows)
+    assert {(b.system, b.group.split("\n")[0]) for b in bars} == {
+        *(("two-stage", kind) for kind in ("all", "span", "multi-span", "arithmetic", "count")),
+        *(("agent", kind) for kind in ("all", "span", "arithmetic")),
+    }
+    assert len(bars) == 2 * 8 and {b.panel for b in bars} == {"exact match (EM)", "numeracy-aware F1"}
+    groups = {b.group for b in bars}  # the two systems answered different numbers of questions overall
+    assert "all\n(n=21-30)" in groups and "span\n(n=11)" in groups and "count\n(n=5)" in groups
+    paths = results.save(tmp_path / "tatqa")
+    assert paths[-1] == tmp_path / "tatqa" / "tatqa-em-f1.png" and paths[-1].read_bytes()[:4] == b"\x89PNG"
+
+
+def test_no_answered_question_draws_no_picture_and_a_bad_interval_is_refused(contexts, tmp_path):
+    from finkg import plots
+    from finkg.eval.tatqa import TatqaResults
+    from kg.errors import EvaluationError
+
+    out = tmp_path / "empty"
+    assert TatqaResults(["agent"]).save(out) == [out / "answers.jsonl", out / "summary.json"]
+    assert not (out / "tatqa-em-f1.png").exists()
+    assert json.loads((out / "eval-tatqa.json").read_text(encoding="utf-8"))["parameters"]["chart"] is None
+    with pytest.raises(EvaluationError, match="no figures to draw"):
+        chart([], tmp_path / "none.png")
+    with pytest.raises(EvaluationError, match=re.escape("agent / span: interval 10.0..20.0 misses 30.0")):
+        plots.interval_bars([plots.Bar("span", "agent", 30.0, 10.0, 20.0)], tmp_path / "bad.png", title="t", ylabel="%")
+    assert not (tmp_path / "bad.png").exists()

@@ -115,9 +115,12 @@ def eval_tatqa(
         ),
     ] = None,
     max_tokens: Annotated[int, typer.Option(help="Completion cap per answer.")] = 128,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for answers.jsonl and summary.json.")] = Path(
-        "eval/tatqa"
-    ),
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out", "-o", help="Folder for answers.jsonl, summary.json, eval-tatqa.json and the tatqa-em-f1.png chart."
+        ),
+    ] = Path("eval/tatqa"),
     threshold: Annotated[
         float | None, typer.Option(help="Experience memory: cosine threshold (default 0.65, seed 001).")
     ] = None,
@@ -144,6 +147,8 @@ def eval_tatqa(
         render(results.differences(), Format.table, console, title="EM difference against the first system (points)")
     paths = results.save(out)
     console.print(f"saved {', '.join(str(p) for p in paths)}")
+    if paths[-1].suffix == ".png":
+        console.print(f"EM and F1 per system and answer type, with 95% intervals: {paths[-1]}")
 
 
 @app.command("reports")

@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from finkg import plots
 from finkg.eval.metrics.intervals import bootstrap_mean, paired_bootstrap_difference
 from finkg.eval.metrics.tatqa import ANSWER_TYPES, gold_answers, score
 from finkg.eval.results import write_result
@@ -42,7 +43,7 @@ from ingest.datasets.tatqa import TatqaContext
 from kg.errors import EvaluationError
 from kg.progress import StageProgress
 
-ANSWERS, SUMMARY, MANIFEST = "answers.jsonl", "summary.json", "manifest.json"
+ANSWERS, SUMMARY, MANIFEST, CHART = "answers.jsonl", "summary.json", "manifest.json", "tatqa-em-f1.png"
 
 
 class TatqaRunError(EvaluationError):
@@ -86,8 +87,10 @@ class TatqaResults:
 
     def rows(self) -> list[dict[str, Any]]:
         """One row per system and answer type (``all`` first, then span, multi-span, arithmetic, count
-        where present): ``{"system", "answer_type", "questions", "em", "f1", "no_answer_line",
-        "errors"}``; em and f1 in percent, 2 decimals."""
+        where present): ``{"system", "answer_type", "questions", "em", "em_ci_low", "em_ci_high", "f1",
+        "f1_ci_low", "f1_ci_high", "no_answer_line", "errors"}``; em and f1 in percent, 2 decimals, each with
+        its 95 % percentile-bootstrap interval over the questions (:func:`finkg.eval.metrics.intervals.bootstrap_mean`,
+        seed 0); a system with no question has a row ``all`` of zeros."""
         out = []
         for system in self.systems:
             mine = [r for r in self.results if r.system == system]
@@ -95,17 +98,19 @@ class TatqaResults:
                 group = mine if kind == "all" else [r for r in mine if r.answer_type == kind]
                 if not group and kind != "all":
                     continue
-                n = len(group)
-                em = bootstrap_mean([r.em for r in group]) if n else None
+                em = _percent([r.em for r in group])
+                f1 = _percent([r.f1 for r in group])
                 out.append(
                     {
                         "system": system,
                         "answer_type": kind,
-                        "questions": n,
-                        "em": round(100 * em.mean, 2) if em else 0.0,
-                        "em_ci_low": round(100 * em.low, 2) if em else 0.0,
-                        "em_ci_high": round(100 * em.high, 2) if em else 0.0,
-                        "f1": round(100 * sum(r.f1 for r in group) / n, 2) if n else 0.0,
+                        "questions": len(group),
+                        "em": em[0],
+                        "em_ci_low": em[1],
+                        "em_ci_high": em[2],
+                        "f1": f1[0],
+                        "f1_ci_low": f1[1],
+                        "f1_ci_high": f1[2],
                         "no_answer_line": sum(not r.answer_line for r in group),
                         "errors": sum(r.error is not None for r in group),
                     }
@@ -146,25 +151,89 @@ class TatqaResults:
 
     def save(self, out: Path, results_dir: Path | None = None) -> list[Path]:
         """Write ``answers.jsonl`` (one :class:`QuestionResult` per line, in run order; replaces the file
-        :func:`evaluate` appended to) and ``summary.json`` (:meth:`rows`) into the folder ``out``; returns
-        their paths. The summary is also written in the one results format (:mod:`finkg.eval.results`) as
-        ``eval-tatqa.json`` in ``results_dir`` (e.g. ``bench/results``, whose README table
-        ``bench/tables.py`` regenerates), else in ``out``."""
+        :func:`evaluate` appended to), ``summary.json`` (:meth:`rows`) and, when some system answered a question,
+        the picture ``tatqa-em-f1.png`` (:func:`chart`) into the folder ``out``; returns their paths. The summary
+        is also written in the one results format (:mod:`finkg.eval.results`) as ``eval-tatqa.json`` in
+        ``results_dir`` (e.g. ``bench/results``, whose README table ``bench/tables.py`` regenerates), else in
+        ``out``; its parameter ``chart`` is the picture's path (None when none was drawn)."""
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         answers, summary = out / ANSWERS, out / SUMMARY
         write_answers(answers, self.results)
         rows = self.rows()
         summary.write_text(json.dumps(rows, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        picture = chart(rows, out / CHART) if any(r["questions"] for r in rows) else None
         overall = [r for r in rows if r["answer_type"] == "all"]
         write_result(
             "eval-tatqa",
-            {"systems": self.systems, "questions": max((r["questions"] for r in overall), default=0)},
+            {
+                "systems": self.systems,
+                "questions": max((r["questions"] for r in overall), default=0),
+                "chart": str(picture) if picture else None,
+            },
             {f"{r['system']}_{m}_pct": r[m] for r in overall for m in ("em", "f1")},
             tables={"rows": rows, "differences": self.differences()},
             directory=results_dir or out,
         )
-        return [answers, summary]
+        return [answers, summary, *([picture] if picture else [])]
+
+
+def chart(rows: Sequence[Mapping[str, Any]], path: Path) -> Path:
+    """Draw :meth:`TatqaResults.rows` as a PNG at ``path`` (:func:`finkg.plots.interval_bars` of
+    :func:`chart_bars`): two panels, EM and F1 (%), each with one group of bars per answer type and one bar per
+    system with its 95 % bootstrap interval; the number of questions in the title.
+
+    Raises:
+        EvaluationError: no row with at least one question.
+    """
+    return plots.interval_bars(
+        chart_bars(rows),
+        path,
+        title=f"TAT-QA: EM and F1 of {_question_counts(rows).get('all', '0')} questions per system, "
+        "with 95% bootstrap intervals",
+        ylabel="%",
+        fmt="%.1f",
+    )
+
+
+def chart_bars(rows: Sequence[Mapping[str, Any]]) -> list[plots.Bar]:
+    """The bars of :func:`chart`: for EM then F1 (the panels ``exact match (EM)`` and ``numeracy-aware F1``),
+    one bar per row with at least one question, in the rows' order (systems as named in the rows; answer type
+    ``all`` first), grouped by answer type, the group named ``"<type>\\n(n=<questions>)"`` (``n=28-30`` when
+    the systems answered different numbers); value and interval in percent. A system with no question of an
+    answer type has no bar there."""
+    counts = _question_counts(rows)
+    return [
+        plots.Bar(
+            f"{r['answer_type']}\n(n={counts[r['answer_type']]})",
+            r["system"],
+            r[metric],
+            r[f"{metric}_ci_low"],
+            r[f"{metric}_ci_high"],
+            panel,
+        )
+        for metric, panel in (("em", "exact match (EM)"), ("f1", "numeracy-aware F1"))
+        for r in rows
+        if r["questions"]
+    ]
+
+
+def _question_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Answer type -> its number of questions over the systems that answered some: ``"30"``, or ``"28-30"``."""
+    counts: dict[str, list[int]] = {}
+    for r in rows:
+        if r["questions"]:
+            counts.setdefault(r["answer_type"], []).append(r["questions"])
+    return {k: f"{min(v)}-{max(v)}" if min(v) != max(v) else str(v[0]) for k, v in counts.items()}
+
+
+def _percent(scores: Sequence[float]) -> tuple[float, float, float]:
+    """The mean of ``scores`` (0..1 each) and its 95 % bootstrap interval, in percent, 2 decimals; zeros when
+    there is no score."""
+    if not scores:
+        return 0.0, 0.0, 0.0
+    i = bootstrap_mean(scores)
+    return round(100 * i.mean, 2), round(100 * i.low, 2), round(100 * i.high, 2)
 
 
 def write_answers(path: Path, results: Sequence[QuestionResult]) -> None:
