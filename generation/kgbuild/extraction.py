@@ -76,7 +76,8 @@ _REASON: dict[str, Any] = {"type": "string", "enum": list(REASONS)}
 
 
 def _tuple(*items: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "array", "prefixItems": list(items), "items": False, "minItems": len(items), "maxItems": len(items)}
+    # prefixItems bounded by min/maxItems (no boolean "items": false, which llama-server's schema parser refuses)
+    return {"type": "array", "prefixItems": list(items), "minItems": len(items), "maxItems": len(items)}
 
 
 TRIPLE_FIELDS = ("s", "h", "ht", "r", "t", "tt")  # the positions of a triple array in an answer

@@ -59,6 +59,9 @@ class OpenAICompatibleBackend:
             5xx and 429 are retried with exponential back-off: 0.5 s, 1 s, 2 s ... at most 8 s).
         schema_styles: the ``response_format`` styles to try for JSON mode, in order
             (:data:`SCHEMA_STYLES`); an empty tuple sends the schema in the prompt only.
+        plain_fallback: when the server refuses every style, ask once more with the schema in the prompt
+            (``constrained=False``); False raises :class:`LLMUnavailable` with the server's reason instead
+            (a server known to constrain, such as finkg's own llama-server, must not silently stop doing so).
 
     Attributes:
         model_id: ``openai:<base_url>:<model>``. calls: HTTP requests that got an answer.
@@ -79,11 +82,13 @@ class OpenAICompatibleBackend:
         timeout: float = 120.0,
         attempts: int = 3,
         schema_styles: Sequence[str] = SCHEMA_STYLES,
+        plain_fallback: bool = True,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.url = self.base_url + "/chat/completions"
         self.model, self.api_key, self.timeout, self.attempts = model, api_key, timeout, attempts
         self.schema_styles = list(schema_styles)
+        self.plain_fallback = plain_fallback
         self.name = f"openai:{self.url}:{model}"
         self.calls = 0
 
@@ -146,7 +151,9 @@ class OpenAICompatibleBackend:
                     raw = self._post({**payload, "response_format": _response_format(style, json_schema)})
                     constrained = True
                     break
-                except _Rejected:
+                except _Rejected as exc:
+                    if not self.plain_fallback:
+                        raise LLMUnavailable(f"{self.url} refused the JSON schema: HTTP {exc.code}: {exc.detail}") from exc
                     if style in self.schema_styles:  # this server does not take it: not again
                         self.schema_styles.remove(style)
             if raw is None:
