@@ -381,6 +381,7 @@ class ReportBatchResult:
     system: str
     mode: str
     model_id: str
+    reader: str = "two-stage"
 
 
 def report_batch(
@@ -394,6 +395,7 @@ def report_batch(
     graph: Graph | None = None,
     settings: Settings | None = None,
     progress: StageProgress | None = None,
+    reader: str = "two-stage",
 ) -> ReportBatchResult:
     """An analysis report per question of a batch file (seed 004, 3.2-3.3); resumable.
 
@@ -401,6 +403,9 @@ def report_batch(
         batch: JSON lines with id, question, as_of, companies, facts.
         system: retrieval system (default ``[report] system``); mode: two-stage or single-stage.
         workers: questions in flight (default ``[report] workers``).
+        reader: ``two-stage`` (seed 004) or ``agent`` (the analyst agent, seed 001: each answer with its
+            derivation, gate verdict and ``(:Report)-[:ANSWERED_BY]->(:AgentRun)``; a question it cannot answer is
+            a report saying so, with the reason).
 
     Raises:
         GenerationError: a bad batch line (file and line named), an unknown mode or system, or an
@@ -411,7 +416,9 @@ def report_batch(
     with _opened(graph, settings) as (g, s):
         questions, client, embedder = _report_inputs(batch, s)
         try:
-            ctx = reports.ReportContext(g, s, client, embedder, system or s.report.system, mode, progress=progress)
+            ctx = reports.ReportContext(
+                g, s, client, embedder, system or s.report.system, mode, progress=progress, reader=reader
+            )
         except ValueError as exc:  # the pipeline's unknown mode/system, empty index: a user error
             if isinstance(exc, FinkgError):
                 raise
@@ -419,14 +426,14 @@ def report_batch(
         summary = reports.run_batch(
             questions, ctx, out, redo=redo, workers=workers or s.report.workers, progress=progress
         )
-    return ReportBatchResult(summary, ctx.system, ctx.mode, client.model_id)
+    return ReportBatchResult(summary, ctx.system, ctx.mode, client.model_id, ctx.reader)
 
 
-def report_browser_query() -> str:
-    """The Neo4j Browser statement that shows the stored reports."""
+def report_browser_query(reader: str = "two-stage") -> str:
+    """The Neo4j Browser statement that shows the stored reports (``agent``: the agent reports with their runs)."""
     from kg import cypher as kg_cypher
 
-    return kg_cypher.report_browser_query()
+    return kg_cypher.report_run_browser_query() if reader == "agent" else kg_cypher.report_browser_query()
 
 
 # --------------------------------------------------------------------------- knowledge graph build
