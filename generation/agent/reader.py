@@ -170,6 +170,7 @@ def read_question(
             "status": got.status,
             "reasons": got.reasons,
             "route": "tools",
+            "tools": list(tools),
             "company": company or "",
             "derivation": json.dumps(derivation, default=str),
         },
