@@ -23,11 +23,15 @@ from finkg import api
 from finkg.config import load_settings
 from finkg.pipelines import reports
 from finkg.pipelines import sec as pipelines
+from generation.agent import arithmetic, facts, registry
+from generation.agent.reader import derivation_of
+from generation.agent.toolloop import action_schema, system_prompt
 from generation.agent.trajectory import read_run
 from generation.llm import client_from_settings
 from kg.ledger import Ledger
 from retrieval.embeddings import make_embedder
 from retrieval.facts.fact_map import list_filings
+from retrieval.facts.indicators import FinancialFact
 
 QUESTIONS = [
     {
@@ -165,3 +169,30 @@ def test_the_cli_runs_the_agent_reader_and_exits_0_when_a_question_is_not_answer
     assert {r["measure"]: r["value"] for r in got.summary.rows()}["answered by the agent (gate passed)"] == 1
     with pytest.raises(ValueError, match="unknown reader"):
         reports.ReportContext(loaded, rsettings, None, None, "none", reader="three-stage")  # type: ignore[arg-type]
+
+
+def test_a_tool_runs_derivation_names_each_operands_fact(loaded):
+    """The LLM route's derivation (no LLM needed: the tools' results are what it is built from)."""
+    ca = gold(JNJ_ADSH, "AssetsCurrent", "20090630", 0)
+    cl = gold(JNJ_ADSH, "LiabilitiesCurrent", "20090630", 0)
+    looked = facts.fact_lookup(loaded, "200406", "CurrentAssets", "2009-06-30", as_of="2009-09-30")
+    f_cl = FinancialFact("fact-cl", f"Current liabilities were USD {cl:,.0f}.", (cl,), "USD", "2009-06-30", "x", "t")
+    calc = arithmetic.calculate("ca - cl", {"ca": ca, "cl": cl})
+    d = derivation_of([looked, calc], [f_cl])
+    assert d["result"] == ca - cl and d["expression"] == "ca - cl"
+    assert d["operands"]["ca"]["fact_key"].startswith(f"{JNJ_ADSH}:AssetsCurrent:")  # from the lookup
+    assert d["operands"]["cl"]["fact_id"] == "fact-cl" and d["operands"]["cl"]["fact_key"] is None  # from F
+    stray = arithmetic.calculate("a * 2", {"a": 7.0})
+    assert derivation_of([stray], [])["operands"]["a"] == {"value": 7.0, "fact_key": None}
+    assert derivation_of([], []) == {} and derivation_of([arithmetic.calculate("1 / 0", {})], []) == {}
+    growth = facts.ratio(loaded, "growth", "200406", "2009-06-30", concept="Revenues", as_of="2009-09-30")
+    g = derivation_of([growth], [])
+    assert g["formula"] and all(o["fact_key"].startswith(JNJ_ADSH) for o in g["operands"].values())
+
+
+def test_the_llm_sees_every_tools_json_schema_and_may_only_name_them():
+    tools = registry.registry(None)
+    prompt = system_prompt(tools)
+    for name, tool in tools.items():
+        assert f"- {name}: {json.dumps(tool.schema, separators=(',', ':'))}" in prompt
+    assert action_schema(tools)["properties"]["tool"]["enum"] == [*tools, "answer"]

@@ -597,7 +597,7 @@ def _one(
     fact_calls: list[dict[str, Any]],
 ) -> dict[str, Any]:
     if ctx.reader == "agent":
-        return _one_agent(q, ctx, out, facts, unmatched, fact_calls)
+        return _one_agent(q, ctx, out, (facts, unmatched, fact_calls))
     t0 = time.perf_counter()
     as_of = q.as_of.isoformat() if q.as_of else None
     gen = (
@@ -824,16 +824,13 @@ def _write_agent_graph(graph: Graph, settings: Settings, rec: dict[str, Any], go
 
 
 def _one_agent(
-    q: ReportQuestion,
-    ctx: ReportContext,
-    out: Path,
-    facts: list[FinancialFact],
-    unmatched: list[str],
-    fact_calls: list[dict[str, Any]],
+    q: ReportQuestion, ctx: ReportContext, out: Path, found: tuple[list[FinancialFact], list[str], list[dict[str, Any]]]
 ) -> dict[str, Any]:
-    """One question read by the analyst agent (:func:`generation.agent.reader.read_question`): F ranked by similarity
+    """One question read by the analyst agent (:func:`generation.agent.reader.read_question`): ``found`` is F, the
+    unmatched company names and the fact lookups (:meth:`ReportContext.facts_with_calls`); F ranked by similarity
     to the question (at most ``[report] max_facts`` shown), the run stored and linked, the files written. An answer
     the agent could not give is a report saying so with the reason (``answer_status``), recorded done."""
+    facts, unmatched, fact_calls = found
     t0 = time.perf_counter()
     shown = ctx.rank(q.question, facts)[: ctx.settings.report.max_facts] if facts else []
     when = q.as_of.isoformat() if q.as_of else datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
