@@ -707,6 +707,7 @@ def _agent_record(
         "steps": _step_rows(got),
         "facts_total": facts_total,
         "facts_shown": [f.id for f in shown],
+        "facts_trimmed": got.run.props.get("facts_trimmed", 0),
         "fact_retrieval_calls": fact_calls,
         "calls": {
             "agent": {

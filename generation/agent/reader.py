@@ -171,6 +171,7 @@ def read_question(
             "reasons": got.reasons,
             "route": "tools",
             "tools": list(tools),
+            "facts_trimmed": got.facts_trimmed,
             "company": company or "",
             "derivation": json.dumps(derivation, default=str),
         },

@@ -6,7 +6,10 @@ only way out) and section 4.3 (inventory the inputs, then compute). finkg's offl
 (:mod:`generation.llm.jsonmode`): each turn the LLM answers one object, ``{"tool": NAME, "arguments": {...}}`` to
 call a tool of the registry (:mod:`generation.agent.registry`), or ``{"tool": "answer", "arguments": {"answer":
 "..."}}`` to answer; the tool's result goes back as an observation (:meth:`ToolResult.observation`, an error
-included: a bad call never ends the run).
+included: a bad call never ends the run). The prompt is fitted to the model's context window
+(:meth:`generation.llm.LLMClient.fits`): facts are left out lowest-ranked first until the first prompt leaves
+:data:`TURN_RESERVE` tokens free, and when a later turn would overflow, the oldest call and its observation are
+dropped from the conversation (the trajectory keeps them).
 
 An answer goes through the gate (:func:`generation.agent.gate.check_answer`: every number a tool output or in the
 evidence, direction words against the computed change, the answer type); a rejected answer goes back to the LLM
@@ -30,6 +33,9 @@ from generation.llm import LLMAnswerError, LLMClient
 
 MAX_OBSERVATION_CHARS = 1500
 """The longest observation put back into the prompt (a long search result is cut; the step keeps it whole)."""
+TURN_RESERVE = 800
+"""Tokens of the context window kept free for later turns when the facts are fitted (each turn adds the LLM's
+call and its observation)."""
 
 SYSTEM = (
     "You are a financial analyst. Answer the question with the tools: look numbers up, compute with calculate, "
@@ -50,7 +56,8 @@ class ToolRun:
         answered. verdict: the last gate verdict (None when the gate never ran). steps: the trajectory (``llm``,
         tool and ``gate`` steps, tool steps linked to the facts and chunks they read). tool_results: every tool
         call in order. calls: the LLM's usage (``llm_calls``, ``cached_calls``, ``prompt_tokens`` and
-        ``completion_tokens`` of the calls not answered from the cache, ``seconds``).
+        ``completion_tokens`` of the calls not answered from the cache, ``seconds``). facts_trimmed: facts left out
+        to fit the context window.
     """
 
     answer: str | None
@@ -60,6 +67,7 @@ class ToolRun:
     steps: list[StepRecord] = field(default_factory=list)
     tool_results: list[ToolResult] = field(default_factory=list)
     calls: dict[str, Any] = field(default_factory=dict)
+    facts_trimmed: int = 0
 
 
 def action_schema(tools: dict[str, Tool]) -> dict[str, Any]:
@@ -125,14 +133,29 @@ def answer_with_tools(
         GraphError: Neo4j is unavailable inside a graph tool.
     """
     out = ToolRun(None, "could not answer")
-    texts = [text for _, text in evidence]
-    messages = [
-        {"role": "system", "content": system_prompt(tools)},
-        {"role": "user", "content": user_prompt(question, evidence, as_of)},
-    ]
+    fits = getattr(client, "fits", None)
+    shown = list(evidence)
+
+    def first(kept: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
+        return [
+            {"role": "system", "content": system_prompt(tools)},
+            {"role": "user", "content": user_prompt(question, kept, as_of)},
+        ]
+
+    messages = first(shown)
+    while shown and fits is not None and not fits(messages, max_tokens + TURN_RESERVE):
+        shown.pop()
+        messages = first(shown)
+    out.facts_trimmed = len(evidence) - len(shown)
+    texts = [text for _, text in shown]
     schema = action_schema(tools)
     repairs = 1
     for _ in range(max_steps):
+        while len(messages) > 3 and fits is not None and not fits(messages, max_tokens):
+            del messages[2:4]  # the oldest call and its observation
+        if fits is not None and not fits(messages, max_tokens):
+            out.reasons.append("the prompt does not fit the model's context window ([llm] n_ctx)")
+            break
         try:
             result = client.chat(messages, max_tokens=max_tokens, json_schema=schema)
         except LLMAnswerError as exc:
@@ -176,8 +199,9 @@ def answer_with_tools(
         out.tool_results.append(got)
         out.steps.append(tool_step(got))
         messages.append({"role": "user", "content": "Observation: " + got.observation()[:MAX_OBSERVATION_CHARS]})
-    if out.status == "could not answer":
-        out.reasons.append(f"the step limit ({max_steps} LLM turns) was reached before an answer passed the gate")
+    else:
+        if out.status == "could not answer":
+            out.reasons.append(f"the step limit ({max_steps} LLM turns) was reached before an answer passed the gate")
     return out
 
 
