@@ -195,4 +195,9 @@ def test_the_llm_sees_every_tools_json_schema_and_may_only_name_them():
     prompt = system_prompt(tools)
     for name, tool in tools.items():
         assert f"- {name}: {json.dumps(tool.schema, separators=(',', ':'))}" in prompt
-    assert action_schema(tools)["properties"]["tool"]["enum"] == [*tools, "answer"]
+    action = action_schema(tools)["properties"]
+    assert action["tool"]["enum"] == [*tools, "answer"]
+    assert [set(a["properties"]) for a in action["arguments"]["anyOf"]] == [
+        *(set(t.schema["properties"]) for t in tools.values()),
+        {"answer"},
+    ]

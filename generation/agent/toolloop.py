@@ -70,13 +70,38 @@ class ToolRun:
     facts_trimmed: int = 0
 
 
+ANSWER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"answer": {"type": "string"}},
+    "required": ["answer"],
+}
+"""The arguments of the ``answer`` action."""
+
+
+def _arguments(schema: dict[str, Any]) -> dict[str, Any]:
+    """A tool's argument schema as the decoder's grammar gets it: no description, and an object property that
+    declares no properties (the calculator's operands) holds numbers, so a small model cannot nest objects
+    without end."""
+    props = {
+        k: (
+            {**v, "additionalProperties": {"type": "number"}}
+            if v.get("type") == "object" and "properties" not in v
+            else v
+        )
+        for k, v in schema.get("properties", {}).items()
+    }
+    return {"type": "object", "properties": props, "required": list(schema.get("required", []))}
+
+
 def action_schema(tools: dict[str, Tool]) -> dict[str, Any]:
-    """The JSON schema of one turn: ``tool`` one of the tools' names or ``answer``, ``arguments`` an object."""
+    """The JSON schema of one turn: ``tool`` one of the tools' names or ``answer``; ``arguments`` one of the tools'
+    argument schemas or ``{"answer": "..."}`` (a name and arguments that do not belong together come back as the
+    tool's error)."""
     return {
         "type": "object",
         "properties": {
             "tool": {"type": "string", "enum": [*tools, "answer"]},
-            "arguments": {"type": "object"},
+            "arguments": {"anyOf": [*(_arguments(t.schema) for t in tools.values()), ANSWER_SCHEMA]},
         },
         "required": ["tool", "arguments"],
     }
