@@ -20,6 +20,7 @@ run ends "could not answer", its trajectory kept. No answer with a number the ga
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -199,7 +200,9 @@ def answer_with_tools(
         if name == "answer":
             text = args.get("answer") if isinstance(args, dict) else None
             if not isinstance(text, str) or not text.strip():
-                messages.append({"role": "user", "content": 'The answer must be {"answer": "<text>"}.'})
+                complaint = 'an answer needs {"tool": "answer", "arguments": {"answer": "<text>"}}'
+                out.steps[-1] = dataclasses.replace(out.steps[-1], error=complaint)
+                messages.append({"role": "user", "content": f"Rejected: {complaint}."})
                 continue
             verdict = check_answer(text.strip(), question_type, out.tool_results, texts)
             out.verdict = verdict
