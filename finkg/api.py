@@ -382,6 +382,7 @@ class ReportBatchResult:
     system: str
     mode: str
     model_id: str
+    reader: str = "two-stage"
 
 
 def report_batch(
@@ -396,6 +397,7 @@ def report_batch(
     graph: Graph | None = None,
     settings: Settings | None = None,
     progress: StageProgress | None = None,
+    reader: str = "two-stage",
 ) -> ReportBatchResult:
     """An analysis report per question of a batch file (seed 004, 3.2-3.3); resumable.
 
@@ -404,6 +406,9 @@ def report_batch(
         system: retrieval system (default ``[report] system``); mode: two-stage or single-stage.
         workers: questions in flight (default ``[report] workers``, else ``[llm] parallel`` with a backend that
             serves calls in parallel). only: just the questions with these ids (an unknown id is an error).
+        reader: ``two-stage`` (seed 004) or ``agent`` (the analyst agent, seed 001: each answer with its
+            derivation, gate verdict and ``(:Report)-[:ANSWERED_BY]->(:AgentRun)``; a question it cannot answer is
+            a report saying so, with the reason).
 
     Raises:
         GenerationError: a bad batch line (file and line named), an unknown mode or system, or an
@@ -415,7 +420,9 @@ def report_batch(
         questions, client, embedder = _report_inputs(batch, s)
         questions = reports.select_questions(questions, only, batch)
         try:
-            ctx = reports.ReportContext(g, s, client, embedder, system or s.report.system, mode, progress=progress)
+            ctx = reports.ReportContext(
+                g, s, client, embedder, system or s.report.system, mode, progress=progress, reader=reader
+            )
         except ValueError as exc:  # the pipeline's unknown mode/system, empty index: a user error
             if isinstance(exc, FinkgError):
                 raise
@@ -428,14 +435,14 @@ def report_batch(
             workers=workers or s.report.workers or s.llm.concurrency(),
             progress=progress,
         )
-    return ReportBatchResult(summary, ctx.system, ctx.mode, client.model_id)
+    return ReportBatchResult(summary, ctx.system, ctx.mode, client.model_id, ctx.reader)
 
 
-def report_browser_query() -> str:
-    """The Neo4j Browser statement that shows the stored reports."""
+def report_browser_query(reader: str = "two-stage") -> str:
+    """The Neo4j Browser statement that shows the stored reports (``agent``: the agent reports with their runs)."""
     from kg import cypher as kg_cypher
 
-    return kg_cypher.report_browser_query()
+    return kg_cypher.report_run_browser_query() if reader == "agent" else kg_cypher.report_browser_query()
 
 
 # --------------------------------------------------------------------------- knowledge graph build

@@ -662,6 +662,9 @@ class ReportSettings(BaseModel):
         description="questions in flight at once; unset: [llm] parallel with a backend that serves calls in "
         "parallel (llama-server, openai), else 1",
     )
+    agent_steps: int = Field(
+        default=6, ge=1, le=50, description="--reader agent: LLM turns (tool calls and answers) per question at most"
+    )
 
 
 class Settings(BaseSettings):
@@ -1037,13 +1040,15 @@ temperature = 0.1
 [report]
 # Report batches (`finkg report`): retrieval system (tfr, dense-triples, bm25-docs, dense-docs, none),
 # facts shown to the LLM, facts stage 1 may select, the answer's completion cap, questions in flight,
-# and the answer format: cited-points (JSON claims, each citing the ids it rests on) or text.
+# and the answer format: cited-points (JSON claims, each citing the ids it rests on) or text;
+# agent_steps: LLM turns per question of `finkg report --reader agent`.
 system = "tfr"
 max_facts = 30
 max_selected = 8
 answer_tokens = 400
 # workers = 4         # unset: [llm] parallel with the llama-server or openai backend, else 1
 answer_format = "cited-points"
+agent_steps = 6
 """
 
 

@@ -37,27 +37,48 @@ def report(
     only: Annotated[
         list[str], typer.Option("--only", help="Only the question with this id (repeatable); default: all.")
     ] = [],
+    reader: Annotated[
+        str,
+        typer.Option(
+            "--reader",
+            help="two-stage (default, seed 004) or agent (the analyst agent: tools, derivation, gate, agent run).",
+        ),
+    ] = "two-stage",
 ) -> None:
     """Write an analysis report per question with two-stage KG-guided generation (seed 004, 3.2-3.3).
 
     Facts: AKShare indicators on the question's as-of date, XBRL facts of the companies it names, and its
     own facts. Every number of a report is checked against the facts; unsupported ones are marked.
-    Resumable: questions already done with the same system and mode are skipped.
+    Resumable: questions already done with the same reader, system and mode are skipped. With --reader agent
+    each report carries the answer, its derivation (operands with fact keys, expression, result), the gate's
+    verdict and the agent run; a question the agent cannot answer is a report saying so, with the reason.
     """
     with progress() as p:
         done = api.report_batch(
-            batch, out=out, system=system, mode=mode, workers=workers, redo=redo, only=only, progress=p
+            batch,
+            out=out,
+            system=system,
+            mode=mode,
+            workers=workers,
+            redo=redo,
+            only=only,
+            progress=p,
+            reader=reader,
         )
+    how = "agent" if done.reader == "agent" else done.mode
     render(
         done.summary.rows(),
         Format.table,
         console,
-        title=f"finkg report: {done.system}, {done.mode}, {done.model_id[:32]}",
+        title=f"finkg report: {done.system}, {how}, {done.model_id[:32]}",
     )
     for line in done.summary.failed:
         err.print(f"[red]failed:[/red] {escape(line)}")
     console.print(
-        escape(f"reports in {out}/ (Markdown and JSON per question); in Neo4j Browser: {api.report_browser_query()}")
+        escape(
+            f"reports in {out}/ (Markdown and JSON per question); in Neo4j Browser: "
+            f"{api.report_browser_query(done.reader)}"
+        )
     )
     if done.summary.failed:
         raise typer.Exit(1)

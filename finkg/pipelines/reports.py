@@ -49,7 +49,10 @@ from pydantic import BaseModel, Field, FiniteFloat, ValidationError, field_valid
 from finkg import plots
 from finkg.config import Settings
 from finkg.output import write_text_atomic
+from generation.agent.evidence import ScopedRetriever
 from generation.agent.gate import gate_report
+from generation.agent.reader import ReaderAnswer, read_question
+from generation.agent.trajectory import run_id, write_runs
 from generation.llm import BudgetExceeded, LLMUnavailable
 from generation.report.two_stage import Generation, TwoStageGenerator
 from generation.verify.report_numbers import NumberCheck, check_numbers
@@ -58,16 +61,20 @@ from kg import BatchWriter, Graph, cypher
 from kg.errors import GenerationError
 from kg.ledger import Ledger, digest
 from kg.progress import StageProgress
-from retrieval.contract import as_of_cutoff
+from retrieval.contract import Retriever, as_of_cutoff
 from retrieval.embeddings import Embedder
 from retrieval.facts.company import company_facts
 from retrieval.facts.indicators import FinancialFact, indicator_facts
+from retrieval.facts.lookup import CompanyFactRetriever, IndicatorFactRetriever
 from retrieval.facts.series import indicator_series, window_start
 from retrieval.knowledge import KnowledgeRetriever
 from retrieval.text.documents import DocumentIndex
 from retrieval.triples.tfr import TripleIndex
 
 MODES = ("two-stage", "single-stage")
+READERS = ("two-stage", "agent")
+"""``two-stage``: seed 004's two stages (the default); ``agent``: the analyst agent (seed 001,
+:mod:`generation.agent.reader`): the deterministic plan or the LLM calling tools, the answer with its derivation."""
 
 
 MAX_BATCH_BYTES = 64 * 1024 * 1024
@@ -227,9 +234,11 @@ class BatchSummary:
     unverified: int = 0
     invalid_ids: int = 0
     invalid_citations: int = 0
+    answered: int = 0
+    unanswered: int = 0
 
     def rows(self) -> list[dict[str, Any]]:
-        """The closing table as ``{"measure", "value"}`` rows."""
+        """The closing table as ``{"measure", "value"}`` rows (the agent's rows only when it read the batch)."""
         values = {
             "questions": self.items,
             "reports written": self.done,
@@ -247,6 +256,14 @@ class BatchSummary:
             "selected ids not in F (ignored)": self.invalid_ids,
             "citations of ids not shown": self.invalid_citations,
         }
+        if "agent" in self.stage_seconds or self.answered or self.unanswered:
+            values.update(
+                {
+                    "seconds in the agent (LLM turns)": f"{self.stage_seconds.get('agent', 0.0):.1f}",
+                    "answered by the agent (gate passed)": self.answered,
+                    "not answered (reason recorded)": self.unanswered,
+                }
+            )
         return [{"measure": k, "value": v} for k, v in values.items()]
 
 
@@ -254,10 +271,12 @@ class ReportContext:
     """What a batch shares: the graph, the LLM client, the embedder and the retrieval indexes.
 
     Args:
-        system: retrieval system (:data:`retrieval.knowledge.SYSTEMS`); mode: two- or single-stage.
+        system: retrieval system (:data:`retrieval.knowledge.SYSTEMS`); mode: two- or single-stage (the two-stage
+            reader's); reader: :data:`READERS` (``agent``: the analyst agent answers; ``search_evidence`` searches the
+            retrieval system's knowledge, the indicator facts and the question's companies' facts).
 
     Raises:
-        ValueError: an unknown mode or system, or the index the system needs is empty.
+        ValueError: an unknown mode, reader or system, or the index the system needs is empty.
     """
 
     def __init__(
@@ -269,11 +288,14 @@ class ReportContext:
         system: str,
         mode: str = "two-stage",
         progress: StageProgress | None = None,
+        reader: str = "two-stage",
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}: one of {', '.join(MODES)}")
+        if reader not in READERS:
+            raise ValueError(f"unknown reader {reader!r}: one of {', '.join(READERS)}")
         self.graph, self.settings, self.client, self.embedder = graph, settings, client, embedder
-        self.system, self.mode = system, mode
+        self.system, self.mode, self.reader = system, mode, reader
         triples = documents = None
         if system in ("tfr", "dense-triples"):
             triples = TripleIndex.from_graph(
@@ -357,7 +379,7 @@ class ReportContext:
 
 
 def _report_id(q: ReportQuestion, ctx: ReportContext) -> str:
-    return f"report:{q.id}:{ctx.system}:{ctx.mode}"
+    return f"report:{q.id}:{ctx.system}:{'agent' if ctx.reader == 'agent' else ctx.mode}"
 
 
 def _record(
@@ -553,21 +575,27 @@ def _done(path: Path, ctx: ReportContext) -> bool:
         rec = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
         return False
-    return rec.get("status") == "done" and rec.get("system") == ctx.system and rec.get("mode") == ctx.mode
+    if rec.get("status") != "done" or rec.get("system") != ctx.system:
+        return False
+    if rec.get("reader", "two-stage") != ctx.reader:
+        return False
+    return ctx.reader == "agent" or rec.get("mode") == ctx.mode
 
 
 def input_digest(q: ReportQuestion, ctx: ReportContext, facts: Sequence[FinancialFact]) -> str:
     """The digest of what a question's report is made from: the question, the retrieval system and mode, the
-    model, and the facts F (the knowledge retrieved later is not in it)."""
-    return digest(
-        {
-            "question": q.model_dump(mode="json"),
-            "system": ctx.system,
-            "mode": ctx.mode,
-            "model": ctx.client.model_id,
-            "facts": [asdict(f) for f in facts],
-        }
-    )
+    model, and the facts F (the knowledge retrieved later is not in it); for the agent reader also the reader and
+    its turn limit (the two-stage digest is as before, so reports made earlier are still skipped)."""
+    made: dict[str, Any] = {
+        "question": q.model_dump(mode="json"),
+        "system": ctx.system,
+        "mode": ctx.mode,
+        "model": ctx.client.model_id,
+        "facts": [asdict(f) for f in facts],
+    }
+    if ctx.reader == "agent":
+        made.update({"reader": "agent", "mode": None, "agent_steps": ctx.settings.report.agent_steps})
+    return digest(made)
 
 
 def _failure(gen: Generation) -> str | None:
@@ -585,6 +613,8 @@ def _one(
     unmatched: list[str],
     fact_calls: list[dict[str, Any]],
 ) -> dict[str, Any]:
+    if ctx.reader == "agent":
+        return _one_agent(q, ctx, out, (facts, unmatched, fact_calls))
     t0 = time.perf_counter()
     as_of = q.as_of.isoformat() if q.as_of else None
     gen = (
@@ -614,9 +644,243 @@ def _one(
     return rec
 
 
+# --------------------------------------------------------------------------- the agent reader (seed 001)
+
+
+def agent_sources(ctx: ReportContext, q: ReportQuestion) -> list[Retriever]:
+    """What the agent's ``search_evidence`` searches for a question: the indicator facts, the XBRL facts of the
+    companies it names, and the retrieval system's knowledge (triples or chunks; none for ``none``)."""
+    sources: list[Retriever] = [IndicatorFactRetriever(ctx.graph)]
+    if q.companies:
+        sources.append(ScopedRetriever(CompanyFactRetriever(ctx.graph), {"companies": q.companies}, "company-facts"))
+    if ctx.system != "none":
+        sources.append(ctx.retriever)
+    return sources
+
+
+def _answer_text(got: ReaderAnswer) -> str:
+    if got.answer is not None:
+        return got.answer
+    why = "; ".join(got.reasons) or "no reason recorded"
+    return f"could not answer: {why}" if got.status == "could not answer" else f"could not answer ({got.status}): {why}"
+
+
+def _agent_gate(got: ReaderAnswer) -> dict[str, Any]:
+    if got.verdict is None:
+        return {"verdict": "not run", "passed": False, "reasons": list(got.reasons)}
+    return {**got.verdict, "verdict": "passed" if got.verdict["passed"] else "could not verify"}
+
+
+def _step_rows(got: ReaderAnswer) -> list[dict[str, Any]]:
+    return [
+        {
+            "i": i,
+            "tool": st.tool,
+            "input": st.input,
+            "output": st.output,
+            "error": st.error,
+            "facts": list(st.facts),
+            "observations": list(st.observations),
+            "chunks": list(st.chunks),
+        }
+        for i, st in enumerate(got.run.steps)
+    ]
+
+
+def _agent_record(
+    q: ReportQuestion,
+    ctx: ReportContext,
+    got: ReaderAnswer,
+    shown: Sequence[FinancialFact],
+    facts_total: int,
+    unmatched: list[str],
+    fact_calls: list[dict[str, Any]],
+    seconds: float,
+) -> dict[str, Any]:
+    rid = _report_id(q, ctx)
+    calls = got.calls
+    return {
+        "id": q.id,
+        "report_id": rid,
+        "status": "done",
+        "reader": "agent",
+        "question": q.question,
+        "as_of": q.as_of.isoformat() if q.as_of else None,
+        "as_of_from": "question" if q.as_of else "now",
+        "companies": q.companies,
+        "unmatched_companies": unmatched,
+        "system": ctx.system,
+        "mode": None,
+        "model_id": ctx.client.model_id,
+        "agent_model": got.run.model,
+        "embedder": ctx.embedder.identity,
+        "route": got.route,
+        "answer": _answer_text(got),
+        "answer_status": got.status,
+        "reasons": got.reasons,
+        "derivation": got.derivation,
+        "gate": _agent_gate(got),
+        "agent_run": got.run.id,
+        "steps": _step_rows(got),
+        "facts_total": facts_total,
+        "facts_shown": [f.id for f in shown],
+        "facts_trimmed": got.run.props.get("facts_trimmed", 0),
+        "fact_retrieval_calls": fact_calls,
+        "calls": {
+            "agent": {
+                "prompt_tokens": calls.get("prompt_tokens", 0),
+                "completion_tokens": calls.get("completion_tokens", 0),
+                "cached": False,
+                "seconds": calls.get("seconds", 0.0),
+                "llm_calls": calls.get("llm_calls", 0),
+                "cached_calls": calls.get("cached_calls", 0),
+            }
+        },
+        "numbers": [],
+        "invalid_ids": [],
+        "invalid_citations": [],
+        "seconds": round(seconds, 3),
+        "seconds_retrieval": 0.0,
+        "browser": cypher.report_run_browser_query(rid),
+    }
+
+
+def _fmt_value(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    return f"{value:,.0f}" if abs(value) >= 1000 and value == int(value) else f"{value:,.6g}"
+
+
+def _agent_markdown(rec: dict[str, Any]) -> str:
+    gate = rec["gate"]
+    if gate["verdict"] == "passed":
+        gate_line = "Answer gate: passed (every number traced to a tool output or a fact)."
+    elif gate["verdict"] == "not run":
+        gate_line = "Answer gate: not run (no answer reached it)."
+    else:
+        gate_line = "Answer gate: could not verify: " + "; ".join(gate.get("reasons", [])) + "."
+    lines = [
+        f"# {rec['question']}",
+        "",
+        f"*As of {rec['as_of'] or 'now'} · reader `agent` ({rec['route']}) · retrieval `{rec['system']}` · model "
+        f"`{str(rec['agent_model'])[:24]}`*",
+        "",
+        ("**Answer:** " if rec["answer_status"] == "answered" else "**")
+        + rec["answer"]
+        + ("" if rec["answer_status"] == "answered" else "**"),
+        "",
+        gate_line,
+        "",
+    ]
+    d = rec["derivation"]
+    if d:
+        lines += ["## Derivation", "", "| operand | value | fact key | source |", "|---|---|---|---|"]
+        for name, o in d.get("operands", {}).items():
+            source = o.get("filing") or o.get("text") or o.get("evidence_id") or "-"
+            lines.append(f"| `{name}` | {_fmt_value(o.get('value'))} | `{o.get('fact_key') or '-'}` | {source} |")
+        if d.get("formula"):
+            lines += ["", f"Formula: {d['formula']}"]
+        lines += ["", f"Expression: `{d.get('expression')}` = {_fmt_value(d.get('result'))}", ""]
+    lines += [f"## Trajectory (agent run `{rec['agent_run']}`)", ""]
+    for st in rec["steps"]:
+        used = st["facts"] + st["observations"] + st["chunks"]
+        text = json.dumps(st["input"], ensure_ascii=False, default=str)
+        lines.append(
+            f"{st['i'] + 1}. `{st['tool']}` {text[:160]}"
+            + (f" — error: {st['error']}" if st["error"] else "")
+            + (f" — used: {', '.join(f'`{u}`' for u in used)}" if used else "")
+        )
+    if not rec["steps"]:
+        lines.append("- no steps")
+    lines += ["", "## In Neo4j Browser", "", "```cypher", rec["browser"], "```", ""]
+    return "\n".join(lines)
+
+
+def _write_agent_graph(graph: Graph, settings: Settings, rec: dict[str, Any], got: ReaderAnswer) -> None:
+    rid = rec["report_id"]
+    write_runs(graph, [got.run], settings.writer.batch_size)
+    node = {
+        "id": rid,
+        "question": rec["question"],
+        "as_of": rec["as_of"],
+        "system": rec["system"],
+        "mode": "agent",
+        "reader": "agent",
+        "model_id": rec["model_id"],
+        "answer": rec["answer"],
+        "answer_status": rec["answer_status"],
+        "route": rec["route"],
+        "agent_run": got.run.id,
+        "gate_verdict": rec["gate"]["verdict"],
+        "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    writer = BatchWriter(graph, batch_size=settings.writer.batch_size)
+    writer.merge_nodes("Report", [{**node, "status": "writing"}], key="id")
+    graph.write(cypher.DELETE_REPORT_LINKS, {"id": rid})  # a redo replaces the links
+    runs.checkpoint("report-links")
+    writer.merge_relationships(
+        "ANSWERED_BY",
+        [{"start": rid, "end": got.run.id, "id": f"{rid}|run", "props": {"route": got.route}}],
+        start=("Report", "id"),
+        end=("AgentRun", "id"),
+        key="id",
+    )
+    used: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for st in got.run.steps:
+        for label, key, values in (("Fact", "key", st.facts), ("Observation", "id", st.observations)):
+            for v in values:
+                used.setdefault((label, key), []).append(
+                    {"start": rid, "end": v, "id": f"{rid}|agent|{v}", "props": {"kind": "fact", "cited": True}}
+                )
+        for c in st.chunks:
+            used.setdefault(("Chunk", "id"), []).append(
+                {"start": rid, "end": c, "id": f"{rid}|agent|{c}", "props": {"kind": "chunk", "cited": True}}
+            )
+    for (label, key), rows in used.items():
+        unique = list({r["id"]: r for r in rows}.values())
+        writer.merge_relationships("CITES", unique, start=("Report", "id"), end=(label, key), key="id")
+
+
+def _one_agent(
+    q: ReportQuestion, ctx: ReportContext, out: Path, found: tuple[list[FinancialFact], list[str], list[dict[str, Any]]]
+) -> dict[str, Any]:
+    """One question read by the analyst agent (:func:`generation.agent.reader.read_question`): ``found`` is F, the
+    unmatched company names and the fact lookups (:meth:`ReportContext.facts_with_calls`); F ranked by similarity
+    to the question (at most ``[report] max_facts`` shown), the run stored and linked, the files written. An answer
+    the agent could not give is a report saying so with the reason (``answer_status``), recorded done."""
+    facts, unmatched, fact_calls = found
+    t0 = time.perf_counter()
+    shown = ctx.rank(q.question, facts)[: ctx.settings.report.max_facts] if facts else []
+    when = q.as_of.isoformat() if q.as_of else datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    got = read_question(
+        ctx.graph,
+        ctx.client,
+        q.question,
+        run_id("report", q.question, _report_id(q, ctx)),
+        as_of=when,
+        companies=q.companies,
+        facts=shown,
+        sources=agent_sources(ctx, q),
+        max_steps=ctx.settings.report.agent_steps,
+    )
+    rec = _agent_record(q, ctx, got, shown, len(facts), unmatched, fact_calls, time.perf_counter() - t0)
+    runs.checkpoint("report-graph")
+    _write_agent_graph(ctx.graph, ctx.settings, rec, got)
+    stem = report_stem(q, ctx)
+    runs.checkpoint("report-files")
+    write_text_atomic(out / f"{stem}.md", _agent_markdown(rec))
+    runs.checkpoint("report-record")
+    write_text_atomic(out / f"{stem}.json", json.dumps(rec, ensure_ascii=False, indent=1, default=str))
+    return rec
+
+
 def report_stem(q: ReportQuestion, ctx: ReportContext) -> str:
-    """The file name (no suffix) of a question's report: its id, plus system and mode unless TFR two-stage."""
-    suffix = "" if (ctx.system, ctx.mode) == ("tfr", "two-stage") else f".{ctx.system}.{ctx.mode}"
+    """The file name (no suffix) of a question's report: its id, plus system and mode unless TFR two-stage; the
+    agent reader's: its id, the system unless TFR, and ``.agent``."""
+    if ctx.reader == "agent":
+        suffix = ("" if ctx.system == "tfr" else f".{ctx.system}") + ".agent"
+    else:
+        suffix = "" if (ctx.system, ctx.mode) == ("tfr", "two-stage") else f".{ctx.system}.{ctx.mode}"
     return re.sub(r"[^A-Za-z0-9._-]", "_", q.id + suffix)
 
 
@@ -652,6 +916,11 @@ def run_batch(
             setattr(summary, c["status"], getattr(summary, c["status"]) + 1)
         summary.invalid_ids += len(rec["invalid_ids"])
         summary.invalid_citations += len(rec["invalid_citations"])
+        if rec.get("reader") == "agent":
+            if rec["answer_status"] == "answered":
+                summary.answered += 1
+            else:
+                summary.unanswered += 1
         advance(1, tokens=sum(c["completion_tokens"] for c in calls if not c["cached"]))
 
     def attempt(q: ReportQuestion) -> dict[str, Any] | str:

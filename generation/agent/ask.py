@@ -227,7 +227,8 @@ def _money(value: float) -> str:
     return f"USD {value:,.0f}" if abs(value) >= 1000 else f"USD {format_result(value)}"
 
 
-def _operand(result: ToolResult) -> dict[str, Any]:
+def fact_operand(result: ToolResult) -> dict[str, Any]:
+    """A ``fact_lookup`` result as a derivation's operand: ``{value, fact_key, company, concept, period, filing}``."""
     f = result.detail
     return {
         "value": f["value"],
@@ -334,19 +335,19 @@ def _run_plan(
         looked = [call(agent_facts.fact_lookup(graph, c, x, period_for(cik, a), as_of=as_of)) for x in (a, b)]
         names = [_slug(a), _slug(b)]
         calc = call(calculate(f"{names[0]} - {names[1]}", {names[0]: looked[0].value, names[1]: looked[1].value}))
-        operands = {n: _operand(r) for n, r in zip(names, looked, strict=True)}
+        operands = {n: fact_operand(r) for n, r in zip(names, looked, strict=True)}
         derivation = {"operands": operands, "expression": calc.detail["expression"], "result": calc.value}
         return _money(calc.value), "arithmetic", derivation, None
     res = call(agent_facts.fact_lookup(graph, c, concept, period_for(cik, concept), as_of=as_of))
     name_ = _slug(concept)
-    derivation = {"operands": {name_: _operand(res)}, "expression": name_, "result": res.value}
+    derivation = {"operands": {name_: fact_operand(res)}, "expression": name_, "result": res.value}
     return _money(res.value), "arithmetic", derivation, None
 
 
 def _ratio_answer(res: ToolResult, style: str) -> tuple[str, str, dict[str, Any], float | None]:
     d = res.detail
     operands = {
-        _slug(f"{f['concept']}_{f['period']}"): _operand(ToolResult("fact_lookup", {}, f["value"], (), f))
+        _slug(f"{f['concept']}_{f['period']}"): fact_operand(ToolResult("fact_lookup", {}, f["value"], (), f))
         for f in d["facts"]
     }
     text = f"{format_result(res.value * 100)}%" if style == "%" else format_result(res.value)
@@ -362,7 +363,7 @@ def _ratio_answer(res: ToolResult, style: str) -> tuple[str, str, dict[str, Any]
 def _pair_derivation(looked: Sequence[ToolResult], cmp: ToolResult) -> dict[str, Any]:
     names = ["a", "b"]
     return {
-        "operands": {n: _operand(r) for n, r in zip(names, looked, strict=True)},
+        "operands": {n: fact_operand(r) for n, r in zip(names, looked, strict=True)},
         "expression": "compare(a, b)",
         "result": cmp.value,
         "change": cmp.detail["change"],

@@ -7,15 +7,15 @@ that the LLM's arguments are exactly the schema's properties.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from generation.agent import arithmetic, facts, tables
+from generation.agent import arithmetic, evidence, facts, tables
 from generation.agent.results import ToolResult
 from kg import Graph
-from retrieval.contract import AsOf
+from retrieval.contract import AsOf, Retriever
 
 
 @dataclass(frozen=True)
@@ -32,14 +32,18 @@ def _scale(value: float, **kw: str) -> ToolResult:
 
 
 def registry(
-    graph: Graph | None = None, table: tables.Table | None = None, as_of: AsOf | None = None
+    graph: Graph | None = None,
+    table: tables.Table | None = None,
+    as_of: AsOf | None = None,
+    sources: Sequence[Retriever] | None = None,
 ) -> dict[str, Tool]:
     """The tools available for one question.
 
     Args:
         graph: the Neo4j graph (``fact_lookup`` and ``ratio`` are offered only with one). table: the question's
             table, rows of cell strings (``table_cell`` and ``table_column`` only with one). as_of: the
-            question's date: the graph tools see only filings public by then.
+            question's date: the graph tools see only filings public by then. sources: the retrievers
+            ``search_evidence`` searches (offered only with them; its cutoff never passes ``as_of``).
 
     Returns:
         name -> :class:`Tool`; always ``calculate``, ``compare``, ``date_diff``, ``scale``.
@@ -53,6 +57,9 @@ def registry(
     if graph is not None:
         tools.append(Tool("fact_lookup", partial(facts.fact_lookup, graph, as_of=as_of), facts.FACT_LOOKUP_SCHEMA))
         tools.append(Tool("ratio", partial(facts.ratio, graph, as_of=as_of), facts.RATIO_SCHEMA))
+    if sources:
+        search = partial(evidence.search_evidence, list(sources), ceiling=as_of)
+        tools.append(Tool("search_evidence", search, evidence.SEARCH_EVIDENCE_SCHEMA))
     if table is not None:
         tools.append(Tool("table_cell", partial(tables.table_cell, table), tables.TABLE_CELL_SCHEMA))
         tools.append(Tool("table_column", partial(tables.table_column, table), tables.TABLE_COLUMN_SCHEMA))

@@ -23,7 +23,7 @@ from kg import BatchWriter, Graph, cypher
 @dataclass(frozen=True)
 class StepRecord:
     """One step as stored: ``tool`` (``llm``, ``gate``, or a tool's name), ``input`` and ``output`` (JSON-able),
-    ``error`` (None when it succeeded), and the fact keys and chunk ids it used."""
+    ``error`` (None when it succeeded), and the fact keys, chunk ids and observation ids it used."""
 
     tool: str
     input: Any
@@ -31,6 +31,7 @@ class StepRecord:
     error: str | None = None
     facts: tuple[str, ...] = ()
     chunks: tuple[str, ...] = ()
+    observations: tuple[str, ...] = ()
 
 
 @dataclass
@@ -66,7 +67,9 @@ def run_id(kind: str, question: str, *parts: str) -> str:
 
 def used_fact_keys(result: ToolResult) -> tuple[str, ...]:
     """The fact keys a tool call read: a ``fact_lookup``'s fact, a ``ratio``'s input facts, with the components of
-    a derived fact."""
+    a derived fact, the facts behind a ``search_evidence`` call's items."""
+    if result.tool == "search_evidence" and result.ok:
+        return tuple(result.detail.get("used", {}).get("Fact", ()))
     facts: list[dict[str, Any]] = []
     if result.tool == "fact_lookup" and result.ok:
         facts = [result.detail]
@@ -80,8 +83,18 @@ def used_fact_keys(result: ToolResult) -> tuple[str, ...]:
 
 
 def tool_step(result: ToolResult) -> StepRecord:
-    """A tool call as a step (its facts from :func:`used_fact_keys`)."""
-    return StepRecord(result.tool, result.args, result.as_dict(), result.error, used_fact_keys(result))
+    """A tool call as a step (its facts from :func:`used_fact_keys`; a ``search_evidence`` call's chunks and
+    observations too)."""
+    used = result.detail.get("used", {}) if result.tool == "search_evidence" and result.ok else {}
+    return StepRecord(
+        result.tool,
+        result.args,
+        result.as_dict(),
+        result.error,
+        used_fact_keys(result),
+        tuple(used.get("Chunk", ())),
+        tuple(used.get("Observation", ())),
+    )
 
 
 def steps_of(answer: AgentAnswer, chunks: Sequence[str] = ()) -> list[StepRecord]:
@@ -149,6 +162,7 @@ def write_runs(graph: Graph, runs: Iterable[RunRecord], batch_size: int = 200) -
             "error": s.error,
             "facts": list(s.facts),
             "chunks": list(s.chunks),
+            "observations": list(s.observations),
         }
         for r in runs
         for i, s in enumerate(r.steps)

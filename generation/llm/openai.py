@@ -153,7 +153,9 @@ class OpenAICompatibleBackend:
                     break
                 except _Rejected as exc:
                     if not self.plain_fallback:
-                        raise LLMUnavailable(f"{self.url} refused the JSON schema: HTTP {exc.code}: {exc.detail}") from exc
+                        raise LLMUnavailable(
+                            f"{self.url} refused the JSON schema: HTTP {exc.code}: {exc.detail}"
+                        ) from exc
                     if style in self.schema_styles:  # this server does not take it: not again
                         self.schema_styles.remove(style)
             if raw is None:

@@ -207,7 +207,11 @@ class LlamaServerBackend:
                 time.sleep(0.25)
             self.base_url = root + "/v1"
             self._http = OpenAICompatibleBackend(
-                self.base_url, self.model_path.name, timeout=self.timeout, schema_styles=("json_schema",), plain_fallback=False
+                self.base_url,
+                self.model_path.name,
+                timeout=self.timeout,
+                schema_styles=("json_schema",),
+                plain_fallback=False,
             )
             return self.base_url
 

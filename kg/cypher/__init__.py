@@ -15,7 +15,7 @@ works wherever ``X`` lives:
 - :mod:`kg.cypher.facts`: filings, XBRL facts, companies, fact history, AKShare indicator facts;
 - :mod:`kg.cypher.text`: documents and chunks (ingest, document retrieval, hybrid);
 - :mod:`kg.cypher.triples`: extraction records, entities, resolution, clustering, triple retrieval, analytics;
-- :mod:`kg.cypher.reports`: report citations;
+- :mod:`kg.cypher.reports`: report citations and an agent report's run;
 - :mod:`kg.cypher.models`: the registry of models finkg trains itself;
 - :mod:`kg.cypher.agent`: the analyst agent's runs, steps and experience memory;
 - :mod:`kg.cypher.feedback`: point-in-time evidence, the source memory, the market-feedback evaluation.
@@ -86,7 +86,7 @@ from kg.cypher.feedback import (
     memory_browser_query,
 )
 from kg.cypher.models import MERGE_TUNED_MODELS, TUNED_MODELS
-from kg.cypher.reports import DELETE_REPORT_LINKS, report_browser_query
+from kg.cypher.reports import DELETE_REPORT_LINKS, report_browser_query, report_run_browser_query
 from kg.cypher.runs import (
     DELETE_CLAIMS_OF_MEMOS,
     HIDDEN_FILINGS,
@@ -258,6 +258,7 @@ __all__ = [
     "move_entity_relationships",
     "quote",
     "report_browser_query",
+    "report_run_browser_query",
     "set_triple_clusters",
     "string_literal",
     "triples_for_retrieval",

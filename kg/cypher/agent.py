@@ -47,10 +47,18 @@ WRITE_AGENT_STEPS = (
     "  MERGE (s)-[:USED]->(c)\n"
     "  RETURN count(*) AS chunks\n"
     "}\n"
+    "CALL {\n"
+    "  WITH s, row\n"
+    "  UNWIND coalesce(row.observations, []) AS oid\n"
+    "  MATCH (o:Observation {id: oid})\n"
+    "  MERGE (s)-[:USED]->(o)\n"
+    "  RETURN count(*) AS observations\n"
+    "}\n"
     "RETURN count(s) AS updated"
 )
-"""Write steps (``$rows``: ``{run, id, i, tool, input, output, error, facts, chunks}``; input and output JSON text)
-with a ``USED`` link to each fact key and chunk id that exists in the graph (others are kept in the step's text)."""
+"""Write steps (``$rows``: ``{run, id, i, tool, input, output, error, facts, chunks, observations}``; input and output
+JSON text) with a ``USED`` link to each fact key, chunk id and indicator observation id that exists in the graph
+(others are kept in the step's text)."""
 
 AGENT_RUN = (
     "MATCH (r:AgentRun {id: $id})\n"
