@@ -16,7 +16,7 @@ import pytest
 from test_llm import SCHEMA, smol_gguf
 
 from finkg.config import load_settings
-from generation.llm import LLMClient, LLMUnavailable, backend_from_settings
+from generation.llm import LLMAnswerError, LLMClient, LLMUnavailable, backend_from_settings
 from generation.llm.server import LlamaServerBackend, default_server_path
 
 pytestmark = pytest.mark.model
@@ -29,7 +29,7 @@ QUESTIONS = [
 
 @pytest.fixture(scope="module")
 def served():
-    backend = LlamaServerBackend(smol_gguf(), n_ctx=1024, parallel=2, n_threads=2)
+    backend = LlamaServerBackend(smol_gguf(), n_ctx=2048, parallel=2, n_threads=2)
     yield backend
     backend.close()
 
@@ -89,3 +89,27 @@ def test_close_stops_the_server_process():
     backend.close()
     assert proc.poll() is not None
     backend.close()  # idempotent
+
+
+def test_every_schema_finkg_sends_is_constrained_by_the_server_never_silently_dropped(served):
+    from generation.kgbuild.extraction import extraction_json_schema, extraction_messages, verify_json_schema
+
+    client = LLMClient(served)
+    for schema in (extraction_json_schema(2), verify_json_schema(3)):
+        res = client.chat(
+            extraction_messages(["Financial markets remain quite strained.", "Inflation has moderated."]),
+            max_tokens=64,
+            json_schema=schema,
+        )
+        assert res.constrained  # decoded under the schema's grammar, not asked in the prompt
+    # a schema llama-server refuses (a boolean "items") is an error naming the reason: no unconstrained fallback
+    refused = {
+        "type": "object",
+        "properties": {"x": {"type": "array", "prefixItems": [{"type": "integer"}], "items": False}},
+    }
+    with pytest.raises(LLMUnavailable, match="refused the JSON schema"):
+        client.chat([{"role": "user", "content": "x"}], max_tokens=8, json_schema=refused)
+    # a prompt longer than a slot's window fails that call only (recorded by the caller), the server stays up
+    with pytest.raises(LLMAnswerError, match="does not fit"):
+        client.chat([{"role": "user", "content": "inflation " * 3000}], max_tokens=8, json_schema=verify_json_schema(1))
+    assert client.chat([{"role": "user", "content": "Say OK."}], max_tokens=4).text

@@ -43,6 +43,12 @@ class _Rejected(Exception):
         self.code, self.detail = code, detail
 
 
+def _too_long(exc: _Rejected) -> bool:
+    """A refusal because prompt + completion exceed the context window (llama.cpp's server says
+    ``exceed_context_size_error``; OpenAI ``context_length_exceeded``): the item fails, the server is fine."""
+    return "exceed_context_size" in exc.detail or "context_length_exceeded" in exc.detail
+
+
 def _response_format(style: str, schema: dict) -> dict[str, Any]:
     if style == "json_schema":
         return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema, "strict": True}}
@@ -69,7 +75,8 @@ class OpenAICompatibleBackend:
     Raises (from :meth:`generate`):
         LLMUnavailable: the server cannot be reached after the retries, or refuses the request;
             the message names the URL.
-        LLMAnswerError: the answer is not JSON or has no message content.
+        LLMAnswerError: the answer is not JSON or has no message content, or the server refused the prompt as
+            longer than its context window (an item's failure, recorded by the caller; not the server's).
     """
 
     supports_schema = True
@@ -152,6 +159,10 @@ class OpenAICompatibleBackend:
                     constrained = True
                     break
                 except _Rejected as exc:
+                    if _too_long(exc):
+                        raise LLMAnswerError(
+                            f"the prompt does not fit: HTTP {exc.code}: {exc.detail}", self.name, ""
+                        ) from exc
                     if not self.plain_fallback:
                         raise LLMUnavailable(
                             f"{self.url} refused the JSON schema: HTTP {exc.code}: {exc.detail}"
@@ -164,6 +175,10 @@ class OpenAICompatibleBackend:
             try:
                 raw = self._post(payload)
             except _Rejected as exc:
+                if _too_long(exc):
+                    raise LLMAnswerError(
+                        f"the prompt does not fit: HTTP {exc.code}: {exc.detail}", self.name, ""
+                    ) from exc
                 raise LLMUnavailable(f"{self.url} refused the request: HTTP {exc.code}: {exc.detail}") from exc
         seconds = time.perf_counter() - t0
         self.calls += 1
