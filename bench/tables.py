@@ -501,6 +501,41 @@ RELIABILITY = Table(
     ],
 )
 
+LLM_PATHS = Table(
+    ["llm_throughput"],
+    _single("llm_throughput", "paths"),
+    [
+        Column("path", lambda r: str(r["path"])),
+        Column("calls in flight", lambda r: num(r.get("in_flight"), "d")),
+        Column("completion tokens", lambda r: num(r.get("completion_tokens"), ",")),
+        Column("seconds", lambda r: num(r.get("seconds"), ".1f")),
+        Column("tokens/s", lambda r: num(r.get("tokens_per_s"), ".2f"), bold_max=True),
+        Column("x raw llama.cpp", lambda r: num(r.get("x_raw"), ".2f")),
+        Column("answers equal to raw", lambda r: str(r.get("answers_equal_raw", "n/a"))),
+    ],
+)
+
+
+def _pr(row: dict[str, Any], stage: str) -> str:
+    p, r = row.get(f"{stage}_precision"), row.get(f"{stage}_recall")
+    return "-" if p is None else f"{p:.3f} / {r:.3f}"
+
+
+EXTRACTION_LADDER = Table(
+    ["extraction_ladder"],
+    _single("extraction_ladder", "steps"),
+    [
+        Column("step", lambda r: str(r["step"])),
+        Column("seconds", lambda r: num(r.get("wall_s"), ".1f")),
+        Column("LLM calls", lambda r: num(r.get("llm_calls"), ",")),
+        Column("sentences sent", lambda r: num(r.get("sentences_sent"), ",")),
+        Column("completion tokens", lambda r: num(r.get("completion_tokens"), ",")),
+        Column("s / statement", lambda r: num(r.get("s_per_statement"), ".1f")),
+        Column("P / R proposed", lambda r: _pr(r, "proposed")),
+        Column("P / R after verification", lambda r: _pr(r, "verified")),
+    ],
+)
+
 TABLES: dict[str, Table] = {
     "eval-reports": REPORTS,
     "eval-tatqa": TATQA,
@@ -512,6 +547,8 @@ TABLES: dict[str, Table] = {
     "bulk-import": BULK,
     "bulk-scale": BULK_SCALE,
     "reliability": RELIABILITY,
+    "llm-throughput": LLM_PATHS,
+    "extraction-ladder": EXTRACTION_LADDER,
     "memo-eval": MEMO_EVAL,
     "memo-eval-causes": MEMO_CAUSES,
 }
