@@ -266,11 +266,12 @@ _FINANCIAL = re.compile(
 
 
 def has_financial_content(sentence: str) -> bool:
-    """The cheap filter of seed 004 §3.1's input side: True when ``sentence`` names a number or any word of
-    a financial and macro-economic lexicon (rates, prices, growth, markets, credit, employment, policy,
-    securities, ...). A sentence without one ("The Committee will continue to monitor developments
-    closely.") states no relation between financial entities and is not sent to the LLM
-    (``[extract] content_filter``); what it loses on the gold set is measured in ``bench/extraction.py``."""
+    """A cheap filter in front of the extraction of seed 004 §3.1 (finkg's, not the paper's): True when
+    ``sentence`` names a number or any word of a financial and macro-economic lexicon (rates, prices, growth,
+    markets, credit, employment, policy, securities, ...). A sentence without one ("In addition, the Committee
+    unanimously decided to expedite the release of its minutes.", FOMC 2004-12-14) states no relation between
+    financial entities and is not sent to the LLM (``[extract] content_filter``); what it costs on the gold
+    set is measured by ``bench/extraction_ladder.py`` (README, Extraction)."""
     return bool(_FINANCIAL.search(sentence))
 
 
