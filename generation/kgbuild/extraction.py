@@ -960,9 +960,7 @@ class TripleExtractor:
                     got = memo.verdict(sentences[c.sentence], c) if memo else None
                     verdicts.append(got if got is not None else Verdict(c, "drop", "no_verdict"))
             extraction.verdicts = verdicts
-            extraction.verdicts_reused = sum(v is not None for v in known) + sum(
-                1 for c, v in zip(extraction.proposed, known) if v is None and c not in todo
-            )
+            extraction.verdicts_reused = len(extraction.proposed) - len(todo)  # every verdict not asked for now
             if memo is not None:
                 for v in extraction.verdicts:
                     memo.remember_verdict(sentences[v.candidate.sentence], v)

@@ -30,6 +30,31 @@ MODEL_HINT = (
 )
 
 
+def check_gguf(model_path: Path, lora_path: Path | None = None) -> None:
+    """Check that the GGUF file exists and that a LoRA adapter (if any) was trained on it.
+
+    Raises:
+        LLMUnavailable: the file is missing (the message says how to get one).
+        generation.llm.adapters.AdapterBaseMismatch: the adapter was trained on another base.
+    """
+    if not model_path.is_file():
+        raise LLMUnavailable(f"GGUF model file not found: {model_path} ({MODEL_HINT})")
+    if lora_path:
+        check_adapter_base(lora_path, f"gguf:{file_sha256(model_path)}", str(model_path))
+
+
+def gguf_identity(model_path: Path, lora_path: Path | None = None) -> str:
+    """``gguf:<sha256 of the file>``, followed by ``+lora:<16 hex digits>`` with an adapter: the model identity of
+    both llama.cpp backends (the same weights answer, so they share the answer cache).
+
+    Raises:
+        LLMUnavailable: the file is missing.
+    """
+    check_gguf(model_path)
+    base = f"gguf:{file_sha256(model_path)}"
+    return f"{base}+lora:{adapter_identity(lora_path)}" if lora_path else base
+
+
 class LlamaCppBackend:
     """A GGUF file through llama.cpp.
 
@@ -68,10 +93,6 @@ class LlamaCppBackend:
         self._llama: Any = None
         self._lock = threading.Lock()
 
-    def _check_file(self) -> None:
-        if not self.model_path.is_file():
-            raise LLMUnavailable(f"GGUF model file not found: {self.model_path} ({MODEL_HINT})")
-
     @property
     def model_id(self) -> str:
         """``gguf:<sha256>`` of the model file.
@@ -79,9 +100,7 @@ class LlamaCppBackend:
         Raises:
             LLMUnavailable: the file is missing.
         """
-        self._check_file()
-        base = f"gguf:{file_sha256(self.model_path)}"
-        return f"{base}+lora:{adapter_identity(self.lora_path)}" if self.lora_path else base
+        return gguf_identity(self.model_path, self.lora_path)
 
     def llama(self) -> Any:
         """The loaded :class:`llama_cpp.Llama` (loaded on first call; the same object afterwards).
@@ -94,11 +113,8 @@ class LlamaCppBackend:
                 import llama_cpp  # lazy: loading it costs time that commands without an LLM need not pay
             except ImportError as exc:
                 raise LLMUnavailable(INSTALL_HINT) from exc
-            self._check_file()
-            lora: dict[str, Any] = {}
-            if self.lora_path:
-                check_adapter_base(self.lora_path, f"gguf:{file_sha256(self.model_path)}", str(self.model_path))
-                lora = {"lora_path": str(self.lora_path)}
+            check_gguf(self.model_path, self.lora_path)
+            lora: dict[str, Any] = {"lora_path": str(self.lora_path)} if self.lora_path else {}
             try:
                 self._llama = llama_cpp.Llama(
                     model_path=str(self.model_path),

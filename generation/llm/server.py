@@ -32,9 +32,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from generation.llm.adapters import adapter_identity, check_adapter_base
-from generation.llm.base import Completion, LLMUnavailable, file_sha256
-from generation.llm.llamacpp import MESSAGE_OVERHEAD, MODEL_HINT
+from generation.llm.base import Completion, LLMUnavailable
+from generation.llm.llamacpp import MESSAGE_OVERHEAD, check_gguf, gguf_identity
 from generation.llm.openai import OpenAICompatibleBackend
 
 SERVER_BINARY = "llama-server"
@@ -119,10 +118,7 @@ class LlamaServerBackend:
         Raises:
             LLMUnavailable: the file is missing.
         """
-        if not self.model_path.is_file():
-            raise LLMUnavailable(f"GGUF model file not found: {self.model_path} ({MODEL_HINT})")
-        base = f"gguf:{file_sha256(self.model_path)}"
-        return f"{base}+lora:{adapter_identity(self.lora_path)}" if self.lora_path else base
+        return gguf_identity(self.model_path, self.lora_path)
 
     @property
     def context_window(self) -> int:
@@ -168,10 +164,7 @@ class LlamaServerBackend:
         with self._lock:
             if self._http is not None and self._proc is not None and self._proc.poll() is None:
                 return str(self.base_url)
-            if not self.model_path.is_file():
-                raise LLMUnavailable(f"GGUF model file not found: {self.model_path} ({MODEL_HINT})")
-            if self.lora_path:
-                check_adapter_base(self.lora_path, f"gguf:{file_sha256(self.model_path)}", str(self.model_path))
+            check_gguf(self.model_path, self.lora_path)
             port = _free_port()
             cmd = self.command(port)
             # the server's log, read back for errors; it lives as long as the process (closed in _stop)
