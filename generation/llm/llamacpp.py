@@ -55,7 +55,36 @@ def gguf_identity(model_path: Path, lora_path: Path | None = None) -> str:
     return f"{base}+lora:{adapter_identity(lora_path)}" if lora_path else base
 
 
-class LlamaCppBackend:
+class GGUFBackend:
+    """What both llama.cpp backends share: the GGUF file, an optional LoRA adapter, the name and the identity.
+
+    Args:
+        kind: the name's prefix (``llama-cpp``, ``llama-server``).
+        model_path: the ``.gguf`` file. lora_path: a GGUF LoRA adapter or None.
+
+    Attributes:
+        model_path, lora_path: the paths (``~`` expanded). name: ``<kind>:<file name>[+<adapter file name>]``.
+        calls: model runs made. model_id: see :func:`gguf_identity`.
+    """
+
+    def __init__(self, kind: str, model_path: str | Path, lora_path: str | Path | None) -> None:
+        self.model_path = Path(model_path).expanduser()
+        self.lora_path = Path(lora_path).expanduser() if lora_path else None
+        self.name = f"{kind}:{self.model_path.name}" + (f"+{self.lora_path.name}" if self.lora_path else "")
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        """``gguf:<sha256>`` of the model file (``+lora:<id>`` with an adapter).
+
+        Raises:
+            LLMUnavailable: the file is missing.
+        """
+        return gguf_identity(self.model_path, self.lora_path)
+
+
+class LlamaCppBackend(GGUFBackend):
     """A GGUF file through llama.cpp.
 
     Args:
@@ -85,22 +114,9 @@ class LlamaCppBackend:
         n_batch: int = 512,
         lora_path: str | Path | None = None,
     ) -> None:
-        self.model_path = Path(model_path).expanduser()
-        self.lora_path = Path(lora_path).expanduser() if lora_path else None
+        super().__init__("llama-cpp", model_path, lora_path)
         self.n_ctx, self.n_threads, self.n_batch = n_ctx, n_threads, n_batch
-        self.name = f"llama-cpp:{self.model_path.name}" + (f"+{self.lora_path.name}" if self.lora_path else "")
-        self.calls = 0
         self._llama: Any = None
-        self._lock = threading.Lock()
-
-    @property
-    def model_id(self) -> str:
-        """``gguf:<sha256>`` of the model file.
-
-        Raises:
-            LLMUnavailable: the file is missing.
-        """
-        return gguf_identity(self.model_path, self.lora_path)
 
     def llama(self) -> Any:
         """The loaded :class:`llama_cpp.Llama` (loaded on first call; the same object afterwards).

@@ -25,7 +25,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -33,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from generation.llm.base import Completion, LLMUnavailable
-from generation.llm.llamacpp import MESSAGE_OVERHEAD, check_gguf, gguf_identity
+from generation.llm.llamacpp import MESSAGE_OVERHEAD, GGUFBackend, check_gguf
 from generation.llm.openai import OpenAICompatibleBackend
 
 SERVER_BINARY = "llama-server"
@@ -59,7 +58,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-class LlamaServerBackend:
+class LlamaServerBackend(GGUFBackend):
     """A GGUF file served by a ``llama-server`` process this backend starts on first use.
 
     Args:
@@ -98,27 +97,14 @@ class LlamaServerBackend:
     ) -> None:
         if parallel < 1:
             raise ValueError("parallel must be >= 1")
-        self.model_path = Path(model_path).expanduser()
+        super().__init__("llama-server", model_path, lora_path)
         self.server_path = Path(server_path).expanduser() if server_path else None
-        self.lora_path = Path(lora_path).expanduser() if lora_path else None
         self.n_ctx, self.parallel, self.n_threads, self.n_batch = n_ctx, parallel, n_threads, n_batch
         self.start_timeout, self.timeout = start_timeout, timeout
-        self.name = f"llama-server:{self.model_path.name}" + (f"+{self.lora_path.name}" if self.lora_path else "")
-        self.calls = 0
         self.base_url: str | None = None
         self._http: OpenAICompatibleBackend | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: Any = None
-        self._lock = threading.Lock()
-
-    @property
-    def model_id(self) -> str:
-        """``gguf:<sha256>`` of the model file (``+lora:<id>`` with an adapter).
-
-        Raises:
-            LLMUnavailable: the file is missing.
-        """
-        return gguf_identity(self.model_path, self.lora_path)
 
     @property
     def context_window(self) -> int:
