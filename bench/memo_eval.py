@@ -12,7 +12,7 @@ are made from the graph (the quarter loaded by ``finkg ingest sec``) by four sys
 The structured systems run on every filing; the LLM systems on a fixed stratified sample (``--llm-sample``
 filings, strata form x SIC division, by a hash of the accession) within ``--llm-minutes``, because a 2-core
 shared machine cannot write 435 LLM memos in a bench run; each LLM memo scored is appended to
-``--llm-checkpoint`` (``bench/results/memo-eval-llm.jsonl``), so a rerun reuses them and extends the sample
+``--llm-checkpoint`` (``bench/results/memo-eval-llm.jsonl``, an :class:`finkg.eval.checkpoint.ItemLog`), so a rerun reuses them and extends the sample
 (the time bound counts new memos only). Scoring: :mod:`finkg.eval.memo_accuracy`.
 Writes ``bench/results/memo-eval.json`` (every miss listed with its cause) for ``python bench/tables.py``.
 
@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import copy
 import hashlib
-import json
 import math
 import sys
 import time
@@ -43,6 +42,7 @@ from finkg import models  # noqa: E402
 from finkg.api import open_graph  # noqa: E402
 from finkg.config import load_settings  # noqa: E402
 from finkg.eval import memo_accuracy as acc  # noqa: E402
+from finkg.eval.checkpoint import ItemLog  # noqa: E402
 from finkg.eval.results import RESULTS_DIR, write_result  # noqa: E402
 from finkg.pipelines.memos import thresholds  # noqa: E402
 from generation.llm import LLMClient  # noqa: E402
@@ -121,11 +121,8 @@ def llm_client(settings, model: str) -> LLMClient:
     return LLMClient(backend_from_settings(settings), cache=None, seed=settings.llm.seed)
 
 
-def load_checkpoint(path: Path, model: str) -> dict[str, dict[str, Any]]:
-    """The LLM memos already scored with ``model`` (adsh -> record), from the JSON-lines checkpoint."""
-    if not path.is_file():
-        return {}
-    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+def of_model(records: list[dict[str, Any]], model: str) -> dict[str, dict[str, Any]]:
+    """The LLM memos of the checkpoint's ``records`` scored with ``model`` (adsh -> record)."""
     return {r["adsh"]: r for r in records if r.get("model") == model}
 
 
@@ -178,23 +175,25 @@ def run(args: argparse.Namespace) -> Path:
     llm_done: list[str] = []
     if args.llm_sample:
         sample = stratified_sample(maps, args.llm_sample)
-        done = load_checkpoint(args.llm_checkpoint, args.llm_model)
         client = llm_client(settings, args.llm_model)
         deadline = time.monotonic() + args.llm_minutes * 60
-        for fm in sample:
-            rec = done.get(fm.adsh)
-            if rec is None:
-                if time.monotonic() > deadline:
-                    print(f"--llm-minutes {args.llm_minutes} reached after {len(llm_done)} LLM memos", flush=True)
-                    break
-                rec = llm_memo_record(fm, ctx, client, gold.get(fm.adsh, {}), settings, args.llm_model)
-                with open(args.llm_checkpoint, "a", encoding="utf-8") as fh:
-                    fh.write(json.dumps(rec) + "\n")
-            for system in ("llm", "llm+verifier"):
-                latency[system].append(rec["latency_ms"][system])
-            outcomes += [acc.ItemOutcome(**o) for o in rec["outcomes"]]
-            llm_done.append(fm.adsh)
-            print(f"llm memo {len(llm_done)}/{len(sample)}: {fm.adsh} {rec['latency_ms']['llm+verifier'] / 1000:.1f} s")
+        with ItemLog(args.llm_checkpoint, "an LLM memo record").appending() as (earlier, add):
+            done = of_model(earlier, args.llm_model)
+            for fm in sample:
+                rec = done.get(fm.adsh)
+                if rec is None:
+                    if time.monotonic() > deadline:
+                        print(f"--llm-minutes {args.llm_minutes} reached after {len(llm_done)} LLM memos", flush=True)
+                        break
+                    rec = llm_memo_record(fm, ctx, client, gold.get(fm.adsh, {}), settings, args.llm_model)
+                    add(rec)
+                for system in ("llm", "llm+verifier"):
+                    latency[system].append(rec["latency_ms"][system])
+                outcomes += [acc.ItemOutcome(**o) for o in rec["outcomes"]]
+                llm_done.append(fm.adsh)
+                print(
+                    f"llm memo {len(llm_done)}/{len(sample)}: {fm.adsh} {rec['latency_ms']['llm+verifier'] / 1000:.1f} s"
+                )
     # the structured systems on the LLM sample too, so the four rows can be compared on the same filings
     on_sample = [
         acc.ItemOutcome(**{**o.record(), "system": o.system + "@sample"})

@@ -385,7 +385,7 @@ def test_an_interrupted_run_resumes_without_asking_again_and_refuses_another_mod
         evaluate(contexts[:1], systems, limit=3, out=out)
     check_manifest(out, "gguf:aaa", "dev.json")
     check_manifest(out, "gguf:aaa", "dev.json")
-    with pytest.raises(TatqaRunError, match="answers are from model gguf:aaa, not gguf:bbb"):
+    with pytest.raises(TatqaRunError, match="answers have model_id 'gguf:aaa', this run's is 'gguf:bbb'"):
         check_manifest(out, "gguf:bbb", "dev.json")
 
 

@@ -64,7 +64,8 @@ import math
 import statistics
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -75,7 +76,9 @@ import pandas as pd
 
 from finkg import plots
 from finkg.config import Settings
+from finkg.eval import checkpoint
 from finkg.eval import feedback_metrics as fm
+from finkg.eval.checkpoint import ItemLog
 from finkg.eval.results import write_result
 from finkg.pipelines.text import TextIngestOptions, ingest_text
 from generation.feedback.events import EVENT_TYPES, event_type
@@ -497,17 +500,18 @@ def predictions_path(out: Path, cr: ConditionRun) -> Path:
     return _predictions_dir(out) / f"{cr.name}.jsonl"
 
 
+def prediction_log(path: Path) -> ItemLog:
+    """The :class:`finkg.eval.checkpoint.ItemLog` of one condition run's predictions file."""
+    return ItemLog(path, "a prediction record", FeedbackEvalError)
+
+
 def read_records(path: Path) -> list[dict[str, Any]]:
-    """The prediction records of one condition file (a cut-off last line, from an interrupted run, is skipped)."""
-    if not path.is_file():
-        return []
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return out
+    """The prediction records of one condition file (a cut-off last line, from an interrupted run, is skipped).
+
+    Raises:
+        FeedbackEvalError: a malformed line before the last, naming the file and line.
+    """
+    return prediction_log(path).read()
 
 
 def _manifest(
@@ -548,16 +552,18 @@ def _manifest(
     }
 
 
-def _check_manifest(out: Path, options: FeedbackOptions) -> None:
-    path = out / "manifest.json"
-    if not path.is_file() or options.redo:
+def _check_manifest(out: Path, options: FeedbackOptions, model_id: str, embedder: str) -> None:
+    """A folder's predictions are resumed only by the same run, reader model and embedder (``--redo`` starts over).
+
+    Raises:
+        FeedbackEvalError: the folder's manifest names another run, model or embedder.
+    """
+    if options.redo:
         return
-    old = json.loads(path.read_text(encoding="utf-8"))
-    if old.get("run") != options.run:
-        raise FeedbackEvalError(
-            f"{path}: this folder holds run {old.get('run')!r}, not {options.run!r} "
-            "(use another --out, the same --run, or --redo)"
-        )
+    fields = {"run": options.run, "model_id": model_id, "embedder": embedder}
+    checkpoint.check_manifest(
+        out, fields, list(fields), "use another --out, the same --run and models, or --redo", FeedbackEvalError
+    )
 
 
 def reset_run(graph: Graph, options: FeedbackOptions, crs: Sequence[ConditionRun], shares: dict) -> None:
@@ -586,7 +592,7 @@ def run_evaluation(
     t_start = time.perf_counter()
     options.check()
     options.out.mkdir(parents=True, exist_ok=True)
-    _check_manifest(options.out, options)
+    _check_manifest(options.out, options, reader.client.model_id, embedder.identity)
     _predictions_dir(options.out).mkdir(exist_ok=True)
     if options.ingest:
         ingest_text(graph, settings, [options.tweets], TextIngestOptions(kind="tweets"), progress=progress)
@@ -597,12 +603,9 @@ def run_evaluation(
         reset_run(graph, options, crs, shares)
     anchors = load_anchors(graph, options, market)
     summary = RunSummary(anchors=len(anchors.anchors), anchor_counts=anchors.counts(), validation=source)
-    (options.out / "manifest.json").write_text(
-        json.dumps(
-            _manifest(options, crs, anchors, shares, source, settings, reader.client.model_id, embedder.identity),
-            indent=1,
-        ),
-        encoding="utf-8",
+    checkpoint.write_manifest(
+        options.out,
+        _manifest(options, crs, anchors, shares, source, settings, reader.client.model_id, embedder.identity),
     )
     done = {cr.name: {r["anchor_id"] for r in read_records(predictions_path(options.out, cr))} for cr in crs}
     todo = [a for a in anchors.anchors if any(a.id not in done[cr.name] for cr in crs)]
@@ -622,9 +625,11 @@ def run_evaluation(
         for cr in crs
         if cr.condition != "no-memory"
     }
-    files = {cr.name: predictions_path(options.out, cr).open("a", encoding="utf-8") for cr in crs}
     advance = progress("anchors (reader)", len(todo)) if progress else (lambda _n, **_k: None)
-    try:
+    with ExitStack() as stack:
+        files = {
+            cr.name: stack.enter_context(prediction_log(predictions_path(options.out, cr)).appending())[1] for cr in crs
+        }
         for a in todo:
             tokens = _one_anchor(
                 graph,
@@ -643,9 +648,6 @@ def run_evaluation(
             )
             summary.done += 1
             advance(1, tokens=tokens)
-    finally:
-        for f in files.values():
-            f.close()
     summary.seconds = time.perf_counter() - t_start
     return summary
 
@@ -656,7 +658,7 @@ def _one_anchor(
     a: AnchorRow,
     crs: Sequence[ConditionRun],
     memories: dict[str, SourceMemory],
-    files: dict[str, Any],
+    files: dict[str, Callable[[Mapping[str, Any]], None]],
     reader: FrozenReader,
     scorer: Callable,
     sectors: dict[str, str],
@@ -783,8 +785,7 @@ def _one_anchor(
             "seconds_memory": round(t_memory / max(len(crs), 1), 4),
             "seconds_reader": round(answer.seconds, 3),
         }
-        files[cr.name].write(json.dumps(record, ensure_ascii=False) + "\n")
-        files[cr.name].flush()
+        files[cr.name](record)
         summary.records += 1
     return tokens
 

@@ -15,8 +15,8 @@ recorded; any other exception stops the run. :meth:`TatqaResults.rows` gives, pe
 (in percent, as TAT-QA reports them) over all questions and by answer type, the number of questions,
 how many texts had no ``Answer:`` line and how many answers failed.
 
-**Resumable.** With an output folder, every answer is appended to ``answers.jsonl`` as soon as it is
-scored, question by question (all systems on one question, then the next), so an interrupted run keeps
+**Resumable** (the evaluations' one scheme, :mod:`finkg.eval.checkpoint`). With an output folder, every
+answer is appended to ``answers.jsonl`` as soon as it is scored, question by question (all systems on one question, then the next), so an interrupted run keeps
 what it did and a comparable table for the questions done; a rerun with the same folder skips the
 (system, question) pairs already there. ``manifest.json`` records the model; a folder written with
 another model is refused (:class:`TatqaRunError`), so answers of two models are never mixed.
@@ -25,12 +25,14 @@ another model is refused (:class:`TatqaRunError`), so answers of two models are 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from finkg import plots
+from finkg.eval import checkpoint
+from finkg.eval.checkpoint import ItemLog
 from finkg.eval.metrics.intervals import bootstrap_mean, paired_bootstrap_difference
 from finkg.eval.metrics.tatqa import ANSWER_TYPES, gold_answers, score
 from finkg.eval.results import write_result
@@ -43,7 +45,7 @@ from ingest.datasets.tatqa import TatqaContext
 from kg.errors import EvaluationError
 from kg.progress import StageProgress
 
-ANSWERS, SUMMARY, MANIFEST, CHART = "answers.jsonl", "summary.json", "manifest.json", "tatqa-em-f1.png"
+ANSWERS, SUMMARY, MANIFEST, CHART = "answers.jsonl", "summary.json", checkpoint.MANIFEST, "tatqa-em-f1.png"
 
 
 class TatqaRunError(EvaluationError):
@@ -236,13 +238,14 @@ def _percent(scores: Sequence[float]) -> tuple[float, float, float]:
     return round(100 * i.mean, 2), round(100 * i.low, 2), round(100 * i.high, 2)
 
 
+def answer_log(path: Path) -> ItemLog:
+    """The :class:`finkg.eval.checkpoint.ItemLog` of ``answers.jsonl`` (one :class:`QuestionResult` per line)."""
+    return ItemLog(path, "a TAT-QA answer record", TatqaRunError)
+
+
 def write_answers(path: Path, results: Sequence[QuestionResult]) -> None:
     """Replace ``path`` with ``results``, one JSON record per line (written to a temporary file first)."""
-    tmp = path.with_suffix(".jsonl.tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for r in results:
-            fh.write(json.dumps(asdict(r), ensure_ascii=False) + "\n")
-    tmp.replace(path)
+    answer_log(path).rewrite(asdict(r) for r in results)
 
 
 def read_answers(path: Path) -> list[QuestionResult]:
@@ -252,39 +255,28 @@ def read_answers(path: Path) -> list[QuestionResult]:
     Raises:
         TatqaRunError: a malformed line before the last, naming the file and line.
     """
-    if not path.is_file():
-        return []
-    lines = path.read_text(encoding="utf-8").splitlines()
-    out = []
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            out.append(QuestionResult(**json.loads(line)))
-        except (json.JSONDecodeError, TypeError) as exc:
-            if n == len(lines):
-                break
-            raise TatqaRunError(
-                f"{path}:{n}: not a TAT-QA answer record ({exc}); move the file away to start again"
-            ) from exc
-    return out
+    return [_result(path, n, r) for n, r in enumerate(answer_log(path).read(), 1)]
+
+
+def _result(path: Path, n: int, record: dict[str, Any]) -> QuestionResult:
+    try:
+        return QuestionResult(**record)
+    except TypeError as exc:
+        raise TatqaRunError(
+            f"{path}: record {n}: not a TAT-QA answer record ({exc}); move the file away to start again"
+        ) from exc
 
 
 def check_manifest(out: Path, model_id: str, source: str) -> None:
-    """Write ``out/manifest.json`` (model, TAT-QA file), or check that the folder's is for ``model_id``.
+    """Write ``out/manifest.json`` (model, TAT-QA file), or check that the folder's is for ``model_id``
+    (:func:`finkg.eval.checkpoint.check_manifest`).
 
     Raises:
         TatqaRunError: the folder holds answers of another model.
     """
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / MANIFEST
-    if path.is_file():
-        old = json.loads(path.read_text(encoding="utf-8"))
-        if old.get("model_id") != model_id:
-            raise TatqaRunError(
-                f"{out}: its answers are from model {old.get('model_id')}, not {model_id} (use another --out)"
-            )
-    path.write_text(json.dumps({"model_id": model_id, "source": source}, indent=1) + "\n", encoding="utf-8")
+    fields = {"model_id": model_id, "source": source}
+    checkpoint.check_manifest(out, fields, ["model_id"], "use another --out", TatqaRunError)
+    checkpoint.write_manifest(out, fields)
 
 
 def direct_systems(client: LLMClient, max_tokens: int = 128) -> dict[str, Answerer]:
@@ -473,38 +465,39 @@ def evaluate(
         if questions is None or c.questions[i].uid in questions
     ]
     work = work[:limit] if limit is not None else work
-    done: dict[tuple[str, str], QuestionResult] = {}
-    sink = None
-    if out is not None:
-        path = Path(out) / ANSWERS
-        earlier = read_answers(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_answers(path, earlier)  # without a cut-off last line, before appending to it
-        done = {(r.system, r.question_uid): r for r in earlier}
-        sink = path.open("a", encoding="utf-8")
+    if out is None:
+        return _ask(work, answerers, {}, lambda _record: None, progress)
+    path = Path(out) / ANSWERS
+    with answer_log(path).appending() as (earlier, add):
+        done = [_result(path, n, x) for n, x in enumerate(earlier, 1)]
+        return _ask(work, answerers, {(r.system, r.question_uid): r for r in done}, add, progress)
+
+
+def _ask(
+    work: Sequence[tuple[TatqaContext, int]],
+    answerers: Mapping[str, Answerer],
+    done: Mapping[tuple[str, str], QuestionResult],
+    add: Callable[[Mapping[str, Any]], None],
+    progress: StageProgress | None,
+) -> TatqaResults:
+    """The loop of :func:`evaluate`: every answerer on each question, the new answers passed to ``add``."""
     todo = {system: sum((system, c.questions[i].uid) not in done for c, i in work) for system in answerers}
     ticks = {
         system: progress(f"TAT-QA: {system}", todo[system]) if progress else (lambda n: None) for system in answerers
     }
     results = TatqaResults(list(answerers))
-    try:
-        for context, i in work:
-            q = context.questions[i]
-            for system, answerer in answerers.items():
-                if (system, q.uid) in done:
-                    results.results.append(done[(system, q.uid)])
-                    continue
-                try:
-                    text, error = answerer(q.question, context.facts, context.passages), None
-                except LLMAnswerError as exc:
-                    text, error = "", str(exc)
-                result = score_text(system, context, i, text, error)
-                results.results.append(result)
-                if sink is not None:
-                    sink.write(json.dumps(asdict(result), ensure_ascii=False) + "\n")
-                    sink.flush()
-                ticks[system](1)
-    finally:
-        if sink is not None:
-            sink.close()
+    for context, i in work:
+        q = context.questions[i]
+        for system, answerer in answerers.items():
+            if (system, q.uid) in done:
+                results.results.append(done[(system, q.uid)])
+                continue
+            try:
+                text, error = answerer(q.question, context.facts, context.passages), None
+            except LLMAnswerError as exc:
+                text, error = "", str(exc)
+            result = score_text(system, context, i, text, error)
+            results.results.append(result)
+            add(asdict(result))
+            ticks[system](1)
     return results
