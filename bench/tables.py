@@ -386,10 +386,13 @@ HEADLINES: dict[str, Callable[[dict[str, Any], dict[str, Any]], tuple[str, str, 
         f"{_f(f, 'ratio_best_server_over_raw_x', '.2f')}x (client overhead {_f(f, 'client_overhead_pct', '+.1f')} %)",
     ),
     "extraction": lambda f, p: (
-        f"finkg extract {_f(f, 'finkg_tokens_per_s', '.1f')} tokens/s, {_f(f, 's_per_statement', '.0f')} s "
-        f"per statement ({p.get('statements')} statements, {p.get('model')})",
-        f"raw llama.cpp {_f(f, 'raw_tokens_per_s', '.1f')} tokens/s",
-        f"overhead {_f(f, 'overhead_pct', '+.1f')} %",
+        f"`finkg extract` of {p.get('statements')} FOMC statements ({p.get('backend')}, {p.get('in_flight')} in "
+        f"flight, filter on, no verification): {_f(f, 'wall_min', '.1f')} min, {_f(f, 'llm_calls', ',')} calls, "
+        f"{_f(f, 'finkg_tokens_per_s', '.1f')} tokens/s; P / R {_f(f, 'gold_precision', '.3f')} / "
+        f"{_f(f, 'gold_recall', '.3f')} on the {len(p.get('gold_statements') or [])} gold statements",
+        f"raw llama.cpp one call at a time ({p.get('baseline_calls')} of the prompts): "
+        f"{_f(f, 'raw_tokens_per_s', '.1f')} tokens/s, all prompts about {_f(f, 'raw_all_prompts_min', '.0f')} min",
+        f"{_f(f, 'ratio_raw_over_finkg_x', '.2f')}x",
     ),
     "clustering": lambda f, p: (
         f"{_f(f, 'largest_n', ',')} entities clustered in {_f(f, 'largest_cluster_s', '.1f')} s, "

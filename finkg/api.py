@@ -911,6 +911,7 @@ def eval_tatqa(
     sample: int | None = None,
     threshold: float | None = None,
     top_k: int | None = None,
+    workers: int | None = None,
     settings: Settings | None = None,
     progress: StageProgress | None = None,
 ) -> tuple[Any, str]:
@@ -924,6 +925,8 @@ def eval_tatqa(
         threshold, top_k: the experience memory's cosine threshold and depth for ``agent-memory`` and
             ``agent-shuffled`` (None: seed 001's 0.65 and 5). Those systems read the experiences learned by
             ``finkg experience learn`` (training split only, never a context being evaluated).
+        workers: questions asked at once (None: ``[llm] parallel`` with llama-server or an OpenAI-compatible
+            server, else 1); the scores equal a one-at-a-time run's.
 
     Returns:
         ``(results, backend name)``; the results have ``rows()``, ``differences()`` and ``save(out)`` (answers,
@@ -974,7 +977,13 @@ def eval_tatqa(
         chosen = {name: available[name] for name in (systems or list(available))}
         tatqa_eval.check_manifest(out, client.model_id, str(path))
         results = tatqa_eval.evaluate(
-            contexts, chosen, limit=limit, progress=progress, out=out, questions=chosen_questions
+            contexts,
+            chosen,
+            limit=limit,
+            progress=progress,
+            out=out,
+            questions=chosen_questions,
+            workers=s.llm.concurrency() if workers is None else workers,
         )
     return results, client.name
 

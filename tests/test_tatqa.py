@@ -389,6 +389,44 @@ def test_an_interrupted_run_resumes_without_asking_again_and_refuses_another_mod
         check_manifest(out, "gguf:bbb", "dev.json")
 
 
+def test_questions_asked_concurrently_give_the_one_at_a_time_results_and_a_failure_stops_soon(contexts, tmp_path):
+    """``workers`` questions in flight: the same results, in question order, and the same answers file as a
+    one-at-a-time run; an answerer's error surfaces at its question and waits only for the calls in flight."""
+    import threading
+
+    from finkg.eval.tatqa import in_order
+
+    def answerer(name: str):
+        def answer(question, facts, passages):
+            return f"Answer: {len(question) % 7 if name == 'a' else 3, 181} million"
+
+        return answer
+
+    systems = {"a": answerer("a"), "b": answerer("b")}
+    one = evaluate(contexts, systems, limit=9, out=tmp_path / "one")
+    many = evaluate(contexts, systems, limit=9, out=tmp_path / "many", workers=4)
+    assert many.results == one.results and many.rows() == one.rows() and len(one.results) == 18
+    lines = {k: (tmp_path / k / "answers.jsonl").read_text(encoding="utf-8").splitlines() for k in ("one", "many")}
+    assert sorted(lines["many"]) == sorted(lines["one"]) and len(lines["one"]) == 18
+
+    calls: list[int] = []
+    lock = threading.Lock()
+
+    def fn(x: int) -> int:
+        with lock:
+            calls.append(x)
+        if x == 2:
+            raise RuntimeError("boom at 2")
+        return x * x
+
+    got = []
+    with pytest.raises(RuntimeError, match="boom at 2"):
+        for y in in_order(fn, range(100), 3):
+            got.append(y)
+    assert got == [0, 1] and len(calls) <= 6  # the window, not the 100 items
+    assert list(in_order(lambda x: x + 1, range(10), 4)) == list(range(1, 11))
+
+
 def test_retrieved_passages_that_overflow_the_context_window_are_trimmed_lowest_ranked_first(contexts, smol_client):
     """A prompt that would not fit the model's window (here 1,024 tokens) is cut down by leaving out the
     lowest-ranked passages, recorded; an over-long prompt sent as it is fails as a recorded answer error."""

@@ -125,6 +125,10 @@ def eval_tatqa(
         float | None, typer.Option(help="Experience memory: cosine threshold (default 0.65, seed 001).")
     ] = None,
     top_k: Annotated[int | None, typer.Option(min=1, help="Experience memory: at most K entries (default 5).")] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(min=1, help="Questions asked at once (default: [llm] parallel with llama-server, else 1)."),
+    ] = None,
 ) -> None:
     """TAT-QA exact match and F1 of LLM answerers ([llm] model) on a TAT-QA file (Zhu et al., ACL 2021):
     two-stage vs single-stage vs no retrieval (seed 004, 3.3). Answers are written as they come; a rerun
@@ -140,6 +144,7 @@ def eval_tatqa(
             sample=sample,
             threshold=threshold,
             top_k=top_k,
+            workers=workers,
             progress=p,
         )
     render(results.rows(), Format.table, console, title=f"TAT-QA EM / F1 (%) on {path.name} ({backend})")

@@ -24,8 +24,12 @@ another model is refused (:class:`TatqaRunError`), so answers of two models are 
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Callable, Collection, Mapping, Sequence
+import threading
+from collections import deque
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -436,6 +440,7 @@ def evaluate(
     progress: StageProgress | None = None,
     out: Path | None = None,
     questions: Collection[str] | None = None,
+    workers: int = 1,
 ) -> TatqaResults:
     """Ask every answerer every question (the first ``limit`` questions in file order) and score them,
     question by question.
@@ -449,6 +454,9 @@ def evaluate(
         out: a folder: answers already in ``out/answers.jsonl`` are reused, new ones appended as they
             come (module doc); None: nothing is written.
         questions: only these question uids (e.g. :func:`stratified_sample`); None: every question.
+        workers: questions asked at once (a server with that many slots decodes them together: ``[llm]
+            parallel``); the results and the scores are those of a one-at-a-time run (``answers.jsonl`` holds the
+            same lines, in the order they finished, until :meth:`TatqaResults.save` writes it in question order).
 
     Returns:
         :class:`TatqaResults` (``rows()`` for the table, ``results`` per question, in question order).
@@ -466,11 +474,11 @@ def evaluate(
     ]
     work = work[:limit] if limit is not None else work
     if out is None:
-        return _ask(work, answerers, {}, lambda _record: None, progress)
+        return _ask(work, answerers, {}, lambda _record: None, progress, workers)
     path = Path(out) / ANSWERS
     with answer_log(path).appending() as (earlier, add):
         done = [_result(path, n, x) for n, x in enumerate(earlier, 1)]
-        return _ask(work, answerers, {(r.system, r.question_uid): r for r in done}, add, progress)
+        return _ask(work, answerers, {(r.system, r.question_uid): r for r in done}, add, progress, workers)
 
 
 def _ask(
@@ -479,25 +487,60 @@ def _ask(
     done: Mapping[tuple[str, str], QuestionResult],
     add: Callable[[Mapping[str, Any]], None],
     progress: StageProgress | None,
+    workers: int = 1,
 ) -> TatqaResults:
-    """The loop of :func:`evaluate`: every answerer on each question, the new answers passed to ``add``."""
+    """The loop of :func:`evaluate`: every answerer on each question (``workers`` questions at a time), each new
+    answer passed to ``add`` as soon as it is scored; the results in question order."""
     todo = {system: sum((system, c.questions[i].uid) not in done for c, i in work) for system in answerers}
     ticks = {
         system: progress(f"TAT-QA: {system}", todo[system]) if progress else (lambda n: None) for system in answerers
     }
-    results = TatqaResults(list(answerers))
-    for context, i in work:
+
+    lock = threading.Lock()
+
+    def one(item: tuple[TatqaContext, int]) -> list[QuestionResult]:
+        context, i = item
         q = context.questions[i]
+        out = []
         for system, answerer in answerers.items():
             if (system, q.uid) in done:
-                results.results.append(done[(system, q.uid)])
+                out.append(done[(system, q.uid)])
                 continue
             try:
                 text, error = answerer(q.question, context.facts, context.passages), None
             except LLMAnswerError as exc:
                 text, error = "", str(exc)
-            result = score_text(system, context, i, text, error)
-            results.results.append(result)
-            add(asdict(result))
-            ticks[system](1)
+            out.append(score_text(system, context, i, text, error))
+            with lock:  # kept the moment it is scored: an interruption loses no finished answer
+                add(asdict(out[-1]))
+                ticks[system](1)
+        return out
+
+    results = TatqaResults(list(answerers))
+    for answered in in_order(one, work, workers):
+        results.results.extend(answered)
     return results
+
+
+def in_order(fn: Callable[[Any], Any], items: Sequence[Any], workers: int) -> Iterator[Any]:
+    """``fn(x)`` for each of ``items``, yielded in order, with at most ``workers`` calls running at once (a
+    bounded window: an exception, or the consumer stopping, waits only for the calls in flight, never for the
+    rest of ``items``).
+
+    Raises:
+        whatever ``fn`` raises, at that item's turn.
+    """
+    if workers <= 1:
+        yield from map(fn, items)
+        return
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="tatqa")
+    pending: deque[Future[Any]] = deque()
+    rest = iter(items)
+    try:
+        pending.extend(pool.submit(fn, x) for x in itertools.islice(rest, workers))
+        while pending:
+            got = pending.popleft().result()
+            pending.extend(pool.submit(fn, x) for x in itertools.islice(rest, 1))
+            yield got
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
