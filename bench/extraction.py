@@ -57,7 +57,11 @@ QWEN = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", type=Path, help=f"GGUF file (default: the installed {QWEN})")
-    ap.add_argument("--backend", choices=("llama-server", "llama-cpp"), help="default: llama-server where scripts/bootstrap.sh built it, else llama-cpp")
+    ap.add_argument(
+        "--backend",
+        choices=("llama-server", "llama-cpp"),
+        help="default: llama-server where scripts/bootstrap.sh built it, else llama-cpp",
+    )
     ap.add_argument("--statements", type=int, default=None, help="only the first N statements")
     ap.add_argument("--all", action="store_true", help=f"all statements in {ALL_DIR}")
     ap.add_argument("--baseline-calls", type=int, default=24, help="raw llama.cpp calls (default: 24; 0: none)")

@@ -16,7 +16,7 @@ For each step: wall seconds of ``finkg extract`` (LLM, checks and graph writes),
 sent, completion tokens and tokens/s, and precision / recall / F1 against the gold set (head, relation and
 tail matched; :mod:`finkg.eval.kg`), for the proposed triples and, where the pass ran, the verified ones.
 The last line projects all 160 statements of ../shared/data/fomc-statements from the last step's seconds
-per statement (``--all-statements`` measures them instead).
+per statement (``python bench/extraction.py --all`` measures them).
 
     python bench/extraction_ladder.py                          # Qwen2.5-Coder-1.5B, 4 slots
     python bench/extraction_ladder.py --slots 2 --model PATH.gguf
