@@ -45,6 +45,7 @@ from finkg.pipelines import text as text_ingest
 from generation.kgbuild.extraction import extraction_json_schema, extraction_messages, overlap, sentence_groups
 from generation.llm import client_from_settings
 from generation.llm.server import default_server_path
+from ingest.text.documents import FOMC_NAME
 from kg import cypher
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,7 +79,8 @@ def main() -> None:
     backend = args.backend or ("llama-server" if default_server_path() is not None else "llama-cpp")
     s = load_settings(llm_backend=backend, llm_model_path=model, llm_cache=True, llm_cache_dir=cache_dir)
     source = ALL_DIR if args.all else GOLD_DIR
-    files = sorted(source.glob("*.txt"))[: args.statements] if args.statements else sorted(source.glob("*.txt"))
+    # every statement file, whatever its extension (the dataset names one 20080916.xt), as `finkg ingest text` reads them
+    files = sorted(p for p in source.iterdir() if p.is_file() and FOMC_NAME.match(p.name))[: args.statements]
     gold = kg_eval.load_gold(GOLD)
     gold_statements = sorted({x.statement for x in gold} & {f.stem for f in files})
     gold = [x for x in gold if x.statement in gold_statements]
