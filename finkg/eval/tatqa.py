@@ -28,7 +28,7 @@ import itertools
 import json
 import threading
 from collections import deque
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -522,7 +522,7 @@ def _ask(
     return results
 
 
-def in_order(fn: Callable[[Any], Any], items: Sequence[Any], workers: int) -> Iterator[Any]:
+def in_order(fn: Callable[[Any], Any], items: Iterable[Any], workers: int) -> Iterator[Any]:
     """``fn(x)`` for each of ``items``, yielded in order, with at most ``workers`` calls running at once (a
     bounded window: an exception, or the consumer stopping, waits only for the calls in flight, never for the
     rest of ``items``).
