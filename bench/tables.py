@@ -168,12 +168,17 @@ TATQA_NAMES = {
 }
 
 
-def _tatqa_rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per system from :meth:`finkg.eval.tatqa.TatqaResults.rows` (system x answer type)."""
-    out: dict[str, dict[str, Any]] = {}
-    for r in records["eval-tatqa"].get("tables", {}).get("rows", []):
-        out.setdefault(r["system"], {"system": r["system"]})[r["answer_type"]] = r
-    return list(out.values())
+def _tatqa_rows(name: str) -> Callable[[dict[str, dict[str, Any]]], list[dict[str, Any]]]:
+    """One row per system from the record ``name``'s :meth:`finkg.eval.tatqa.TatqaResults.rows` (system x answer
+    type)."""
+
+    def rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for r in records[name].get("tables", {}).get("rows", []):
+            out.setdefault(r["system"], {"system": r["system"]})[r["answer_type"]] = r
+        return list(out.values())
+
+    return rows
 
 
 def _tatqa_header(kind: str, metric: str) -> Callable[[list[dict[str, Any]]], str]:
@@ -190,7 +195,7 @@ def _tatqa_cell(kind: str, metric: str) -> Callable[[dict[str, Any]], Cell]:
 
 TATQA = Table(
     ["eval-tatqa"],
-    _tatqa_rows,
+    _tatqa_rows("eval-tatqa"),
     [
         Column("system", lambda r: TATQA_NAMES.get(r["system"], r["system"])),
         Column("EM", _tatqa_cell("all", "em"), bold_max=True),
@@ -198,6 +203,33 @@ TATQA = Table(
         Column(_tatqa_header("span", "F1"), _tatqa_cell("span", "f1")),
         Column(_tatqa_header("multi-span", "F1"), _tatqa_cell("multi-span", "f1")),
         Column(_tatqa_header("arithmetic", "EM"), _tatqa_cell("arithmetic", "em")),
+    ],
+)
+
+
+def _tatqa_ci(kind: str, metric: str) -> Callable[[dict[str, Any]], Cell]:
+    def cell(r: dict[str, Any]) -> Cell:
+        row = r.get(kind, {})
+        low, high = row.get(f"{metric}_ci_low"), row.get(f"{metric}_ci_high")
+        if row.get(metric) is None:
+            return Cell("n/a")
+        text = f"{row[metric]:.1f} [{low:.1f}, {high:.1f}]" if low is not None else f"{row[metric]:.1f}"
+        return Cell(text, row[metric])
+
+    return cell
+
+
+# the analyst agent against whole-context on a stratified sample (issue 17), with 95 % bootstrap intervals
+TATQA_AGENT = Table(
+    ["eval-tatqa-agent"],
+    _tatqa_rows("eval-tatqa-agent"),
+    [
+        Column("system", lambda r: TATQA_NAMES.get(r["system"], r["system"])),
+        Column(_tatqa_header("all", "EM"), _tatqa_ci("all", "em")),
+        Column("F1", _tatqa_ci("all", "f1")),
+        Column(_tatqa_header("arithmetic", "EM"), _tatqa_ci("arithmetic", "em")),
+        Column(_tatqa_header("span", "EM"), _tatqa_ci("span", "em")),
+        Column("answer errors", lambda r: num(r.get("all", {}).get("errors"), "d")),
     ],
 )
 
@@ -542,6 +574,7 @@ EXTRACTION_LADDER = Table(
 TABLES: dict[str, Table] = {
     "eval-reports": REPORTS,
     "eval-tatqa": TATQA,
+    "eval-tatqa-agent": TATQA_AGENT,
     "eval-feedback": FEEDBACK,
     "eval-rerank": RERANK,
     "train-embedder": TRAIN_EMBEDDER,
