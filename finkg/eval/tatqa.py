@@ -17,8 +17,9 @@ how many texts had no ``Answer:`` line and how many answers failed.
 
 **Resumable** (the evaluations' one scheme, :mod:`finkg.eval.checkpoint`). With an output folder, every
 answer is appended to ``answers.jsonl`` as soon as it is scored (all systems on one question, then the next;
-``workers`` questions at a time with a parallel LLM server), so an interrupted run keeps what it did and a comparable table for the questions done; a rerun with the same folder skips the
-(system, question) pairs already there. ``manifest.json`` records the model; a folder written with
+``workers`` questions at a time with a parallel LLM server), so an interrupted run keeps what it did and a
+comparable table for the questions done; a rerun with the same folder skips the (system, question) pairs
+already there. ``manifest.json`` records the model; a folder written with
 another model is refused (:class:`TatqaRunError`), so answers of two models are never mixed.
 """
 
