@@ -556,8 +556,11 @@ def _graph_rows(rec: dict[str, Any], gen: Generation) -> tuple[dict[str, Any], d
     return node, links
 
 
-def _write_graph(graph: Graph, settings: Settings, rec: dict[str, Any], gen: Generation) -> None:
-    node, links = _graph_rows(rec, gen)
+def _write_report(
+    graph: Graph, settings: Settings, node: dict[str, Any], links: dict[str, list[dict[str, Any]]]
+) -> BatchWriter:
+    """Write a report's node and its ``CITES`` links (``links``: ``"Label.key"`` -> relationship rows), replacing
+    the links of an earlier write; returns the writer for further links."""
     writer = BatchWriter(graph, batch_size=settings.writer.batch_size)
     # "writing" until the ledger records the outcome: a redo killed from here on is never taken as done
     writer.merge_nodes("Report", [{**node, "status": "writing"}], key="id")
@@ -566,6 +569,11 @@ def _write_graph(graph: Graph, settings: Settings, rec: dict[str, Any], gen: Gen
     for target, rows in links.items():
         label, key = target.split(".")
         writer.merge_relationships("CITES", rows, start=("Report", "id"), end=(label, key), key="id")
+    return writer
+
+
+def _write_graph(graph: Graph, settings: Settings, rec: dict[str, Any], gen: Generation) -> None:
+    _write_report(graph, settings, *_graph_rows(rec, gen))
 
 
 def _done(path: Path, ctx: ReportContext) -> bool:
@@ -814,10 +822,17 @@ def _write_agent_graph(graph: Graph, settings: Settings, rec: dict[str, Any], go
         "gate_verdict": rec["gate"]["verdict"],
         "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    writer = BatchWriter(graph, batch_size=settings.writer.batch_size)
-    writer.merge_nodes("Report", [{**node, "status": "writing"}], key="id")
-    graph.write(cypher.DELETE_REPORT_LINKS, {"id": rid})  # a redo replaces the links
-    runs.checkpoint("report-links")
+    links: dict[str, dict[str, dict[str, Any]]] = {}
+    for st in got.run.steps:
+        for target, kind, values in (
+            ("Fact.key", "fact", st.facts),
+            ("Observation.id", "fact", st.observations),
+            ("Chunk.id", "chunk", st.chunks),
+        ):
+            for v in values:
+                row = {"start": rid, "end": v, "id": f"{rid}|agent|{v}", "props": {"kind": kind, "cited": True}}
+                links.setdefault(target, {})[row["id"]] = row
+    writer = _write_report(graph, settings, node, {t: list(rows.values()) for t, rows in links.items()})
     writer.merge_relationships(
         "ANSWERED_BY",
         [{"start": rid, "end": got.run.id, "id": f"{rid}|run", "props": {"route": got.route}}],
@@ -825,20 +840,6 @@ def _write_agent_graph(graph: Graph, settings: Settings, rec: dict[str, Any], go
         end=("AgentRun", "id"),
         key="id",
     )
-    used: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for st in got.run.steps:
-        for label, key, values in (("Fact", "key", st.facts), ("Observation", "id", st.observations)):
-            for v in values:
-                used.setdefault((label, key), []).append(
-                    {"start": rid, "end": v, "id": f"{rid}|agent|{v}", "props": {"kind": "fact", "cited": True}}
-                )
-        for c in st.chunks:
-            used.setdefault(("Chunk", "id"), []).append(
-                {"start": rid, "end": c, "id": f"{rid}|agent|{c}", "props": {"kind": "chunk", "cited": True}}
-            )
-    for (label, key), rows in used.items():
-        unique = list({r["id"]: r for r in rows}.values())
-        writer.merge_relationships("CITES", unique, start=("Report", "id"), end=(label, key), key="id")
 
 
 def _one_agent(
