@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -229,7 +229,16 @@ def _money(value: float) -> str:
 
 def fact_operand(result: ToolResult) -> dict[str, Any]:
     """A ``fact_lookup`` result as a derivation's operand: ``{value, fact_key, company, concept, period, filing}``."""
-    f = result.detail
+    return _fact_operand(result.detail)
+
+
+def ratio_operands(facts: Sequence[dict[str, Any]], name: Callable[[str], str] = str) -> dict[str, dict[str, Any]]:
+    """The input facts of a ``ratio`` result (its ``detail["facts"]``) as a derivation's operands, each named
+    ``name("<concept>_<period>")``, each as :func:`fact_operand` gives it."""
+    return {name(f"{f['concept']}_{f['period']}"): _fact_operand(f) for f in facts}
+
+
+def _fact_operand(f: dict[str, Any]) -> dict[str, Any]:
     return {
         "value": f["value"],
         "fact_key": f["key"],
@@ -346,10 +355,7 @@ def _run_plan(
 
 def _ratio_answer(res: ToolResult, style: str) -> tuple[str, str, dict[str, Any], float | None]:
     d = res.detail
-    operands = {
-        _slug(f"{f['concept']}_{f['period']}"): fact_operand(ToolResult("fact_lookup", {}, f["value"], (), f))
-        for f in d["facts"]
-    }
+    operands = ratio_operands(d["facts"], _slug)
     text = f"{format_result(res.value * 100)}%" if style == "%" else format_result(res.value)
     derivation = {
         "operands": operands,

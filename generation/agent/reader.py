@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from generation.agent.ask import answer_sec_question, fact_operand, plan_question, run_record
+from generation.agent.ask import answer_sec_question, fact_operand, plan_question, ratio_operands, run_record
 from generation.agent.gate import evidence_numbers
 from generation.agent.questions import needs_arithmetic
 from generation.agent.registry import registry
@@ -97,12 +97,8 @@ def derivation_of(results: Sequence[ToolResult], facts: Sequence[FinancialFact])
         return {}
     d = comp.detail
     if comp.tool == "ratio":
-        operands = {
-            f"{f['concept']}_{f['period']}": fact_operand(ToolResult("fact_lookup", {}, f["value"], (), f))
-            for f in d.get("facts", [])
-        }
         return {
-            "operands": operands,
+            "operands": ratio_operands(d.get("facts", [])),
             "formula": d.get("formula"),
             "expression": d.get("expression"),
             "result": comp.value,
