@@ -128,7 +128,7 @@ def main() -> None:
         # the baseline: the same extraction prompts, raw llama.cpp one at a time, same model and schema
         rows = g.read(
             cypher.TEXT_CHUNKS_FOR_EXTRACTION,
-            {"families": None, "documents": docs, "suffix": "-", "redo": True, "limit": None},
+            {"families": None, "documents": docs, "suffix": "-"},
         )
         prompts = [
             [r["sentences"][i] for i in grp]

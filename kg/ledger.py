@@ -1,12 +1,15 @@
-"""The one item ledger of derived outputs (memos, report items): what each was made from, and whether it
-was made.
+"""The one item ledger of derived outputs (memos, report items, triple extraction records): what each was made
+from, and whether it was made.
 
-Every derived output has a node keyed by ``id`` (``(:Memo)``, ``(:Report)``; the label carries a uniqueness
-constraint). The ledger keeps on that node ``status`` (``done`` or ``failed``), ``error`` (empty when done),
-``input_digest`` (:func:`digest` of what the output was made from: the facts it read), ``attempts`` and
-``ledger_at``. A run asks :meth:`Ledger.pending` which of its items to make: those never made, those that
-failed, and those whose input digest changed since they were made (the graph was repaired or updated); it
-records each outcome with :meth:`Ledger.record` (batched writes through :class:`kg.writer.BatchWriter`).
+Every derived output has a node keyed by ``id`` (``(:Memo)``, ``(:Report)``, ``(:Extraction)`` per chunk; the
+label carries a uniqueness constraint). The ledger keeps on that node ``status`` (``done``, ``failed``, or a
+checkpoint stage the output declares, such as extraction's ``proposed``), ``error`` (empty unless failed),
+``input_digest`` (:func:`digest` of what the output was made from: the facts a memo read, a chunk's
+sentences), ``attempts`` (outcomes recorded: ``done`` or ``failed``; a checkpoint does not count) and
+``ledger_at``. A run asks :meth:`Ledger.pending` (or :func:`is_pending`, for rows it has read already) which of
+its items to make: those never made, those that failed or stopped at a checkpoint, and those whose input digest
+changed since they were made (the graph was repaired or updated); it records each outcome with
+:meth:`Ledger.record` (batched writes through :class:`kg.writer.BatchWriter`).
 
 The ingest side has its own records, the ``(:IngestRun)`` lifecycle of :mod:`ingest.runs`.
 """
@@ -32,12 +35,27 @@ def digest(value: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-class Ledger:
-    """The ledger entries of the outputs labelled ``label`` (module docstring)."""
+def is_pending(state: Mapping[str, Any] | None, input_digest: str, redo: bool = False) -> bool:
+    """Whether an item is to be made now, from its ledger ``state`` (``{status, input_digest, ...}``, None when it
+    has no node): with ``redo`` always; else when it is not recorded ``done`` from ``input_digest``."""
+    return redo or state is None or state.get("status") != DONE or state.get("input_digest") != input_digest
 
-    def __init__(self, graph: Graph, label: str, batch_size: int = 1000) -> None:
+
+class Ledger:
+    """The ledger entries of the outputs labelled ``label`` (module docstring).
+
+    ``stages``: checkpoint statuses the output may record besides ``done`` and ``failed`` (an item at a stage is
+    still pending; its node keeps what the stage produced, so a resumed run can go on from there).
+
+    Raises:
+        ValueError: ``label`` is not a plain identifier, or a stage is named ``done`` or ``failed``.
+    """
+
+    def __init__(self, graph: Graph, label: str, batch_size: int = 1000, stages: Sequence[str] = ()) -> None:
         cypher.quote(label)  # raises ValueError for a label that is not a plain identifier
-        self.graph, self.label = graph, label
+        if {DONE, FAILED} & set(stages):
+            raise ValueError(f"ledger stages {list(stages)}: {DONE!r} and {FAILED!r} are outcomes, not stages")
+        self.graph, self.label, self.stages = graph, label, tuple(stages)
         self.writer = BatchWriter(graph, batch_size=batch_size)
 
     def state(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -49,27 +67,27 @@ class Ledger:
     def pending(self, items: Mapping[str, str], redo: bool = False) -> list[str]:
         """The ids of ``items`` (``{id: input digest}``, in order) to make now: all with ``redo``; else those
         not recorded ``done``, or recorded ``done`` from another input digest."""
-        if redo:
-            return list(items)
-        state = self.state(list(items))
-        return [
-            i
-            for i, d in items.items()
-            if (s := state.get(i)) is None or s.get("status") != DONE or s.get("input_digest") != d
-        ]
+        state = {} if redo else self.state(list(items))
+        return [i for i, d in items.items() if is_pending(state.get(i), d, redo)]
 
     def is_done(self, item: str, input_digest: str) -> bool:
         """Whether ``item`` is recorded ``done`` from ``input_digest``."""
         return not self.pending({item: input_digest})
 
     def record(self, rows: Iterable[Mapping[str, Any]]) -> int:
-        """Record outcomes: rows ``{id, status, input_digest, error}`` (``error`` empty or absent when done);
-        other keys of a row are set on the node too. Returns the rows written."""
+        """Record outcomes or checkpoints: rows ``{id, status, input_digest, error}`` (``status`` ``done``,
+        ``failed`` or one of ``stages``; ``error`` empty or absent unless failed); other keys of a row are set on
+        the node too. Returns the rows written.
+
+        Raises:
+            ValueError: a status that is neither an outcome nor one of ``stages`` (nothing is written).
+        """
         at = datetime.now(UTC).isoformat(timespec="seconds")
+        allowed = (DONE, FAILED, *self.stages)
         shaped = []
         for r in rows:
-            if r["status"] not in (DONE, FAILED):
-                raise ValueError(f"ledger status {r['status']!r}: expected {DONE!r} or {FAILED!r}")
+            if r["status"] not in allowed:
+                raise ValueError(f"{self.label} ledger status {r['status']!r}: expected one of {list(allowed)}")
             extra = {k: v for k, v in r.items() if k not in ("id", "status", "input_digest", "error")}
             shaped.append(
                 {

@@ -19,6 +19,7 @@ from finkg.config import load_settings
 from finkg.pipelines import kg_build as extraction
 from finkg.pipelines import text as text_ingest
 from generation.kgbuild import schema as kg_schema
+from generation.kgbuild.extraction import overlap
 from generation.llm import BudgetExceeded, client_from_settings
 from kg import cypher
 
@@ -121,6 +122,44 @@ def test_an_interrupted_run_resumes_where_it_stopped(graph, model_id, shared_cac
     after = {r["chunk"]: r["record"]["proposed"] for r in records(graph, model_id, verify=False)}
     assert after == wanted  # same model, same prompts, temperature 0: the same triples
     assert all(r["record"]["status"] == "done" for r in records(graph, model_id, verify=False))
+
+
+def test_the_ledger_remakes_a_changed_chunk_and_a_record_from_before_it_without_llm_calls(
+    graph, model_id, shared_cache
+):
+    s = _settings(shared_cache)
+    extraction.extract(graph, s, client_from_settings(s), documents=DOCS, verify=False)
+    by_doc: dict[str, list[dict]] = {}
+    for r in records(graph, model_id, verify=False):
+        by_doc.setdefault(r["document"], []).append(r)
+    assert all(len(r["record"]["input_digest"]) == 64 for rs in by_doc.values() for r in rs)
+    legacy, changed = by_doc[DOCS[0]][0], by_doc[DOCS[1]][-1]  # the last chunk: no later chunk overlaps it
+    # a record written before the ledger has no input digest; a chunk whose sentences were split anew
+    graph.run_autocommit("MATCH (x:Extraction {id: $id}) REMOVE x.input_digest", {"id": legacy["record"]["id"]})
+    graph.run_autocommit("MATCH (c:Chunk {id: $id}) SET c.sentences = c.sentences[..-1]", {"id": changed["chunk"]})
+    try:
+        client = client_from_settings(s)
+        remade = extraction.extract(graph, s, client, documents=DOCS, verify=False)
+        # exactly those two, and every sentence answered from the memo of what was extracted before
+        assert remade.chunks == 2 and client.usage.calls == 0 and remade.sentences_reused > 0
+        after = {r["chunk"]: r["record"] for r in records(graph, model_id, verify=False)}
+        shorter = changed["sentences"][:-1]
+        previous = by_doc[DOCS[1]][-2]["sentences"] if len(by_doc[DOCS[1]]) > 1 else None
+        assert after[changed["chunk"]]["input_digest"] == extraction.chunk_digest(
+            shorter, overlap(previous, shorter), s.extract.content_filter
+        )
+        assert after[changed["chunk"]]["attempts"] == changed["record"]["attempts"] + 1
+        assert after[legacy["chunk"]]["input_digest"] == legacy["record"]["input_digest"]
+        assert after[legacy["chunk"]]["proposed"] == legacy["record"]["proposed"]
+        assert extraction.extract(graph, s, client_from_settings(s), documents=DOCS, verify=False).chunks == 0
+    finally:
+        graph.run_autocommit(
+            "MATCH (c:Chunk {id: $id}) SET c.sentences = $s", {"id": changed["chunk"], "s": changed["sentences"]}
+        )
+    # restored: made again; only the sentence no stored record holds any more (the remade record replaced the
+    # chunk's record) is asked, on its own
+    restored = extraction.extract(graph, s, client_from_settings(s), documents=DOCS, verify=False)
+    assert restored.chunks == 1 and restored.sentences_sent == 1 and restored.sentences_reused > 0
 
 
 def test_a_truncated_answer_is_recorded_not_lost(graph, model_id, shared_cache):

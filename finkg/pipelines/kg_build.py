@@ -8,11 +8,15 @@ chunks, schedules the passes, and writes the results in batches.
 Graph written:
 
 - ``(:KGSchema {version, document})``: the schema and few-shot examples the extraction used;
-- ``(:Extraction {id: "<chunk id>:<suffix>", status: "proposed"|"done", ...})-[:FROM_CHUNK]->(:Chunk)``
-  per chunk, holding the proposed, rejected, verified and dropped triples with reasons, failed calls
-  with their raw answers, and token counts. ``suffix`` = schema version : model identity : ``v``
-  (verified) or ``nv`` (``--no-verify``): the same chunk, schema and model is extracted once; a
-  changed schema or model extracts again;
+- ``(:Extraction {id: "<chunk id>:<suffix>", ...})-[:FROM_CHUNK]->(:Chunk)`` per chunk, an entry of the item
+  ledger (:mod:`kg.ledger`: ``status`` ``proposed`` (the checkpoint between the two passes) or ``done``,
+  ``input_digest`` of the chunk's sentences, ``attempts``, ``ledger_at``), holding the proposed, rejected,
+  verified and dropped triples with reasons, failed calls with their raw answers, and token counts.
+  ``suffix`` = schema version : model identity : ``v`` (verified) or ``nv`` (``--no-verify``): the same
+  chunk, schema and model is extracted once; a changed schema or model extracts again, and so does a chunk
+  whose input digest changed (its sentences split anew, its overlap with the previous chunk, the content
+  filter switched). A record written before the ledger (no digest) is made again from the sentence memo,
+  without an LLM call for a sentence it holds;
 - ``(:Entity {id, name, type})`` and typed relationships ``AFFECT | INDICATE | BELONG_TO | EQUAL_TO |
   MAY_LEAD_TO {id, chunk_id, sentence, verified, verification, ...}`` between them, and
   ``(:Chunk)-[:MENTIONS]->(:Entity)``.
@@ -20,7 +24,8 @@ Graph written:
 Scheduling: every pending chunk's extraction calls run first, then every verification call (two
 phases, each with one shared prompt prefix, so llama.cpp reuses its KV cache); each phase commits
 every ``batch_chunks`` chunks, so an interrupted run resumes where it stopped (a chunk whose
-proposals are stored goes straight to verification; the LLM cache makes repeated calls free).
+proposals are stored from the same input digest goes straight to verification; the LLM cache makes
+repeated calls free).
 """
 
 from __future__ import annotations
@@ -38,13 +43,23 @@ from generation.kgbuild.extraction import ChunkExtraction, SentenceMemo, Triple,
 from generation.kgbuild.names import entity_id
 from generation.kgbuild.resolution import write_entities, write_relations
 from kg import BatchWriter, Graph, batches, cypher
+from kg.ledger import DONE, Ledger, digest, is_pending
 from kg.progress import StageProgress
+
+PROPOSED = "proposed"
+"""The ledger stage of a chunk whose proposals are stored and whose verification and writes are not done."""
 
 
 def extraction_suffix(schema_version: str, model_id: str, verify: bool) -> str:
     """``<schema version>:<sha256(model id)[:12]>:<v|nv>``: what an (:Extraction) id adds to its chunk id."""
     model = hashlib.sha256(model_id.encode()).hexdigest()[:12]
     return f"{schema_version}:{model}:{'v' if verify else 'nv'}"
+
+
+def chunk_digest(sentences: Sequence[str], skip_first: int, content_filter: bool) -> str:
+    """The ledger input digest of one chunk's extraction (sha256 hex): its sentences, how many of them it
+    shares with the previous chunk (not sent) and whether the content filter chose what is sent."""
+    return digest({"sentences": list(sentences), "skip_first": skip_first, "content_filter": content_filter})
 
 
 def store_schema(graph: Graph) -> str:
@@ -118,16 +133,17 @@ class ExtractSummary:
 def _record_rows(
     done: Sequence[tuple[dict[str, Any], ChunkExtraction]], suffix: str, status: str, schema_version: str, model_id: str
 ) -> list[dict[str, Any]]:
+    """Ledger rows (:meth:`kg.ledger.Ledger.record`) of chunks at ``status``, the record's fields beside."""
     return [
         {
             "id": f"{c['id']}:{suffix}",
+            "status": status,
+            "input_digest": c["input_digest"],
             "chunk_id": c["id"],
             "document_id": c["document"],
             "suffix": suffix,
             "schema_version": schema_version,
             "model_id": model_id,
-            "status": status,
-            "updated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             **ex.record(),
         }
         for c, ex in done
@@ -213,6 +229,7 @@ def extract(
     model_id = client.model_id
     suffix = extraction_suffix(schema_version, model_id, verify)
     writer = BatchWriter(graph, batch_size=settings.writer.batch_size)
+    ledger = Ledger(graph, "Extraction", settings.writer.batch_size, stages=(PROPOSED,))
     memo = SentenceMemo() if settings.extract.reuse_sentences else None
     if memo is not None and not redo:  # what earlier runs extracted answers identical sentences now
         for r in graph.read(cypher.EXTRACTION_RECORDS_OF_SUFFIX, {"suffix": suffix}):
@@ -225,30 +242,35 @@ def extract(
         workers=settings.llm.concurrency() if parallel is None else parallel,
         content_filter=settings.extract.content_filter,
     )
-    rows = graph.read(
+    rows = []
+    for r in graph.read(
         cypher.TEXT_CHUNKS_FOR_EXTRACTION,
         {
             "families": list(families) if families else None,
             "documents": list(documents) if documents else None,
             "suffix": suffix,
-            "redo": redo,
-            "limit": limit,
         },
-    )
-    summary = ExtractSummary(chunks=len(rows))
-    for r in rows:
+    ):
         r["sentences"] = list(r["sentences"] or [])
+        r["skip_first"] = overlap(r["previous_sentences"], r["sentences"])
+        r["input_digest"] = chunk_digest(r["sentences"], r["skip_first"], settings.extract.content_filter)
+        if is_pending(r["state"], r["input_digest"], redo):
+            rows.append(r)
+    rows = rows[:limit] if limit is not None else rows
+    summary = ExtractSummary(chunks=len(rows))
     batch = settings.extract.batch_chunks
 
     def noop(_n: int, **_fields: object) -> None:
         return None
 
+    def resumable(r: dict[str, Any]) -> bool:  # proposals stored from the same input: verification goes on
+        state = r["state"] or {}
+        return not redo and state.get("status") == PROPOSED and state.get("input_digest") == r["input_digest"]
+
     # Phase 2 of seed 004 §3.1: few-shot extraction of every chunk not yet proposed.
-    todo = [r for r in rows if r["status"] != "proposed" or redo]
+    todo = [r for r in rows if not resumable(r)]
     proposals: dict[str, ChunkExtraction] = {
-        r["id"]: ChunkExtraction.from_record(r["id"], r["record"])
-        for r in rows
-        if r["status"] == "proposed" and not redo
+        r["id"]: ChunkExtraction.from_record(r["id"], r["record"]) for r in rows if resumable(r)
     }
     # what resumed proposals cost in an earlier run: the closing table counts this run's calls only
     carried = {
@@ -257,11 +279,11 @@ def extract(
     advance = progress("extract (LLM)", len(todo)) if progress else noop
     for part in batches(todo, batch):
         done = []
-        chunks = [(c["id"], c["sentences"], overlap(c["previous_sentences"], c["sentences"])) for c in part]
+        chunks = [(c["id"], c["sentences"], c["skip_first"]) for c in part]
         for c, ex in zip(part, extractor.propose_many(chunks)):
             done.append((c, ex))
             advance(1, tokens=ex.completion_tokens)
-        writer.merge_nodes("Extraction", _record_rows(done, suffix, "proposed", schema_version, model_id), key="id")
+        ledger.record(_record_rows(done, suffix, PROPOSED, schema_version, model_id))
         writer.merge_relationships(
             "FROM_CHUNK",
             [{"start": f"{c['id']}:{suffix}", "end": c["id"]} for c, _ in done],
@@ -303,7 +325,7 @@ def extract(
         )
         summary.entities_written += len(set(where.values()))
         # the record is marked done last: a crash before this line redoes the chunk (idempotently)
-        writer.merge_nodes("Extraction", _record_rows(finished, suffix, "done", schema_version, model_id), key="id")
+        ledger.record(_record_rows(finished, suffix, DONE, schema_version, model_id))
         for c, ex in finished:
             _add(summary, ex, carried.get(c["id"]))
     summary.seconds = time.perf_counter() - t0

@@ -57,12 +57,14 @@ def ledger_state(label: str) -> str:
 
 def ledger_record(label: str) -> str:
     """MERGE one ``label`` node per ``$rows`` item (``{id, status, input_digest, error, props}``) and set
-    its ledger fields, ``ledger_at = $at`` and one more attempt; returns ``updated`` (rows written)."""
+    its ledger fields and ``ledger_at = $at``; an outcome (``done``, ``failed``) counts one more attempt, a
+    checkpoint stage none. Returns ``updated`` (rows written)."""
     return (
         "UNWIND $rows AS row\n"
         f"MERGE (n:{quote(label)} {{id: row.id}})\n"
         "SET n += row.props, n.status = row.status, n.input_digest = row.input_digest, n.error = row.error,\n"
-        "    n.ledger_at = $at, n.attempts = coalesce(n.attempts, 0) + 1\n"
+        "    n.ledger_at = $at,\n"
+        "    n.attempts = coalesce(n.attempts, 0) + CASE WHEN row.status IN ['done', 'failed'] THEN 1 ELSE 0 END\n"
         "RETURN count(n) AS updated"
     )
 

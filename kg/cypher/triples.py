@@ -19,13 +19,14 @@ TEXT_CHUNKS_FOR_EXTRACTION = (
     "WHERE c.kind = 'text' AND ($families IS NULL OR d.source_family IN $families)\n"
     "  AND ($documents IS NULL OR d.id IN $documents)\n"
     "OPTIONAL MATCH (x:Extraction {id: c.id + ':' + $suffix})\n"
-    "WITH c, d, x WHERE x IS NULL OR x.status <> 'done' OR $redo\n"
     "OPTIONAL MATCH (d)-[:HAS_CHUNK]->(p:Chunk) WHERE p.kind = 'text' AND p.seq = c.seq - 1\n"
-    "RETURN c.id AS id, c.sentences AS sentences, c.text AS text, d.id AS document,\n"
-    "       p.sentences AS previous_sentences, x.status AS status, x {.*} AS record\n"
-    "ORDER BY d.id, c.seq, c.id\n"
-    "LIMIT coalesce($limit, 10000000)"
+    "RETURN c.id AS id, c.sentences AS sentences, d.id AS document, p.sentences AS previous_sentences,\n"
+    "       x {.status, .input_digest} AS state, x {.*} AS record\n"
+    "ORDER BY d.id, c.seq, c.id"
 )
+"""Each text chunk of the selected documents with its (:Extraction) ledger state and record for ``suffix``
+(nulls when none): the pipeline decides which are pending (:func:`kg.ledger.is_pending`: a chunk's input digest
+is computed from its sentences, which Cypher cannot hash)."""
 
 
 # --------------------------------------------------------------------------- entity resolution and clustering
