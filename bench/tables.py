@@ -161,6 +161,8 @@ REPORTS = Table(
 
 TATQA_NAMES = {
     "two-stage": "two-stage (BM25 over the context's paragraphs)",
+    "agent-memory": "agent + experience memory",
+    "agent-shuffled": "agent + shuffled memory (control)",
     "single-stage": "single-stage",
     "facts-only": "facts only (no passages)",
     "no-retrieval": "no retrieval",
@@ -219,19 +221,48 @@ def _tatqa_ci(kind: str, metric: str) -> Callable[[dict[str, Any]], Cell]:
     return cell
 
 
+def _tatqa_ci_table(name: str) -> Table:
+    """EM and F1 with 95 % bootstrap intervals per system, from the record ``name`` of ``finkg eval tatqa``."""
+    return Table(
+        [name],
+        _tatqa_rows(name),
+        [
+            Column("system", lambda r: TATQA_NAMES.get(r["system"], r["system"])),
+            Column(_tatqa_header("all", "EM"), _tatqa_ci("all", "em")),
+            Column("F1", _tatqa_ci("all", "f1")),
+            Column(_tatqa_header("arithmetic", "EM"), _tatqa_ci("arithmetic", "em")),
+            Column(_tatqa_header("span", "EM"), _tatqa_ci("span", "em")),
+            Column("answer errors", lambda r: num(r.get("all", {}).get("errors"), "d")),
+        ],
+    )
+
+
+def _tatqa_differences(name: str) -> Table:
+    """Paired EM differences (95 % paired bootstrap) of each system against the first, from the record ``name``."""
+
+    def rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+        return list(records[name].get("tables", {}).get("differences", []))
+
+    return Table(
+        [name],
+        rows,
+        [
+            Column("system", lambda r: TATQA_NAMES.get(r["system"], r["system"])),
+            Column("against", lambda r: TATQA_NAMES.get(r["baseline"], r["baseline"])),
+            Column("answer type", lambda r: str(r["answer_type"])),
+            Column("questions", lambda r: num(r.get("questions"), "d")),
+            Column(
+                "EM difference [95 %]", lambda r: Cell(f"{r['em_diff']:+.1f} [{r['ci_low']:+.1f}, {r['ci_high']:+.1f}]")
+            ),
+        ],
+    )
+
+
 # the analyst agent against whole-context on a stratified sample (issue 17), with 95 % bootstrap intervals
-TATQA_AGENT = Table(
-    ["eval-tatqa-agent"],
-    _tatqa_rows("eval-tatqa-agent"),
-    [
-        Column("system", lambda r: TATQA_NAMES.get(r["system"], r["system"])),
-        Column(_tatqa_header("all", "EM"), _tatqa_ci("all", "em")),
-        Column("F1", _tatqa_ci("all", "f1")),
-        Column(_tatqa_header("arithmetic", "EM"), _tatqa_ci("arithmetic", "em")),
-        Column(_tatqa_header("span", "EM"), _tatqa_ci("span", "em")),
-        Column("answer errors", lambda r: num(r.get("all", {}).get("errors"), "d")),
-    ],
-)
+TATQA_AGENT = _tatqa_ci_table("eval-tatqa-agent")
+# the agent with the experience memory and its shuffled control (issue 17; seed 001, section 4.2)
+TATQA_MEMORY = _tatqa_ci_table("eval-tatqa-memory")
+TATQA_MEMORY_DIFF = _tatqa_differences("eval-tatqa-memory")
 
 FEEDBACK_NAMES = {
     "no-memory": "no memory",
@@ -575,6 +606,8 @@ TABLES: dict[str, Table] = {
     "eval-reports": REPORTS,
     "eval-tatqa": TATQA,
     "eval-tatqa-agent": TATQA_AGENT,
+    "eval-tatqa-memory": TATQA_MEMORY,
+    "eval-tatqa-memory-diff": TATQA_MEMORY_DIFF,
     "eval-feedback": FEEDBACK,
     "eval-rerank": RERANK,
     "train-embedder": TRAIN_EMBEDDER,

@@ -124,6 +124,13 @@ def test_an_interrupted_run_resumes_where_it_stopped(graph, model_id, shared_cac
     assert all(r["record"]["status"] == "done" for r in records(graph, model_id, verify=False))
 
 
+def chunk_relationships(graph, extraction_id):
+    return graph.read(
+        "MATCH (:Entity)-[r]->(:Entity) WHERE r.extraction_id = $x RETURN r.id AS id, r.sentence AS sentence",
+        {"x": extraction_id},
+    )
+
+
 def test_the_ledger_remakes_a_changed_chunk_and_a_record_from_before_it_without_llm_calls(
     graph, model_id, shared_cache
 ):
@@ -133,24 +140,34 @@ def test_the_ledger_remakes_a_changed_chunk_and_a_record_from_before_it_without_
     for r in records(graph, model_id, verify=False):
         by_doc.setdefault(r["document"], []).append(r)
     assert all(len(r["record"]["input_digest"]) == 64 for rs in by_doc.values() for r in rs)
-    legacy, changed = by_doc[DOCS[0]][0], by_doc[DOCS[1]][-1]  # the last chunk: no later chunk overlaps it
-    # a record written before the ledger has no input digest; a chunk whose sentences were split anew
+    # the chunk to change: the last of its statement (no later chunk overlaps it) with triples
+    lasts = [(d, rs[-1], chunk_relationships(graph, rs[-1]["record"]["id"])) for d, rs in by_doc.items()]
+    doc, changed, before = next(((d, c, b) for d, c, b in lasts if b), (None, None, []))
+    assert doc is not None and changed is not None, "a statement's last chunk has triples (SmolLM2, temperature 0)"
+    legacy = next(r for rs in by_doc.values() for r in rs if r["chunk"] != changed["chunk"])
+    dropped = before[0]["sentence"]
+    # a record written before the ledger has no input digest; a chunk whose sentences were split anew (one
+    # sentence that gave a triple is gone)
     graph.run_autocommit("MATCH (x:Extraction {id: $id}) REMOVE x.input_digest", {"id": legacy["record"]["id"]})
-    graph.run_autocommit("MATCH (c:Chunk {id: $id}) SET c.sentences = c.sentences[..-1]", {"id": changed["chunk"]})
+    shorter = [x for x in changed["sentences"] if x != dropped]
+    graph.run_autocommit("MATCH (c:Chunk {id: $id}) SET c.sentences = $s", {"id": changed["chunk"], "s": shorter})
     try:
         client = client_from_settings(s)
         remade = extraction.extract(graph, s, client, documents=DOCS, verify=False)
         # exactly those two, and every sentence answered from the memo of what was extracted before
         assert remade.chunks == 2 and client.usage.calls == 0 and remade.sentences_reused > 0
         after = {r["chunk"]: r["record"] for r in records(graph, model_id, verify=False)}
-        shorter = changed["sentences"][:-1]
-        previous = by_doc[DOCS[1]][-2]["sentences"] if len(by_doc[DOCS[1]]) > 1 else None
+        previous = by_doc[doc][-2]["sentences"] if len(by_doc[doc]) > 1 else None
         assert after[changed["chunk"]]["input_digest"] == extraction.chunk_digest(
             shorter, overlap(previous, shorter), s.extract.content_filter
         )
         assert after[changed["chunk"]]["attempts"] == changed["record"]["attempts"] + 1
         assert after[legacy["chunk"]]["input_digest"] == legacy["record"]["input_digest"]
         assert after[legacy["chunk"]]["proposed"] == legacy["record"]["proposed"]
+        # the triples of the sentence that is gone are gone, and only those
+        now = chunk_relationships(graph, changed["record"]["id"])
+        assert dropped not in {r["sentence"] for r in now}
+        assert remade.relationships_deleted == len({r["id"] for r in before} - {r["id"] for r in now}) > 0
         assert extraction.extract(graph, s, client_from_settings(s), documents=DOCS, verify=False).chunks == 0
     finally:
         graph.run_autocommit(

@@ -96,6 +96,7 @@ class ExtractSummary:
     repaired: int = 0
     entities_written: int = 0
     relationships_written: int = 0
+    relationships_deleted: int = 0
     calls: int = 0
     cached_calls: int = 0
     prompt_tokens: int = 0
@@ -121,6 +122,7 @@ class ExtractSummary:
             "repaired answers": self.repaired,
             "entities written": self.entities_written,
             "relationships created": self.relationships_written,
+            "relationships deleted (a remade chunk no longer has them)": self.relationships_deleted,
             "LLM calls": self.calls,
             "answered from the cache": self.cached_calls,
             "tokens in / out": f"{self.prompt_tokens} / {self.completion_tokens}",
@@ -299,6 +301,7 @@ def extract(
         entities: list[dict] = []
         rels: list[dict] = []
         mentioned: list[tuple[str, str]] = []
+        keep: dict[str, list[str]] = {}
         before = {c["id"]: proposals[c["id"]].completion_tokens for c in part}
         if verify:
             extractor.verify_many([(proposals[c["id"]], c["sentences"]) for c in part])
@@ -309,10 +312,19 @@ def extract(
             else:
                 advance(1)
             e, r = _graph_rows(c, ex, verify, suffix, schema_version, model_id)
+            keep[c["id"]] = [x["id"] for x in r]
             entities += e
             rels += r
             mentioned += [(c["id"], x) for rel in r for x in (rel["head"], rel["tail"])]
             finished.append((c, ex))
+        # a chunk made before from another input: what its earlier extraction wrote and this one does not goes
+        remade = [
+            {"extraction_id": f"{c['id']}:{suffix}", "chunk": c["id"], "keep": keep[c["id"]]}
+            for c in part
+            if c["state"] is not None
+        ]
+        if remade:
+            summary.relationships_deleted += writer.run_batches(cypher.delete_stale_triples(), remade)
         # entity resolution on write: a name merged earlier lands on its surviving entity
         where = write_entities(graph, entities, batch_size=settings.writer.batch_size)
         for st in write_relations(graph, writer, rels).values():

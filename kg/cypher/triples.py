@@ -209,6 +209,21 @@ EXTRACTION_RECORDS_OF_SUFFIX = (
 """Every stored (:Extraction) record of one schema, model and mode, with its chunk's sentences (to seed
 the sentence memo of a resumed run)."""
 
+
+def delete_stale_triples(rel_types: Sequence[str] = ENTITY_RELATION_TYPES) -> str:
+    """Per ``$rows`` item ``{extraction_id, chunk, keep}``: delete the relationships the chunk's earlier
+    extraction (``extraction_id``) wrote that its new one does not (``id`` not in ``keep``), found through the
+    entities the chunk mentions; returns ``updated`` (relationships deleted, for :meth:`kg.BatchWriter.run_batches`)."""
+    types = "|".join(quote(t) for t in rel_types)
+    return (
+        "UNWIND $rows AS row\n"
+        "MATCH (:Chunk {id: row.chunk})-[:MENTIONS]->(:Entity)-[r:" + types + "]->(:Entity)\n"
+        "WHERE r.extraction_id = row.extraction_id AND NOT r.id IN row.keep\n"
+        "WITH DISTINCT r DELETE r\n"
+        "RETURN count(*) AS updated"
+    )
+
+
 DELETE_EXTRACTIONS_OF_MODEL = (
     "CALL () { MATCH (:Entity)-[r]->(:Entity) WHERE r.model_id = $model_id DELETE r }\n"
     "CALL () { MATCH (x:Extraction {model_id: $model_id}) DETACH DELETE x }\n"
