@@ -41,6 +41,12 @@ def is_pending(state: Mapping[str, Any] | None, input_digest: str, redo: bool = 
     return redo or state is None or state.get("status") != DONE or state.get("input_digest") != input_digest
 
 
+def at_stage(state: Mapping[str, Any] | None, stage: str, input_digest: str) -> bool:
+    """Whether an item's ledger ``state`` is the checkpoint ``stage`` reached from ``input_digest``: what the stage
+    stored on the node is still good, so a resumed run goes on from there."""
+    return state is not None and state.get("status") == stage and state.get("input_digest") == input_digest
+
+
 class Ledger:
     """The ledger entries of the outputs labelled ``label`` (module docstring).
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from kg.ledger import DONE, FAILED, Ledger, digest, is_pending
+from kg.ledger import DONE, FAILED, Ledger, at_stage, digest, is_pending
 
 
 def test_pending_items_are_the_unmade_the_failed_the_staged_and_the_changed(graph, label):
@@ -28,6 +28,9 @@ def test_pending_items_are_the_unmade_the_failed_the_staged_and_the_changed(grap
     # the pure form, for rows a pipeline has read already
     assert not is_pending(state["done"], a) and is_pending(state["done"], a, redo=True)
     assert is_pending(None, a) and is_pending(state["staged"], c) and is_pending(state["done"], b)
+    # a stage is gone on from only when reached from the same input
+    assert at_stage(state["staged"], "proposed", c) and not at_stage(state["staged"], "proposed", d)
+    assert not at_stage(state["done"], "proposed", a) and not at_stage(None, "proposed", c)
     # a checkpoint is not an attempt; each outcome is
     ledger.record([{"id": "staged", "status": DONE, "input_digest": c}])
     ledger.done("done", a)

@@ -43,7 +43,7 @@ from generation.kgbuild.extraction import ChunkExtraction, SentenceMemo, Triple,
 from generation.kgbuild.names import entity_id
 from generation.kgbuild.resolution import write_entities, write_relations
 from kg import BatchWriter, Graph, batches, cypher
-from kg.ledger import DONE, Ledger, digest, is_pending
+from kg.ledger import DONE, Ledger, at_stage, digest, is_pending
 from kg.progress import StageProgress
 
 PROPOSED = "proposed"
@@ -266,8 +266,7 @@ def extract(
         return None
 
     def resumable(r: dict[str, Any]) -> bool:  # proposals stored from the same input: verification goes on
-        state = r["state"] or {}
-        return not redo and state.get("status") == PROPOSED and state.get("input_digest") == r["input_digest"]
+        return not redo and at_stage(r["state"], PROPOSED, r["input_digest"])
 
     # Phase 2 of seed 004 §3.1: few-shot extraction of every chunk not yet proposed.
     todo = [r for r in rows if not resumable(r)]

@@ -21,12 +21,13 @@ TEXT_CHUNKS_FOR_EXTRACTION = (
     "OPTIONAL MATCH (x:Extraction {id: c.id + ':' + $suffix})\n"
     "OPTIONAL MATCH (d)-[:HAS_CHUNK]->(p:Chunk) WHERE p.kind = 'text' AND p.seq = c.seq - 1\n"
     "RETURN c.id AS id, c.sentences AS sentences, d.id AS document, p.sentences AS previous_sentences,\n"
-    "       x {.status, .input_digest} AS state, x {.*} AS record\n"
+    "       x {.status, .input_digest} AS state, CASE WHEN x.status <> 'done' THEN x {.*} END AS record\n"
     "ORDER BY d.id, c.seq, c.id"
 )
-"""Each text chunk of the selected documents with its (:Extraction) ledger state and record for ``suffix``
-(nulls when none): the pipeline decides which are pending (:func:`kg.ledger.is_pending`: a chunk's input digest
-is computed from its sentences, which Cypher cannot hash)."""
+"""Each text chunk of the selected documents with its (:Extraction) ledger state for ``suffix``, and its record
+only where not done (a stored stage a resumed run may go on from; nulls when none): the pipeline decides which
+are pending (:func:`kg.ledger.is_pending`: a chunk's input digest is computed from its sentences, which Cypher
+cannot hash)."""
 
 
 # --------------------------------------------------------------------------- entity resolution and clustering
