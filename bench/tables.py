@@ -233,6 +233,7 @@ def _tatqa_ci_table(name: str) -> Table:
             Column(_tatqa_header("arithmetic", "EM"), _tatqa_ci("arithmetic", "em")),
             Column(_tatqa_header("span", "EM"), _tatqa_ci("span", "em")),
             Column("answer errors", lambda r: num(r.get("all", {}).get("errors"), "d")),
+            Column("median s / answer", lambda r: num(r.get("all", {}).get("median_seconds"), ".1f")),
         ],
     )
 

@@ -3,7 +3,7 @@ from, and whether it was made.
 
 Every derived output has a node keyed by ``id`` (``(:Memo)``, ``(:Report)``, ``(:Extraction)`` per chunk; the
 label carries a uniqueness constraint). The ledger keeps on that node ``status`` (``done``, ``failed``, or a
-checkpoint stage the output declares, such as extraction's ``proposed``), ``error`` (empty unless failed),
+checkpoint stage the output declares: extraction's ``proposed``, memos' and reports' ``writing``), ``error`` (empty unless failed),
 ``input_digest`` (:func:`digest` of what the output was made from: the facts a memo read, a chunk's
 sentences), ``attempts`` (outcomes recorded: ``done`` or ``failed``; a checkpoint does not count) and
 ``ledger_at``. A run asks :meth:`Ledger.pending` (or :func:`is_pending`, for rows it has read already) which of
@@ -27,6 +27,10 @@ from kg.driver import Graph
 from kg.writer import BatchWriter
 
 DONE, FAILED = "done", "failed"
+WRITING = "writing"
+"""The checkpoint stage of an output whose node and links are being written (memos, reports): set in the same
+transaction as the node's properties, replaced by the outcome once every link is written, so an output killed
+half-written is never taken as done."""
 
 
 def digest(value: Any) -> str:

@@ -99,7 +99,7 @@ def eval_tatqa(
             "two-stage, single-stage, facts-only (the two-stage generator: BM25 "
             "over the context's paragraphs), no-retrieval (the question alone), "
             "whole-context (every cell and paragraph), agent (program of thought with the calculator and the "
-            "answer gate for arithmetic questions, whole-context for the others), agent-memory (the agent with "
+            "answer gate for arithmetic questions; the others quoted from the table rows and text, gated), agent-memory (the agent with "
             "the experiences of `finkg experience learn` as few-shot examples), agent-shuffled (the control: "
             "each retrieved experience's content a random other one's).",
         ),

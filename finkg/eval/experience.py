@@ -31,6 +31,7 @@ from generation.agent.memory import (
     query_text,
 )
 from generation.agent.questions import needs_arithmetic, percent_hint
+from generation.agent.tables import row_labels
 from generation.agent.trajectory import RunRecord, run_id, steps_of, verdict_of, write_runs
 from generation.llm import LLMClient
 from generation.qa.answer import extract_answer
@@ -83,7 +84,7 @@ def learn(
         )
     memory.ensure_index()
     stored = {i for r in list_experiences(memory.graph) for i in [r["id"], *r["sources"]]}
-    work = [(c, q) for c in contexts for q in c.questions if needs_arithmetic(q.question)]
+    work = [(c, q) for c in contexts for q in c.questions if needs_arithmetic(q.question, row_labels(c.table))]
     todo = [(c, q) for c, q in work if experience_id("train", c.table_uid, q.question) not in stored]
     todo = todo[:limit] if limit is not None else todo
     summary = LearnSummary(skipped=len(work) - len(todo))

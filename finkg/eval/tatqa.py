@@ -25,9 +25,12 @@ another model is refused (:class:`TatqaRunError`), so answers of two models are 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
+import statistics
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -44,6 +47,8 @@ from finkg.eval.results import write_result
 from generation.agent.loop import AgentAnswer, answer_arithmetic, table_evidence
 from generation.agent.memory import ExperienceMemory, memory_block
 from generation.agent.questions import evidence_scale, needs_arithmetic, percent_hint
+from generation.agent.span import answer_span
+from generation.agent.tables import row_labels
 from generation.llm import LLMAnswerError, LLMClient
 from generation.qa.answer import Answerer, direct_answerer, extract_answer
 from ingest.datasets.tatqa import TatqaContext
@@ -67,6 +72,8 @@ class QuestionResult:
             question's. gold: the gold answer strings. generated: the answerer's full text ("" on error).
         predicted: the extracted answer spans. predicted_scale: their scale. answer_line: the text had an
             ``Answer:`` line. em / f1: TAT-QA's scores (0/1 and 0..1). error: the answer error, or None.
+            seconds: the answerer's wall-clock seconds for this answer (with ``workers`` > 1, while others were in
+            flight; near 0 when every call came from the LLM cache); None in logs written before it was kept.
     """
 
     system: str
@@ -83,6 +90,7 @@ class QuestionResult:
     em: float
     f1: float
     error: str | None = None
+    seconds: float | None = None
 
 
 @dataclass
@@ -95,9 +103,10 @@ class TatqaResults:
     def rows(self) -> list[dict[str, Any]]:
         """One row per system and answer type (``all`` first, then span, multi-span, arithmetic, count
         where present): ``{"system", "answer_type", "questions", "em", "em_ci_low", "em_ci_high", "f1",
-        "f1_ci_low", "f1_ci_high", "no_answer_line", "errors"}``; em and f1 in percent, 2 decimals, each with
+        "f1_ci_low", "f1_ci_high", "no_answer_line", "errors", "median_seconds"}``; em and f1 in percent, 2 decimals, each with
         its 95 % percentile-bootstrap interval over the questions (:func:`finkg.eval.metrics.intervals.bootstrap_mean`,
-        seed 0); a system with no question has a row ``all`` of zeros."""
+        seed 0); median_seconds: the median of the answers' ``seconds`` (None when none was timed); a system with
+        no question has a row ``all`` of zeros."""
         out = []
         for system in self.systems:
             mine = [r for r in self.results if r.system == system]
@@ -120,6 +129,7 @@ class TatqaResults:
                         "f1_ci_high": f1[2],
                         "no_answer_line": sum(not r.answer_line for r in group),
                         "errors": sum(r.error is not None for r in group),
+                        "median_seconds": _median([r.seconds for r in group if r.seconds is not None]),
                     }
                 )
         return out
@@ -234,6 +244,10 @@ def _question_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     return {k: f"{min(v)}-{max(v)}" if min(v) != max(v) else str(v[0]) for k, v in counts.items()}
 
 
+def _median(values: Sequence[float]) -> float | None:
+    return round(statistics.median(values), 2) if values else None
+
+
 def _percent(scores: Sequence[float]) -> tuple[float, float, float]:
     """The mean of ``scores`` (0..1 each) and its 95 % bootstrap interval, in percent, 2 decimals; zeros when
     there is no score."""
@@ -313,11 +327,14 @@ def agent_evidence(
 
 
 def agent_text(got: AgentAnswer, scale: str) -> str:
-    """An agent outcome as an answerer's text: the derivation and ``Answer: <value> <scale>``, or the status and
-    reasons with an empty ``Answer:`` (a number the gate cannot trace is never given)."""
+    """An agent outcome as an answerer's text: the derivation (``quoted from the evidence`` for an answer that
+    computed nothing) and ``Answer: <value> <scale>``, or the status and reasons with an empty ``Answer:`` (a
+    number the gate cannot trace is never given)."""
     if got.answer is None:
         return f"{got.status}: {'; '.join(got.reasons)}\nAnswer: "
     d = got.derivation
+    if not d:
+        return f"quoted from the evidence\nAnswer: {got.answer} {scale}".rstrip()
     operands = ", ".join(f"{k}={v:g}" for k, v in d["operands"].items())
     return f"{d['expression']} with {operands} = {d['result']:g}\nAnswer: {got.answer} {scale}".rstrip()
 
@@ -334,9 +351,10 @@ def agent_systems(
     needs arithmetic (:func:`generation.agent.questions.needs_arithmetic`) is answered by program of thought
     over the context's cells and paragraphs (:func:`generation.agent.loop.answer_arithmetic`: the LLM picks
     operands and one expression, ``calculate`` evaluates it, the gate checks it) in the scale
-    :func:`generation.agent.questions.answer_scale` gives; when no attempt passes the gate, the text says why
-    and has an empty ``Answer:`` (a number the gate cannot trace is never given). The other questions go to
-    ``whole-context`` (one LLM call with every cell and paragraph), the baseline it is compared with.
+    :func:`generation.agent.questions.answer_scale` gives. The other questions are quoted from the table's rows
+    and the paragraphs (:func:`generation.agent.span.answer_span`: one LLM call, the table's scale for a cell's
+    number, the gate). When no attempt passes the gate, the text says why and has an empty ``Answer:`` (a number
+    the gate cannot trace is never given).
 
     With ``memory``, ``agent-memory`` is the same agent whose prompt starts with the experiences retrieved for
     the question (:meth:`generation.agent.memory.ExperienceMemory.retrieve`: training split only, never a context
@@ -347,13 +365,13 @@ def agent_systems(
     ``tables`` (table uid -> rows, e.g. each :class:`TatqaContext`'s ``table``): the agent reads the question's
     table as rows, captions included (``"$ million"`` names the scale), found by the table uid in its facts'
     ids (``tatqa:<table uid>:r<row>c<col>``); without it, the cells as fact texts."""
-    whole = direct_answerer(client, with_context=True, max_tokens=max_tokens)
 
     def make(bank: ExperienceMemory | None) -> Answerer:
         def answer(question: str, facts: Sequence[Any], passages: Sequence[Any]) -> str:
-            if not needs_arithmetic(question):
-                return whole(question, facts, passages)
             cells, paragraphs, scale = agent_evidence(question, facts, passages, tables)
+            if not needs_arithmetic(question, row_labels((tables or {}).get(table_uid_of(facts)))):
+                quoted, table_scale = answer_span(client, question, cells, paragraphs, max_tokens=max_tokens)
+                return agent_text(quoted, table_scale)
             entries = []
             if bank is not None:
                 context = "\n".join(cells + paragraphs)
@@ -507,11 +525,13 @@ def _ask(
             if (system, q.uid) in done:
                 out.append(done[(system, q.uid)])
                 continue
+            t0 = time.perf_counter()
             try:
                 text, error = answerer(q.question, context.facts, context.passages), None
             except LLMAnswerError as exc:
                 text, error = "", str(exc)
-            out.append(score_text(system, context, i, text, error))
+            seconds = round(time.perf_counter() - t0, 3)
+            out.append(dataclasses.replace(score_text(system, context, i, text, error), seconds=seconds))
             with lock:  # kept the moment it is scored: an interruption loses no finished answer
                 add(asdict(out[-1]))
                 ticks[system](1)

@@ -54,7 +54,7 @@ from ingest import runs
 from ingest.runs import now
 from kg import BatchWriter, Graph, cypher
 from kg.errors import GenerationError
-from kg.ledger import DONE, Ledger, digest
+from kg.ledger import DONE, WRITING, Ledger, digest
 from kg.progress import StageProgress
 from retrieval.facts.fact_map import (
     FactMap,
@@ -282,7 +282,7 @@ def write_memos(
                 "numbers_repaired": counts["repaired"],
                 "numbers_unsupported": counts["unsupported"],
                 "picture": m.picture,
-                "status": "writing",
+                "status": WRITING,
                 "written_at": now(),
             }
         )
@@ -303,7 +303,7 @@ def write_memos(
     if ready is not None:
         ready(memos)
     runs.checkpoint("memo-ledger")
-    Ledger(writer.graph, "Memo", writer.batch_size).record(
+    Ledger(writer.graph, "Memo", writer.batch_size, stages=(WRITING,)).record(
         {"id": r["id"], "status": DONE, "input_digest": (digests or {}).get(r["id"], "")} for r in memo_rows
     )
 
@@ -390,7 +390,7 @@ def run_memos(
             raise MemoError(f"accession(s) not in the graph: {', '.join(missing)} (ingest them first)")
     ctx = build_context(graph, settings, systems, progress)
     writer = BatchWriter(graph, batch_size=settings.writer.batch_size, workers=1)
-    ledger = Ledger(graph, "Memo", settings.writer.batch_size)
+    ledger = Ledger(graph, "Memo", settings.writer.batch_size, stages=(WRITING,))
     summaries = []
     order, superseded = resolve_amendments(graph, [f["adsh"] for f in filings])
     with PeerPictures(graph, ctx.thresholds, settings.memo.pictures) as pictures:

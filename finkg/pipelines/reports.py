@@ -59,7 +59,7 @@ from generation.verify.report_numbers import NumberCheck, check_numbers
 from ingest import runs
 from kg import BatchWriter, Graph, cypher
 from kg.errors import GenerationError
-from kg.ledger import Ledger, digest
+from kg.ledger import WRITING, Ledger, digest
 from kg.progress import StageProgress
 from retrieval.contract import Retriever, as_of_cutoff
 from retrieval.embeddings import Embedder
@@ -563,7 +563,7 @@ def _write_report(
     the links of an earlier write; returns the writer for further links."""
     writer = BatchWriter(graph, batch_size=settings.writer.batch_size)
     # "writing" until the ledger records the outcome: a redo killed from here on is never taken as done
-    writer.merge_nodes("Report", [{**node, "status": "writing"}], key="id")
+    writer.merge_nodes("Report", [{**node, "status": WRITING}], key="id")
     graph.write(cypher.DELETE_REPORT_LINKS, {"id": node["id"]})  # a redo replaces the links
     runs.checkpoint("report-links")
     for target, rows in links.items():
@@ -902,7 +902,7 @@ def run_batch(
     out.mkdir(parents=True, exist_ok=True)
     summary = BatchSummary(items=len(questions))
     t0 = time.perf_counter()
-    ledger = Ledger(ctx.graph, "Report", ctx.settings.writer.batch_size)
+    ledger = Ledger(ctx.graph, "Report", ctx.settings.writer.batch_size, stages=(WRITING,))
     advance = progress("reports (LLM)", len(questions)) if progress else (lambda _n, **_k: None)
 
     def account(rec: dict[str, Any]) -> None:

@@ -25,10 +25,13 @@ Table = Sequence[Sequence[str]]
 """A table: rows of cell strings (TAT-QA's ``table.table``)."""
 
 _SCALE_IN_TEXT = (
-    (re.compile(r"\bin\s+billions?\b|\$\s*bn\b|\bbillions\b|\$\s*billion\b|\busd\s*bn\b", re.IGNORECASE), "billion"),
+    (
+        re.compile(r"\bin\s+billions?\b|[$€£¥]\s*bn\b|\bbillions\b|[$€£¥]\s*billions?\b|\busd\s*bn\b", re.IGNORECASE),
+        "billion",
+    ),
     (
         re.compile(
-            r"\bin\s+millions?\b|\$\s*m\b|\$'?000,?000\b|\bmillions\b|€m\b|£m\b|\$\s*million\b|\busd\s*m(?:illion)?\b|"
+            r"\bin\s+millions?\b|\$\s*m\b|\$'?000,?000\b|\bmillions\b|€m\b|£m\b|[$€£¥]\s*millions?\b|\busd\s*m(?:illion)?\b|"
             r"\b(?:eur|gbp|rmb)\s*m\b",
             re.IGNORECASE,
         ),
@@ -55,6 +58,11 @@ def scale_named_in(text: str) -> str:
         if pattern.search(text):
             return name
     return ""
+
+
+def row_labels(table: Table | None) -> list[str]:
+    """The first cell of each row of ``table`` (none for None): what the router compares a question's words with."""
+    return [str(row[0]) for row in table or () if row]
 
 
 def table_scale(table: Table) -> str:

@@ -10,12 +10,14 @@ asks for it). :func:`extract_answer` reads it back:
 
 1. the **last** line that starts with ``Answer:`` (also ``Final answer:``, ``**Answer:**``, a full-width
    colon) holds the answer; with no such line the last non-empty line is used and ``found`` is False
-   (the harness counts these);
+   (the harness counts these); a second ``Answer:`` inside that line ends the answer (``2019 | Answer: $ 175``
+   -> ``2019``: a small model's habit of answering twice);
 2. markdown emphasis, surrounding quotes and a final full stop are removed; a Unicode minus becomes
    ``-``;
 3. several items are separated by ``|`` or ``;``; a list of numbers only is also split at ``", "`` and
    ``" and "`` (``"2020, 2019 and 2018"``: numbers never contain ``", "``; a text answer is never
-   split at commas);
+   split at commas); an item that is a scale word alone (``"$4,143 | thousand"``) is the scale of the
+   numbers before it, not an item;
 4. an item that is a number followed by a scale word (``thousand``, ``million``, ``billion``,
    ``percent``/``per cent``, and the attached abbreviations ``k``, ``m``, ``mn``, ``mm``, ``bn``, ``b``),
    optionally followed by a currency word, becomes the number alone and sets the answer's scale
@@ -40,6 +42,7 @@ ANSWER_INSTRUCTION = (
 
 _ANSWER_LINE = re.compile(r"^[\W_]*(?:final\s+)?answer[\W_]*?[:：][*_\s]*(?P<answer>.*)$", re.IGNORECASE)
 _ANSWER_IN_LINE = re.compile(r"\banswer\s+is\s*:?\s*(?P<answer>.+)$", re.IGNORECASE)
+_SECOND_ANSWER = re.compile(r"\b(?:final\s+)?answer\s*[:：]", re.IGNORECASE)
 _SCALE_WORDS = {
     "thousand": "thousand",
     "thousands": "thousand",
@@ -103,6 +106,10 @@ def extract_answer(text: str) -> ExtractedAnswer:
     else:
         if m := _ANSWER_IN_LINE.search(line):  # "The answer is 42." on the last line
             line = m.group("answer")
+    while (again := _SECOND_ANSWER.match(line.lstrip(" *_"))) is not None:  # "Answer: Answer: 42"
+        line = line.lstrip(" *_")[again.end() :].strip()
+    if (second := _SECOND_ANSWER.search(line)) and line[: second.start()].strip(" |;*_"):
+        line = line[: second.start()]
     items = [_clean(x) for x in re.split(r"\s*[|;]\s*", line)]
     items = [x for x in items if x]
     if len(items) == 1:
@@ -111,6 +118,9 @@ def extract_answer(text: str) -> ExtractedAnswer:
             items = parts
     scale, spans = "", []
     for item in items:
+        if spans and item.lower() in _SCALE_WORDS and len(item) > 2:  # "$4,143 | thousand"
+            scale = scale or _SCALE_WORDS[item.lower()]
+            continue
         if m := _NUMBER_SCALE.match(item):
             scale = scale or _SCALE_WORDS[m.group("word").lower()]
             item = m.group("num").strip()
