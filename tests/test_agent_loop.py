@@ -10,7 +10,7 @@ from test_llm import smol_gguf
 
 from generation.agent.arithmetic import calculate
 from generation.agent.gate import check_answer
-from generation.agent.loop import answer_arithmetic, format_result, identifier_operands, table_evidence
+from generation.agent.loop import answer_arithmetic, format_result, identifier_operands, shape_complaint, table_evidence
 from generation.llm import LlamaCppBackend, LLMClient
 
 
@@ -57,3 +57,11 @@ def test_operand_names_that_are_not_identifiers_are_repaired_in_the_expression()
     assert ops == {"v_2019_Men_Years": 5.0, "v_2018_Men_Years": 4.0, "x": 1.0}
     assert expr == "(v_2019_Men_Years - v_2018_Men_Years) / x"
     assert calculate(expr, ops).value == 1.0
+
+
+def test_an_average_must_divide_a_parenthesized_sum():
+    question = "What is the average revenue in 2018 and 2019?"
+    assert shape_complaint(question, "a + b / 2") and shape_complaint(question, "a + b")
+    assert shape_complaint(question, "(a + b) / 2") is None and shape_complaint(question, "[a + b]/2") is None
+    assert shape_complaint(question, "avg_2019") is None  # an average the table states
+    assert shape_complaint("What is the change in revenue?", "a + b / 2") is None

@@ -10,7 +10,8 @@ evaluates the expression.
 
 Each attempt is recorded as steps (``llm``, ``tool``, ``gate``). An attempt fails when the LLM's answer is not
 JSON that fits the schema (the raw answer is kept), when an operand is not a number stated in the table or
-facts, when ``calculate`` returns an error, or when the gate rejects the answer; the complaint goes back to the
+facts, when ``calculate`` returns an error, when the expression's shape does not fit the question
+(:func:`shape_complaint`: an average's sum in parentheses), or when the gate rejects the answer; the complaint goes back to the
 LLM once (``attempts`` = 2 by default). When no attempt passes, the result is "could not verify" (the gate ran)
 or "could not answer", with the reasons, and **no answer**: a number the gate cannot trace is never returned.
 """
@@ -127,6 +128,18 @@ def _untraced_operands(operands: dict[str, Any], pool: list[float]) -> list[str]
     return out
 
 
+_AVERAGE = re.compile(r"\b(?:average|mean)\b", re.IGNORECASE)
+
+
+def shape_complaint(question: str, expression: str) -> str | None:
+    """What is wrong with the expression's shape for the question, or None: an average (the question says
+    "average" or "mean") must divide a parenthesized sum (``(a + b) / 2``); ``a + b / 2`` divides only ``b``, and
+    a sum with no division is not an average. Sent back to the LLM like the gate's complaints."""
+    if _AVERAGE.search(question) and "+" in expression and not re.search(r"[)\]]\s*/", expression):
+        return "an average is the sum in parentheses divided by the count, e.g. (a + b) / 2"
+    return None
+
+
 def answer_arithmetic(
     client: LLMClient,
     question: str,
@@ -169,8 +182,10 @@ def answer_arithmetic(
         operands, expression = identifier_operands(given, str(data.get("expression", "")))
         untraced = _untraced_operands(operands, pool)
         calc: ToolResult = calculate(expression, operands)
-        error = calc.error or (
-            f"operand(s) {', '.join(untraced)} are not numbers in the table or facts" if untraced else None
+        error = (
+            calc.error
+            or (f"operand(s) {', '.join(untraced)} are not numbers in the table or facts" if untraced else None)
+            or shape_complaint(question, expression)
         )
         out.steps.append(
             Step(
