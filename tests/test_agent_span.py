@@ -15,8 +15,8 @@ from generation.agent.span import (
     answer_span,
     fit_paragraphs,
     question_type_of,
+    quoted_scale,
     span_messages,
-    table_scale_of,
     years_only,
 )
 from generation.llm import LlamaCppBackend, LLMClient
@@ -27,23 +27,23 @@ IN_THOUSANDS = [["", "2019", "2018"], ["(in thousands)", "", ""], ["Revenue", "$
 
 def test_a_cell_s_number_takes_the_table_s_scale_and_nothing_else_does():
     rows = table_evidence(IN_THOUSANDS)
-    assert table_scale_of(extract_answer("Answer: $669,094"), rows) == "thousand"
-    assert table_scale_of(extract_answer("Answer: 669094 | 612,100"), rows) == "thousand"
-    assert table_scale_of(extract_answer("Answer: 1.1 billion"), rows) == "billion"  # the scale it wrote
-    assert table_scale_of(extract_answer("Answer: 5,000"), rows) == ""  # not a cell of the table
-    assert table_scale_of(extract_answer("Answer: 12.5%"), rows) == ""
-    assert table_scale_of(extract_answer("Answer: Revenue"), rows) == ""
-    assert table_scale_of(extract_answer("Answer: $1,452.4"), table_evidence(SALES)) == ""  # the table names none
+    assert quoted_scale(extract_answer("Answer: $669,094"), rows) == "thousand"
+    assert quoted_scale(extract_answer("Answer: 669094 | 612,100"), rows) == "thousand"
+    assert quoted_scale(extract_answer("Answer: 1.1 billion"), rows) == "billion"  # the scale it wrote
+    assert quoted_scale(extract_answer("Answer: 5,000"), rows) == ""  # not a cell of the table
+    assert quoted_scale(extract_answer("Answer: 12.5%"), rows) == ""
+    assert quoted_scale(extract_answer("Answer: Revenue"), rows) == ""
+    assert quoted_scale(extract_answer("Answer: $1,452.4"), table_evidence(SALES)) == ""  # the table names none
 
 
 def test_a_paragraph_s_number_takes_the_scale_word_written_after_it_there():
     text = ["Federal income tax was $36.5 million in fiscal 2019.", "Depreciation was 2.6 billion in 2018."]
-    assert table_scale_of(extract_answer("Answer: $36.5"), [], text) == "million"
-    assert table_scale_of(extract_answer("Answer: 2.6"), [], text) == "billion"
-    assert table_scale_of(extract_answer("Answer: 36.5%"), [], text) == ""
-    assert table_scale_of(extract_answer("Answer: 6.5"), [], text) == ""  # not the number written there
+    assert quoted_scale(extract_answer("Answer: $36.5"), [], text) == "million"
+    assert quoted_scale(extract_answer("Answer: 2.6"), [], text) == "billion"
+    assert quoted_scale(extract_answer("Answer: 36.5%"), [], text) == ""
+    assert quoted_scale(extract_answer("Answer: 6.5"), [], text) == ""  # not the number written there
     # a cell of a table that names its scale takes the table's, before any paragraph
-    assert table_scale_of(extract_answer("Answer: 669,094"), table_evidence(IN_THOUSANDS), ["669,094 million"]) == (
+    assert quoted_scale(extract_answer("Answer: 669,094"), table_evidence(IN_THOUSANDS), ["669,094 million"]) == (
         "thousand"
     )
 

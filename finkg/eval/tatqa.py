@@ -335,8 +335,8 @@ def agent_text(got: AgentAnswer, scale: str) -> str:
     d = got.derivation
     if not d:
         return f"quoted from the evidence\nAnswer: {got.answer} {scale}".rstrip()
-    operands = ", ".join(f"{k}={v:g}" for k, v in d["operands"].items())
-    return f"{d['expression']} with {operands} = {d['result']:g}\nAnswer: {got.answer} {scale}".rstrip()
+    operands = ", ".join(f"{k}={v:.15g}" for k, v in d["operands"].items())
+    return f"{d['expression']} with {operands} = {d['result']:.15g}\nAnswer: {got.answer} {scale}".rstrip()
 
 
 def agent_systems(

@@ -17,7 +17,7 @@ What finkg does, in order:
 2. **The answer** is read by :func:`generation.qa.answer.extract_answer`. A number taken from a table cell,
    written without a scale word, is in the table's scale (:func:`generation.agent.tables.scale_named_in` of the
    rows): TAT-QA states a table's scale once, in its caption; a number taken from a paragraph is in the scale
-   word that follows it there (:func:`table_scale_of`). For a "which years" question, an item naming one year
+   word that follows it there (:func:`quoted_scale`). For a "which years" question, an item naming one year
    is that year (:func:`years_only`).
 3. **The gate** (:func:`generation.agent.gate.check_answer`): every number of the answer must be in the
    evidence; a direction word must be one the evidence states; the form must fit the question (``count`` for a
@@ -114,7 +114,7 @@ def _plain_numbers(answer: ExtractedAnswer) -> list[float] | None:
     return values
 
 
-def table_scale_of(answer: ExtractedAnswer, table: Sequence[str], paragraphs: Sequence[str] = ()) -> str:
+def quoted_scale(answer: ExtractedAnswer, table: Sequence[str], paragraphs: Sequence[str] = ()) -> str:
     """The answer's scale: the one it wrote; else, when every item is a plain number (no ``%``, no year), the
     table's (captions and headers, :func:`scale_named_in`) if each is stated in a table row, or the scale word
     that follows the first item's number in a paragraph (``"$36.5 million"`` for an answer ``$36.5``); else
@@ -182,8 +182,8 @@ def answer_span(
     out = AgentAnswer(None, "could not answer")
     fitted = fit_paragraphs(client, question, table, paragraphs, max_tokens)
     kept = fitted.paragraphs
-    if fitted.paragraphs_trimmed:
-        out.reasons.append(f"{fitted.paragraphs_trimmed} paragraph(s) left out to fit the context window")
+    trimmed = [f"{fitted.paragraphs_trimmed} paragraph(s) left out to fit the context window"]
+    out.reasons = trimmed[: bool(fitted.paragraphs_trimmed)]
     evidence = list(table) + kept
     messages, complaint, scale = fitted.messages, None, ""
     for _ in range(attempts):
@@ -204,9 +204,9 @@ def answer_span(
             Step(len(out.steps), "gate", list(got.spans), verdict.as_dict(), "; ".join(verdict.reasons) or None)
         )
         if verdict.passed:
-            scale = table_scale_of(got, table, kept)
+            scale = quoted_scale(got, table, kept)
             out.answer, out.status = " | ".join(got.spans), "answered"
-            out.reasons = [r for r in out.reasons if "context window" in r]
+            out.reasons = trimmed[: bool(fitted.paragraphs_trimmed)]
             return out, scale
         out.status = "could not verify"
         complaint = "; ".join(verdict.reasons)
