@@ -103,8 +103,8 @@ class TatqaResults:
     def rows(self) -> list[dict[str, Any]]:
         """One row per system and answer type (``all`` first, then span, multi-span, arithmetic, count
         where present): ``{"system", "answer_type", "questions", "em", "em_ci_low", "em_ci_high", "f1",
-        "f1_ci_low", "f1_ci_high", "no_answer_line", "errors", "median_seconds"}``; em and f1 in percent, 2 decimals, each with
-        its 95 % percentile-bootstrap interval over the questions (:func:`finkg.eval.metrics.intervals.bootstrap_mean`,
+        "f1_ci_low", "f1_ci_high", "no_answer_line", "errors", "median_seconds"}``; em and f1 in percent, 2
+        decimals, each with its 95 % percentile-bootstrap interval over the questions (:func:`finkg.eval.metrics.intervals.bootstrap_mean`,
         seed 0); median_seconds: the median of the answers' ``seconds`` (None when none was timed); a system with
         no question has a row ``all`` of zeros."""
         out = []

@@ -11,8 +11,8 @@ evaluates the expression.
 Each attempt is recorded as steps (``llm``, ``tool``, ``gate``). An attempt fails when the LLM's answer is not
 JSON that fits the schema (the raw answer is kept), when an operand is not a number stated in the table or
 facts, when ``calculate`` returns an error, when the expression's shape does not fit the question
-(:func:`shape_complaint`: an average's sum in parentheses), or when the gate rejects the answer; the complaint goes back to the
-LLM once (``attempts`` = 2 by default). When no attempt passes, the result is "could not verify" (the gate ran)
+(:func:`shape_complaint`: an average's sum in parentheses), or when the gate rejects the answer; the complaint
+goes back to the LLM once (``attempts`` = 2 by default). When no attempt passes, the result is "could not verify" (the gate ran)
 or "could not answer", with the reasons, and **no answer**: a number the gate cannot trace is never returned.
 """
 
