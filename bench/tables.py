@@ -264,6 +264,9 @@ TATQA_AGENT = _tatqa_ci_table("eval-tatqa-agent")
 # the agent with the experience memory and its shuffled control (issue 17; seed 001, section 4.2)
 TATQA_MEMORY = _tatqa_ci_table("eval-tatqa-memory")
 TATQA_MEMORY_DIFF = _tatqa_differences("eval-tatqa-memory")
+# the quoting agent, its memory and the shuffled control on 300 questions of the evaluation half (issue 17)
+TATQA_300 = _tatqa_ci_table("eval-tatqa-300")
+TATQA_300_DIFF = _tatqa_differences("eval-tatqa-300")
 
 FEEDBACK_NAMES = {
     "no-memory": "no memory",
@@ -609,6 +612,8 @@ TABLES: dict[str, Table] = {
     "eval-tatqa-agent": TATQA_AGENT,
     "eval-tatqa-memory": TATQA_MEMORY,
     "eval-tatqa-memory-diff": TATQA_MEMORY_DIFF,
+    "eval-tatqa-300": TATQA_300,
+    "eval-tatqa-300-diff": TATQA_300_DIFF,
     "eval-feedback": FEEDBACK,
     "eval-rerank": RERANK,
     "train-embedder": TRAIN_EMBEDDER,
