@@ -20,7 +20,7 @@ from generation.agent.span import (
     years_only,
 )
 from generation.llm import LlamaCppBackend, LLMClient
-from generation.qa.answer import extract_answer
+from generation.llm.answer_line import extract_answer
 
 IN_THOUSANDS = [["", "2019", "2018"], ["(in thousands)", "", ""], ["Revenue", "$669,094", "$612,100"]]
 

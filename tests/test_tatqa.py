@@ -35,7 +35,8 @@ from generation.agent.loop import table_evidence
 from generation.agent.questions import answer_scale, evidence_scale, needs_arithmetic
 from generation.agent.tables import row_labels
 from generation.llm import LlamaCppBackend, LLMClient
-from generation.qa.answer import ANSWER_INSTRUCTION, answer_messages, extract_answer
+from generation.llm.answer_line import extract_answer
+from generation.qa.answer import ANSWER_INSTRUCTION, answer_messages
 from ingest.datasets.tatqa import TatqaFormatError, parse_numbers, read_tatqa, split_contexts
 
 SAMPLE = Path(__file__).parent / "data" / "tatqa_dev_sample.json"

@@ -34,7 +34,7 @@ from generation.agent.questions import needs_arithmetic, percent_hint
 from generation.agent.tables import row_labels
 from generation.agent.trajectory import RunRecord, run_id, steps_of, verdict_of, write_runs
 from generation.llm import LLMClient
-from generation.qa.answer import extract_answer
+from generation.llm.answer_line import extract_answer
 from ingest.datasets.tatqa import TatqaContext
 from kg.progress import StageProgress
 

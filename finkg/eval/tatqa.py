@@ -9,7 +9,7 @@ objects (never the gold answer) and ends its text with ``Answer: ...``
 (:data:`generation.qa.answer.ANSWER_INSTRUCTION`).
 
 For each question and system, :func:`evaluate` records the generated text, the comparable answer
-(:func:`generation.qa.answer.extract_answer`: spans + scale), EM and F1. An answerer that raises
+(:func:`generation.llm.answer_line.extract_answer`: spans + scale), EM and F1. An answerer that raises
 :class:`generation.llm.LLMAnswerError` (the model's answer was unusable) scores 0 with the error
 recorded; any other exception stops the run. :meth:`TatqaResults.rows` gives, per system, EM and F1
 (in percent, as TAT-QA reports them) over all questions and by answer type, the number of questions,
@@ -50,7 +50,8 @@ from generation.agent.questions import evidence_scale, needs_arithmetic, percent
 from generation.agent.span import answer_span
 from generation.agent.tables import row_labels
 from generation.llm import LLMAnswerError, LLMClient
-from generation.qa.answer import Answerer, direct_answerer, extract_answer
+from generation.llm.answer_line import extract_answer
+from generation.qa.answer import Answerer, direct_answerer
 from ingest.datasets.tatqa import TatqaContext
 from kg.errors import EvaluationError
 from kg.progress import StageProgress

@@ -14,7 +14,7 @@ What finkg does, in order:
    :data:`SPAN_INSTRUCTION` (the shortest exact words; a table value as its cell shows it; several items with
    `` | ``). A prompt that would not fit the model's context window leaves out the paragraphs that share the
    fewest words with the question first (:func:`fit_paragraphs`); how many is recorded.
-2. **The answer** is read by :func:`generation.qa.answer.extract_answer`. A number taken from a table cell,
+2. **The answer** is read by :func:`generation.llm.answer_line.extract_answer`. A number taken from a table cell,
    written without a scale word, is in the table's scale (:func:`generation.agent.tables.scale_named_in` of the
    rows): TAT-QA states a table's scale once, in its caption; a number taken from a paragraph is in the scale
    word that follows it there (:func:`quoted_scale`). For a "which years" question, an item naming one year
@@ -37,7 +37,7 @@ from generation.agent.gate import check_answer, evidence_numbers
 from generation.agent.loop import AgentAnswer, Step
 from generation.agent.tables import scale_named_in
 from generation.llm import LLMAnswerError, LLMClient
-from generation.qa.answer import ExtractedAnswer, extract_answer
+from generation.llm.answer_line import ExtractedAnswer, extract_answer
 from generation.verify.numbers import find_numbers
 
 SPAN_SYSTEM = "You answer questions about a company's financial report by quoting its table or its text."
