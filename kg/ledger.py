@@ -3,8 +3,8 @@ from, and whether it was made.
 
 Every derived output has a node keyed by ``id`` (``(:Memo)``, ``(:Report)``, ``(:Extraction)`` per chunk; the
 label carries a uniqueness constraint). The ledger keeps on that node ``status`` (``done``, ``failed``, or a
-checkpoint stage the output declares: extraction's ``proposed``, memos' and reports' ``writing``), ``error`` (empty unless failed),
-``input_digest`` (:func:`digest` of what the output was made from: the facts a memo read, a chunk's
+checkpoint stage the output declares: extraction's ``proposed``, memos' and reports' ``writing``), ``error``
+(empty unless failed), ``input_digest`` (:func:`digest` of what the output was made from: the facts a memo read, a chunk's
 sentences), ``attempts`` (outcomes recorded: ``done`` or ``failed``; a checkpoint does not count) and
 ``ledger_at``. A run asks :meth:`Ledger.pending` (or :func:`is_pending`, for rows it has read already) which of
 its items to make: those never made, those that failed or stopped at a checkpoint, and those whose input digest

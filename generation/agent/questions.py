@@ -35,7 +35,8 @@ _CHOICE = re.compile(r"^\s*(?:in\s+)?which\b|\brespective(?:ly)?\b", re.IGNORECA
 _TOTAL_OF = re.compile(
     r"\btotal\s+([a-z][a-z\- ]*?)(?:\s+(?:in|for|as|at|of|from|on|between|during)\b|[?,]|$)", re.IGNORECASE
 )
-_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+"""A four-digit year (1900-2099) as a whole word."""
 
 
 def needs_arithmetic(question: str, row_labels: Sequence[str] = ()) -> bool:
@@ -55,7 +56,7 @@ def needs_arithmetic(question: str, row_labels: Sequence[str] = ()) -> bool:
     triggers = {m.group(0).lower() for m in _ARITHMETIC.finditer(question)}
     if not triggers:
         return False
-    if triggers == {"total"} and len(_YEAR.findall(question)) <= 1 and (m := _TOTAL_OF.search(question)):
+    if triggers == {"total"} and len(YEAR.findall(question)) <= 1 and (m := _TOTAL_OF.search(question)):
         word = m.group(1).split()[0].lower()
         labels = [str(label).strip().lower() for label in row_labels]
         if any(label.startswith("total") and word in label for label in labels):

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 from generation.agent.gate import check_answer, evidence_numbers
 from generation.agent.loop import AgentAnswer, Step
+from generation.agent.questions import YEAR
 from generation.agent.tables import scale_named_in
 from generation.llm import LLMAnswerError, LLMClient
 from generation.llm.answer_line import ExtractedAnswer, extract_answer
@@ -139,7 +140,6 @@ def quoted_scale(answer: ExtractedAnswer, table: Sequence[str], paragraphs: Sequ
 
 
 _WHICH_YEARS = re.compile(r"\b(?:which|what)\s+(?:fiscal\s+|financial\s+|calendar\s+)?years?\b", re.IGNORECASE)
-_YEAR_IN = re.compile(r"\b(?:19|20)\d\d\b")
 
 
 def years_only(question: str, spans: Sequence[str]) -> list[str]:
@@ -149,8 +149,8 @@ def years_only(question: str, spans: Sequence[str]) -> list[str]:
         return list(spans)
     out = []
     for item in spans:
-        years = _YEAR_IN.findall(item)
-        rest = _YEAR_IN.sub(" ", item).split()
+        years = YEAR.findall(item)
+        rest = YEAR.sub(" ", item).split()
         out.append(years[0] if len(years) == 1 and len(rest) <= 3 else item)
     return out
 
