@@ -167,6 +167,9 @@ TATQA_NAMES = {
     "facts-only": "facts only (no passages)",
     "no-retrieval": "no retrieval",
     "whole-context": "whole context",
+    "reader": "reader (seed 004 prompt), base",
+    "reader+lora": "reader, LoRA-tuned",
+    "agent+lora": "agent, LoRA-tuned reader",
 }
 
 
@@ -267,6 +270,9 @@ TATQA_MEMORY_DIFF = _tatqa_differences("eval-tatqa-memory")
 # the quoting agent, its memory and the shuffled control on 300 questions of the evaluation half (issue 17)
 TATQA_300 = _tatqa_ci_table("eval-tatqa-300")
 TATQA_300_DIFF = _tatqa_differences("eval-tatqa-300")
+# the base and the LoRA-tuned reader on the same questions, alone and inside the agent (issue 18; seed 004)
+TATQA_READER = _tatqa_ci_table("eval-tatqa-reader")
+TATQA_READER_DIFF = _tatqa_differences("eval-tatqa-reader")
 
 FEEDBACK_NAMES = {
     "no-memory": "no memory",
@@ -614,6 +620,8 @@ TABLES: dict[str, Table] = {
     "eval-tatqa-memory-diff": TATQA_MEMORY_DIFF,
     "eval-tatqa-300": TATQA_300,
     "eval-tatqa-300-diff": TATQA_300_DIFF,
+    "eval-tatqa-reader": TATQA_READER,
+    "eval-tatqa-reader-diff": TATQA_READER_DIFF,
     "eval-feedback": FEEDBACK,
     "eval-rerank": RERANK,
     "train-embedder": TRAIN_EMBEDDER,

@@ -912,6 +912,7 @@ def eval_tatqa(
     threshold: float | None = None,
     top_k: int | None = None,
     workers: int | None = None,
+    adapter: Path | None = None,
     settings: Settings | None = None,
     progress: StageProgress | None = None,
 ) -> tuple[Any, str]:
@@ -927,6 +928,10 @@ def eval_tatqa(
             ``finkg experience learn`` (training split only, never a context being evaluated).
         workers: questions asked at once (None: ``[llm] parallel`` with llama-server or an OpenAI-compatible
             server, else 1); the scores equal a one-at-a-time run's.
+        adapter: a LoRA adapter of the configured model (``finkg train reader``: a GGUF LoRA for llama.cpp, a
+            peft directory for transformers): every chosen system is also run as ``<system>+lora`` by the tuned
+            model, on the same questions in the same run (issue 18's before/after); each answer records its
+            model id.
 
     Returns:
         ``(results, backend name)``; the results have ``rows()``, ``differences()`` and ``save(out)`` (answers,
@@ -949,6 +954,7 @@ def eval_tatqa(
         contexts = split_contexts(contexts)[0 if half == "train" else 1]
     chosen_questions = tatqa_eval.stratified_sample(contexts, sample) if sample else None
     client = client_from_settings(s)
+    tuned = client_from_settings(s.model_copy(update={"llm_adapter_path": adapter})) if adapter else None
     memory_systems = {"agent-memory", "agent-shuffled"} & set(systems)
     with _opened(None, s) if memory_systems else nullcontext((None, s)) as (g, _):
         memory = _memory(g, s, threshold, top_k) if g is not None and "agent-memory" in memory_systems else None
@@ -957,25 +963,34 @@ def eval_tatqa(
             if g is not None and "agent-shuffled" in memory_systems
             else None
         )
-        available = {
-            **tfr_answerers(client, answer_tokens=max_tokens),
-            **tatqa_eval.direct_systems(client, max_tokens),
-            **tatqa_eval.agent_systems(
-                client,
-                max(max_tokens, 160),
-                {c.table_uid: c.table for c in contexts},
-                memory,
-                shuffled,
-                exclude_contexts={c.table_uid for c in contexts},
-            ),
-        }
+
+        def answerers(llm: Any) -> dict[str, Any]:
+            return {
+                **tfr_answerers(llm, answer_tokens=max_tokens),
+                **tatqa_eval.direct_systems(llm, max_tokens),
+                **tatqa_eval.agent_systems(
+                    llm,
+                    max(max_tokens, 160),
+                    {c.table_uid: c.table for c in contexts},
+                    memory,
+                    shuffled,
+                    exclude_contexts={c.table_uid for c in contexts},
+                ),
+            }
+
+        available = answerers(client)
         unknown = sorted(set(systems) - set(available) - memory_systems)
         if unknown:
             raise ConfigError(
                 f"unknown system(s) {', '.join(unknown)}; choose from {', '.join([*available, *sorted(memory_systems)])}"
             )
         chosen = {name: available[name] for name in (systems or list(available))}
-        tatqa_eval.check_manifest(out, client.model_id, str(path))
+        model_ids = dict.fromkeys(chosen, client.model_id)
+        if tuned is not None:
+            tuned_available = answerers(tuned)
+            chosen |= {name + tatqa_eval.TUNED: tuned_available[name] for name in list(chosen)}
+            model_ids |= {name + tatqa_eval.TUNED: tuned.model_id for name in list(model_ids)}
+        tatqa_eval.check_manifest(out, client.model_id, str(path), tuned.model_id if tuned else None)
         results = tatqa_eval.evaluate(
             contexts,
             chosen,
@@ -984,6 +999,7 @@ def eval_tatqa(
             out=out,
             questions=chosen_questions,
             workers=s.llm.concurrency() if workers is None else workers,
+            model_ids=model_ids,
         )
     return results, client.name
 
@@ -1234,6 +1250,7 @@ def train_embedder(
         return make_embedder(directory, s.embedding.backend, s.embedding.batch_size, s.embedding.device)
 
     with _opened(graph, s) as (g, _):
+        g.verify()  # the model registry is written after training: fail now, not after it
         return embedder.run(
             path,
             Path(base),
@@ -1296,6 +1313,7 @@ def train_reader(
         base = reader.hf_checkpoint_from_gguf(base, s.models.dir / f"{base.stem}-hf")
     out = Path(out_dir or s.models.dir / f"finkg-reader-{base.name}")
     with _opened(graph, s) as (g, _):
+        g.verify()  # the model registry is written after training: fail now, not after an hour of it
         summary = reader.run(
             path,
             base,

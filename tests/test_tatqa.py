@@ -337,8 +337,8 @@ def test_the_harness_runs_real_llm_answerers_end_to_end(contexts, smol_client, t
         return lambda n, tokens=None: ticks.append((stage, n))
 
     results = evaluate(contexts[:1], answerers, limit=2, progress=progress)
-    assert len(results.results) == 6
-    stages = ["TAT-QA: no-retrieval", "TAT-QA: whole-context", "TAT-QA: silent"]
+    assert len(results.results) == 8
+    stages = ["TAT-QA: no-retrieval", "TAT-QA: whole-context", "TAT-QA: reader", "TAT-QA: silent"]
     assert ticks == [(s, 2) for s in stages] + [(s, 1) for s in stages] * 2  # question by question
     for r in results.results:
         assert r.em in (0.0, 1.0) and 0.0 <= r.f1 <= 1.0
@@ -350,8 +350,32 @@ def test_the_harness_runs_real_llm_answerers_end_to_end(contexts, smol_client, t
     assert rows[("silent", "all")]["errors"] == 2 and rows[("no-retrieval", "all")]["errors"] == 0
     answers, summary, _ = results.save(tmp_path / "tatqa")
     lines = [json.loads(x) for x in answers.read_text(encoding="utf-8").splitlines()]
-    assert len(lines) == 6 and lines[0]["question_uid"] == contexts[0].questions[0].uid
+    assert len(lines) == 8 and lines[0]["question_uid"] == contexts[0].questions[0].uid
     assert json.loads(summary.read_text(encoding="utf-8")) == results.rows()
+
+
+def test_the_reader_prompt_puts_the_cells_first_and_cuts_the_facts_at_the_models_token_budget(contexts, smol_client):
+    """Seed 004's reader (the prompt `finkg train reader` tunes): the table's cells in table order, then the
+    paragraphs sharing the most words with the question; F cut at whole sentences within the budget, counted
+    with the served model's own tokenizer."""
+    from generation.qa.reader import answer_facts, reader_messages, token_counter, truncate
+
+    context = contexts[0]
+    q = context.questions[0]
+    cells, paragraphs = [f.text for f in context.facts], [p.text for p in context.passages]
+    sentences = answer_facts(q.question, cells, paragraphs)
+    assert sentences[: len(cells)] == cells and sorted(sentences[len(cells) :]) == sorted(paragraphs)
+    count = token_counter(smol_client)
+    llama = smol_client.backend.llama()
+    assert count("Revenue rose 4.5% to $3,181 million") == len(
+        llama.tokenize(b"Revenue rose 4.5% to $3,181 million", add_bos=False, special=False)
+    )
+    facts = truncate(sentences, count, 60)
+    lines = facts.split("\n")
+    assert lines == sentences[: len(lines)] and 0 < len(lines) < len(sentences)
+    assert sum(count(x) + 1 for x in lines) <= 60 < sum(count(x) + 1 for x in sentences[: len(lines) + 1])
+    chat = reader_messages(q.question, facts)
+    assert chat[1]["content"] == f"Question: {q.question}\nFacts:\n{facts}" and len(chat) == 2
 
 
 def test_an_interrupted_run_resumes_without_asking_again_and_refuses_another_models_folder(contexts, tmp_path):

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import MINILM, model_weights
 
+from finkg import api
 from finkg.train import embedder as emb
 from finkg.train import reader as rdr
 from finkg.train.common import (
@@ -25,6 +26,7 @@ from finkg.train.common import (
 )
 from generation.agent.arithmetic import calculate
 from ingest.datasets.tatqa import read_tatqa, split_contexts
+from kg.errors import EvaluationError
 
 SAMPLE = Path(__file__).parent / "data" / "tatqa_dev_sample.json"
 SMOLLM2 = "smollm2-135m-instruct-q4_1"
@@ -171,7 +173,7 @@ def smol_hf(settings) -> Path:
 
 
 @pytest.mark.model
-def test_reader_lora_loss_falls_resumes_and_the_adapter_loads_in_both_backends(tmp_path, smol_hf):
+def test_reader_lora_loss_falls_resumes_and_the_adapter_loads_in_both_backends(tmp_path, smol_hf, settings):
     from generation.llm import AdapterBaseMismatch, LlamaCppBackend, TransformersBackend
     from generation.llm.adapters import write_adapter_meta
 
@@ -207,6 +209,25 @@ def test_reader_lora_loss_falls_resumes_and_the_adapter_loads_in_both_backends(t
     assert "+lora:" in cpp.model_id and cpp.model_id.startswith("gguf:")
     done = cpp.generate(rdr.messages(examples[0], with_target=False), max_tokens=8, temperature=0.0)
     assert done.completion_tokens > 0
+
+    # base and tuned reader on the same questions in one run (`finkg eval tatqa --adapter`), paired
+    run = settings.model_copy(
+        update={"llm_backend": "llama-cpp", "llm_model_path": base_gguf, "llm_cache_dir": tmp_path / "cache"}
+    )
+    results, _ = api.eval_tatqa(
+        SAMPLE, systems=["reader"], limit=2, max_tokens=24, out=tmp_path / "eval", adapter=gguf_lora, settings=run
+    )
+    assert results.systems == ["reader", "reader+lora"] and len(results.results) == 4
+    ids = {r.system: r.model_id for r in results.results}
+    assert ids["reader+lora"] == cpp.model_id and ids["reader"] == cpp.model_id.split("+lora:")[0]
+    assert {(d["system"], d["baseline"]) for d in results.differences()} == {("reader+lora", "reader")}
+    manifest = json.loads((tmp_path / "eval" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["model_id"] == ids["reader"] and manifest["tuned_model_id"] == ids["reader+lora"]
+    manifest["tuned_model_id"] = ids["reader"] + "+lora:0123456789abcdef"  # as if another adapter answered
+    (tmp_path / "eval" / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    with pytest.raises(EvaluationError, match=r"tuned_model_id"):  # its answers are never mixed with these
+        api.eval_tatqa(SAMPLE, systems=["reader"], limit=2, out=tmp_path / "eval", adapter=gguf_lora, settings=run)
+
     write_adapter_meta(gguf_lora, base_name="/models/other.gguf", base_ids={"gguf": "gguf:ff"})
     with pytest.raises(AdapterBaseMismatch, match=r"other\.gguf"):
         LlamaCppBackend(base_gguf, n_ctx=1024, lora_path=gguf_lora).llama()

@@ -98,7 +98,8 @@ def eval_tatqa(
             help="Answerers to compare (default: all): "
             "two-stage, single-stage, facts-only (the two-stage generator: BM25 "
             "over the context's paragraphs), no-retrieval (the question alone), "
-            "whole-context (every cell and paragraph), agent (program of thought with the calculator and the "
+            "whole-context (every cell and paragraph), reader (seed 004's question + facts prompt that `finkg train "
+            "reader` tunes), agent (program of thought with the calculator and the "
             "answer gate for arithmetic questions; the others quoted from the table rows and text, gated), agent-memory (the agent with "
             "the experiences of `finkg experience learn` as few-shot examples), agent-shuffled (the control: "
             "each retrieved experience's content a random other one's).",
@@ -129,6 +130,15 @@ def eval_tatqa(
         int | None,
         typer.Option(min=1, help="Questions asked at once (default: [llm] parallel with llama-server, else 1)."),
     ] = None,
+    adapter: Annotated[
+        Path | None,
+        typer.Option(
+            help="A LoRA adapter of the [llm] model (`finkg train reader`: a GGUF LoRA for llama-cpp / llama-server, "
+            "a peft folder for transformers): each system is also run as <system>+lora by the tuned model, on the "
+            "same questions, and compared with it (paired).",
+            exists=True,
+        ),
+    ] = None,
 ) -> None:
     """TAT-QA exact match and F1 of LLM answerers ([llm] model) on a TAT-QA file (Zhu et al., ACL 2021):
     two-stage vs single-stage vs no retrieval (seed 004, 3.3). Answers are written as they come; a rerun
@@ -145,6 +155,7 @@ def eval_tatqa(
             threshold=threshold,
             top_k=top_k,
             workers=workers,
+            adapter=adapter,
             progress=p,
         )
     render(results.rows(), Format.table, console, title=f"TAT-QA EM / F1 (%) on {path.name} ({backend})")

@@ -52,11 +52,13 @@ from generation.agent.tables import row_labels
 from generation.llm import LLMAnswerError, LLMClient
 from generation.llm.answer_line import extract_answer
 from generation.qa.answer import Answerer, direct_answerer
+from generation.qa.reader import reader_answerer
 from ingest.datasets.tatqa import TatqaContext
 from kg.errors import EvaluationError
 from kg.progress import StageProgress
 
 ANSWERS, SUMMARY, MANIFEST, CHART = "answers.jsonl", "summary.json", checkpoint.MANIFEST, "tatqa-em-f1.png"
+TUNED = "+lora"  # the suffix of a system answered by the LoRA-tuned model (``finkg eval tatqa --adapter``)
 
 
 class TatqaRunError(EvaluationError):
@@ -75,6 +77,8 @@ class QuestionResult:
             ``Answer:`` line. em / f1: TAT-QA's scores (0/1 and 0..1). error: the answer error, or None.
             seconds: the answerer's wall-clock seconds for this answer (with ``workers`` > 1, while others were in
             flight; near 0 when every call came from the LLM cache); None in logs written before it was kept.
+            model_id: the LLM that answered (``gguf:<sha256>``, ``...+lora:<hex>`` for a tuned reader); None in
+            logs written before it was kept.
     """
 
     system: str
@@ -92,6 +96,7 @@ class QuestionResult:
     f1: float
     error: str | None = None
     seconds: float | None = None
+    model_id: str | None = None
 
 
 @dataclass
@@ -136,13 +141,16 @@ class TatqaResults:
         return out
 
     def differences(self, baseline: str | None = None) -> list[dict[str, Any]]:
-        """EM of each system minus ``baseline``'s (default: the first system) on the questions both answered,
-        overall and by answer type, in points with the 95 % paired bootstrap interval: ``{"system",
-        "baseline", "answer_type", "questions", "em_diff", "ci_low", "ci_high"}``."""
-        base = baseline or (self.systems[0] if self.systems else None)
+        """EM of each system minus ``baseline``'s (default: the first system; a tuned ``<X>+lora`` against its
+        ``<X>``) on the questions both answered, overall and by answer type, in points with the 95 % paired
+        bootstrap interval: ``{"system", "baseline", "answer_type", "questions", "em_diff", "ci_low",
+        "ci_high"}``."""
+        first = baseline or (self.systems[0] if self.systems else None)
         by = {(r.system, r.question_uid): r for r in self.results}
         out = []
         for system in self.systems:
+            untuned = system.removesuffix(TUNED)
+            base = untuned if baseline is None and untuned != system and untuned in self.systems else first
             if system == base:
                 continue
             for kind in ("all", *ANSWER_TYPES):
@@ -287,24 +295,29 @@ def _result(path: Path, n: int, record: dict[str, Any]) -> QuestionResult:
         ) from exc
 
 
-def check_manifest(out: Path, model_id: str, source: str) -> None:
-    """Write ``out/manifest.json`` (model, TAT-QA file), or check that the folder's is for ``model_id``
-    (:func:`finkg.eval.checkpoint.check_manifest`).
+def check_manifest(out: Path, model_id: str, source: str, tuned_model_id: str | None = None) -> None:
+    """Write ``out/manifest.json`` (model, TAT-QA file, the LoRA-tuned model of the ``+lora`` systems), or check
+    that the folder's is for ``model_id`` (and ``tuned_model_id``; :func:`finkg.eval.checkpoint.check_manifest`).
 
     Raises:
         TatqaRunError: the folder holds answers of another model.
     """
     fields = {"model_id": model_id, "source": source}
-    checkpoint.check_manifest(out, fields, ["model_id"], "use another --out", TatqaRunError)
+    if tuned_model_id is not None:
+        fields["tuned_model_id"] = tuned_model_id
+    checkpoint.check_manifest(out, fields, list(fields.keys() - {"source"}), "use another --out", TatqaRunError)
     checkpoint.write_manifest(out, fields)
 
 
 def direct_systems(client: LLMClient, max_tokens: int = 128) -> dict[str, Answerer]:
-    """The answerers this module ships (one LLM call each, :func:`generation.qa.answer.direct_answerer`):
-    ``no-retrieval`` (the question alone) and ``whole-context`` (every fact and passage of the context)."""
+    """The answerers this module ships (one LLM call each): ``no-retrieval`` (the question alone) and
+    ``whole-context`` (every fact and passage of the context; :func:`generation.qa.answer.direct_answerer`), and
+    ``reader`` (seed 004's {I, F} -> {T, Y} prompt that ``finkg train reader`` tunes,
+    :func:`generation.qa.reader.reader_answerer`: the table's cells and the paragraphs cut at 512 tokens)."""
     return {
         "no-retrieval": direct_answerer(client, with_context=False, max_tokens=max_tokens),
         "whole-context": direct_answerer(client, with_context=True, max_tokens=max_tokens),
+        "reader": reader_answerer(client, max_tokens=max_tokens),
     }
 
 
@@ -461,6 +474,7 @@ def evaluate(
     out: Path | None = None,
     questions: Collection[str] | None = None,
     workers: int = 1,
+    model_ids: Mapping[str, str] | None = None,
 ) -> TatqaResults:
     """Ask every answerer every question (the first ``limit`` questions in file order) and score them,
     question by question.
@@ -477,6 +491,7 @@ def evaluate(
         workers: questions asked at once (a server with that many slots decodes them together: ``[llm]
             parallel``); the results and the scores are those of a one-at-a-time run (``answers.jsonl`` holds the
             same lines, in the order they finished, until :meth:`TatqaResults.save` writes it in question order).
+        model_ids: system -> the id of the LLM behind it, recorded on each of its answers.
 
     Returns:
         :class:`TatqaResults` (``rows()`` for the table, ``results`` per question, in question order).
@@ -494,11 +509,12 @@ def evaluate(
     ]
     work = work[:limit] if limit is not None else work
     if out is None:
-        return _ask(work, answerers, {}, lambda _record: None, progress, workers)
+        return _ask(work, answerers, {}, lambda _record: None, progress, workers, model_ids)
     path = Path(out) / ANSWERS
     with answer_log(path).appending() as (earlier, add):
         done = [_result(path, n, x) for n, x in enumerate(earlier, 1)]
-        return _ask(work, answerers, {(r.system, r.question_uid): r for r in done}, add, progress, workers)
+        done_by_key = {(r.system, r.question_uid): r for r in done}
+        return _ask(work, answerers, done_by_key, add, progress, workers, model_ids)
 
 
 def _ask(
@@ -508,6 +524,7 @@ def _ask(
     add: Callable[[Mapping[str, Any]], None],
     progress: StageProgress | None,
     workers: int = 1,
+    model_ids: Mapping[str, str] | None = None,
 ) -> TatqaResults:
     """The loop of :func:`evaluate`: every answerer on each question (``workers`` questions at a time), each new
     answer passed to ``add`` as soon as it is scored; the results in question order."""
@@ -532,7 +549,8 @@ def _ask(
             except LLMAnswerError as exc:
                 text, error = "", str(exc)
             seconds = round(time.perf_counter() - t0, 3)
-            out.append(dataclasses.replace(score_text(system, context, i, text, error), seconds=seconds))
+            scored = score_text(system, context, i, text, error)
+            out.append(dataclasses.replace(scored, seconds=seconds, model_id=(model_ids or {}).get(system)))
             with lock:  # kept the moment it is scored: an interruption loses no finished answer
                 add(asdict(out[-1]))
                 ticks[system](1)

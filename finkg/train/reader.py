@@ -50,13 +50,12 @@ from finkg.train import common
 from finkg.train.common import LossLog, TrainingError
 from generation.agent.arithmetic import calculate
 from generation.llm.adapters import write_adapter_meta
+from generation.qa.reader import reader_messages, truncate
 from ingest.datasets.tatqa import TatqaContext, TatqaQuestion, read_tatqa, split_contexts, table_facts
 from kg.progress import StageProgress
 
 EXAMPLE_FIELDS: dict[str, type | tuple[type, ...]] = {"I": str, "F": str, "T": str, "Y": str}
 """The fields each line of a reader training file must have (strings)."""
-
-SYSTEM = "You answer financial questions from the facts given. Think with a calculation, then answer."
 
 
 @dataclass(frozen=True)
@@ -153,21 +152,6 @@ def fact_sentences(context: TatqaContext, question: TatqaQuestion) -> list[str]:
     return [*first, *cells, *rest]
 
 
-def truncate(sentences: Sequence[str], count: Callable[[str], int], budget: int) -> str:
-    """Sentences joined by newlines, whole sentences only, while their tokens (``count``) fit ``budget``; a
-    first sentence longer than the budget is cut by characters in proportion."""
-    out, used = [], 0
-    for s in sentences:
-        n = count(s) + 1
-        if used + n > budget:
-            if not out:
-                out.append(s[: max(1, len(s) * budget // max(n, 1))])
-            break
-        out.append(s)
-        used += n
-    return "\n".join(out)
-
-
 def tatqa_examples(
     path: Path, count: Callable[[str], int], max_fact_tokens: int = 512, seed: int = 0, max_questions: int | None = None
 ) -> list[dict[str, Any]]:
@@ -209,14 +193,10 @@ def tatqa_examples(
 
 
 def messages(example: dict[str, Any], with_target: bool = True) -> list[dict[str, str]]:
-    """The chat of one example: system, user (I and F), and the assistant's ``Thought: T`` / ``Answer: Y``."""
-    chat = [
-        {"role": "system", "content": SYSTEM},
-        {"role": "user", "content": f"Question: {example['I']}\nFacts:\n{example['F']}"},
-    ]
-    if with_target:
-        chat.append({"role": "assistant", "content": f"Thought: {example['T']}\nAnswer: {example['Y']}"})
-    return chat
+    """The chat of one example (:func:`generation.qa.reader.reader_messages`): system, user (I and F), and the
+    assistant's ``Thought: T`` / ``Answer: Y``."""
+    target = f"Thought: {example['T']}\nAnswer: {example['Y']}" if with_target else None
+    return reader_messages(example["I"], example["F"], target)
 
 
 def tokenize(example: dict[str, Any], tokenizer: Any, max_length: int) -> dict[str, list[int]]:
@@ -440,8 +420,6 @@ def run(
             title=f"reader LoRA SFT on TAT-QA (r={config.r}, lr={config.learning_rate:g}), {Path(base_dir).name}",
         )
         summary["loss_png"] = str(out_dir / "loss.png")
-    if graph is not None:
-        register_model(graph, summary["name"], summary)
     cfg = {k: v for k, v in asdict(config).items() if k != "extra"}
     cfg["target_modules"] = list(config.target_modules)
     write_result(
@@ -464,6 +442,8 @@ def run(
         tables={"loss": losses.rows},
         directory=results_dir,
     )
+    if graph is not None:  # last: the results file is written even when the registry fails
+        register_model(graph, summary["name"], summary)
     return summary
 
 

@@ -1,0 +1,107 @@
+"""The reader of seed 004: one LLM call over the question I and the facts F, answering with a thought T and the
+answer Y; the prompt the LoRA reader is trained on (``finkg train reader``) and asked with.
+
+Source: ../shared/seeds/004_7a67e4eaf6285e0b.txt, section 3.4 ("Supervision Fine-tuning with KG retrieval": facts
+and question concatenated as the prompt, the analysis as the target) and appendix C (the training data format
+{I, F, T, Y}). One prompt serves training and answering, so a tuned reader is asked exactly the way it was
+taught:
+
+- system: :data:`SYSTEM`; user: ``Question: <I>`` then ``Facts:`` and F, one fact sentence per line;
+- the answer: ``Thought: <T>`` then ``Answer: <Y>`` (read back by
+  :func:`generation.llm.answer_line.extract_answer`).
+
+F at training time puts the paragraphs TAT-QA marks as the question's evidence first
+(:mod:`finkg.train.reader`); a question being answered has no such marks, so :func:`answer_facts` puts the
+table's cells first, then the paragraphs sharing the most words with the question, and cuts F at the same
+token budget (512 tokens of the model's tokenizer).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from generation.llm import LLMClient
+from generation.qa.answer import Answerer
+
+SYSTEM = "You answer financial questions from the facts given. Think with a calculation, then answer."
+MAX_FACT_TOKENS = 512
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def reader_messages(question: str, facts: str, target: str | None = None) -> list[dict[str, str]]:
+    """The reader's chat: system, user (``Question: I`` / ``Facts:`` F) and, with ``target`` (``"Thought: T\\n
+    Answer: Y"``), the assistant's answer."""
+    chat = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": f"Question: {question}\nFacts:\n{facts}"},
+    ]
+    if target is not None:
+        chat.append({"role": "assistant", "content": target})
+    return chat
+
+
+def truncate(sentences: Sequence[str], count: Callable[[str], int], budget: int) -> str:
+    """Sentences joined by newlines, whole sentences only, while their tokens (``count``, +1 for the newline) fit
+    ``budget``; a first sentence longer than the budget is cut by characters in proportion."""
+    out, used = [], 0
+    for s in sentences:
+        n = count(s) + 1
+        if used + n > budget:
+            if not out:
+                out.append(s[: max(1, len(s) * budget // max(n, 1))])
+            break
+        out.append(s)
+        used += n
+    return "\n".join(out)
+
+
+def answer_facts(question: str, cells: Sequence[str], paragraphs: Sequence[str]) -> list[str]:
+    """F before truncation for a question being answered: the table's cell sentences in table order, then the
+    paragraphs, those sharing the most words with the question first (ties in their order)."""
+    words = set(_WORD.findall(question.lower()))
+    ranked = sorted(range(len(paragraphs)), key=lambda i: -len(words & set(_WORD.findall(paragraphs[i].lower()))))
+    return [*cells, *(paragraphs[i] for i in ranked)]
+
+
+def token_counter(client: LLMClient) -> Callable[[str], int]:
+    """``text -> tokens`` with the served model's own tokenizer (the backend's ``count_prompt_tokens``, less the
+    template's per-message markers), or about 4 characters a token for a backend that cannot count (an
+    OpenAI-compatible server).
+
+    Raises (when called): LLMUnavailable: the model cannot be loaded to tokenize.
+    """
+    count = getattr(client.backend, "count_prompt_tokens", None)
+    if count is None:
+        return lambda text: max(1, len(text) // 4)
+    empty: list[int] = []
+
+    def tokens(text: str) -> int:
+        if not empty:
+            empty.append(count([{"role": "user", "content": ""}]))
+        return max(0, count([{"role": "user", "content": text}]) - empty[0])
+
+    return tokens
+
+
+def reader_answerer(client: LLMClient, max_fact_tokens: int = MAX_FACT_TOKENS, max_tokens: int = 128) -> Answerer:
+    """Seed 004's reader as an answerer: ``answerer(question, facts, passages) -> "Thought: ...\\nAnswer: ..."``.
+
+    Args:
+        client: the LLM, base or LoRA-tuned (``[llm] adapter_path``).
+        max_fact_tokens: F's budget in the model's tokens (training's ``--max-fact-tokens``, 512).
+        max_tokens: the answer's length limit.
+
+    F is :func:`answer_facts` over the facts' and passages' ``.text``, cut by :func:`truncate`. Raises what
+    :meth:`LLMClient.chat` raises (``LLMAnswerError`` for an empty answer).
+    """
+    count = token_counter(client)
+
+    def answer(question: str, facts: Sequence[Any], passages: Sequence[Any]) -> str:
+        sentences = answer_facts(question, [f.text for f in facts], [p.text for p in passages])
+        prompt = reader_messages(question, truncate(sentences, count, max_fact_tokens))
+        return client.chat(prompt, max_tokens=max_tokens).text
+
+    return answer
