@@ -19,8 +19,9 @@ how many texts had no ``Answer:`` line and how many answers failed.
 answer is appended to ``answers.jsonl`` as soon as it is scored (all systems on one question, then the next;
 ``workers`` questions at a time with a parallel LLM server), so an interrupted run keeps what it did and a
 comparable table for the questions done; a rerun with the same folder skips the (system, question) pairs
-already there. ``manifest.json`` records the model; a folder written with
-another model is refused (:class:`TatqaRunError`), so answers of two models are never mixed.
+already there. ``manifest.json`` records the model (and the LoRA-tuned model of the ``<system>+lora`` systems,
+``finkg eval tatqa --adapter``); a folder written with another model is refused (:class:`TatqaRunError`), so
+answers of two models are never mixed. Each answer records the id of the model that gave it.
 """
 
 from __future__ import annotations
