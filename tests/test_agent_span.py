@@ -97,3 +97,12 @@ def test_a_span_answer_is_given_only_when_every_number_in_it_is_in_the_evidence(
         assert out.status == "answered" and out.verdict is not None and out.verdict.passed
         assert all(is_stated(x) for x in re.findall(r"\d[\d,]*(?:\.\d+)?", out.answer)), (question, out.answer)
         assert out.derivation == {}  # nothing was computed
+
+
+def test_texts_are_ranked_by_the_distinct_words_they_share_with_the_question():
+    from retrieval.text.overlap import by_shared_words
+
+    texts = ["Cost of sales rose.", "Revenue in 2019 was $5 million.", "Revenue fell.", "Other income."]
+    assert by_shared_words("What was the revenue in 2019?", texts) == [1, 2, 0, 3]  # ties keep their order
+    assert by_shared_words("REVENUE revenue", ["revenue revenue revenue", "Revenue"]) == [0, 1]  # distinct words
+    assert by_shared_words("anything", []) == []

@@ -306,7 +306,7 @@ def check_manifest(out: Path, model_id: str, source: str, tuned_model_id: str | 
     fields = {"model_id": model_id, "source": source}
     if tuned_model_id is not None:
         fields["tuned_model_id"] = tuned_model_id
-    checkpoint.check_manifest(out, fields, list(fields.keys() - {"source"}), "use another --out", TatqaRunError)
+    checkpoint.check_manifest(out, fields, [k for k in fields if k != "source"], "use another --out", TatqaRunError)
     checkpoint.write_manifest(out, fields)
 
 

@@ -40,6 +40,7 @@ from generation.agent.tables import scale_named_in
 from generation.llm import LLMAnswerError, LLMClient
 from generation.llm.answer_line import ExtractedAnswer, extract_answer
 from generation.verify.numbers import find_numbers
+from retrieval.text.overlap import by_shared_words
 
 SPAN_SYSTEM = "You answer questions about a company's financial report by quoting its table or its text."
 
@@ -50,7 +51,6 @@ SPAN_INSTRUCTION = (
     "whole number; several items separated by ' | '."
 )
 
-_WORD = re.compile(r"[a-z0-9]+")
 _COUNT_QUESTION = re.compile(
     r"^\s*how\s+many\b(?!\s+(?:dollars|shares|employees\s+\w+\s+paid|million|thousand|billion))", re.IGNORECASE
 )
@@ -84,8 +84,7 @@ def fit_paragraphs(
     """:func:`span_messages` with as many paragraphs as fit ``client``'s context window with ``max_tokens`` of
     answer (and room for one complaint): the paragraphs sharing the fewest words with the question are left out
     first; the kept ones stay in their order. A backend that cannot count tokens gets every paragraph."""
-    q_words = set(_WORD.findall(question.lower()))
-    order = sorted(range(len(paragraphs)), key=lambda i: -len(q_words & set(_WORD.findall(paragraphs[i].lower()))))
+    order = by_shared_words(question, paragraphs)
     keep = set(order)
     reserve = max_tokens + 64
     while True:

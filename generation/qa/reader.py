@@ -18,17 +18,15 @@ token budget (512 tokens of the model's tokenizer).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from generation.llm import LLMClient
 from generation.qa.answer import Answerer
+from retrieval.text.overlap import by_shared_words
 
 SYSTEM = "You answer financial questions from the facts given. Think with a calculation, then answer."
 MAX_FACT_TOKENS = 512
-
-_WORD = re.compile(r"[a-z0-9]+")
 
 
 def reader_messages(question: str, facts: str, target: str | None = None) -> list[dict[str, str]]:
@@ -61,9 +59,7 @@ def truncate(sentences: Sequence[str], count: Callable[[str], int], budget: int)
 def answer_facts(question: str, cells: Sequence[str], paragraphs: Sequence[str]) -> list[str]:
     """F before truncation for a question being answered: the table's cell sentences in table order, then the
     paragraphs, those sharing the most words with the question first (ties in their order)."""
-    words = set(_WORD.findall(question.lower()))
-    ranked = sorted(range(len(paragraphs)), key=lambda i: -len(words & set(_WORD.findall(paragraphs[i].lower()))))
-    return [*cells, *(paragraphs[i] for i in ranked)]
+    return [*cells, *(paragraphs[i] for i in by_shared_words(question, paragraphs))]
 
 
 def token_counter(client: LLMClient) -> Callable[[str], int]:
