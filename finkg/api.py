@@ -21,6 +21,7 @@ functions, so ``import finkg.api`` is cheap.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
@@ -87,6 +88,7 @@ __all__ = [
     "memory_cells",
     "open_graph",
     "report_batch",
+    "reranker_config",
     "schema_status",
     "train_reranker",
 ]
@@ -124,6 +126,32 @@ def _opened(graph: Graph | None, settings: Settings | None) -> Iterator[tuple[Gr
         yield g, s
     finally:
         g.close()
+
+
+@contextmanager
+def _registry(graph: Graph | None, settings: Settings) -> Iterator[Graph]:
+    """The graph a training run registers its model in (``(:TunedModel)``), checked before training starts:
+    the registry is written after training, so an unreachable server fails now, not after an hour of it.
+
+    Raises:
+        GraphUnavailable: the server does not answer.
+    """
+    with _opened(graph, settings) as (g, _):
+        g.verify()
+        yield g
+
+
+def _embedder(s: Settings, directory: Path | None = None) -> Any:
+    """The ``[embedding]`` backend's embedder for ``directory`` (default ``[embedding] model_path``).
+
+    Raises:
+        ModelError: the model does not load.
+    """
+    from retrieval.embeddings import make_embedder
+
+    return make_embedder(
+        directory or s.embedding.model_path, s.embedding.backend, s.embedding.batch_size, s.embedding.device
+    )
 
 
 # --------------------------------------------------------------------------- schema
@@ -367,10 +395,9 @@ def _report_inputs(batch: Path, s: Settings) -> tuple[list[Any], Any, Any]:
     """The questions of a batch file, the LLM client and the encoder. Raises GenerationError, ModelError, LLMError."""
     from finkg.pipelines import reports
     from generation.llm import client_from_settings
-    from retrieval.embeddings import make_embedder
 
     questions = reports.load_questions(batch)
-    embedder = make_embedder(s.embedding.model_path, s.embedding.backend, s.embedding.batch_size, s.embedding.device)
+    embedder = _embedder(s)
     return questions, client_from_settings(s), embedder
 
 
@@ -1061,7 +1088,6 @@ def eval_retrieval(
     """
     from finkg.eval import retrieval as retrieval_eval
     from generation.llm import client_from_settings
-    from retrieval.embeddings import make_embedder
     from retrieval.text.rerank import make_reranker
 
     s = settings or load_settings()
@@ -1074,56 +1100,11 @@ def eval_retrieval(
         reranker = make_reranker(
             s.rerank.model_path, s.rerank.backend, s.rerank.max_length, s.rerank.batch_size, s.rerank.device
         )
-    embedder = make_embedder(s.embedding.model_path, s.embedding.backend, s.embedding.batch_size, s.embedding.device)
+    embedder = _embedder(s)
     with _opened(graph, s) as (g, _):
         return retrieval_eval.evaluate(
             g, path, embedder, reranker, rerank_queries or None, seed, s.hybrid.alpha_step, store, stage=progress
         )
-
-
-def train_reranker(
-    path: Path,
-    *,
-    out_dir: Path | None = None,
-    base_model: Path | None = None,
-    max_questions: int | None = 200,
-    max_length: int = 128,
-    negatives: int = 3,
-    epochs: int = 1,
-    batch_size: int = 16,
-    learning_rate: float = 5e-5,
-    device: str | None = None,
-    seed: int = 0,
-    settings: Settings | None = None,
-    progress: StageProgress | None = None,
-) -> dict[str, Any]:
-    """Train finkg's cross-encoder from MiniLM on TAT-QA question-evidence pairs (seed 002, 3.3).
-
-    Raises:
-        ConfigError: no encoder to start from. IngestError, ModelError, EvaluationError: the inputs.
-    """
-    from finkg.eval import retrieval as retrieval_eval
-
-    s = settings or load_settings()
-    out = out_dir or s.rerank.model_path or s.models.dir / "finkg-reranker-minilm"
-    base = base_model or s.embedding.model_path
-    if base is None:
-        raise ConfigError("no encoder to start from: pass --base-model or set [embedding] model_path")
-    return retrieval_eval.train_tatqa_reranker(
-        path,
-        base,
-        out,
-        seed=seed,
-        max_questions=max_questions or None,
-        negatives_per_query=negatives,
-        epochs=epochs,
-        max_length=max_length,
-        batch_size=batch_size,
-        learning_rate=learning_rate,
-        device=device,
-        threads=s.llm.threads,
-        stage=progress,
-    )
 
 
 def eval_feedback(
@@ -1142,11 +1123,10 @@ def eval_feedback(
     from finkg.eval import feedback as feedback_eval
     from generation.feedback.reader import FrozenReader
     from generation.llm import client_from_settings
-    from retrieval.embeddings import make_embedder
 
     s = settings or load_settings()
     options.check()
-    embedder = make_embedder(s.embedding.model_path, s.embedding.backend, s.embedding.batch_size, s.embedding.device)
+    embedder = _embedder(s)
     reader = FrozenReader(client_from_settings(s), s.feedback.reader_max_tokens)
     with _opened(graph, s) as (g, _):
         summary = feedback_eval.run_evaluation(g, s, options, reader, embedder, progress=progress)
@@ -1238,7 +1218,6 @@ def train_embedder(
     """
     from finkg import models
     from finkg.train import embedder
-    from retrieval.embeddings import make_embedder
 
     s = settings or load_settings()
     base = base_model or s.embedding.model_path
@@ -1246,18 +1225,82 @@ def train_embedder(
         raise ConfigError("no embedder to start from: pass --base-model or set [embedding] model_path")
     out = out_dir or s.models.dir / models.TUNED_EMBEDDER
 
-    def build(directory: Path) -> Any:
-        return make_embedder(directory, s.embedding.backend, s.embedding.batch_size, s.embedding.device)
-
-    with _opened(graph, s) as (g, _):
-        g.verify()  # the model registry is written after training: fail now, not after it
+    with _registry(graph, s) as g:
         return embedder.run(
             path,
             Path(base),
             Path(out),
             config or embedder.EmbedderConfig(),
             graph=g,
-            make_embedder=build,
+            make_embedder=lambda directory: _embedder(s, directory),
+            examples_file=examples_file,
+            resume=resume,
+            evaluate=evaluate,
+            progress=progress,
+            log=log,
+        )
+
+
+def reranker_config(**fields: Any) -> Any:
+    """A :class:`finkg.train.reranker.RerankerConfig` from keyword fields (for the CLI, which imports no room)."""
+    from finkg.train.reranker import RerankerConfig
+
+    return RerankerConfig(**fields)
+
+
+def train_reranker(
+    path: Path,
+    config: Any = None,
+    *,
+    out_dir: Path | None = None,
+    base_model: Path | None = None,
+    examples_file: Path | None = None,
+    resume: bool = False,
+    evaluate: bool = True,
+    graph: Graph | None = None,
+    settings: Settings | None = None,
+    progress: StageProgress | None = None,
+    log: Any = None,
+) -> dict[str, Any]:
+    """Train finkg's cross-encoder on TAT-QA's training half with hard negatives mined by the configured
+    embedder, and measure reranking before/after (seed 002 §3.3, §4.3; :func:`finkg.train.reranker.run`).
+
+    Args:
+        config: a :class:`finkg.train.reranker.RerankerConfig` (default: its defaults).
+        out_dir: run folder (default ``<[models] dir>/finkg-reranker-minilm-tatqa``): ``model/``,
+            ``checkpoints/``, ``pairs.jsonl``. base_model: the encoder to start from (default
+            ``[embedding] model_path``). examples_file: train on this pairs file instead of mining one.
+        log: called with a line of loss, learning rate and ETA at every logging step.
+
+    Raises:
+        ConfigError: no encoder to start from. TrainingDataError, TrainingError, EvaluationError: see the module.
+    """
+    from finkg import models
+    from finkg.train import reranker
+
+    s = settings or load_settings()
+    base = base_model or s.embedding.model_path
+    if base is None:
+        raise ConfigError("no encoder to start from: pass --base-model or set [embedding] model_path")
+    out = out_dir or s.models.dir / models.TUNED_RERANKER
+
+    @functools.cache  # mining and measuring share one loaded model
+    def embedder() -> Any:
+        if s.embedding.model_path is None:
+            raise ConfigError(
+                "no embedder: set [embedding] model_path (it mines the hard negatives and is the dense half "
+                "of the measured hybrid)"
+            )
+        return _embedder(s)
+
+    with _registry(graph, s) as g:
+        return reranker.run(
+            path,
+            Path(base),
+            Path(out),
+            config or reranker.RerankerConfig(),
+            graph=g,
+            make_embedder=embedder,
             examples_file=examples_file,
             resume=resume,
             evaluate=evaluate,
@@ -1312,8 +1355,7 @@ def train_reader(
     if base.is_file() and base.suffix == ".gguf":
         base = reader.hf_checkpoint_from_gguf(base, s.models.dir / f"{base.stem}-hf")
     out = Path(out_dir or s.models.dir / f"finkg-reader-{base.name}")
-    with _opened(graph, s) as (g, _):
-        g.verify()  # the model registry is written after training: fail now, not after an hour of it
+    with _registry(graph, s) as g:
         summary = reader.run(
             path,
             base,
@@ -1408,9 +1450,8 @@ def agent_run(run: str, *, graph: Graph | None = None, settings: Settings | None
 
 def _memory(g: Graph, s: Settings, threshold: float | None, top_k: int | None, shuffled: bool = False) -> Any:
     from generation.agent.memory import THRESHOLD, TOP_K, ExperienceMemory
-    from retrieval.embeddings import make_embedder
 
-    embedder = make_embedder(s.embedding.model_path, s.embedding.backend, s.embedding.batch_size, s.embedding.device)
+    embedder = _embedder(s)
     return ExperienceMemory(
         g, embedder, THRESHOLD if threshold is None else threshold, TOP_K if top_k is None else top_k, shuffled=shuffled
     )

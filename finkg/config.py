@@ -429,9 +429,9 @@ class RerankSettings(BaseModel):
     model_path: Path | None = Field(
         default=None,
         description="local cross-encoder directory (bge-reranker: "
-        "FlagReranker; else sentence-transformers CrossEncoder); unset: no "
-        "reranking (measured best here: finkg's own MiniLM cross-encoder and the "
-        "LLM judge both lowered TAT-QA NDCG@10, see retrieval/text/rerank.py)",
+        "FlagReranker; else sentence-transformers CrossEncoder); unset: the model "
+        "`finkg train reranker` promoted (only when reranking measured better than none), "
+        "else no reranking (measured best here, see retrieval/text/rerank.py)",
     )
     backend: str = Field(
         default="auto",
@@ -441,7 +441,7 @@ class RerankSettings(BaseModel):
     )
     top_n: int = Field(default=20, ge=1, description="retrieved passages reranked (seed 002 section 4.3: top-20)")
     max_length: int = Field(
-        default=128, ge=16, description="tokens per (query, passage) pair (finkg's reranker is trained at 128)"
+        default=256, ge=16, description="tokens per (query, passage) pair (finkg's reranker is trained at 256)"
     )
     batch_size: int = Field(default=32, ge=1, description="pairs per forward pass")
     device: str | None = Field(default=None, description="torch device; unset: the library's choice")
@@ -719,9 +719,11 @@ class Settings(BaseSettings):
 
         directory = Path(self.models.dir).expanduser()
         if self.embedding.model_path is None:
-            self.embedding.model_path = models.promoted_embedder(directory) or models.installed_path(
-                models.DEFAULT_EMBEDDING, directory
-            )
+            self.embedding.model_path = models.promoted_model(
+                directory, models.TUNED_EMBEDDER
+            ) or models.installed_path(models.DEFAULT_EMBEDDING, directory)
+        if self.rerank.model_path is None and self.rerank.backend != "llm":
+            self.rerank.model_path = models.promoted_model(directory, models.TUNED_RERANKER)
         if self.llm.backend is None and self.llm.model_path is None and self.llm.base_url is None:
             gguf = models.installed_path(models.DEFAULT_LLM, directory)
             if gguf is not None:

@@ -106,11 +106,13 @@ REGISTRY: tuple[ModelSpec, ...] = _read_registry()
 """The offline models finkg can install (``finkg/models.toml``)."""
 DEFAULT_SET = tuple(m.name for m in REGISTRY if m.default)
 DEFAULT_EMBEDDING = "all-minilm-l6-v2"
+"""The embedding model an unset ``[embedding] model_path`` resolves to once installed."""
 TUNED_EMBEDDER = "finkg-embedder-minilm-tatqa"
 """The run folder of ``finkg train embedder`` under ``[models] dir`` (its model in ``model/``)."""
+TUNED_RERANKER = "finkg-reranker-minilm-tatqa"
+"""The run folder of ``finkg train reranker`` under ``[models] dir`` (its model in ``model/``)."""
 PROMOTED = "finkg_promoted.json"
 """Written into a tuned model's directory only when its before/after measurement says it is better."""
-"""The embedding model an unset ``[embedding] model_path`` resolves to once installed."""
 DEFAULT_LLM = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 """The LLM (llama-cpp) an unset ``[llm]`` backend resolves to once installed."""
 
@@ -582,9 +584,13 @@ def self_check(settings: Settings, *, timeout_s: float = 180.0, command: Sequenc
     return SelfCheck(backend, model, int(data["tokens"]), float(data["seconds"]), str(data["text"]))
 
 
-def promoted_embedder(directory: Path) -> Path | None:
-    """``<directory>/finkg-embedder-minilm-tatqa/model`` when ``finkg train embedder`` measured it better than its
-    base and marked it (:data:`PROMOTED`), else None: the installed-model default of ``[embedding] model_path``
-    only moves to a tuned model that measured better."""
-    model = Path(directory).expanduser() / TUNED_EMBEDDER / "model"
+def promoted_model(directory: Path, run: str) -> Path | None:
+    """``<directory>/<run>/model`` when the training run measured it better than what it replaces and marked it
+    (:data:`PROMOTED`), else None: an installed-model default only moves to a tuned model that measured better.
+
+    Args:
+        directory: ``[models] dir``. run: :data:`TUNED_EMBEDDER` (``finkg train embedder``: better than its base
+            model) or :data:`TUNED_RERANKER` (``finkg train reranker``: reranking better than none).
+    """
+    model = Path(directory).expanduser() / run / "model"
     return model if (model / PROMOTED).is_file() else None

@@ -19,10 +19,8 @@ from retrieval.text.rerank import (
     CrossEncoderReranker,
     LLMJudgeReranker,
     RerankModelError,
-    TrainingPair,
     make_reranker,
     rerank_hits,
-    train_cross_encoder,
     training_pairs,
 )
 
@@ -40,17 +38,14 @@ def sample():
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory, sample) -> Path:
     """A cross-encoder trained from MiniLM on 4 real questions' pairs (a few seconds on 2 cores)."""
+    from finkg.train.reranker import RerankerConfig, train
+
     texts, questions = sample
     pairs = training_pairs(questions[:4], texts, lambda q: [], negatives_per_query=1, seed=0)
-    return train_cross_encoder(
-        pairs,
-        minilm_dir(),
-        tmp_path_factory.mktemp("reranker") / "tiny",
-        epochs=1,
-        batch_size=4,
-        max_length=64,
-        threads=2,
-    )
+    rows = [{"query": p.query, "passage": p.passage, "label": p.label} for p in pairs]
+    config = RerankerConfig(epochs=1, batch_size=4, max_length=64, save_steps=100)
+    model, _, _ = train(rows, minilm_dir(), tmp_path_factory.mktemp("reranker") / "tiny", config)
+    return model
 
 
 def test_training_pairs_grade_evidence_context_and_negatives(sample):
@@ -71,7 +66,7 @@ def test_training_pairs_grade_evidence_context_and_negatives(sample):
 def test_trained_cross_encoder_scores_and_reranks(tiny_model, sample):
     texts, questions = sample
     reranker = CrossEncoderReranker(tiny_model, max_length=64)
-    assert reranker.name == "cross-encoder:tiny"
+    assert reranker.name == "cross-encoder:model"
     q = questions[5][0]
     passages = list(texts.values())[:6]
     scores = reranker.score(q, passages)
@@ -110,10 +105,6 @@ def test_errors_name_the_path(tmp_path):
         CrossEncoderReranker(tmp_path / "empty")
     with pytest.raises(RerankModelError, match="backend"):
         CrossEncoderReranker(tmp_path / "empty", backend="voyage")
-    with pytest.raises(RerankModelError, match=str(missing)):
-        train_cross_encoder([TrainingPair("q", "p", 1.0)], missing, tmp_path / "out")
-    with pytest.raises(ValueError, match="no training pairs"):
-        train_cross_encoder([], tmp_path / "empty", tmp_path / "out")
 
 
 @pytest.mark.model

@@ -234,13 +234,25 @@ def test_reader_lora_loss_falls_resumes_and_the_adapter_loads_in_both_backends(t
 
 
 @pytest.mark.neo4j  # its subprocess talks to the server
-def test_cli_stops_on_a_malformed_training_line_before_training(tmp_path):
+@pytest.mark.parametrize(
+    ("command", "good", "bad", "said"),
+    [
+        ("embedder", {"anchor": "q", "positive": "p", "negative": "n"}, {"anchor": 1}, "field 'anchor' is int"),
+        (
+            "reranker",
+            {"query": "q", "passage": "p", "label": 1.0},
+            {"query": "q", "passage": "p"},
+            "field 'label' is missing",
+        ),
+    ],
+)
+def test_cli_stops_on_a_malformed_training_line_before_training(tmp_path, command, good, bad, said):
     import subprocess
     import sys
 
-    bad = tmp_path / "pairs.jsonl"
-    bad.write_text('{"anchor": "q", "positive": "p", "negative": "n"}\n{"anchor": 1}\n', encoding="utf-8")
-    args = ["train", "embedder", str(SAMPLE), "--examples", str(bad), "--out-dir", str(tmp_path / "run")]
+    lines = tmp_path / "pairs.jsonl"
+    lines.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n", encoding="utf-8")
+    args = ["train", command, str(SAMPLE), "--examples", str(lines), "--out-dir", str(tmp_path / "run")]
     out = subprocess.run(
         [sys.executable, "-m", "finkg", *args, "--base-model", str(tmp_path)],
         capture_output=True,
@@ -249,7 +261,7 @@ def test_cli_stops_on_a_malformed_training_line_before_training(tmp_path):
         env={**os.environ, "COLUMNS": "300"},
     )
     assert out.returncode == 2, out.stderr
-    assert f"{bad}:2: field 'anchor' is int" in out.stderr.replace("\n", "")
+    assert f"{lines}:2: {said}" in out.stderr.replace("\n", "")
     assert "Traceback" not in out.stderr
     assert not (tmp_path / "run" / "checkpoints").exists()  # stopped before training
 
@@ -259,9 +271,9 @@ def test_a_tuned_embedder_becomes_the_default_only_when_marked_better(tmp_path):
 
     model = tmp_path / models.TUNED_EMBEDDER / "model"
     model.mkdir(parents=True)
-    assert models.promoted_embedder(tmp_path) is None  # trained, not measured better
+    assert models.promoted_model(tmp_path, models.TUNED_EMBEDDER) is None  # trained, not measured better
     (model / models.PROMOTED).write_text("{}", encoding="utf-8")
-    assert models.promoted_embedder(tmp_path) == model
+    assert models.promoted_model(tmp_path, models.TUNED_EMBEDDER) == model
     assert emb.promoted([{"system": "hybrid", "metric": "ndcg@10", "ci_low": 0.01}])
     assert not emb.promoted([{"system": "hybrid", "metric": "ndcg@10", "ci_low": -0.01}])
     assert not emb.promoted([{"system": "dense", "metric": "ndcg@10", "ci_low": 0.05}])

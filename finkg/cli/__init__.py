@@ -34,7 +34,6 @@ from finkg.cli import (
     models,
     neo4j,
     report,
-    rerank,
     train,
 )
 from finkg.cli import eval as eval_
@@ -82,7 +81,6 @@ app.add_typer(ingest.app, name="ingest")
 app.add_typer(eval_.app, name="eval")
 app.add_typer(models.app, name="models")
 app.add_typer(audit.app, name="audit")
-app.add_typer(rerank.app, name="rerank")
 app.add_typer(graph.app, name="graph")
 app.add_typer(train.app, name="train")
 app.add_typer(agent.experience_app, name="experience")

@@ -1,4 +1,5 @@
-"""``finkg train``: fine-tuning as the seeds do it (embedder: seed 002 §2.1; reader LoRA SFT: seed 004 §3.4)."""
+"""``finkg train``: fine-tuning as the seeds do it (embedder: seed 002 §2.1; its cross-encoder reranker: seed 002
+§3.3; reader LoRA SFT: seed 004 §3.4)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from finkg import api
 from finkg.cli._common import console, err, progress
 from finkg.output import Format, render
 
-app = typer.Typer(help="Fine-tune finkg's embedder and reader on TAT-QA's training half.", no_args_is_help=True)
+app = typer.Typer(
+    help="Fine-tune finkg's embedder, reranker and reader on TAT-QA's training half.", no_args_is_help=True
+)
 
 TatqaFile = Annotated[
     Path,
@@ -108,6 +111,58 @@ def train_embedder(
     render([info], Format.table, console, title="embedder trained")
     if differences:
         render(differences, Format.table, console, title="tuned - base (evaluation half, paired 95% intervals)")
+
+
+@app.command("reranker")
+def train_reranker(
+    path: TatqaFile,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("--out-dir", help="Run folder (default <[models] dir>/finkg-reranker-minilm-tatqa)."),
+    ] = None,
+    base_model: Annotated[
+        Path | None,
+        typer.Option("--base-model", help="Encoder directory to start from (default [embedding] model_path)."),
+    ] = None,
+    examples: Annotated[
+        Path | None,
+        typer.Option("--examples", help="Train on this JSON-lines file (query, passage, label) instead."),
+    ] = None,
+    mine_with: Annotated[
+        str, typer.Option(help="Hard negatives from the configured embedder's top hits, or BM25's (embedder|bm25).")
+    ] = "embedder",
+    negatives: Annotated[int, typer.Option(help="Hard negatives per question.")] = 4,
+    epochs: Annotated[float, typer.Option(help="Passes over the pairs.")] = 2.0,
+    batch_size: Annotated[int, typer.Option(help="Pairs per step.")] = 16,
+    learning_rate: Annotated[float, typer.Option(help="Peak learning rate.")] = 5e-5,
+    max_length: Annotated[int, typer.Option(help="Tokens per (question, passage) pair.")] = 256,
+    max_questions: Annotated[int, typer.Option(help="A seeded sample of training questions (0: all).")] = 0,
+    rerank_questions: Annotated[
+        int, typer.Option(help="Evaluation-half questions reranked in the measurement (0: all).")
+    ] = 0,
+    save_steps: Annotated[int, typer.Option(help="Steps between checkpoints.")] = 50,
+    max_steps: MaxSteps = -1,
+    max_minutes: MaxMinutes = 0.0,
+    seed: Annotated[int, typer.Option(help="Split, sampling and training seed.")] = 0,
+    resume: Resume = False,
+    no_eval: Annotated[bool, typer.Option("--no-eval", help="Skip the before/after reranking measurement.")] = False,
+) -> None:
+    """Train the cross-encoder reranker (BinaryCrossEntropyLoss, embedder-mined hard negatives) and measure
+    reranking against the hybrid order and a random order of the same top-20."""
+    config = api.reranker_config(
+        mine_with=mine_with,
+        negatives=negatives,
+        rerank_questions=rerank_questions or None,
+        **_schedule(
+            epochs, batch_size, learning_rate, max_length, max_questions, save_steps, max_steps, max_minutes, seed
+        ),
+    )
+    with progress() as p:
+        info = api.train_reranker(path, config, evaluate=not no_eval, **_run(out_dir, base_model, examples, resume, p))
+    differences = info.pop("differences")
+    render([info], Format.table, console, title="reranker trained")
+    if differences:
+        render(differences, Format.table, console, title="reranked - baseline (evaluation half, paired 95% intervals)")
 
 
 @app.command("reader")

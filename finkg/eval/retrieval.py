@@ -1,13 +1,14 @@
-"""NDCG@10 of BM25, dense, hybrid and hybrid + rerank on TAT-QA, the alpha sweep, and the reranker's training.
+"""NDCG@10 of BM25, dense, hybrid and hybrid + rerank on TAT-QA, the alpha sweep, and the rankers that mine hard
+negatives for training.
 
 Source: ../shared/seeds/002_9c24ef5b42924291.txt: section 4.2 (NDCG@10), 4.3 and 5.4 (alpha swept from 0
 to 1 in steps of 0.025, the best NDCG@10 designates the corpus's alpha; TAT-QA is one of the paper's seven
 datasets, optimal alpha 0.5 there), 4.3 and 5.5 (the top-20 reranked, evaluated by NDCG@10).
 
 **Data and split.** TAT-QA's dev file (the only split here) is split **by context**
-(:func:`ingest.datasets.tatqa.split_contexts`, seed 0): the training half trains finkg's cross-encoder
-(:func:`train_tatqa_reranker`), the evaluation half is the retrieval corpus: every table and paragraph of
-its contexts is a (:Chunk) of the corpus ``tatqa-dev-eval`` in Neo4j (:func:`ingest_corpus`), and its
+(:func:`ingest.datasets.tatqa.split_contexts`, seed 0): the training half trains finkg's embedder and
+cross-encoder (:mod:`finkg.train.embedder`, :mod:`finkg.train.reranker`), the evaluation half is the retrieval
+corpus: every table and paragraph of its contexts is a (:Chunk) of the corpus ``tatqa-dev-eval`` in Neo4j (:func:`ingest_corpus`), and its
 questions are the queries. No evaluation context, paragraph or question is seen in training.
 
 **Relevance and NDCG.** For a question, its own context's evidence (the table when ``answer_from`` is
@@ -22,7 +23,8 @@ ones), cut at 10; NDCG = DCG / IDCG (0 when IDCG is 0), averaged over questions.
 (the swept alpha, stored on ``(:Corpus {name})``; chosen on these same queries, as the paper's Table 6 is),
 ``hybrid-rrf`` (no tuned parameter), and ``hybrid+rerank`` (the hybrid top-20 reordered by the
 reranker; on a seeded sample of questions when ``rerank_queries`` is set, with ``hybrid`` on the same
-sample beside it).
+sample beside it, and ``hybrid+shuffled``, the same top-20 in a seeded random order: the control a reranker
+must beat to have learned anything).
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ from kg.errors import EvaluationError
 from kg.progress import StageProgress
 from retrieval.embeddings import Embedder
 from retrieval.text.hybrid import HybridIndex, PoolScores, check_alpha, store_alpha, top_k
-from retrieval.text.rerank import JUDGE_SCHEMA, LLMJudgeReranker, Reranker, train_cross_encoder, training_pairs
+from retrieval.text.rerank import JUDGE_SCHEMA, LLMJudgeReranker, Reranker
 
 CORPUS = "tatqa-dev-eval"
 K = 10
@@ -290,18 +292,20 @@ def evaluate(
     if reranker is not None:
         sample = sorted(random.Random(seed).sample(list(everyone), min(rerank_queries or n, n)))
         bar = tick("rerank", len(sample))
-        reranked = []
+        orders: dict[str, list[list[str]]] = {"hybrid+rerank": [], "hybrid+shuffled": []}
+        shuffle = random.Random(seed)
         for i in sample:
             fused = pools[i].fused(alpha)
             top = [ids[int(pools[i].rows[j])] for j in top_k(fused, 20)]
             scores = np.asarray(reranker.score(queries[i].text, [text_of[c] for c in top]), dtype=np.float64)
             order = np.lexsort((np.arange(len(top)), -scores))
-            reranked.append(ndcg_at_k([top[j] for j in order], queries[i].gains))
+            orders["hybrid+rerank"].append([top[j] for j in order])
+            orders["hybrid+shuffled"].append(shuffle.sample(top, len(top)))
             details.append(
                 {
                     "uid": queries[i].uid,
                     "ndcg_before": round(ndcg_at_k(top, queries[i].gains), 4),
-                    "ndcg_after": round(reranked[-1], 4),
+                    "ndcg_after": round(ndcg_at_k(orders["hybrid+rerank"][-1], queries[i].gains), 4),
                     "top20": top,
                     "gains": [queries[i].gains.get(c, 0) for c in top],
                     "scores": [round(float(x), 4) for x in scores],
@@ -317,17 +321,25 @@ def evaluate(
                 "note": f"the reranked questions, before reranking (alpha = {alpha})",
             }
         )
-        per_query["hybrid+rerank"] = reranked
         ungraded = len(getattr(reranker, "ungraded", ()))
-        table.append(
-            {
-                "system": "hybrid+rerank",
-                "ndcg@10": float(np.mean(reranked)),
-                "queries": len(sample),
-                "note": f"top-20 reranked by {reranker.name}"
-                + (f"; {ungraded} answers without a grade (mid-scale)" if ungraded else ""),
-            }
-        )
+        notes = {
+            "hybrid+rerank": f"top-20 reranked by {reranker.name}"
+            + (f"; {ungraded} answers without a grade (mid-scale)" if ungraded else ""),
+            "hybrid+shuffled": "control: the same top-20 in a seeded random order",
+        }
+        for system, ranked in orders.items():
+            gains_of = [queries[i].gains for i in sample]
+            per_query[system] = [ndcg_at_k(r, g) for r, g in zip(ranked, gains_of)]
+            per_recall[system] = [recall_at_k(r, g) for r, g in zip(ranked, gains_of)]
+            per_rr[system] = [reciprocal_rank(r, g) for r, g in zip(ranked, gains_of)]
+            table.append(
+                {
+                    "system": system,
+                    "ndcg@10": float(np.mean(per_query[system])),
+                    "queries": len(sample),
+                    "note": notes[system],
+                }
+            )
     for r in table:
         ci = bootstrap_mean(per_query[r["system"]], seed=seed)
         r["ndcg@10"], r["ci_low"], r["ci_high"] = round(r["ndcg@10"], 4), round(ci.low, 4), round(ci.high, 4)
@@ -340,7 +352,12 @@ def evaluate(
                     round(ci.high, 4),
                 )
     # paired differences on the same questions (95 % paired bootstrap): what hybrid and reranking add
-    pairs = [("hybrid", "bm25"), ("hybrid", "dense"), ("hybrid+rerank", "hybrid (rerank sample)")]
+    pairs = [
+        ("hybrid", "bm25"),
+        ("hybrid", "dense"),
+        ("hybrid+rerank", "hybrid (rerank sample)"),
+        ("hybrid+rerank", "hybrid+shuffled"),
+    ]
     differences = [
         {"system": a, "baseline": b, **paired_bootstrap_difference(per_query[a], per_query[b], seed=seed).as_dict()}
         for a, b in pairs
@@ -447,71 +464,21 @@ def bm25_ranker(chunks: Sequence[Mapping[str, Any]], depth: int) -> Callable[[st
     return rank
 
 
-def train_tatqa_reranker(
-    path: Path,
-    base_model: Path,
-    out_dir: Path,
-    seed: int = 0,
-    max_questions: int | None = 200,
-    negatives_per_query: int = 3,
-    epochs: int = 1,
-    max_length: int = 128,
-    batch_size: int = 16,
-    learning_rate: float = 5e-5,
-    device: str | None = None,
-    threads: int | None = 2,
-    stage: StageProgress | None = None,
-) -> dict[str, Any]:
-    """Train finkg's offline cross-encoder on the **training half** of TAT-QA (split by context, ``seed``):
-    pairs from :func:`retrieval.text.rerank.training_pairs` with BM25 hard negatives (top hits among the
-    training half's chunks outside the question's context), at most ``max_questions`` questions (a seeded
-    sample; None: all), saved to ``out_dir``.
-
-    Returns:
-        ``{"out_dir", "questions", "pairs", "train_contexts", "seed", "seconds"}``.
-
-    Raises:
-        RetrievalEvalError: no training questions. RerankModelError: a bad ``base_model``.
-    """
-    import time
-
+def dense_ranker(
+    chunks: Sequence[Mapping[str, Any]], embedder: Embedder, depth: int, stage: StageProgress | None = None
+) -> Callable[[str], list[str]]:
+    """``rank(query) -> chunk ids``: the ``depth`` chunks with the highest cosine similarity to the query under
+    ``embedder`` (rows with ``id`` and ``text``), best first: the embedder-mined hard negatives of finkg's
+    cross-encoder (:mod:`finkg.train.reranker`). The chunks are encoded once, here (stage ``embed chunks``)."""
     tick = stage or (lambda name, n: None)
-    train, _, queries, _ = tatqa_queries(path, seed)
-    if not queries:
-        raise RetrievalEvalError(f"{path}: no questions in the training half")
-    rows = corpus_rows(train, TRAIN_CORPUS, f"tatqa:{Path(path).name}")["chunks"]
-    texts = {r["id"]: r["text"] for r in rows}
-    hard = bm25_ranker(rows, 10 + 2 * negatives_per_query)
-    if max_questions is not None and len(queries) > max_questions:
-        queries = sorted(random.Random(seed).sample(queries, max_questions), key=lambda q: q.uid)
-    pairs = training_pairs([(q.text, q.gains) for q in queries], texts, hard, negatives_per_query, seed)
-    started = time.perf_counter()
-    train_cross_encoder(
-        pairs,
-        base_model,
-        out_dir,
-        epochs=epochs,
-        batch_size=batch_size,
-        learning_rate=learning_rate,
-        max_length=max_length,
-        seed=seed,
-        threads=threads,
-        device=device,
-        progress=tick("train", len(pairs) * epochs),
-    )
-    return {
-        "out_dir": str(out_dir),
-        "questions": len(queries),
-        "pairs": len(pairs),
-        "train_contexts": len(train),
-        "seed": seed,
-        "epochs": epochs,
-        "max_length": max_length,
-        "negatives_per_query": negatives_per_query,
-        "batch_size": batch_size,
-        "learning_rate": learning_rate,
-        "seconds": round(time.perf_counter() - started, 1),
-    }
+    matrix = embedder.encode([r["text"] for r in chunks], progress=tick("embed chunks", len(chunks)))
+    chunk_ids = [r["id"] for r in chunks]
+
+    def rank(query: str) -> list[str]:
+        scores = matrix @ embedder.encode([query])[0]
+        return [chunk_ids[int(j)] for j in top_k(scores, depth)]
+
+    return rank
 
 
 __all__ = [
@@ -522,6 +489,7 @@ __all__ = [
     "bm25_ranker",
     "check_alpha",
     "dcg",
+    "dense_ranker",
     "evaluate",
     "ingest_corpus",
     "llm_judge",
@@ -531,5 +499,4 @@ __all__ = [
     "save",
     "sweep_alpha",
     "tatqa_queries",
-    "train_tatqa_reranker",
 ]

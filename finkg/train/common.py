@@ -117,6 +117,33 @@ def last_checkpoint(folder: Path) -> Path | None:
     return max(found, key=lambda p: int(p.name.split("-")[-1])) if found else None
 
 
+def resume_checkpoint(out_dir: Path, resume: bool) -> Path | None:
+    """The checkpoint a run continues from: the newest under ``out_dir/checkpoints`` when ``resume``, else None.
+
+    Raises:
+        TrainingError: ``resume`` and no checkpoint there.
+    """
+    if not resume:
+        return None
+    checkpoint = last_checkpoint(Path(out_dir) / "checkpoints")
+    if checkpoint is None:
+        raise TrainingError(f"--resume: no checkpoint under {Path(out_dir) / 'checkpoints'} (start without --resume)")
+    return checkpoint
+
+
+def run_trainer(trainer: Any, checkpoint: Path | None, batch_size: int, max_length: int) -> float:
+    """``trainer.train()`` (a Hugging Face or sentence-transformers trainer), from ``checkpoint`` when given;
+    returns the seconds it took.
+
+    Raises:
+        TrainingError: out of memory, with the advice to lower the batch size or the sequence length.
+    """
+    started = time.perf_counter()
+    with out_of_memory_advice(batch_size, max_length):
+        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    return time.perf_counter() - started
+
+
 def weights_sha256(model_dir: Path) -> str:
     """The sha256 of a saved model's weights: of its one ``*.safetensors`` file, else of the sorted
     ``name:sha256`` lines of all of them (sharded or adapter + head)."""
@@ -264,6 +291,68 @@ def trainer_arguments(
         dataloader_num_workers=0,
         **extra,
     )
+
+
+RETRIEVAL_METRICS = ("ndcg@10", "recall@10", "mrr@10")
+"""The per-question retrieval metrics a run compares (seed 002 appendix Table 10)."""
+
+
+def paired_difference(a: Sequence[float], b: Sequence[float], seed: int = 0) -> tuple[float, float, dict[str, Any]]:
+    """``(mean of a, mean of b, {"mean", "ci_low", "ci_high", "n"})``: the paired bootstrap difference a - b
+    over the same questions (95 %, :func:`finkg.eval.metrics.intervals.paired_bootstrap_difference`), all
+    rounded to 4 places."""
+    from finkg.eval.metrics.intervals import paired_bootstrap_difference
+
+    d = paired_bootstrap_difference(a, b, seed=seed).as_dict()
+    rounded = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in d.items()}
+    return round(sum(a) / len(a), 4), round(sum(b) / len(b), 4), rounded
+
+
+def write_model_card(
+    model_dir: Path,
+    *,
+    front_matter: Sequence[str],
+    title: str,
+    facts: Sequence[str],
+    table_title: str,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[str]],
+) -> Path:
+    """Write ``model_dir/README.md``, a Hugging Face model card: the YAML ``front_matter`` lines, a ``# title``,
+    the ``facts`` as a bullet list (base model, data, loss, training, weights, default) and the metrics as a
+    table under ``## table_title``. Returns its path."""
+    lines = [
+        "---",
+        *front_matter,
+        "---",
+        "",
+        f"# {title}",
+        "",
+        *(f"- {f}" for f in facts),
+        "",
+        f"## {table_title}",
+        "",
+        "| " + " | ".join(columns) + " |",
+        "|" + "---|" * len(columns),
+        *("| " + " | ".join(r) + " |" for r in rows),
+        "",
+    ]
+    card = Path(model_dir) / "README.md"
+    card.write_text("\n".join(lines), encoding="utf-8")
+    return card
+
+
+def mark_promoted(model_dir: Path, is_promoted: bool, differences: Sequence[Mapping[str, Any]]) -> None:
+    """Write the marker :data:`finkg.models.PROMOTED` (the measured differences) into ``model_dir`` when the
+    model measured better, else remove it: the installed-model defaults follow the marker
+    (:func:`finkg.models.promoted_model`)."""
+    from finkg.models import PROMOTED
+
+    marker = Path(model_dir) / PROMOTED
+    if is_promoted:
+        marker.write_text(json.dumps({"differences": list(differences)}, indent=2) + "\n", encoding="utf-8")
+    else:
+        marker.unlink(missing_ok=True)
 
 
 def register_model(graph: Any, name: str, props: Mapping[str, Any]) -> None:

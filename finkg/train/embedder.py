@@ -26,33 +26,34 @@ Recall@10, MRR@10 with 95 % bootstrap intervals and paired differences (tuned - 
 hybrid alpha is swept again for each model. The tuned model is *promoted* only when its hybrid NDCG@10 is
 higher and the paired interval of the difference lies above 0: it then gets the marker
 :data:`finkg.models.PROMOTED`, and a model so marked in ``<[models] dir>/finkg-embedder-minilm-tatqa/model``
-becomes the installed-model default of ``[embedding] model_path`` (:func:`finkg.models.promoted_embedder`).
+becomes the installed-model default of ``[embedding] model_path`` (:func:`finkg.models.promoted_model`).
 """
 
 from __future__ import annotations
 
-import json
 import random
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from finkg.eval.metrics.intervals import paired_bootstrap_difference
 from finkg.train.common import (
+    RETRIEVAL_METRICS,
     LossLog,
     TrainingError,
     checkpoint_losses,
-    last_checkpoint,
-    out_of_memory_advice,
+    mark_promoted,
+    paired_difference,
     progress_callback,
     read_jsonl,
     require_examples,
+    resume_checkpoint,
+    run_trainer,
     trainer_arguments,
     weights_sha256,
     write_jsonl,
+    write_model_card,
 )
 from ingest.datasets.tatqa import corpus_rows, split_contexts
 from kg.progress import StageProgress
@@ -172,9 +173,7 @@ def train(
 
     require_examples(len(examples), "embedder fine-tuning")
     out_dir = Path(out_dir)
-    checkpoint = last_checkpoint(out_dir / "checkpoints") if resume else None
-    if resume and checkpoint is None:
-        raise TrainingError(f"--resume: no checkpoint under {out_dir / 'checkpoints'} (start without --resume)")
+    checkpoint = resume_checkpoint(out_dir, resume)
     torch.manual_seed(config.seed)
     try:
         model = SentenceTransformer(str(base_model), device="cuda" if torch.cuda.is_available() else "cpu")
@@ -196,12 +195,10 @@ def train(
         loss=MultipleNegativesRankingLoss(model),
         callbacks=[progress_callback(progress, log, losses, config.max_minutes)],
     )
-    started = time.perf_counter()
-    with out_of_memory_advice(config.batch_size, config.max_length):
-        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    seconds = run_trainer(trainer, checkpoint, config.batch_size, config.max_length)
     saved = out_dir / "model"
     model.save(str(saved), create_model_card=False)
-    return saved, losses, time.perf_counter() - started
+    return saved, losses, seconds
 
 
 def compare(base: dict[str, Any], tuned: dict[str, Any], seed: int = 0) -> list[dict[str, Any]]:
@@ -212,18 +209,11 @@ def compare(base: dict[str, Any], tuned: dict[str, Any], seed: int = 0) -> list[
         raise TrainingError("the base and tuned evaluations ran on different questions")
     rows = []
     for system in ("dense", "hybrid"):
-        for metric in ("ndcg@10", "recall@10", "mrr@10"):
-            a, b = tuned["per_query"][metric][system], base["per_query"][metric][system]
-            d = paired_bootstrap_difference(a, b, seed=seed).as_dict()
-            rows.append(
-                {
-                    "system": system,
-                    "metric": metric,
-                    "base": round(sum(b) / len(b), 4),
-                    "tuned": round(sum(a) / len(a), 4),
-                    **{k: (round(v, 4) if isinstance(v, float) else v) for k, v in d.items()},
-                }
+        for metric in RETRIEVAL_METRICS:
+            after, before, d = paired_difference(
+                tuned["per_query"][metric][system], base["per_query"][metric][system], seed
             )
+            rows.append({"system": system, "metric": metric, "base": before, "tuned": after, **d})
     return rows
 
 
@@ -248,40 +238,40 @@ def model_card(
     """Write ``model_dir/README.md``: the model card (base model, data, loss, epochs, metrics). Returns its
     path."""
     first, last = losses.first_last()
-    lines = [
-        "---",
-        "library_name: sentence-transformers",
-        "pipeline_tag: sentence-similarity",
-        f"base_model: {base_model.name}",
-        "tags: [sentence-transformers, finkg, tat-qa, multiple-negatives-ranking-loss]",
-        "---",
-        "",
-        f"# finkg embedder: {base_model.name} fine-tuned on TAT-QA question-evidence pairs",
-        "",
-        f"- **Base model:** `{base_model}`",
-        f"- **Data:** {examples} (question, evidence, BM25 hard negative) triples from the training half of "
-        f"`{source.name}` (split by context, seed {config.seed}); no evaluation-half context is used.",
-        "- **Loss:** MultipleNegativesRankingLoss (in-batch negatives + one mined hard negative; seed 002 §2.1).",
-        f"- **Training:** {config.epochs:g} epochs (max steps {config.max_steps}), batch {config.batch_size}, "
-        f"learning rate {config.learning_rate:g}, warm-up 0.1, max length {config.max_length} tokens; "
-        f"loss {first} -> {last}.",
-        f"- **Weights sha256:** `{sha256}`",
-        f"- **Default:** {'yes, it measured better' if is_promoted else 'no: it did not measure better than the base'}.",
-        "",
-        "## Metrics (TAT-QA evaluation half; tuned - base, paired 95 % bootstrap interval)",
-        "",
-        "| system | metric | base | tuned | difference | 95 % interval |",
-        "|---|---|---|---|---|---|",
-        *(
-            f"| {r['system']} | {r['metric']} | {r['base']:.4f} | {r['tuned']:.4f} | {r['mean']:+.4f} | "
-            f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}] |"
+    return write_model_card(
+        model_dir,
+        front_matter=[
+            "library_name: sentence-transformers",
+            "pipeline_tag: sentence-similarity",
+            f"base_model: {base_model.name}",
+            "tags: [sentence-transformers, finkg, tat-qa, multiple-negatives-ranking-loss]",
+        ],
+        title=f"finkg embedder: {base_model.name} fine-tuned on TAT-QA question-evidence pairs",
+        facts=[
+            f"**Base model:** `{base_model}`",
+            f"**Data:** {examples} (question, evidence, BM25 hard negative) triples from the training half of "
+            f"`{source.name}` (split by context, seed {config.seed}); no evaluation-half context is used.",
+            "**Loss:** MultipleNegativesRankingLoss (in-batch negatives + one mined hard negative; seed 002 §2.1).",
+            f"**Training:** {config.epochs:g} epochs (max steps {config.max_steps}), batch {config.batch_size}, "
+            f"learning rate {config.learning_rate:g}, warm-up 0.1, max length {config.max_length} tokens; "
+            f"loss {first} -> {last}.",
+            f"**Weights sha256:** `{sha256}`",
+            f"**Default:** {'yes, it measured better' if is_promoted else 'no: it did not measure better than the base'}.",
+        ],
+        table_title="Metrics (TAT-QA evaluation half; tuned - base, paired 95 % bootstrap interval)",
+        columns=["system", "metric", "base", "tuned", "difference", "95 % interval"],
+        rows=[
+            [
+                r["system"],
+                r["metric"],
+                f"{r['base']:.4f}",
+                f"{r['tuned']:.4f}",
+                f"{r['mean']:+.4f}",
+                f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]",
+            ]
             for r in differences
-        ),
-        "",
-    ]
-    card = Path(model_dir) / "README.md"
-    card.write_text("\n".join(lines), encoding="utf-8")
-    return card
+        ],
+    )
 
 
 def run(
@@ -344,13 +334,7 @@ def run(
         sha256=sha,
         is_promoted=is_promoted,
     )
-    from finkg.models import PROMOTED
-
-    marker = model_dir / PROMOTED
-    if is_promoted:  # the installed-model default of [embedding] model_path follows it (finkg.models.promoted_embedder)
-        marker.write_text(json.dumps({"differences": differences}, indent=2) + "\n", encoding="utf-8")
-    else:
-        marker.unlink(missing_ok=True)
+    mark_promoted(model_dir, is_promoted, differences)  # the default of [embedding] model_path follows it
     first, last = losses.first_last()
     name = f"embedder:{Path(out_dir).name}"
     summary = {

@@ -39,7 +39,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -297,9 +296,7 @@ def train(
 
     common.require_examples(len(examples), "reader fine-tuning")
     out_dir = Path(out_dir)
-    checkpoint = common.last_checkpoint(out_dir / "checkpoints") if resume else None
-    if resume and checkpoint is None:
-        raise TrainingError(f"--resume: no checkpoint under {out_dir / 'checkpoints'} (start without --resume)")
+    checkpoint = common.resume_checkpoint(out_dir, resume)
     torch.manual_seed(config.seed)
     try:
         tok = AutoTokenizer.from_pretrained(str(base_dir))
@@ -336,15 +333,13 @@ def train(
         data_collator=DataCollatorForSeq2Seq(tok, padding=True, label_pad_token_id=-100),
         callbacks=[common.progress_callback(progress, log, losses, config.max_minutes)],
     )
-    started = time.perf_counter()
-    with common.out_of_memory_advice(config.batch_size, config.max_length):
-        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    seconds = common.run_trainer(trainer, checkpoint, config.batch_size, config.max_length)
     adapter = out_dir / "adapter"
     model.save_pretrained(str(adapter))
     tok.save_pretrained(str(adapter))
     write_adapter_meta(adapter, base_name=str(base_dir), base_ids=base_identities(Path(base_dir)))
     start = int(checkpoint.name.split("-")[-1]) if checkpoint else 0
-    return adapter, losses, time.perf_counter() - started, trainable, start
+    return adapter, losses, seconds, trainable, start
 
 
 def run(

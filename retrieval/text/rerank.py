@@ -11,50 +11,31 @@ reranking target", evaluated by NDCG@10; the paper's rerankers are bge-reranker-
   when the directory name holds "bge" (the bge-reranker family), else sentence-transformers'
   ``CrossEncoder``. Nothing is downloaded; a missing directory raises :class:`RerankModelError` naming it.
 - Two offline rerankers, because no reranker weights can be fetched here:
-  - a cross-encoder finkg trains itself (:func:`train_cross_encoder`) from a sentence-transformers encoder
-    directory (all-MiniLM-L6-v2: its BERT body plus a fresh one-logit head) on real question-evidence pairs,
-    binary cross-entropy with graded targets (see :func:`training_pairs`), saved as a ``CrossEncoder``
-    directory. finkg trains it on the training half of TAT-QA's dev split (split by context,
-    :func:`ingest.datasets.tatqa.split_contexts`) so that no evaluation context is seen in training;
-    ``finkg rerank train`` runs it (on a GPU when one is visible);
+  - a cross-encoder finkg trains itself (``finkg train reranker``, :mod:`finkg.train.reranker`): an encoder
+    body (the configured MiniLM, tuned or not) with a fresh one-logit head, trained with
+    sentence-transformers' ``CrossEncoderTrainer`` on TAT-QA training-half pairs from :func:`training_pairs`
+    (evidence 1.0, the context's other chunks 0.5, hard negatives mined by the embedder 0.0), measured in the
+    same run against the hybrid order and a random order of the same top-20;
   - :class:`LLMJudgeReranker`, the configured LLM grading each (question, passage) 0-3
     (``[rerank] backend = "llm"``).
   ``finkg eval retrieval --rerank`` measures either (NDCG@10 with and without it, and each reranked
   question's top-20, gains and scores in ``retrieval_eval.json``).
 
-**The default is no reranking, by measurement** (TAT-QA evaluation half, hybrid alpha 0.5, top-20 reranked,
-seeded question samples; the hybrid figure is on the same sample):
-
-=====================================================================  =========  ======  ========
-reranker                                                               questions  hybrid  + rerank
-=====================================================================  =========  ======  ========
-finkg cross-encoder: 200 training questions, 1,072 pairs, 1 epoch      100        0.5456  0.2488
-finkg cross-encoder: all 834 training questions, 5,271 pairs, 1 epoch  100        0.5456  0.2747
-the same 834-question cross-encoder                                    40         0.4952  0.3001
-Qwen2.5-Coder-1.5B judge (Q4_K_M, llama.cpp)                           40         0.4952  0.4586
-=====================================================================  =========  ======  ========
-
-A random order of the same top-20 gives 0.2208 on the 100 questions: the cross-encoders learned little
-beyond "a table is more relevant than a paragraph" (the 834-question model scores tables about 0.43 and
-paragraphs about 0.15 whatever the question; 26 min of training on 2 cores shared with a test run). The
-judge lowers NDCG@10 on 21 of the 40 questions and raises it on 16 (mean change -0.037, standard error
-0.026): it grades the 50 evidence passages 2.2 on average and the 685 passages of other contexts 0.8, but
-grades 233 of those 2 or 3, and they then outrank evidence. It costs 20 LLM calls per question (about 35 s a
-question at 2 threads, with the shared prompt prefix reused). Reproduce::
-
-    finkg rerank train ../shared/data/tatqa/tatqa_dataset_dev.json --max-questions 0 --negatives 4
-    FINKG_RERANK_MODEL_PATH=~/.cache/finkg/models/finkg-reranker-minilm \
-        finkg eval retrieval ../shared/data/tatqa/tatqa_dataset_dev.json --rerank --rerank-queries 100
-    FINKG_RERANK_BACKEND=llm FINKG_LLM_BACKEND=llama-cpp FINKG_LLM_MODEL_PATH=<qwen gguf> \
-        finkg eval retrieval ../shared/data/tatqa/tatqa_dataset_dev.json --rerank-queries 40
+**The default is no reranking, by measurement**, unless ``finkg train reranker`` finds reranking better than
+the hybrid order (a paired 95 % interval above 0) and marks its model, which an unset ``[rerank] model_path``
+then resolves to. The measurements (README, "Reranking"; ``bench/results/eval-rerank.json`` for the first
+cross-encoders and the judge, ``bench/results/train-reranker.json`` for the retrained one): the first
+MiniLM cross-encoders (BM25 negatives, 128 tokens, one epoch, finkg's own training loop) lowered NDCG@10 of
+the hybrid top-20 from 0.546 to 0.249-0.275 on 100 questions, barely above a random order of the same
+top-20 (0.221): they scored tables about 0.43 and paragraphs about 0.15 whatever the question. The
+Qwen2.5-Coder-1.5B judge lowered it from 0.495 to 0.459 on 40 questions (20 LLM calls a question).
 
 - :func:`select_documents`: the paper's optional LLM document selection (section 4.3, appendix A.2 prompt)
   over the top-10, given any ``ask(prompt) -> answer`` callable (the retrieval layer imports no LLM code);
   tested with SmolLM2; no pipeline turns it on yet.
 
-So ``[rerank] model_path`` is unset by default; set it to a real cross-encoder (a bge-reranker-v2-m3
-directory, as in the paper) or to a better-trained finkg model, and keep it only if
-``finkg eval retrieval --rerank`` shows a gain.
+A real cross-encoder (a bge-reranker-v2-m3 directory, as in the paper) goes in ``[rerank] model_path``; keep
+it only if ``finkg eval retrieval --rerank`` shows a gain.
 """
 
 from __future__ import annotations
@@ -70,7 +51,6 @@ from typing import Any, TypeVar
 import numpy as np
 
 from kg.errors import ModelError
-from kg.progress import Tick
 
 TOP_N = 20
 H = TypeVar("H")
@@ -261,7 +241,7 @@ class LLMJudgeReranker(Reranker):
         return out
 
 
-# ---------------------------------------------------------------------- training finkg's own cross-encoder
+# ---------------------------------------------------------------------- the pairs finkg's cross-encoder trains on
 
 
 @dataclass(frozen=True)
@@ -280,7 +260,7 @@ def training_pairs(
     negatives_per_query: int = 3,
     seed: int = 0,
 ) -> list[TrainingPair]:
-    """Pairs for :func:`train_cross_encoder` from graded questions.
+    """Labelled pairs for training a cross-encoder (:mod:`finkg.train.reranker`) from graded questions.
 
     For each ``(question, gains)`` (gains: chunk id -> 2 for evidence, 1 for the same context's other
     chunks, see :func:`ingest.datasets.tatqa.question_gains`): every gain-2 chunk with target 1.0, one gain-1 chunk
@@ -309,98 +289,6 @@ def training_pairs(
             if c not in gains and c not in negs:
                 negs.append(c)
         out.extend(TrainingPair(query, texts[c], 0.0) for c in negs)
-    return out
-
-
-def train_cross_encoder(
-    pairs: Sequence[TrainingPair],
-    base_model: Path | str,
-    out_dir: Path | str,
-    epochs: int = 1,
-    batch_size: int = 16,
-    learning_rate: float = 5e-5,
-    max_length: int = 192,
-    seed: int = 0,
-    threads: int | None = None,
-    device: str | None = None,
-    progress: Tick | None = None,
-) -> Path:
-    """Fine-tune a cross-encoder (one logit, binary cross-entropy on the pairs' targets) from ``base_model``
-    and save it as a sentence-transformers ``CrossEncoder`` directory ``out_dir``.
-
-    AdamW, linear warm-up over the first 10% of steps then linear decay, shuffled with ``seed``
-    (torch seeded too, so a rerun on one machine gives the same weights). ``progress(n)`` after each batch
-    of ``n`` pairs.
-
-    Args:
-        pairs: the training pairs (non-empty). base_model: a local encoder directory (e.g. all-MiniLM-L6-v2).
-        out_dir: where the model is saved (created). threads: torch CPU threads (None: unchanged).
-        device: torch device (None: ``cuda`` when one is visible, else ``cpu``); the weights are trained
-            in float32 whatever the base model's stored dtype.
-
-    Returns:
-        ``out_dir``.
-
-    Raises:
-        RerankModelError: ``base_model`` is not a directory or does not load.
-        ValueError: no pairs, or epochs / batch_size < 1.
-    """
-    import torch
-    from sentence_transformers import CrossEncoder
-
-    if not pairs:
-        raise ValueError("no training pairs")
-    if epochs < 1 or batch_size < 1:
-        raise ValueError(f"epochs ({epochs}) and batch_size ({batch_size}) must be >= 1")
-    base = Path(base_model).expanduser()
-    if not base.is_dir():
-        raise RerankModelError(f"[rerank] base_model {base}: not a directory")
-    if threads:
-        torch.set_num_threads(threads)
-    torch.manual_seed(seed)
-    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        model = CrossEncoder(str(base), num_labels=1, max_length=max_length, device=device)
-    except Exception as exc:
-        raise RerankModelError(f"[rerank] base_model {base}: cannot load it as a cross-encoder ({exc})") from exc
-    encoder: Any = model.model  # a transformers module (typed Optional in the stubs)
-    net: Any = encoder.float()
-    tok: Any = model.tokenizer
-    net.train()
-    steps = epochs * ((len(pairs) + batch_size - 1) // batch_size)
-    optim = torch.optim.AdamW(net.parameters(), lr=learning_rate, weight_decay=0.01)
-    warm = max(1, steps // 10)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        optim, lambda s: (s + 1) / warm if s < warm else max(0.0, (steps - s) / max(1, steps - warm))
-    )
-    loss_fn = torch.nn.BCEWithLogitsLoss()
-    rng = random.Random(seed)
-    for _ in range(epochs):
-        order = list(range(len(pairs)))
-        rng.shuffle(order)
-        for start in range(0, len(order), batch_size):
-            batch = [pairs[i] for i in order[start : start + batch_size]]
-            enc = tok(
-                [p.query for p in batch],
-                [p.passage for p in batch],
-                truncation=True,
-                max_length=max_length,
-                padding=True,
-                return_tensors="pt",
-            ).to(device)
-            logits = net(**enc).logits.view(-1)
-            loss = loss_fn(logits, torch.tensor([p.label for p in batch], dtype=torch.float32, device=device))
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
-            optim.step()
-            sched.step()
-            optim.zero_grad()
-            if progress:
-                progress(len(batch))
-    net.eval()
-    out = Path(out_dir).expanduser()
-    out.mkdir(parents=True, exist_ok=True)
-    model.save(str(out))
     return out
 
 
