@@ -389,6 +389,54 @@ TRAIN_EMBEDDER = Table(
 )
 
 
+RERANK_NAMES = {
+    "hybrid": "hybrid, every question (no reranking)",
+    "hybrid (rerank sample)": "hybrid order (the reranked questions)",
+    "hybrid+rerank": "hybrid top-20 reranked by the cross-encoder",
+    "hybrid+shuffled": "the same top-20 in a random order (control)",
+}
+
+
+def _interval(row: dict[str, Any], key: str) -> Cell:
+    """``value [low, high]`` (3 places) from ``key``, ``<key>_ci_low``, ``<key>_ci_high``; ``ndcg@10``'s
+    interval fields are plain ``ci_low`` and ``ci_high``."""
+    value = row.get(key)
+    if value is None:
+        return Cell("n/a")
+    prefix = "" if key == "ndcg@10" else f"{key}_"
+    low, high = row.get(f"{prefix}ci_low"), row.get(f"{prefix}ci_high")
+    text = f"{value:.3f}" + (f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else "")
+    return Cell(text, round(float(value), 3))
+
+
+TRAIN_RERANKER = Table(
+    ["train-reranker"],
+    _single("train-reranker", "systems"),
+    [
+        Column("order of the passages", lambda r: RERANK_NAMES.get(r["system"], r["system"])),
+        Column("questions", lambda r: num(r.get("queries"), ",")),
+        Column("NDCG@10 [95% CI]", lambda r: _interval(r, "ndcg@10")),
+        Column("Recall@10 [95% CI]", lambda r: _interval(r, "recall@10")),
+        Column("MRR@10 [95% CI]", lambda r: _interval(r, "mrr@10")),
+    ],
+)
+
+TRAIN_RERANKER_DIFF = Table(
+    ["train-reranker"],
+    _single("train-reranker", "differences"),
+    [
+        Column("reranked against", lambda r: RERANK_NAMES.get(r["baseline"], r["baseline"])),
+        Column("metric", lambda r: str(r["metric"])),
+        Column("against", lambda r: num(r.get("baseline_value"), ".3f")),
+        Column("reranked", lambda r: num(r.get("system_value"), ".3f")),
+        Column(
+            "difference [95% paired CI]",
+            lambda r: f"{r['mean']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]",
+        ),
+    ],
+)
+
+
 def _memo_causes_rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """Structured+Verifier's misses from ``memo-eval.json`` (``tables.misses``), grouped by cause."""
     from finkg.eval.memo_accuracy import top_causes_of_records  # only this table needs finkg
@@ -625,6 +673,8 @@ TABLES: dict[str, Table] = {
     "eval-feedback": FEEDBACK,
     "eval-rerank": RERANK,
     "train-embedder": TRAIN_EMBEDDER,
+    "train-reranker": TRAIN_RERANKER,
+    "train-reranker-diff": TRAIN_RERANKER_DIFF,
     "train-reader": TRAIN_READER,
     "benchmarks": BENCHMARKS,
     "bulk-import": BULK,

@@ -358,14 +358,14 @@ def test_the_reader_prompt_puts_the_cells_first_and_cuts_the_facts_at_the_models
     """Seed 004's reader (the prompt `finkg train reader` tunes): the table's cells in table order, then the
     paragraphs sharing the most words with the question; F cut at whole sentences within the budget, counted
     with the served model's own tokenizer."""
-    from generation.qa.reader import answer_facts, reader_messages, token_counter, truncate
+    from generation.qa.reader import answer_facts, reader_messages, truncate
 
     context = contexts[0]
     q = context.questions[0]
     cells, paragraphs = [f.text for f in context.facts], [p.text for p in context.passages]
     sentences = answer_facts(q.question, cells, paragraphs)
     assert sentences[: len(cells)] == cells and sorted(sentences[len(cells) :]) == sorted(paragraphs)
-    count = token_counter(smol_client)
+    count = smol_client.count_tokens
     llama = smol_client.backend.llama()
     assert count("Revenue rose 4.5% to $3,181 million") == len(
         llama.tokenize(b"Revenue rose 4.5% to $3,181 million", add_bos=False, special=False)

@@ -21,6 +21,7 @@ Source: ../shared/seeds/001_70c6b08e66b7be55.txt, section 4.4, "Answer Consolida
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -108,6 +109,12 @@ def _matches(m: NumberMention, pool: Sequence[float]) -> bool:
 
 def _fmt(x: float) -> str:
     return f"{x:,.0f}" if x == int(x) and abs(x) < 1e18 else f"{x:,.6g}"
+
+
+def same_number(a: float, b: float) -> bool:
+    """True when ``a`` and ``b`` are one number up to float noise: ``|a - b| <= 1e-9 * max(1, |a|, |b|)``
+    (``math.isclose`` with both tolerances 1e-9): an operand or a span traced to the number the evidence states."""
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
 
 
 def evidence_numbers(evidence: Sequence[str]) -> list[float]:

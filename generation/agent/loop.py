@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from generation.agent.arithmetic import calculate
-from generation.agent.gate import Verdict, check_answer, evidence_numbers
+from generation.agent.gate import Verdict, check_answer, evidence_numbers, same_number
 from generation.agent.results import ToolResult
 from generation.llm import LLMAnswerError, LLMClient
 
@@ -123,7 +123,7 @@ def _untraced_operands(operands: dict[str, Any], pool: list[float]) -> list[str]
     for name, value in operands.items():
         if isinstance(value, bool) or not isinstance(value, int | float):
             continue  # calculate reports it
-        if not any(abs(abs(value) - abs(p)) <= 1e-9 * max(1.0, abs(p)) for p in pool):
+        if not any(same_number(abs(value), abs(p)) for p in pool):
             out.append(f"{name}={value}")
     return out
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from generation.agent.ask import answer_sec_question, fact_operand, plan_question, ratio_operands, run_record
-from generation.agent.gate import evidence_numbers
+from generation.agent.gate import evidence_numbers, same_number
 from generation.agent.questions import needs_arithmetic
 from generation.agent.registry import registry
 from generation.agent.results import ToolResult
@@ -62,10 +62,6 @@ class ReaderAnswer:
     calls: dict[str, Any] = field(default_factory=dict)
 
 
-def _close(a: float, b: float) -> bool:
-    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
-
-
 def operand_source(value: Any, results: Sequence[ToolResult], facts: Sequence[FinancialFact]) -> dict[str, Any]:
     """Where an operand's value comes from: a successful ``fact_lookup`` with that value (its fact key, filing...),
     else the first fact of ``facts`` stating it (``fact_key`` its XBRL fact node when it cites one, ``fact_id``,
@@ -74,15 +70,15 @@ def operand_source(value: Any, results: Sequence[ToolResult], facts: Sequence[Fi
     if isinstance(value, bool) or not isinstance(value, int | float):
         return {"value": value, "fact_key": None}
     for r in results:
-        if r.ok and r.tool == "fact_lookup" and isinstance(r.value, int | float) and _close(float(r.value), value):
+        if r.ok and r.tool == "fact_lookup" and isinstance(r.value, int | float) and same_number(float(r.value), value):
             return fact_operand(r)
     for f in facts:
-        if any(_close(float(n), value) for n in f.numbers):
+        if any(same_number(float(n), value) for n in f.numbers):
             keys = [k for label, _, k in f.cites if label == "Fact"]
             return {"value": value, "fact_key": keys[0] if keys else None, "fact_id": f.id, "text": f.text}
     for r in results:
-        if r.ok and r.tool == "search_evidence" and any(_close(n, value) for n in r.numbers):
-            ids = [str(i["id"]) for i in r.value if any(_close(n, value) for n in evidence_numbers([i["text"]]))]
+        if r.ok and r.tool == "search_evidence" and any(same_number(n, value) for n in r.numbers):
+            ids = [str(i["id"]) for i in r.value if any(same_number(n, value) for n in evidence_numbers([i["text"]]))]
             if ids:
                 return {"value": value, "fact_key": None, "evidence_id": ids[0]}
     return {"value": value, "fact_key": None}

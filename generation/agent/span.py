@@ -33,7 +33,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from generation.agent.gate import check_answer, evidence_numbers
+from generation.agent.gate import check_answer, evidence_numbers, same_number
 from generation.agent.loop import AgentAnswer, Step
 from generation.agent.questions import YEAR
 from generation.agent.tables import scale_named_in
@@ -126,7 +126,7 @@ def quoted_scale(answer: ExtractedAnswer, table: Sequence[str], paragraphs: Sequ
         return ""
     scale = scale_named_in(" ".join(table))
     cells = evidence_numbers(table)
-    if scale and all(any(abs(v - c) <= 1e-9 * max(1.0, abs(c)) for c in cells) for v in values):
+    if scale and all(any(same_number(v, c) for c in cells) for v in values):
         return scale
     digits = re.sub(r"[^\d.,]", "", answer.spans[0]).strip(".,")
     if not digits:

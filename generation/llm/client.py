@@ -125,6 +125,7 @@ class LLMClient:
         self.usage = LLMUsage()
         self._lock = threading.Lock()
         self._model_id: str | None = None
+        self._empty_message_tokens: int | None = None  # the template's markers around one user message
 
     @property
     def name(self) -> str:
@@ -179,6 +180,21 @@ class LLMClient:
         if count is None or window is None:
             return True
         return count(messages) + max_tokens <= window
+
+    def count_tokens(self, text: str) -> int:
+        """The tokens ``text`` takes in a user message to the served model, with its own tokenizer (the backend's
+        ``count_prompt_tokens``, less the chat template's per-message markers), or about 4 characters a token
+        when the backend cannot count (an OpenAI-compatible server).
+
+        Raises:
+            LLMUnavailable: counting needs a model that cannot be loaded.
+        """
+        count = getattr(self.backend, "count_prompt_tokens", None)
+        if count is None:
+            return max(1, len(text) // 4)
+        if self._empty_message_tokens is None:
+            self._empty_message_tokens = count([{"role": "user", "content": ""}])
+        return max(0, count([{"role": "user", "content": text}]) - self._empty_message_tokens)
 
     def chat(
         self, messages: list[dict], max_tokens: int = 256, temperature: float = 0.0, json_schema: dict | None = None

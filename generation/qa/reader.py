@@ -62,26 +62,6 @@ def answer_facts(question: str, cells: Sequence[str], paragraphs: Sequence[str])
     return [*cells, *(paragraphs[i] for i in by_shared_words(question, paragraphs))]
 
 
-def token_counter(client: LLMClient) -> Callable[[str], int]:
-    """``text -> tokens`` with the served model's own tokenizer (the backend's ``count_prompt_tokens``, less the
-    template's per-message markers), or about 4 characters a token for a backend that cannot count (an
-    OpenAI-compatible server).
-
-    Raises (when called): LLMUnavailable: the model cannot be loaded to tokenize.
-    """
-    count = getattr(client.backend, "count_prompt_tokens", None)
-    if count is None:
-        return lambda text: max(1, len(text) // 4)
-    empty: list[int] = []
-
-    def tokens(text: str) -> int:
-        if not empty:
-            empty.append(count([{"role": "user", "content": ""}]))
-        return max(0, count([{"role": "user", "content": text}]) - empty[0])
-
-    return tokens
-
-
 def reader_answerer(client: LLMClient, max_fact_tokens: int = MAX_FACT_TOKENS, max_tokens: int = 128) -> Answerer:
     """Seed 004's reader as an answerer: ``answerer(question, facts, passages) -> "Thought: ...\\nAnswer: ..."``.
 
@@ -93,7 +73,7 @@ def reader_answerer(client: LLMClient, max_fact_tokens: int = MAX_FACT_TOKENS, m
     F is :func:`answer_facts` over the facts' and passages' ``.text``, cut by :func:`truncate`. Raises what
     :meth:`LLMClient.chat` raises (``LLMAnswerError`` for an empty answer).
     """
-    count = token_counter(client)
+    count = client.count_tokens
 
     def answer(question: str, facts: Sequence[Any], passages: Sequence[Any]) -> str:
         sentences = answer_facts(question, [f.text for f in facts], [p.text for p in passages])
