@@ -131,6 +131,14 @@ def resume_checkpoint(out_dir: Path, resume: bool) -> Path | None:
     return checkpoint
 
 
+def steps_run(out_dir: Path, losses: LossLog) -> int:
+    """The optimizer steps a run has done: the later of its last logged step and its newest checkpoint's (the
+    ``Trainer`` checkpoints its final step, while the loss is logged only every ``logging_steps``)."""
+    saved = last_checkpoint(Path(out_dir) / "checkpoints")
+    logged = int(losses.rows[-1]["step"]) if losses.rows else 0
+    return max(logged, int(saved.name.split("-")[-1]) if saved else 0)
+
+
 def run_trainer(trainer: Any, checkpoint: Path | None, batch_size: int, max_length: int) -> float:
     """``trainer.train()`` (a Hugging Face or sentence-transformers trainer), from ``checkpoint`` when given;
     returns the seconds it took.

@@ -387,9 +387,7 @@ def run(
     adapter, losses, seconds, trainable, start = train(
         examples, base_dir, out_dir, config, resume=resume, progress=progress, log=log
     )
-    saved = common.last_checkpoint(out_dir / "checkpoints")  # the Trainer checkpoints its last step too
-    logged = int(losses.rows[-1]["step"]) if losses.rows else 0
-    steps = max(logged, int(saved.name.split("-")[-1]) if saved else 0)
+    steps = common.steps_run(out_dir, losses)
     first, last = losses.first_last()
     steps_per_epoch = math.ceil(len(examples) / config.batch_size)
     summary = {
