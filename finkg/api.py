@@ -391,6 +391,17 @@ def memo_summary_rows(summaries: Sequence[MemoRunSummary]) -> list[dict[str, Any
     ]
 
 
+def _tuned_client(s: Settings, adapter: Path) -> Any:
+    """The configured LLM with the LoRA ``adapter`` (``[llm] adapter_path``).
+
+    Raises:
+        AdapterBaseMismatch: the adapter was trained on another base model. LLMError: the backend.
+    """
+    from generation.llm import client_from_settings
+
+    return client_from_settings(s.model_copy(update={"llm_adapter_path": adapter}))
+
+
 def _report_inputs(batch: Path, s: Settings) -> tuple[list[Any], Any, Any]:
     """The questions of a batch file, the LLM client and the encoder. Raises GenerationError, ModelError, LLMError."""
     from finkg.pipelines import reports
@@ -981,7 +992,7 @@ def eval_tatqa(
         contexts = split_contexts(contexts)[0 if half == "train" else 1]
     chosen_questions = tatqa_eval.stratified_sample(contexts, sample) if sample else None
     client = client_from_settings(s)
-    tuned = client_from_settings(s.model_copy(update={"llm_adapter_path": adapter})) if adapter else None
+    tuned = _tuned_client(s, adapter) if adapter else None
     memory_systems = {"agent-memory", "agent-shuffled"} & set(systems)
     with _opened(None, s) if memory_systems else nullcontext((None, s)) as (g, _):
         memory = _memory(g, s, threshold, top_k) if g is not None and "agent-memory" in memory_systems else None
@@ -1036,11 +1047,16 @@ def eval_reports(
     *,
     systems: Sequence[str] = (),
     out: Path = Path("eval/reports"),
+    adapter: Path | None = None,
     graph: Graph | None = None,
     settings: Settings | None = None,
     progress: StageProgress | None = None,
 ) -> tuple[list[dict[str, Any]], str, str | None]:
     """TFR vs its baselines on the same questions (seed 004, Table 2): ROUGE-L, BERTScore, LLM judge.
+
+    Args:
+        adapter: a LoRA adapter of the configured model (``finkg train reader``): every system is also written
+            by the tuned model (``<system>+lora``), judged by the untuned one like the others.
 
     Returns:
         ``(rows, model id, BERTScore description or None)``. Raises ConfigError: an unknown system.
@@ -1054,6 +1070,7 @@ def eval_reports(
         raise ConfigError(f"unknown system(s) {', '.join(unknown)}; choose from {', '.join(retrieval_systems)}")
     with _opened(graph, settings) as (g, s):
         questions, client, embedder = _report_inputs(batch, s)
+        tuned = _tuned_client(s, adapter) if adapter else None
         bert = bertscore_from_settings(s) if s.eval.bertscore_model_path else None
         rows = report_eval.evaluate_reports(
             g,
@@ -1066,6 +1083,7 @@ def eval_reports(
             bertscore=bert,
             judge=client if s.eval.judge else None,
             progress=progress,
+            tuned=tuned,
         )
     return rows, client.model_id, bert.description if bert else None
 

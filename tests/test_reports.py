@@ -318,6 +318,30 @@ def test_eval_reports_scores_systems_against_references(graph, rsettings, ready,
         judge=None,
     )
     assert client.usage.calls == calls  # the reports were reused, nothing generated again
+    # a second writer (`finkg eval reports --adapter`: the LoRA-tuned model; here a second client of the same
+    # base) runs the same systems as <system>+lora, its reports beside the base's in the folder and the graph
+    second = client_from_settings(rsettings)
+    rows = report_eval.evaluate_reports(
+        graph,
+        rsettings,
+        client,
+        make_embedder(minilm_dir()),
+        questions,
+        ["none"],
+        tmp_path / "eval",
+        tuned=second,
+    )
+    assert [r["system"] for r in rows] == ["no retrieval", "no retrieval + LoRA-tuned reader"]
+    # only the second writer wrote (from the answer cache here: same model id; a tuned model's id differs)
+    assert client.usage.calls == calls and second.usage.calls + second.usage.cache_hits > 0
+    assert [p.name for p in (tmp_path / "eval" / "none+lora").glob("*.json") if p.name != "scores.json"] == [
+        "yields-2015q2.none.two-stage.lora.json"
+    ]
+    ids = {
+        r["id"]
+        for r in graph.read("MATCH (r:Report) WHERE r.id STARTS WITH 'report:yields-2015q2:none' RETURN r.id AS id")
+    }
+    assert {"report:yields-2015q2:none:two-stage", "report:yields-2015q2:none:two-stage:lora"} <= ids
     with pytest.raises(ValueError, match="no question has a 'reference'"):
         report_eval.evaluate_reports(
             graph,

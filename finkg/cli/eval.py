@@ -183,11 +183,19 @@ def eval_reports(
             help="Retrieval systems to compare (default: all): tfr, dense-triples, bm25-docs, dense-docs, none.",
         ),
     ] = [],
+    adapter: Annotated[
+        Path | None,
+        typer.Option(
+            help="A LoRA adapter of the [llm] model (`finkg train reader`): each system is also written by the "
+            "tuned model as <system>+lora, on the same questions, judged by the untuned model like the others.",
+            exists=True,
+        ),
+    ] = None,
 ) -> None:
     """TFR vs its baselines and no retrieval on the same questions (seed 004, Table 2): ROUGE-L, BERTScore
     ([eval] bertscore_model_path, a local model) and the LLM judge's 0-5 consistency ([eval] judge)."""
     with progress() as p:
-        rows, model_id, bert = api.eval_reports(batch, systems=system, out=out, progress=p)
+        rows, model_id, bert = api.eval_reports(batch, systems=system, out=out, adapter=adapter, progress=p)
     render(
         rows,
         Format.table,

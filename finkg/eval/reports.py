@@ -27,6 +27,10 @@ from kg import Graph
 from kg.progress import StageProgress
 from retrieval.embeddings import Embedder
 
+TUNED_VARIANT = "lora"
+"""The report variant of the LoRA-tuned writer: its systems are named ``<system>+lora``, its report ids end
+``:lora`` (``finkg eval reports --adapter``)."""
+
 SYSTEM_NAMES = {
     "tfr": "TFR (cluster-weighted triples)",
     "dense-triples": "dense triples",
@@ -48,6 +52,7 @@ def evaluate_reports(
     judge: Any = None,
     progress: StageProgress | None = None,
     results_dir: Path | None = None,
+    tuned: Any = None,
 ) -> list[dict[str, Any]]:
     """Generate (or reuse) every system's reports and score them against the references; the rows are also
     written in the one results format (:mod:`finkg.eval.results`) as ``eval-reports.json`` in
@@ -58,6 +63,9 @@ def evaluate_reports(
         systems: retrieval systems (:data:`retrieval.knowledge.SYSTEMS`), two-stage generation.
         bertscore: a loaded BERTScore model (None: not computed); judge: an LLM client for the 0-5
             consistency ratings (None: not computed).
+        tuned: a second LLM client, the same model with a LoRA adapter (``finkg train reader``): every system
+            is also run with it as ``<system>+lora`` (reports in ``out/<system>+lora``, ids tagged ``lora``),
+            on the same questions, scored by the same metrics and judge (seed 004 §4.3: SFT before/after).
 
     Returns:
         One row per system: questions scored, ROUGE-L P/R/F1, BERTScore P/R/F1, judge scores (conclusion,
@@ -70,16 +78,22 @@ def evaluate_reports(
     if not scored:
         raise ValueError("no question has a 'reference': nothing to score against")
     rows = []
-    for system in systems:
-        ctx = ReportContext(graph, settings, client, embedder, system, "two-stage", progress=progress)
-        folder = out / system
+    runs = [
+        (system, writer, variant) for system in systems for writer, variant in ((client, ""), (tuned, TUNED_VARIANT))
+    ]
+    for system, writer, variant in runs:
+        if writer is None:
+            continue
+        ctx = ReportContext(graph, settings, writer, embedder, system, "two-stage", progress=progress, variant=variant)
+        label = f"{system}+{variant}" if variant else system
+        folder = out / label
         summary = run_batch(questions, ctx, folder, progress=progress)
         # a failed answer stage leaves its record (an empty answer, scored as such); any other failure stops
         hard = [f for f in summary.failed if ": ReportItemFailed: " not in f]
         if hard:
             raise RuntimeError(f"{system}: {len(hard)} report(s) failed: {hard[0]}")
         records = [json.loads((folder / (report_stem(q, ctx) + ".json")).read_text(encoding="utf-8")) for q in scored]
-        tick = progress(f"score {system}", len(scored)) if progress else None
+        tick = progress(f"score {label}", len(scored)) if progress else None
         scores = score_texts(
             [r["answer_raw"] for r in records],
             [q.reference or "" for q in scored],
@@ -92,7 +106,8 @@ def evaluate_reports(
             json.dumps([{"id": q.id, **asdict(s)} for q, s in zip(scored, scores)], ensure_ascii=False, indent=1),
             encoding="utf-8",
         )
-        row = {"system": SYSTEM_NAMES.get(system, system), **summarize(scores)}
+        name = SYSTEM_NAMES.get(system, system) + (" + LoRA-tuned reader" if variant else "")
+        row = {"system": name, "model_id": writer.model_id, **summarize(scores)}
         row["numbers verified"] = sum(c["status"] == "verified" for r in records for c in r["numbers"])
         row["numbers unverified"] = sum(c["status"] == "unverified" for r in records for c in r["numbers"])
         rows.append(row)
@@ -102,6 +117,8 @@ def evaluate_reports(
             "questions": [q.id for q in scored],
             "systems": list(systems),
             "mode": "two-stage",
+            "writer": client.model_id,
+            "tuned_writer": tuned.model_id if tuned is not None else None,
             "bertscore": bertscore.description if bertscore else None,
             "judge": getattr(judge, "model_id", None) if judge else None,
         },

@@ -274,6 +274,9 @@ class ReportContext:
         system: retrieval system (:data:`retrieval.knowledge.SYSTEMS`); mode: two- or single-stage (the two-stage
             reader's); reader: :data:`READERS` (``agent``: the analyst agent answers; ``search_evidence`` searches the
             retrieval system's knowledge, the indicator facts and the question's companies' facts).
+        variant: a tag for reports written by another model on the same system and mode (e.g. ``lora``, the
+            LoRA-tuned reader of ``finkg eval reports --adapter``): it goes into the report's id and file name,
+            so base and tuned reports stand side by side in the graph and the folder ("": none).
 
     Raises:
         ValueError: an unknown mode, reader or system, or the index the system needs is empty.
@@ -289,13 +292,14 @@ class ReportContext:
         mode: str = "two-stage",
         progress: StageProgress | None = None,
         reader: str = "two-stage",
+        variant: str = "",
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}: one of {', '.join(MODES)}")
         if reader not in READERS:
             raise ValueError(f"unknown reader {reader!r}: one of {', '.join(READERS)}")
         self.graph, self.settings, self.client, self.embedder = graph, settings, client, embedder
-        self.system, self.mode, self.reader = system, mode, reader
+        self.system, self.mode, self.reader, self.variant = system, mode, reader, variant
         triples = documents = None
         if system in ("tfr", "dense-triples"):
             triples = TripleIndex.from_graph(
@@ -379,7 +383,8 @@ class ReportContext:
 
 
 def _report_id(q: ReportQuestion, ctx: ReportContext) -> str:
-    return f"report:{q.id}:{ctx.system}:{'agent' if ctx.reader == 'agent' else ctx.mode}"
+    base = f"report:{q.id}:{ctx.system}:{'agent' if ctx.reader == 'agent' else ctx.mode}"
+    return f"{base}:{ctx.variant}" if ctx.variant else base
 
 
 def _record(
@@ -877,11 +882,12 @@ def _one_agent(
 
 def report_stem(q: ReportQuestion, ctx: ReportContext) -> str:
     """The file name (no suffix) of a question's report: its id, plus system and mode unless TFR two-stage; the
-    agent reader's: its id, the system unless TFR, and ``.agent``."""
+    agent reader's: its id, the system unless TFR, and ``.agent``; then ``.<variant>`` when the context has one."""
     if ctx.reader == "agent":
         suffix = ("" if ctx.system == "tfr" else f".{ctx.system}") + ".agent"
     else:
         suffix = "" if (ctx.system, ctx.mode) == ("tfr", "two-stage") else f".{ctx.system}.{ctx.mode}"
+    suffix += f".{ctx.variant}" if ctx.variant else ""
     return re.sub(r"[^A-Za-z0-9._-]", "_", q.id + suffix)
 
 
