@@ -8,8 +8,8 @@ datasets, optimal alpha 0.5 there), 4.3 and 5.5 (the top-20 reranked, evaluated 
 **Data and split.** TAT-QA's dev file (the only split here) is split **by context**
 (:func:`ingest.datasets.tatqa.split_contexts`, seed 0): the training half trains finkg's embedder and
 cross-encoder (:mod:`finkg.train.embedder`, :mod:`finkg.train.reranker`), the evaluation half is the retrieval
-corpus: every table and paragraph of its contexts is a (:Chunk) of the corpus ``tatqa-dev-eval`` in Neo4j (:func:`ingest_corpus`), and its
-questions are the queries. No evaluation context, paragraph or question is seen in training.
+corpus: every table and paragraph of its contexts is a (:Chunk) of the corpus ``tatqa-dev-eval`` in Neo4j
+(:func:`ingest_corpus`), and its questions are the queries. No evaluation context, paragraph or question is seen in training.
 
 **Relevance and NDCG.** For a question, its own context's evidence (the table when ``answer_from`` is
 table or table-text, the paragraphs in ``rel_paragraphs``) has gain 2, the context's other chunks gain 1,
