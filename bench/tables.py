@@ -159,6 +159,12 @@ REPORTS = Table(
     ],
 )
 
+REPORTS_READER = Table(
+    ["eval-reports-reader"],
+    _single("eval-reports-reader", "systems"),
+    REPORTS.columns,
+)
+
 TATQA_NAMES = {
     "two-stage": "two-stage (BM25 over the context's paragraphs)",
     "agent-memory": "agent + experience memory",
@@ -662,6 +668,7 @@ EXTRACTION_LADDER = Table(
 
 TABLES: dict[str, Table] = {
     "eval-reports": REPORTS,
+    "eval-reports-reader": REPORTS_READER,
     "eval-tatqa": TATQA,
     "eval-tatqa-agent": TATQA_AGENT,
     "eval-tatqa-memory": TATQA_MEMORY,
