@@ -88,9 +88,7 @@ __all__ = [
     "memory_cells",
     "open_graph",
     "report_batch",
-    "reranker_config",
     "schema_status",
-    "train_reranker",
 ]
 
 
@@ -1201,14 +1199,24 @@ def feedback_options(
     )
 
 
-def embedder_config(**fields: Any) -> Any:
-    """A :class:`finkg.train.embedder.EmbedderConfig` from keyword fields (for the CLI, which imports no room)."""
-    from finkg.train.embedder import EmbedderConfig
+def retrieval_trainer_config(kind: str, **fields: Any) -> Any:
+    """A :class:`finkg.train.embedder.EmbedderConfig` (``kind`` embedder) or
+    :class:`finkg.train.reranker.RerankerConfig` (``kind`` reranker) from keyword fields (for the CLI, which
+    imports no room).
 
-    return EmbedderConfig(**fields)
+    Raises:
+        ConfigError: an unknown ``kind``. TrainingError: a bad field value.
+    """
+    from finkg.train import embedder, reranker
+
+    configs = {"embedder": embedder.EmbedderConfig, "reranker": reranker.RerankerConfig}
+    if kind not in configs:
+        raise ConfigError(f"unknown trainer {kind!r}: one of {', '.join(configs)}")
+    return configs[kind](**fields)
 
 
-def train_embedder(
+def train_retrieval_model(
+    kind: str,
     path: Path,
     config: Any = None,
     *,
@@ -1222,88 +1230,36 @@ def train_embedder(
     progress: StageProgress | None = None,
     log: Any = None,
 ) -> dict[str, Any]:
-    """Fine-tune the embedder on TAT-QA's training half and measure it before/after (seed 002 §2.1, §5.2;
-    :func:`finkg.train.embedder.run`).
+    """Fine-tune finkg's embedder (``kind`` embedder: seed 002 §2.1, §5.2; :func:`finkg.train.embedder.run`) or
+    train its cross-encoder reranker with hard negatives mined by the configured embedder (``kind`` reranker:
+    seed 002 §3.3, §4.3; :func:`finkg.train.reranker.run`) on TAT-QA's training half, and measure it
+    before/after on the evaluation half.
 
     Args:
-        config: a :class:`finkg.train.embedder.EmbedderConfig` (default: the seed's settings).
-        out_dir: run folder (default ``<[models] dir>/finkg-embedder-minilm-tatqa``): ``model/``,
-            ``checkpoints/``, ``examples.jsonl``. base_model: default ``[embedding] model_path``.
+        config: the kind's config (:func:`retrieval_trainer_config`; default: its defaults, the seed's settings).
+        out_dir: run folder (default ``<[models] dir>/finkg-embedder-minilm-tatqa`` or
+            ``.../finkg-reranker-minilm-tatqa``): ``model/``, ``checkpoints/``, the examples file.
+        base_model: the encoder to start from (default ``[embedding] model_path``). examples_file: train on
+            this file instead of building one.
         log: called with a line of loss, learning rate and ETA at every logging step.
 
     Raises:
-        ConfigError: no base model. TrainingDataError, TrainingError, EvaluationError: see the module.
+        ConfigError: an unknown kind, no encoder to start from, or (reranker) no embedder to mine with and
+            measure. TrainingDataError, TrainingError, EvaluationError: see the modules.
     """
     from finkg import models
-    from finkg.train import embedder
+    from finkg.train import embedder, reranker
 
     s = settings or load_settings()
+    config = config or retrieval_trainer_config(kind)
     base = base_model or s.embedding.model_path
     if base is None:
-        raise ConfigError("no embedder to start from: pass --base-model or set [embedding] model_path")
-    out = out_dir or s.models.dir / models.TUNED_EMBEDDER
-
-    with _registry(graph, s) as g:
-        return embedder.run(
-            path,
-            Path(base),
-            Path(out),
-            config or embedder.EmbedderConfig(),
-            graph=g,
-            make_embedder=lambda directory: _embedder(s, directory),
-            examples_file=examples_file,
-            resume=resume,
-            evaluate=evaluate,
-            progress=progress,
-            log=log,
-        )
-
-
-def reranker_config(**fields: Any) -> Any:
-    """A :class:`finkg.train.reranker.RerankerConfig` from keyword fields (for the CLI, which imports no room)."""
-    from finkg.train.reranker import RerankerConfig
-
-    return RerankerConfig(**fields)
-
-
-def train_reranker(
-    path: Path,
-    config: Any = None,
-    *,
-    out_dir: Path | None = None,
-    base_model: Path | None = None,
-    examples_file: Path | None = None,
-    resume: bool = False,
-    evaluate: bool = True,
-    graph: Graph | None = None,
-    settings: Settings | None = None,
-    progress: StageProgress | None = None,
-    log: Any = None,
-) -> dict[str, Any]:
-    """Train finkg's cross-encoder on TAT-QA's training half with hard negatives mined by the configured
-    embedder, and measure reranking before/after (seed 002 §3.3, §4.3; :func:`finkg.train.reranker.run`).
-
-    Args:
-        config: a :class:`finkg.train.reranker.RerankerConfig` (default: its defaults).
-        out_dir: run folder (default ``<[models] dir>/finkg-reranker-minilm-tatqa``): ``model/``,
-            ``checkpoints/``, ``pairs.jsonl``. base_model: the encoder to start from (default
-            ``[embedding] model_path``). examples_file: train on this pairs file instead of mining one.
-        log: called with a line of loss, learning rate and ETA at every logging step.
-
-    Raises:
-        ConfigError: no encoder to start from. TrainingDataError, TrainingError, EvaluationError: see the module.
-    """
-    from finkg import models
-    from finkg.train import reranker
-
-    s = settings or load_settings()
-    base = base_model or s.embedding.model_path
-    if base is None:
-        raise ConfigError("no encoder to start from: pass --base-model or set [embedding] model_path")
-    out = out_dir or s.models.dir / models.TUNED_RERANKER
+        raise ConfigError(f"no encoder to start the {kind} from: pass --base-model or set [embedding] model_path")
+    folder = models.TUNED_EMBEDDER if kind == "embedder" else models.TUNED_RERANKER
+    options = {"examples_file": examples_file, "resume": resume, "evaluate": evaluate, "progress": progress, "log": log}
 
     @functools.cache  # mining and measuring share one loaded model
-    def embedder() -> Any:
+    def configured() -> Any:
         if s.embedding.model_path is None:
             raise ConfigError(
                 "no embedder: set [embedding] model_path (it mines the hard negatives and is the dense half "
@@ -1312,18 +1268,24 @@ def train_reranker(
         return _embedder(s)
 
     with _registry(graph, s) as g:
+        if kind == "embedder":
+            return embedder.run(
+                path,
+                Path(base),
+                Path(out_dir or s.models.dir / folder),
+                config,
+                graph=g,
+                make_embedder=lambda directory: _embedder(s, directory),
+                **options,
+            )
         return reranker.run(
             path,
             Path(base),
-            Path(out),
-            config or reranker.RerankerConfig(),
+            Path(out_dir or s.models.dir / folder),
+            config,
             graph=g,
-            make_embedder=embedder,
-            examples_file=examples_file,
-            resume=resume,
-            evaluate=evaluate,
-            progress=progress,
-            log=log,
+            make_embedder=configured,
+            **options,
         )
 
 

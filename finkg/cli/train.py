@@ -100,13 +100,16 @@ def train_embedder(
     no_eval: Annotated[bool, typer.Option("--no-eval", help="Skip the before/after retrieval measurement.")] = False,
 ) -> None:
     """Fine-tune the embedder (MultipleNegativesRankingLoss, BM25 hard negatives) and measure it before/after."""
-    config = api.embedder_config(
+    config = api.retrieval_trainer_config(
+        "embedder",
         **_schedule(
             epochs, batch_size, learning_rate, max_length, max_questions, save_steps, max_steps, max_minutes, seed
-        )
+        ),
     )
     with progress() as p:
-        info = api.train_embedder(path, config, evaluate=not no_eval, **_run(out_dir, base_model, examples, resume, p))
+        info = api.train_retrieval_model(
+            "embedder", path, config, evaluate=not no_eval, **_run(out_dir, base_model, examples, resume, p)
+        )
     differences = info.pop("differences")
     render([info], Format.table, console, title="embedder trained")
     if differences:
@@ -149,7 +152,8 @@ def train_reranker(
 ) -> None:
     """Train the cross-encoder reranker (BinaryCrossEntropyLoss, embedder-mined hard negatives) and measure
     reranking against the hybrid order and a random order of the same top-20."""
-    config = api.reranker_config(
+    config = api.retrieval_trainer_config(
+        "reranker",
         mine_with=mine_with,
         negatives=negatives,
         rerank_questions=rerank_questions or None,
@@ -158,7 +162,9 @@ def train_reranker(
         ),
     )
     with progress() as p:
-        info = api.train_reranker(path, config, evaluate=not no_eval, **_run(out_dir, base_model, examples, resume, p))
+        info = api.train_retrieval_model(
+            "reranker", path, config, evaluate=not no_eval, **_run(out_dir, base_model, examples, resume, p)
+        )
     differences = info.pop("differences")
     render([info], Format.table, console, title="reranker trained")
     if differences:

@@ -316,6 +316,12 @@ def paired_difference(a: Sequence[float], b: Sequence[float], seed: int = 0) -> 
     return round(sum(a) / len(a), 4), round(sum(b) / len(b), 4), rounded
 
 
+def difference_cells(row: Mapping[str, Any]) -> list[str]:
+    """A paired difference as model-card cells: ``["+0.0123", "[+0.0050, +0.0200]"]`` (``mean``, ``ci_low``,
+    ``ci_high`` of a :func:`paired_difference` row)."""
+    return [f"{row['mean']:+.4f}", f"[{row['ci_low']:+.4f}, {row['ci_high']:+.4f}]"]
+
+
 def write_model_card(
     model_dir: Path,
     *,

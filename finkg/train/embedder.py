@@ -43,6 +43,7 @@ from finkg.train.common import (
     LossLog,
     TrainingError,
     checkpoint_losses,
+    difference_cells,
     mark_promoted,
     paired_difference,
     progress_callback,
@@ -262,14 +263,7 @@ def model_card(
         table_title="Metrics (TAT-QA evaluation half; tuned - base, paired 95 % bootstrap interval)",
         columns=["system", "metric", "base", "tuned", "difference", "95 % interval"],
         rows=[
-            [
-                r["system"],
-                r["metric"],
-                f"{r['base']:.4f}",
-                f"{r['tuned']:.4f}",
-                f"{r['mean']:+.4f}",
-                f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]",
-            ]
+            [r["system"], r["metric"], f"{r['base']:.4f}", f"{r['tuned']:.4f}", *difference_cells(r)]
             for r in differences
         ],
     )

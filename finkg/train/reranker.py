@@ -44,24 +44,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from finkg.train.common import (
-    RETRIEVAL_METRICS,
-    LossLog,
-    TrainingError,
-    checkpoint_losses,
-    mark_promoted,
-    paired_difference,
-    progress_callback,
-    read_jsonl,
-    require_examples,
-    resume_checkpoint,
-    run_trainer,
-    steps_run,
-    trainer_arguments,
-    weights_sha256,
-    write_jsonl,
-    write_model_card,
-)
+from finkg.train import common
+from finkg.train.common import LossLog, TrainingError
 from finkg.train.embedder import check_training_half
 from ingest.datasets.tatqa import corpus_rows
 from kg.progress import StageProgress
@@ -134,7 +118,7 @@ def tatqa_pairs(
     from finkg.eval.retrieval import TRAIN_CORPUS, tatqa_queries
 
     train, _, queries, _ = tatqa_queries(path, config.seed)
-    require_examples(len(queries), f"{path}: the training half of the context split")
+    common.require_examples(len(queries), f"{path}: the training half of the context split")
     if config.max_questions is not None and len(queries) > config.max_questions:
         queries = sorted(random.Random(config.seed).sample(queries, config.max_questions), key=lambda q: q.uid)
     chunks = corpus_rows(train, TRAIN_CORPUS, f"tatqa:{Path(path).name}")["chunks"]
@@ -179,9 +163,9 @@ def train(
     from sentence_transformers.cross_encoder import CrossEncoder, CrossEncoderTrainer, CrossEncoderTrainingArguments
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
 
-    require_examples(len(pairs), "reranker training")
+    common.require_examples(len(pairs), "reranker training")
     out_dir = Path(out_dir)
-    checkpoint = resume_checkpoint(out_dir, resume)
+    checkpoint = common.resume_checkpoint(out_dir, resume)
     torch.manual_seed(config.seed)
     try:
         model = CrossEncoder(
@@ -200,15 +184,15 @@ def train(
             "label": [float(p["label"]) for p in pairs],
         }
     )
-    losses = checkpoint_losses(checkpoint)
+    losses = common.checkpoint_losses(checkpoint)
     trainer = CrossEncoderTrainer(
         model=model,
-        args=trainer_arguments(out_dir, config, arguments_class=CrossEncoderTrainingArguments),
+        args=common.trainer_arguments(out_dir, config, arguments_class=CrossEncoderTrainingArguments),
         train_dataset=data,
         loss=BinaryCrossEntropyLoss(model),
-        callbacks=[progress_callback(progress, log, losses, config.max_minutes)],
+        callbacks=[common.progress_callback(progress, log, losses, config.max_minutes)],
     )
-    seconds = run_trainer(trainer, checkpoint, config.batch_size, config.max_length)
+    seconds = common.run_trainer(trainer, checkpoint, config.batch_size, config.max_length)
     saved = out_dir / "model"
     model.save(str(saved), create_model_card=False)
     return saved, losses, seconds
@@ -228,8 +212,8 @@ def compare(result: Mapping[str, Any], seed: int = 0) -> list[dict[str, Any]]:
     difference over the reranked questions of one :func:`finkg.eval.retrieval.evaluate` result."""
     rows = []
     for system, baseline in COMPARED:
-        for metric in RETRIEVAL_METRICS:
-            value, against, d = paired_difference(
+        for metric in common.RETRIEVAL_METRICS:
+            value, against, d = common.paired_difference(
                 result["per_query"][metric][system], result["per_query"][metric][baseline], seed
             )
             row = {"system": system, "baseline": baseline, "metric": metric}
@@ -260,7 +244,7 @@ def model_card(
     """Write ``model_dir/README.md``: the model card (base model, data, loss, epochs, metrics). Returns its
     path."""
     first, last = losses.first_last()
-    return write_model_card(
+    return common.write_model_card(
         model_dir,
         front_matter=[
             "library_name: sentence-transformers",
@@ -296,8 +280,7 @@ def model_card(
                 r["metric"],
                 f"{r['baseline_value']:.4f}",
                 f"{r['system_value']:.4f}",
-                f"{r['mean']:+.4f}",
-                f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]",
+                *common.difference_cells(r),
             ]
             for r in differences
         ],
@@ -339,7 +322,6 @@ def run(
     """
     from finkg.eval import retrieval as retrieval_eval
     from finkg.eval.results import write_result
-    from finkg.train.common import register_model
     from retrieval.text.rerank import CrossEncoderReranker
 
     out_dir = Path(out_dir)
@@ -351,11 +333,11 @@ def run(
 
         else:
             rank_with = retrieval_eval.bm25_ranker
-        examples_file = write_jsonl(out_dir / "pairs.jsonl", tatqa_pairs(path, rank_with, config))
-    pairs = read_jsonl(examples_file, PAIR_FIELDS)
+        examples_file = common.write_jsonl(out_dir / "pairs.jsonl", tatqa_pairs(path, rank_with, config))
+    pairs = common.read_jsonl(examples_file, PAIR_FIELDS)
     check_training_half(pairs, path, config.seed, examples_file)
     model_dir, losses, seconds = train(pairs, base_model, out_dir, config, resume=resume, progress=progress, log=log)
-    sha = weights_sha256(model_dir)
+    sha = common.weights_sha256(model_dir)
     differences: list[dict[str, Any]] = []
     measured: dict[str, Any] = {}
     if evaluate:
@@ -384,7 +366,7 @@ def run(
         sha256=sha,
         is_promoted=is_promoted,
     )
-    mark_promoted(model_dir, is_promoted, differences)  # the default of [rerank] model_path follows it
+    common.mark_promoted(model_dir, is_promoted, differences)  # the default of [rerank] model_path follows it
     first, last = losses.first_last()
     summary = {
         "name": f"reranker:{out_dir.name}",
@@ -397,7 +379,7 @@ def run(
         "mine_with": config.mine_with,
         "loss": "BinaryCrossEntropyLoss",
         "epochs": config.epochs,
-        "steps": steps_run(out_dir, losses),
+        "steps": common.steps_run(out_dir, losses),
         "loss_first": first,
         "loss_last": last,
         "seconds": round(seconds, 1),
@@ -438,5 +420,5 @@ def run(
             },
             directory=results_dir,
         )
-    register_model(graph, summary["name"], {**summary, "metrics": {"differences": differences}})
+    common.register_model(graph, summary["name"], {**summary, "metrics": {"differences": differences}})
     return {**summary, "differences": differences}
