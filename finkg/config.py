@@ -943,10 +943,11 @@ alpha_step = 0.025
 rrf_k = 60
 
 [rerank]
-# Reranking of the top_n hits by a local cross-encoder (unset model_path: no reranking, the measured best
-# without downloadable reranker weights). A bge-reranker directory loads with FlagEmbedding; `finkg rerank
-# train` trains finkg's own from MiniLM on TAT-QA's training half into ~/.cache/finkg/models/finkg-reranker-minilm:
-# model_path = "~/.cache/finkg/models/finkg-reranker-minilm"
+# Reranking of the top_n hits by a local cross-encoder (unset model_path: the model `finkg train reranker`
+# promoted, only if reranking measured better than none; else no reranking, the measured best without
+# downloadable reranker weights). A bge-reranker directory loads with FlagEmbedding; `finkg train reranker`
+# trains finkg's own on TAT-QA's training half into ~/.cache/finkg/models/finkg-reranker-minilm-tatqa/model:
+# model_path = "~/.cache/finkg/models/finkg-reranker-minilm-tatqa/model"
 # backend = "auto"          # auto (flag when the name contains "bge"), cross-encoder, flag, or llm (the [llm]
 #                           # model grades each passage 0-3: one call per passage; no model_path needed)
 top_n = 20

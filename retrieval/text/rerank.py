@@ -115,7 +115,7 @@ class CrossEncoderReranker(Reranker):
         if not path.is_dir():
             raise RerankModelError(
                 f"[rerank] model_path {path}: not a directory (train one with "
-                "`finkg rerank train`, or point it at a local cross-encoder)"
+                "`finkg train reranker`, or point it at a local cross-encoder)"
             )
         if backend == "auto":
             backend = "flag" if "bge" in path.name.lower() else "cross-encoder"
@@ -165,7 +165,7 @@ def make_reranker(
     if not model_path:
         raise RerankModelError(
             "no reranker configured: set [rerank] model_path (or FINKG_RERANK_MODEL_PATH) to a "
-            "local cross-encoder directory, or train one with `finkg rerank train`"
+            "local cross-encoder directory, or train one with `finkg train reranker`"
         )
     return CrossEncoderReranker(model_path, backend, max_length, batch_size, device)
 
