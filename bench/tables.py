@@ -379,6 +379,11 @@ MEMO_EVAL = Table(
 )
 
 
+def _paired(row: dict[str, Any]) -> str:
+    """A paired difference ``+0.016 [+0.011, +0.022]`` from ``mean``, ``ci_low``, ``ci_high`` (3 places)."""
+    return f"{row['mean']:+.3f} [{row['ci_low']:+.3f}, {row['ci_high']:+.3f}]"
+
+
 TRAIN_EMBEDDER = Table(
     ["train-embedder"],
     _single("train-embedder", "differences"),
@@ -387,10 +392,7 @@ TRAIN_EMBEDDER = Table(
         Column("metric", lambda r: str(r["metric"])),
         Column("MiniLM (base)", lambda r: num(r.get("base"), ".3f")),
         Column("tuned", lambda r: num(r.get("tuned"), ".3f")),
-        Column(
-            "tuned - base [95% paired CI]",
-            lambda r: f"{r['mean']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]",
-        ),
+        Column("tuned - base [95% paired CI]", _paired),
     ],
 )
 
@@ -435,10 +437,7 @@ TRAIN_RERANKER_DIFF = Table(
         Column("metric", lambda r: str(r["metric"])),
         Column("against", lambda r: num(r.get("baseline_value"), ".3f")),
         Column("reranked", lambda r: num(r.get("system_value"), ".3f")),
-        Column(
-            "difference [95% paired CI]",
-            lambda r: f"{r['mean']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]",
-        ),
+        Column("difference [95% paired CI]", _paired),
     ],
 )
 

@@ -1256,7 +1256,6 @@ def train_retrieval_model(
     if base is None:
         raise ConfigError(f"no encoder to start the {kind} from: pass --base-model or set [embedding] model_path")
     folder = models.TUNED_EMBEDDER if kind == "embedder" else models.TUNED_RERANKER
-    options = {"examples_file": examples_file, "resume": resume, "evaluate": evaluate, "progress": progress, "log": log}
 
     @functools.cache  # mining and measuring share one loaded model
     def configured() -> Any:
@@ -1267,26 +1266,14 @@ def train_retrieval_model(
             )
         return _embedder(s)
 
+    out = Path(out_dir or s.models.dir / folder)
+    options = {"examples_file": examples_file, "resume": resume, "evaluate": evaluate, "progress": progress, "log": log}
     with _registry(graph, s) as g:
-        if kind == "embedder":
+        if kind == "embedder":  # its run measures base and tuned: it embeds with a model per directory
             return embedder.run(
-                path,
-                Path(base),
-                Path(out_dir or s.models.dir / folder),
-                config,
-                graph=g,
-                make_embedder=lambda directory: _embedder(s, directory),
-                **options,
+                path, Path(base), out, config, graph=g, make_embedder=lambda d: _embedder(s, d), **options
             )
-        return reranker.run(
-            path,
-            Path(base),
-            Path(out_dir or s.models.dir / folder),
-            config,
-            graph=g,
-            make_embedder=configured,
-            **options,
-        )
+        return reranker.run(path, Path(base), out, config, graph=g, make_embedder=configured, **options)
 
 
 def reader_config(**fields: Any) -> Any:

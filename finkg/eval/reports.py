@@ -78,12 +78,8 @@ def evaluate_reports(
     if not scored:
         raise ValueError("no question has a 'reference': nothing to score against")
     rows = []
-    runs = [
-        (system, writer, variant) for system in systems for writer, variant in ((client, ""), (tuned, TUNED_VARIANT))
-    ]
-    for system, writer, variant in runs:
-        if writer is None:
-            continue
+    writers = [(client, "")] + ([(tuned, TUNED_VARIANT)] if tuned is not None else [])
+    for system, (writer, variant) in ((system, w) for system in systems for w in writers):
         ctx = ReportContext(graph, settings, writer, embedder, system, "two-stage", progress=progress, variant=variant)
         label = f"{system}+{variant}" if variant else system
         folder = out / label

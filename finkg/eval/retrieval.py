@@ -327,8 +327,8 @@ def evaluate(
             + (f"; {ungraded} answers without a grade (mid-scale)" if ungraded else ""),
             "hybrid+shuffled": "control: the same top-20 in a seeded random order",
         }
+        gains_of = [queries[i].gains for i in sample]
         for system, ranked in orders.items():
-            gains_of = [queries[i].gains for i in sample]
             per_query[system] = [ndcg_at_k(r, g) for r, g in zip(ranked, gains_of)]
             per_recall[system] = [recall_at_k(r, g) for r, g in zip(ranked, gains_of)]
             per_rr[system] = [reciprocal_rank(r, g) for r, g in zip(ranked, gains_of)]
