@@ -107,6 +107,51 @@ def test_the_verdict_is_recordable():
     assert d["passed"] is False and d["numbers"][0]["text"] == "15,603,000,000" and d["checks"]["answer_type"]
 
 
+# The README demo's cn-prices-2016-06 case (stop 29): the tool loop's answer was the model's complaint about a
+# calculate call's operand name, and it passed the gate because it states no number but a date of the facts.
+CPI_FACT = (
+    "China rural CPI, year-on-year change: 2.10% in the month ending 2016-05-31, a decrease of 0.30 percentage "
+    "points from 2.40% in the month ending 2016-04-30 (the previous month)."
+)
+CPI_QUESTION = "Do consumer and producer prices point to deflation risk in China in mid-2016?"
+CPI_ANSWER = (
+    "The observation is incorrect because the operand name 'akshare:cn_cpi_rural_yoy:2016-05-31:change_prev' is "
+    "not an identifier (letters, digits, _) as it contains a colon. The correct operand name should be "
+    "'akshare:cn_cpi_rural_yoy:2016-05-31:change_prev'."
+)
+
+
+def test_a_made_up_text_answer_fails_when_quotes_are_required():
+    failed_call = calculate("a:b - c", {"a:b": 2.1, "c": 2.0})
+    assert not failed_call.ok  # the tool's error is no source to quote
+    v = check_answer(CPI_ANSWER, "span", [failed_call], [CPI_FACT], quote_from=[CPI_QUESTION])
+    assert not v.passed and v.checks["quoted"] is False and v.checks["numbers_traced"]
+    assert "observation, incorrect, operand" in v.reasons[0] and "quote the facts" in v.reasons[0]
+    # without quote_from (the TAT-QA span route) the check does not run: the answer passed as it did in the demo
+    assert check_answer(CPI_ANSWER, "span", [failed_call], [CPI_FACT]).passed
+
+
+def test_a_quoted_text_answer_passes_and_numbers_are_left_to_the_number_check():
+    text = "Net sales increased primarily due to higher volumes in the Americas and favorable pricing."
+    question = "What was the reason for the increase in net sales?"
+    ok = check_answer("higher volumes in the Americas", "span", [], [text], quote_from=[question])
+    assert ok.passed and ok.checks["quoted"]
+    # one unquoted word of five content words is within QUOTE_SHARE; one of three ("higher" is a direction word) is not
+    assert check_answer(
+        "volumes in the Americas and Europe, favorable pricing", "span", [], [text], quote_from=[]
+    ).passed
+    assert not check_answer("higher volumes in the Americas and Europe", "span", [], [text], quote_from=[]).passed
+    bad = check_answer("strong consumer demand", "span", [], [text], quote_from=[question])
+    assert not bad.passed and "strong, consumer, demand" in bad.reasons[0]
+    # direction words are the direction check's business, question words may be repeated
+    assert check_answer("net sales increased", "span", [], [text], quote_from=[question]).passed
+    # an item with an amount is judged by its number, not its wording
+    amount = check_answer(
+        "Working capital of USD 15,608,000,000", "arithmetic", [_working_capital()], JNJ_EVIDENCE, quote_from=[]
+    )
+    assert amount.passed and amount.checks["quoted"]
+
+
 # ----------------------------------------------------------------------------------------- the report path
 
 

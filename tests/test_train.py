@@ -122,6 +122,32 @@ def test_out_of_memory_is_caught_with_advice():
         raise ValueError("not memory")
 
 
+def test_a_resumed_runs_progress_counts_only_its_own_steps():
+    """Resuming at step 100 of 2,502: the bar counts the 2,402 steps left, so its rate and ETA are this run's
+    (the checkpoint's 100 steps arriving at once made a resumed run's ETA minutes instead of hours)."""
+    import io
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from finkg.output import LogProgress
+    from finkg.train.common import LossLog, progress_callback
+
+    now = [0.0]
+    out = io.StringIO()
+    log = LogProgress(Console(file=out, width=200), interval_s=1e9, clock=lambda: now[0])
+    callback = progress_callback(log, None, LossLog())
+    state = SimpleNamespace(global_step=100, max_steps=2502)
+    callback.on_train_begin(None, state, None)
+    for _ in range(5):
+        now[0] += 3.0
+        callback.on_step_end(None, state, None)
+    log.close()
+    last = out.getvalue().strip().splitlines()[-1]
+    assert last.startswith("train (resumed at step 100): 5/2,402, 0.3/s"), last
+    assert "ETA 1:59:51" in last  # 2,397 steps left at 3 s each: 7,191 s
+
+
 # --------------------------------------------------------------------------- the embedder
 
 

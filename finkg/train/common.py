@@ -208,7 +208,8 @@ def progress_callback(
     max_minutes: float | None = None,
 ) -> Any:
     """A ``transformers.TrainerCallback`` that advances the ``train`` stage of ``progress`` by one per
-    optimizer step (the stage's total is the run's steps; a resumed run starts at its checkpoint's step), and at
+    optimizer step (the stage's total is the run's steps; a resumed run's stage, named for its checkpoint's step,
+    counts the steps left, so that its rate and ETA are its own), and at
     every logging step records the loss in ``losses`` and calls ``log`` with
     ``step s/S, epoch e, loss x, lr y, ETA h:mm:ss``. With ``max_minutes``, the run stops (after saving a
     checkpoint, so ``--resume`` continues it) at the first step end past that much wall time: a bounded slice."""
@@ -220,10 +221,11 @@ def progress_callback(
         first_step = 0
 
         def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
-            self.advance = stage(progress, "train", int(state.max_steps))
+            # A resumed run's stage counts only the steps left, so its rate and ETA are this run's, not
+            # inflated by the checkpoint's steps arriving at once.
             self.started, self.first_step = time.monotonic(), int(state.global_step)
-            if state.global_step and self.advance:
-                self.advance(int(state.global_step))
+            name = f"train (resumed at step {self.first_step:,})" if self.first_step else "train"
+            self.advance = stage(progress, name, int(state.max_steps) - self.first_step)
 
         def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             if self.advance:

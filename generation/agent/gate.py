@@ -17,6 +17,10 @@ Source: ../shared/seeds/001_70c6b08e66b7be55.txt, section 4.4, "Answer Consolida
    only when the evidence states the same direction (else it is unsupported: seed 003 counts such claims).
 3. **Answer type** (format-valid) matches the question's: ``span`` one text, ``multi-span`` two or more texts,
    ``count`` one non-negative whole number, ``arithmetic`` exactly one number.
+4. **Quoted words** (source-traceable, for text; asked for by the caller with ``quote_from``, as the tool-calling
+   loop does): an answer item that states no number has nothing the first check can trace, so at least
+   :data:`QUOTE_SHARE` of its content words (:func:`unquoted_words`) must be words of the evidence, the tools'
+   outputs or the question. A text the model made up (its own complaint about a tool call, an opinion) fails.
 """
 
 from __future__ import annotations
@@ -39,6 +43,9 @@ _DOWN = re.compile(
     re.I,
 )
 _FLAT = re.compile(r"\b(?:unchanged|flat|no change)\b", re.I)
+_WORD = re.compile(r"[a-z]{3,}")
+QUOTE_SHARE = 0.75
+"""The least share of a number-free answer item's content words that must be quoted (check 4)."""
 
 
 @dataclass(frozen=True)
@@ -135,6 +142,20 @@ def direction_of(text: str) -> str | None:
     return found.pop() if len(found) == 1 else "mixed"
 
 
+def unquoted_words(item: str, sources: Sequence[str]) -> tuple[list[str], int]:
+    """The content words of ``item`` that no text of ``sources`` contains, and how many content words it has.
+
+    Content words are lower-cased runs of three or more ASCII letters that are neither English stop words
+    (scikit-learn's list) nor direction words (check 2 judges those). Example:
+    ``unquoted_words("Sales rose on higher demand", ["Sales were USD 5 million"])`` -> ``(["demand"], 2)``.
+    """
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    known = {w for text in sources for w in _WORD.findall(text.lower())}
+    words = [w for w in _WORD.findall(item.lower()) if w not in ENGLISH_STOP_WORDS and direction_of(w) is None]
+    return [w for w in words if w not in known], len(words)
+
+
 def _answer_type(items: list[str], mentions: list[NumberMention]) -> str:
     if len(items) >= 2:
         return "multi-span"
@@ -167,8 +188,9 @@ def check_answer(
     tool_results: Sequence[ToolResult] = (),
     evidence: Sequence[str] = (),
     change: float | None = None,
+    quote_from: Sequence[str] | None = None,
 ) -> Verdict:
-    """Gate one answer (see the module doc for the three checks).
+    """Gate one answer (see the module doc for the four checks).
 
     Args:
         answer: the answer text, or its spans (a multi-span answer is a list of texts).
@@ -176,6 +198,8 @@ def check_answer(
         tool_results: the run's tool calls; only successful ones count.
         evidence: the texts the answer may quote (passages, table rows joined as text, fact sentences).
         change: the computed change the answer's direction word must agree with (else the last ``compare``).
+        quote_from: texts besides ``evidence`` that a number-free item may quote (the tools' outputs, the
+            question); given, check 4 runs (None: it does not).
 
     Returns:
         the :class:`Verdict`; ``passed`` False with a reason per failed check.
@@ -232,6 +256,21 @@ def check_answer(
             f"a {question_type} question needs {_NEEDS[question_type]}; the answer looks like a {answer_type}"
         )
     checks = {"numbers_traced": not untraced, "direction": direction_ok, "answer_type": type_ok}
+    if quote_from is not None:
+        sources = [*evidence, *quote_from]
+        made_up: list[str] = []
+        for item in items:
+            if any(m.kind not in ("date", "year") for m in find_numbers(item)):
+                continue
+            missing, total = unquoted_words(item, sources)
+            if total and len(missing) > (1 - QUOTE_SHARE) * total:
+                made_up += missing
+        checks["quoted"] = not made_up
+        if made_up:
+            reasons.append(
+                f"the answer's words {', '.join(dict.fromkeys(made_up))} are in neither the evidence nor the tools' "
+                "outputs: quote the facts or give the number"
+            )
     return Verdict(not reasons, tuple(reasons), tuple(traced), direction, change, answer_type, question_type, checks)
 
 

@@ -12,7 +12,8 @@ included: a bad call never ends the run). The prompt is fitted to the model's co
 dropped from the conversation (the trajectory keeps them).
 
 An answer goes through the gate (:func:`generation.agent.gate.check_answer`: every number a tool output or in the
-evidence, direction words against the computed change, the answer type); a rejected answer goes back to the LLM
+evidence, direction words against the computed change, the answer type, and a number-free answer's words quoted
+from the facts, the tools' outputs or the question); a rejected answer goes back to the LLM
 once with the gate's complaint, then the run ends "could not verify". Invalid JSON is a failed ``llm`` step (the raw
 text kept) and the LLM is told to answer with JSON. When ``max_steps`` LLM turns pass without a gated answer, the
 run ends "could not answer", its trajectory kept. No answer with a number the gate cannot trace is ever returned.
@@ -204,7 +205,8 @@ def answer_with_tools(
                 out.steps[-1] = dataclasses.replace(out.steps[-1], error=complaint)
                 messages.append({"role": "user", "content": f"Rejected: {complaint}."})
                 continue
-            verdict = check_answer(text.strip(), question_type, out.tool_results, texts)
+            quotable = [question, *(r.observation() for r in out.tool_results if r.ok)]
+            verdict = check_answer(text.strip(), question_type, out.tool_results, texts, quote_from=quotable)
             out.verdict = verdict
             error = None if verdict.passed else "; ".join(verdict.reasons)
             out.steps.append(StepRecord("gate", text.strip(), verdict.as_dict(), error))
