@@ -465,14 +465,14 @@ MEMO_CAUSES = Table(
 
 
 def _reader_rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    rec = records["train-reader"]
-    return [{**rec.get("parameters", {}), **rec.get("figures", {})}]
+    return [{**rec.get("parameters", {}), **rec.get("figures", {})} for rec in records.values()]
 
 
 TRAIN_READER = Table(
-    ["train-reader"],
+    ["train-reader-e1", "train-reader"],
     _reader_rows,
     [
+        Column("epochs asked", lambda r: num(r.get("epochs"), "g")),
         Column("base", lambda r: Path(str(r.get("base_model", "?"))).name),
         Column("LoRA", lambda r: f"r {r.get('r')}, alpha {r.get('alpha')}, {'/'.join(r.get('target_modules', []))}"),
         Column("lr, batch", lambda r: f"{r.get('learning_rate')}, {r.get('batch_size')}"),

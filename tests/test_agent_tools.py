@@ -160,12 +160,23 @@ def test_table_column_lists_every_body_row():
     assert not tables.table_column(SALES, "2020").ok
 
 
+def test_table_count_counts_a_rows_year_columns_past_a_threshold():
+    r = tables.table_count(SALES, "Fixed Price", ">", 1_100_000_000, scale="million")
+    assert r.ok and r.value == 2 and r.numbers == (2.0,)
+    assert r.detail["counted_columns"] == ["2019", "Years Ended September 30, 2018"]
+    assert [c["base_value"] for c in r.detail["cells"]] == pytest.approx([1_452_400_000, 1_146_200_000, 1_036_900_000])
+    assert tables.table_count(SALES, "Fixed Price", "<=", 1_146_300_000, scale="million").value == 2
+    assert "unknown comparison" in (tables.table_count(SALES, "Other", "!=", 1).error or "")
+    assert "threshold" in (tables.table_count(SALES, "Other", ">", float("nan")).error or "")
+    assert "no row 'Services'" in (tables.table_count(SALES, "Services", ">", 1).error or "")
+
+
 # ----------------------------------------------------------------------------------------- registry
 
 
 def test_registry_offers_the_tools_with_schemas_and_reports_bad_calls():
     tools = registry.registry(table=SALES)
-    assert set(tools) == {"calculate", "compare", "date_diff", "scale", "table_cell", "table_column"}
+    assert set(tools) == {"calculate", "compare", "date_diff", "scale", "table_cell", "table_column", "table_count"}
     for t in tools.values():
         assert (
             t.schema["type"] == "object"

@@ -45,6 +45,7 @@ from finkg.eval.checkpoint import ItemLog
 from finkg.eval.metrics.intervals import bootstrap_mean, paired_bootstrap_difference
 from finkg.eval.metrics.tatqa import ANSWER_TYPES, gold_answers, score
 from finkg.eval.results import write_result
+from generation.agent.counting import answer_count
 from generation.agent.loop import AgentAnswer, answer_arithmetic, table_evidence
 from generation.agent.memory import ExperienceMemory, memory_block
 from generation.agent.questions import evidence_scale, needs_arithmetic, percent_hint
@@ -366,7 +367,9 @@ def agent_systems(
     needs arithmetic (:func:`generation.agent.questions.needs_arithmetic`) is answered by program of thought
     over the context's cells and paragraphs (:func:`generation.agent.loop.answer_arithmetic`: the LLM picks
     operands and one expression, ``calculate`` evaluates it, the gate checks it) in the scale
-    :func:`generation.agent.questions.answer_scale` gives. The other questions are quoted from the table's rows
+    :func:`generation.agent.questions.answer_scale` gives. A question counting the years a row passed a threshold
+    is answered by the ``table_count`` tool without an LLM (:func:`generation.agent.counting.answer_count`, when
+    the table has the row). The other questions are quoted from the table's rows
     and the paragraphs (:func:`generation.agent.span.answer_span`: one LLM call, the table's scale for a cell's
     number, the gate). When no attempt passes the gate, the text says why and has an empty ``Answer:`` (a number
     the gate cannot trace is never given).
@@ -384,7 +387,11 @@ def agent_systems(
     def make(bank: ExperienceMemory | None) -> Answerer:
         def answer(question: str, facts: Sequence[Any], passages: Sequence[Any]) -> str:
             cells, paragraphs, scale = agent_evidence(question, facts, passages, tables)
-            if not needs_arithmetic(question, row_labels((tables or {}).get(table_uid_of(facts)))):
+            table = (tables or {}).get(table_uid_of(facts))
+            counted = answer_count(question, table, paragraphs)
+            if counted is not None:
+                return agent_text(counted, "")
+            if not needs_arithmetic(question, row_labels(table)):
                 quoted, table_scale = answer_span(client, question, cells, paragraphs, max_tokens=max_tokens)
                 return agent_text(quoted, table_scale)
             entries = []

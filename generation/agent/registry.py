@@ -41,7 +41,7 @@ def registry(
 
     Args:
         graph: the Neo4j graph (``fact_lookup`` and ``ratio`` are offered only with one). table: the question's
-            table, rows of cell strings (``table_cell`` and ``table_column`` only with one). as_of: the
+            table, rows of cell strings (``table_cell``, ``table_column`` and ``table_count`` only with one). as_of: the
             question's date: the graph tools see only filings public by then. sources: the retrievers
             ``search_evidence`` searches (offered only with them; its cutoff never passes ``as_of``).
 
@@ -63,6 +63,7 @@ def registry(
     if table is not None:
         tools.append(Tool("table_cell", partial(tables.table_cell, table), tables.TABLE_CELL_SCHEMA))
         tools.append(Tool("table_column", partial(tables.table_column, table), tables.TABLE_COLUMN_SCHEMA))
+        tools.append(Tool("table_count", partial(tables.table_count, table), tables.TABLE_COUNT_SCHEMA))
     return {t.name: t for t in tools}
 
 

@@ -1,4 +1,4 @@
-"""The analyst agent's table tools: ``table_cell`` and ``table_column`` over a question's table.
+"""The analyst agent's table tools: ``table_cell``, ``table_column`` and ``table_count`` over a question's table.
 
 Source: ../shared/seeds/001_70c6b08e66b7be55.txt, section 4.4 ("Visual Structure Decoder": tables read
 into structured values before the agent computes, so that every operand is a value read from the source).
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from generation.agent.arithmetic import SCALES
-from generation.agent.results import ToolError, ToolResult, tool_call
+from generation.agent.results import ToolError, ToolResult, finite, tool_call
 from retrieval.facts.tables import column_headers, header_rows, parse_numbers
 
 Table = Sequence[Sequence[str]]
@@ -213,6 +213,126 @@ def table_column(table: Table, column: str | int, scale: str | None = None) -> T
     return tool_call("table_column", args, body)
 
 
+_LABEL_WORD = re.compile(r"[a-z]{3,}")
+
+
+def match_row(table: Table, words: str, min_score: float = 90.0, max_unexplained: float = 0.25) -> int | None:
+    """The index of the body row whose label the question's ``words`` name, or None when no label or more than
+    one fits.
+
+    An exact (case-insensitive) label first. Else a label that shares a content word with ``words`` (three
+    letters or more, not a stop word) and leaves at most ``max_unexplained`` of those content words unexplained,
+    a word being explained when the label, a header row or a section row (a row with only a label:
+    ``"Revenue:"``) holds it (``"net sales from Americas"`` is the row ``Americas`` of a table headed ``Net
+    Sales``; ``"Total services"`` is not the row ``Total`` of that table); among those, the best rapidfuzz
+    ``token_set_ratio`` of at least ``min_score``, ties broken by ``token_sort_ratio`` (a tie on both: None)."""
+    from rapidfuzz import fuzz
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    rows = [[str(c) for c in r] for r in table]
+    want = _norm(words)
+    content = {w for w in _LABEL_WORD.findall(want) if w not in ENGLISH_STOP_WORDS}
+    top = header_rows(rows)
+    body = [(i, _norm(rows[i][0])) for i in range(top, len(rows)) if rows[i] and rows[i][0].strip()]
+    exact = [i for i, label in body if label == want]
+    if len(exact) == 1:
+        return exact[0]
+    sections = [r[0] for r in rows[top:] if r and r[0].strip() and not any(c.strip() for c in r[1:])]
+    context = set(_LABEL_WORD.findall(_norm(" ".join([c for r in rows[:top] for c in r] + sections))))
+    scored = []
+    for i, label in body:
+        own = set(_LABEL_WORD.findall(label))
+        unexplained = content - own - context
+        if content & own and len(unexplained) <= max_unexplained * len(content):
+            scored.append((fuzz.token_set_ratio(want, label), fuzz.token_sort_ratio(want, label), i))
+    scored.sort(reverse=True)
+    if not scored or scored[0][0] < min_score or (len(scored) > 1 and scored[0][:2] == scored[1][:2]):
+        return None
+    return scored[0][2]
+
+
+COMPARISONS = {
+    ">": lambda x, t: x > t,
+    ">=": lambda x, t: x >= t,
+    "<": lambda x, t: x < t,
+    "<=": lambda x, t: x <= t,
+}
+"""The comparisons :func:`table_count` counts with: a cell's base value against the threshold."""
+
+
+def table_count(
+    table: Table,
+    row: str | int,
+    op: str,
+    threshold: float,
+    scale: str | None = None,
+    columns: str = "years",
+    percent: bool = False,
+) -> ToolResult:
+    """How many cells of one row of ``table`` compare ``op`` with ``threshold``: "how many years did net income
+    exceed $30,000 thousand?" is ``table_count(t, "Net income", ">", 30_000_000)``.
+
+    Args:
+        table, row, scale: as for :func:`table_cell`. op: ``>``, ``>=``, ``<`` or ``<=``. threshold: in base
+            units (dollars with the scale applied, a percentage as a fraction: ``20%`` is 0.2).
+        columns: ``years``: the value columns whose header names a year (1900-2099); ``all``: every value column.
+        percent: compare the row's percentage cells (a threshold like ``20%``) instead of its amounts; cells of
+            the other kind are left out, so that an amount is never compared with a percentage.
+
+    Returns:
+        ``value``: the count (a float, a whole number); ``numbers``: the count; ``detail``: ``row_label``, ``op``,
+        ``threshold``, ``scale``, ``cells`` (``column_header``, ``text``, ``base_value``, ``counted`` for each
+        column compared) and ``counted_columns``. An error result for an unknown or ambiguous row, an unknown
+        ``op`` or ``columns``, a non-finite threshold, no column to compare (none of the kind ``percent`` asks for),
+        or a compared cell holding no single number (the count would be a guess).
+    """
+    args = {"row": row, "op": op, "threshold": threshold, "scale": scale, "columns": columns, "percent": percent}
+
+    def body() -> ToolResult:
+        if op not in COMPARISONS:
+            raise ToolError(f"unknown comparison {op!r}: use one of {', '.join(COMPARISONS)}")
+        if columns not in ("years", "all"):
+            raise ToolError(f"unknown columns {columns!r}: use 'years' or 'all'")
+        limit = finite(threshold, "threshold")
+        rows = _check_table(table)
+        s = _scale_of(rows, scale)
+        r = _find_row(rows, row)
+        headers = column_headers(rows)
+        chosen = [c for c in range(1, len(headers)) if columns == "all" or re.search(r"\b(?:19|20)\d\d\b", headers[c])]
+        if not chosen:
+            raise ToolError(
+                f"no {'year ' if columns == 'years' else ''}column to compare; the columns are: "
+                + ", ".join(repr(h) for h in headers[1:])
+            )
+        cells = []
+        for c in chosen:
+            cell = _cell(rows, r, c, s)
+            if cell["base_value"] is None:
+                raise ToolError(
+                    f"the cell at row {cell['row_label']!r}, column {cell['column_header']!r} holds no single number: "
+                    f"{cell['text']!r}"
+                )
+            if (cell["unit"] == "%") != percent:
+                continue  # an amount is never compared with a percentage, nor a percentage with an amount
+            counted = COMPARISONS[op](cell["base_value"], limit)
+            cells.append({k: cell[k] for k in ("column_header", "text", "base_value")} | {"counted": counted})
+        if not cells:
+            kind = "percentage" if percent else "amount"
+            raise ToolError(f"row {rows[r][0].strip()!r} has no {kind} cell in the columns compared")
+        count = float(sum(c["counted"] for c in cells))
+        detail = {
+            "row_label": rows[r][0].strip(),
+            "op": op,
+            "threshold": limit,
+            "scale": s,
+            "cells": cells,
+            "counted_columns": [c["column_header"] for c in cells if c["counted"]],
+        }
+        return ToolResult("table_count", args, count, (count,), detail)
+
+    return tool_call("table_count", args, body)
+
+
 TABLE_CELL_SCHEMA: dict[str, Any] = {
     "description": "Read one cell of the question's table: its number as shown and in base units.",
     "type": "object",
@@ -231,4 +351,16 @@ TABLE_COLUMN_SCHEMA: dict[str, Any] = {
         "scale": {"type": "string", "description": "thousand, million, billion or empty; omit to read the caption"},
     },
     "required": ["column"],
+}
+TABLE_COUNT_SCHEMA: dict[str, Any] = {
+    "description": "Count the year columns (or all columns) of one row whose value compares with a threshold.",
+    "type": "object",
+    "properties": {
+        "row": {"type": ["string", "integer"], "description": "row label (first cell) or row index"},
+        "op": {"type": "string", "enum": list(COMPARISONS), "description": "cell op threshold"},
+        "threshold": {"type": "number", "description": "in base units: dollars, a percentage as a fraction"},
+        "scale": {"type": "string", "description": "thousand, million, billion or empty; omit to read the caption"},
+        "columns": {"type": "string", "enum": ["years", "all"], "description": "year columns (default) or all"},
+    },
+    "required": ["row", "op", "threshold"],
 }
