@@ -12,10 +12,12 @@ number, the route answers None and the question goes to the LLM routes as before
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
+from generation.agent.arithmetic import SCALES
 from generation.agent.gate import check_answer
 from generation.agent.loop import AgentAnswer, Step, format_result, table_evidence
-from generation.agent.questions import threshold_count
+from generation.agent.questions import YEAR, threshold_count
 from generation.agent.tables import Table, match_row, scale_named_in, table_count, table_scale
 
 
@@ -28,8 +30,7 @@ def answer_count(question: str, table: Table | None, paragraphs: Sequence[str] =
 
     Returns:
         :class:`AgentAnswer` with the count (``"2"``), the steps (the ``table_count`` call and the gate) and the
-        derivation: ``operands`` each compared column's value in base units, ``expression`` (``count of year
-        columns where '<row label>' > <threshold>``) and ``result``; or None when the route does not apply.
+        derivation (:func:`count_derivation`, with its ``result``); or None when the route does not apply.
     """
     ask = threshold_count(question)
     if ask is None or not table:
@@ -48,9 +49,25 @@ def answer_count(question: str, table: Table | None, paragraphs: Sequence[str] =
     steps.append(Step(1, "gate", answer, verdict.as_dict(), None if verdict.passed else "; ".join(verdict.reasons)))
     if not verdict.passed:
         return AgentAnswer(None, "could not verify", list(verdict.reasons), verdict, steps=steps)
-    derivation = {
-        "operands": {c["column_header"]: c["base_value"] for c in d["cells"]},
-        "expression": f"count of year columns where {d['row_label']!r} {d['op']} {d['threshold']:.15g}",
-        "result": float(got.value),
-    }
+    derivation = count_derivation(d, ask.threshold, ask.percent)
+    derivation["result"] = float(got.value)
     return AgentAnswer(answer, "answered", [], verdict, derivation, steps)
+
+
+def count_derivation(detail: dict[str, Any], threshold: float, percent: bool) -> dict[str, Any]:
+    """A ``table_count`` result as a derivation a reader can re-evaluate: ``operands`` the compared cells as the
+    table shows them, named by their column's year (``y2019``; ``c1``, ``c2``... for a column without one), and
+    ``expression`` the sum of one comparison per cell with the threshold in the table's scale (a percentage in
+    percent): ``(y2019 > 5000) + (y2018 > 5000)``. ``detail`` is the tool's detail; ``threshold`` in base
+    units."""
+    shown = threshold * 100 if percent else threshold / SCALES[detail["scale"]]
+    operands: dict[str, float] = {}
+    for i, cell in enumerate(detail["cells"], 1):
+        years = YEAR.findall(cell["column_header"])
+        base = f"y{years[-1]}" if years else f"c{i}"
+        name, k = base, 2
+        while name in operands:
+            name, k = f"{base}_{k}", k + 1
+        operands[name] = float(cell["value"])
+    expression = " + ".join(f"({name} {detail['op']} {shown:.15g})" for name in operands)
+    return {"operands": operands, "expression": expression, "row": detail["row_label"]}

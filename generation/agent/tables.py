@@ -281,7 +281,7 @@ def table_count(
 
     Returns:
         ``value``: the count (a float, a whole number); ``numbers``: the count; ``detail``: ``row_label``, ``op``,
-        ``threshold``, ``scale``, ``cells`` (``column_header``, ``text``, ``base_value``, ``counted`` for each
+        ``threshold``, ``scale``, ``cells`` (``column_header``, ``text``, ``value`` as shown, ``base_value``, ``counted`` for each
         column compared) and ``counted_columns``. An error result for an unknown or ambiguous row, an unknown
         ``op`` or ``columns``, a non-finite threshold, no column to compare (none of the kind ``percent`` asks for),
         or a compared cell holding no single number (the count would be a guess).
@@ -315,7 +315,7 @@ def table_count(
             if (cell["unit"] == "%") != percent:
                 continue  # an amount is never compared with a percentage, nor a percentage with an amount
             counted = COMPARISONS[op](cell["base_value"], limit)
-            cells.append({k: cell[k] for k in ("column_header", "text", "base_value")} | {"counted": counted})
+            cells.append({k: cell[k] for k in ("column_header", "text", "value", "base_value")} | {"counted": counted})
         if not cells:
             kind = "percentage" if percent else "amount"
             raise ToolError(f"row {rows[r][0].strip()!r} has no {kind} cell in the columns compared")
