@@ -115,8 +115,8 @@ class ThresholdCount:
 def threshold_count(question: str) -> ThresholdCount | None:
     """The row, comparison and threshold of a question counting the years a figure passed a threshold, or None
     for any other question. Example: ``"How many years did net income exceed $30,000 thousand?"`` ->
-    ``ThresholdCount("net income", ">", 30_000_000.0, "thousand")``; ``"... was R&D less than 5 million?"`` -> ``<``. On TAT-QA
-    dev, 17 of the 32 count questions have this form."""
+    ``ThresholdCount("net income", ">", 30_000_000.0, "thousand")``; ``"... was R&D less than 5 million?"``
+    -> ``<``. On TAT-QA dev, 17 of the 32 count questions have this form."""
     m = _HOW_MANY_YEARS.search(question)
     if m is None:
         return None
