@@ -279,6 +279,9 @@ TATQA_300_DIFF = _tatqa_differences("eval-tatqa-300")
 # the base and the LoRA-tuned reader on the same questions, alone and inside the agent (issue 18; seed 004)
 TATQA_READER = _tatqa_ci_table("eval-tatqa-reader")
 TATQA_READER_DIFF = _tatqa_differences("eval-tatqa-reader")
+# the same, with the three-epoch adapter (seed 004's default), the reader alone
+TATQA_READER_E3 = _tatqa_ci_table("eval-tatqa-reader-e3")
+TATQA_READER_E3_DIFF = _tatqa_differences("eval-tatqa-reader-e3")
 
 FEEDBACK_NAMES = {
     "no-memory": "no memory",
@@ -676,6 +679,8 @@ TABLES: dict[str, Table] = {
     "eval-tatqa-300-diff": TATQA_300_DIFF,
     "eval-tatqa-reader": TATQA_READER,
     "eval-tatqa-reader-diff": TATQA_READER_DIFF,
+    "eval-tatqa-reader-e3": TATQA_READER_E3,
+    "eval-tatqa-reader-e3-diff": TATQA_READER_E3_DIFF,
     "eval-feedback": FEEDBACK,
     "eval-rerank": RERANK,
     "train-embedder": TRAIN_EMBEDDER,
