@@ -33,6 +33,7 @@ from typing import Any
 
 from generation.agent.results import ToolResult
 from generation.verify.numbers import NumberMention, find_numbers, rounding_tolerance
+from retrieval.text.overlap import content_words
 
 ANSWER_TYPES = ("span", "multi-span", "count", "arithmetic")
 _FACTORS = (1.0, 1e3, 1e6, 1e9, 1e-3, 1e-6, 1e-9, 100.0, 0.01)
@@ -145,14 +146,12 @@ def direction_of(text: str) -> str | None:
 def unquoted_words(item: str, sources: Sequence[str]) -> tuple[list[str], int]:
     """The content words of ``item`` that no text of ``sources`` contains, and how many content words it has.
 
-    Content words are lower-cased runs of three or more ASCII letters that are neither English stop words
-    (scikit-learn's list) nor direction words (check 2 judges those). Example:
+    Content words are :func:`retrieval.text.overlap.content_words` that are not direction words (check 2 judges
+    those). Example:
     ``unquoted_words("Sales rose on higher demand", ["Sales were USD 5 million"])`` -> ``(["demand"], 2)``.
     """
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
     known = {w for text in sources for w in _WORD.findall(text.lower())}
-    words = [w for w in _WORD.findall(item.lower()) if w not in ENGLISH_STOP_WORDS and direction_of(w) is None]
+    words = [w for w in content_words(item) if direction_of(w) is None]
     return [w for w in words if w not in known], len(words)
 
 

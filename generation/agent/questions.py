@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from generation.agent.tables import scale_named_in
+from generation.agent.tables import YEAR, scale_named_in
 from generation.verify.numbers import find_numbers
 
 _ARITHMETIC = re.compile(
@@ -37,8 +37,6 @@ _CHOICE = re.compile(r"^\s*(?:in\s+)?which\b|\brespective(?:ly)?\b", re.IGNORECA
 _TOTAL_OF = re.compile(
     r"\btotal\s+([a-z][a-z\- ]*?)(?:\s+(?:in|for|as|at|of|from|on|between|during)\b|[?,]|$)", re.IGNORECASE
 )
-YEAR = re.compile(r"\b(?:19|20)\d\d\b")
-"""A four-digit year (1900-2099) as a whole word."""
 
 
 def needs_arithmetic(question: str, row_labels: Sequence[str] = ()) -> bool:

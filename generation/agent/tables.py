@@ -20,6 +20,10 @@ from typing import Any
 from generation.agent.arithmetic import SCALES
 from generation.agent.results import ToolError, ToolResult, finite, tool_call
 from retrieval.facts.tables import column_headers, header_rows, parse_numbers
+from retrieval.text.overlap import content_words
+
+YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+"""A four-digit year (1900-2099) as a whole word."""
 
 Table = Sequence[Sequence[str]]
 """A table: rows of cell strings (TAT-QA's ``table.table``)."""
@@ -213,9 +217,6 @@ def table_column(table: Table, column: str | int, scale: str | None = None) -> T
     return tool_call("table_column", args, body)
 
 
-_LABEL_WORD = re.compile(r"[a-z]{3,}")
-
-
 def match_row(table: Table, words: str, min_score: float = 90.0, max_unexplained: float = 0.25) -> int | None:
     """The index of the body row whose label the question's ``words`` name, or None when no label or more than
     one fits.
@@ -227,21 +228,20 @@ def match_row(table: Table, words: str, min_score: float = 90.0, max_unexplained
     Sales``; ``"Total services"`` is not the row ``Total`` of that table); among those, the best rapidfuzz
     ``token_set_ratio`` of at least ``min_score``, ties broken by ``token_sort_ratio`` (a tie on both: None)."""
     from rapidfuzz import fuzz
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
     rows = [[str(c) for c in r] for r in table]
     want = _norm(words)
-    content = {w for w in _LABEL_WORD.findall(want) if w not in ENGLISH_STOP_WORDS}
+    content = set(content_words(want))
     top = header_rows(rows)
     body = [(i, _norm(rows[i][0])) for i in range(top, len(rows)) if rows[i] and rows[i][0].strip()]
     exact = [i for i, label in body if label == want]
     if len(exact) == 1:
         return exact[0]
     sections = [r[0] for r in rows[top:] if r and r[0].strip() and not any(c.strip() for c in r[1:])]
-    context = set(_LABEL_WORD.findall(_norm(" ".join([c for r in rows[:top] for c in r] + sections))))
+    context = set(content_words(" ".join([c for r in rows[:top] for c in r] + sections)))
     scored = []
     for i, label in body:
-        own = set(_LABEL_WORD.findall(label))
+        own = set(content_words(label))
         unexplained = content - own - context
         if content & own and len(unexplained) <= max_unexplained * len(content):
             scored.append((fuzz.token_set_ratio(want, label), fuzz.token_sort_ratio(want, label), i))
@@ -298,7 +298,7 @@ def table_count(
         s = _scale_of(rows, scale)
         r = _find_row(rows, row)
         headers = column_headers(rows)
-        chosen = [c for c in range(1, len(headers)) if columns == "all" or re.search(r"\b(?:19|20)\d\d\b", headers[c])]
+        chosen = [c for c in range(1, len(headers)) if columns == "all" or YEAR.search(headers[c])]
         if not chosen:
             raise ToolError(
                 f"no {'year ' if columns == 'years' else ''}column to compare; the columns are: "
