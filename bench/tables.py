@@ -117,6 +117,8 @@ def machine_text(machine: dict[str, Any]) -> str:
         parts.append(f"{machine['ram_gib']} GiB RAM")
     if machine.get("cpu"):
         parts.append(machine["cpu"])
+    if machine.get("device"):
+        parts.append(f"GPU: {machine['device']}")
     return ", ".join(parts)
 
 
@@ -282,6 +284,9 @@ TATQA_READER_DIFF = _tatqa_differences("eval-tatqa-reader")
 # the same, with the three-epoch adapter (seed 004's default), the reader alone
 TATQA_READER_E3 = _tatqa_ci_table("eval-tatqa-reader-e3")
 TATQA_READER_E3_DIFF = _tatqa_differences("eval-tatqa-reader-e3")
+# Qwen2.5-Coder-1.5B, base and LoRA-tuned on a GPU (the device tool), the reader alone on the device
+TATQA_READER_QWEN = _tatqa_ci_table("eval-tatqa-reader-qwen-gpu")
+TATQA_READER_QWEN_DIFF = _tatqa_differences("eval-tatqa-reader-qwen-gpu")
 
 FEEDBACK_NAMES = {
     "no-memory": "no memory",
@@ -468,13 +473,16 @@ MEMO_CAUSES = Table(
 
 
 def _reader_rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{**rec.get("parameters", {}), **rec.get("figures", {})} for rec in records.values()]
+    return [
+        {**rec.get("machine", {}), **rec.get("parameters", {}), **rec.get("figures", {})} for rec in records.values()
+    ]
 
 
 TRAIN_READER = Table(
-    ["train-reader-e1", "train-reader"],
+    ["train-reader-e1", "train-reader", "train-reader-qwen-gpu"],
     _reader_rows,
     [
+        Column("machine", lambda r: str(r.get("device") or f"{r.get('cores', '?')} CPU cores")),
         Column("epochs asked", lambda r: num(r.get("epochs"), "g")),
         Column("base", lambda r: Path(str(r.get("base_model", "?"))).name),
         Column("LoRA", lambda r: f"r {r.get('r')}, alpha {r.get('alpha')}, {'/'.join(r.get('target_modules', []))}"),
@@ -681,6 +689,8 @@ TABLES: dict[str, Table] = {
     "eval-tatqa-reader-diff": TATQA_READER_DIFF,
     "eval-tatqa-reader-e3": TATQA_READER_E3,
     "eval-tatqa-reader-e3-diff": TATQA_READER_E3_DIFF,
+    "eval-tatqa-reader-qwen-gpu": TATQA_READER_QWEN,
+    "eval-tatqa-reader-qwen-gpu-diff": TATQA_READER_QWEN_DIFF,
     "eval-feedback": FEEDBACK,
     "eval-rerank": RERANK,
     "train-embedder": TRAIN_EMBEDDER,

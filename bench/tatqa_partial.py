@@ -1,0 +1,68 @@
+"""Score a TAT-QA evaluation folder whose run stopped early (a device lease, a session's end) on the questions
+that every named system answered, and write it as ``bench/results/<name>.json`` in the one results format.
+
+``finkg eval tatqa --out DIR`` appends each answer to ``DIR/answers.jsonl`` as it comes, so a run cut short holds
+the first N questions of the sample for each system; the paired differences of
+:meth:`finkg.eval.tatqa.TatqaResults.differences` need the same questions for each system, so questions some
+system has not answered are left out (their count is printed and recorded). The picture goes next to the answers
+(``DIR/partial/tatqa-em-f1.png``).
+
+    python bench/tatqa_partial.py DIR NAME --systems reader,reader+lora --note "why it stopped, where it ran"
+
+Exit status 2 when no question was answered by every system.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from finkg.eval.results import RESULTS_DIR
+from finkg.eval.tatqa import TatqaResults, read_answers
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point (see the module doc); returns the exit status."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("folder", type=Path, help="an eval folder holding answers.jsonl (and manifest.json)")
+    ap.add_argument("name", help="results file stem, e.g. eval-tatqa-reader-qwen-gpu")
+    ap.add_argument("--systems", required=True, help="comma-separated systems, the baseline first")
+    ap.add_argument("--note", default="", help="run_note: where and how the answers were made")
+    ap.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
+    args = ap.parse_args(argv)
+
+    systems = [s for s in args.systems.split(",") if s]
+    results = read_answers(args.folder / "answers.jsonl")
+    answered: dict[str, set[str]] = {}
+    for r in results:
+        answered.setdefault(r.question_uid, set()).add(r.system)
+    complete = {uid for uid, got in answered.items() if set(systems) <= got}
+    if not complete:
+        print(f"{args.folder}: no question answered by all of {systems}", file=sys.stderr)
+        return 2
+    kept = TatqaResults(systems, [r for r in results if r.question_uid in complete and r.system in systems])
+    partial = args.folder / "partial"
+    kept.save(partial)
+    record = json.loads((partial / "eval-tatqa.json").read_text(encoding="utf-8"))
+    manifest = args.folder / "manifest.json"
+    record["name"] = args.name
+    record["command"] = " ".join(["python bench/tatqa_partial.py", *(argv if argv is not None else sys.argv[1:])])
+    record["parameters"] |= {
+        "folder": str(args.folder),
+        "questions_answered_by_all": len(complete),
+        "questions_seen": len(answered),
+        "manifest": json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else None,
+    }
+    if args.note:
+        record["run_note"] = args.note
+    out = args.results_dir / f"{args.name}.json"
+    out.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    picture = partial / "tatqa-em-f1.png"
+    print(f"{len(complete)} of {len(answered)} questions answered by every system -> {out} ({picture})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
