@@ -177,6 +177,8 @@ TATQA_NAMES = {
     "whole-context": "whole context",
     "reader": "reader (seed 004 prompt), base",
     "reader+lora": "reader, LoRA-tuned",
+    "reader-calc": "reader + calculator, base",
+    "reader-calc+lora": "reader + calculator, LoRA-tuned",
     "agent+lora": "agent, LoRA-tuned reader",
 }
 

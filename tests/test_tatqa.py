@@ -34,7 +34,8 @@ from finkg.eval.tatqa import (
 from generation.agent.loop import table_evidence
 from generation.agent.questions import answer_scale, evidence_scale, needs_arithmetic
 from generation.agent.tables import row_labels
-from generation.llm import LlamaCppBackend, LLMClient
+from generation.agent.thought import run_thought
+from generation.llm import LlamaCppBackend, LLMCache, LLMClient
 from generation.llm.answer_line import extract_answer
 from generation.qa.answer import ANSWER_INSTRUCTION, answer_messages
 from ingest.datasets.tatqa import TatqaFormatError, parse_numbers, read_tatqa, split_contexts
@@ -326,8 +327,9 @@ def test_the_harness_runs_real_llm_answerers_end_to_end(contexts, smol_client, t
     silent = [
         m for _ in range(6) for m in ({"role": "user", "content": "Stay silent."}, {"role": "assistant", "content": ""})
     ] + [{"role": "user", "content": "Stay silent."}]  # SmolLM2 answers "" here (see tests/test_llm.py)
+    cached = LLMClient(smol_client.backend, cache=LLMCache(tmp_path / "llm-cache"))  # reader-calc: reader's call
     answerers = {
-        **direct_systems(smol_client, max_tokens=48),
+        **direct_systems(cached, max_tokens=48),
         "silent": lambda question, facts, passages: smol_client.chat(silent, max_tokens=16).text,
     }
     ticks: list[tuple[str, int]] = []
@@ -337,8 +339,14 @@ def test_the_harness_runs_real_llm_answerers_end_to_end(contexts, smol_client, t
         return lambda n, tokens=None: ticks.append((stage, n))
 
     results = evaluate(contexts[:1], answerers, limit=2, progress=progress)
-    assert len(results.results) == 8
-    stages = ["TAT-QA: no-retrieval", "TAT-QA: whole-context", "TAT-QA: reader", "TAT-QA: silent"]
+    assert len(results.results) == 10
+    stages = [
+        "TAT-QA: no-retrieval",
+        "TAT-QA: whole-context",
+        "TAT-QA: reader",
+        "TAT-QA: reader-calc",
+        "TAT-QA: silent",
+    ]
     assert ticks == [(s, 2) for s in stages] + [(s, 1) for s in stages] * 2  # question by question
     for r in results.results:
         assert r.em in (0.0, 1.0) and 0.0 <= r.f1 <= 1.0
@@ -348,9 +356,12 @@ def test_the_harness_runs_real_llm_answerers_end_to_end(contexts, smol_client, t
             assert r.error is None and r.generated.strip()
     rows = {(r["system"], r["answer_type"]): r for r in results.rows()}
     assert rows[("silent", "all")]["errors"] == 2 and rows[("no-retrieval", "all")]["errors"] == 0
+    by = {(r.system, r.question_uid): r for r in results.results}
+    for q in contexts[0].questions[:2]:  # the reader's call (a cache hit), its calculate thought run by the tool
+        assert by[("reader-calc", q.uid)].generated == run_thought(by[("reader", q.uid)].generated).text
     answers, summary, _ = results.save(tmp_path / "tatqa")
     lines = [json.loads(x) for x in answers.read_text(encoding="utf-8").splitlines()]
-    assert len(lines) == 8 and lines[0]["question_uid"] == contexts[0].questions[0].uid
+    assert len(lines) == 10 and lines[0]["question_uid"] == contexts[0].questions[0].uid
     assert json.loads(summary.read_text(encoding="utf-8")) == results.rows()
 
 

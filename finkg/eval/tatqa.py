@@ -51,6 +51,7 @@ from generation.agent.memory import ExperienceMemory, memory_block
 from generation.agent.questions import evidence_scale, needs_arithmetic, percent_hint
 from generation.agent.span import answer_span
 from generation.agent.tables import row_labels
+from generation.agent.thought import with_calculator
 from generation.llm import LLMAnswerError, LLMClient
 from generation.llm.answer_line import extract_answer
 from generation.qa.answer import Answerer, direct_answerer
@@ -315,11 +316,16 @@ def direct_systems(client: LLMClient, max_tokens: int = 128) -> dict[str, Answer
     """The answerers this module ships (one LLM call each): ``no-retrieval`` (the question alone) and
     ``whole-context`` (every fact and passage of the context; :func:`generation.qa.answer.direct_answerer`), and
     ``reader`` (seed 004's {I, F} -> {T, Y} prompt that ``finkg train reader`` tunes,
-    :func:`generation.qa.reader.reader_answerer`: the table's cells and the paragraphs cut at 512 tokens)."""
+    :func:`generation.qa.reader.reader_answerer`: the table's cells and the paragraphs cut at 512 tokens), and
+    ``reader-calc`` (the same call, its ``calculate`` thought run by the agent's calculator and the answer's number
+    replaced by the result: :func:`generation.agent.thought.with_calculator`; asked beside ``reader``, its calls
+    are the LLM cache's)."""
+    reader = reader_answerer(client, max_tokens=max_tokens)
     return {
         "no-retrieval": direct_answerer(client, with_context=False, max_tokens=max_tokens),
         "whole-context": direct_answerer(client, with_context=True, max_tokens=max_tokens),
-        "reader": reader_answerer(client, max_tokens=max_tokens),
+        "reader": reader,
+        "reader-calc": with_calculator(reader),
     }
 
 
