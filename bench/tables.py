@@ -289,6 +289,9 @@ TATQA_READER_E3_DIFF = _tatqa_differences("eval-tatqa-reader-e3")
 # Qwen2.5-Coder-1.5B, base and LoRA-tuned on a GPU (the device tool), the reader alone on the device
 TATQA_READER_QWEN = _tatqa_ci_table("eval-tatqa-reader-qwen-gpu")
 TATQA_READER_QWEN_DIFF = _tatqa_differences("eval-tatqa-reader-qwen-gpu")
+# the same adapter inside the analyst agent, served by llama.cpp here (GGUF LoRA on the Q4_K_M base)
+TATQA_AGENT_QWEN_LORA = _tatqa_ci_table("eval-tatqa-agent-qwen-lora")
+TATQA_AGENT_QWEN_LORA_DIFF = _tatqa_differences("eval-tatqa-agent-qwen-lora")
 
 FEEDBACK_NAMES = {
     "no-memory": "no memory",
@@ -693,6 +696,8 @@ TABLES: dict[str, Table] = {
     "eval-tatqa-reader-e3-diff": TATQA_READER_E3_DIFF,
     "eval-tatqa-reader-qwen-gpu": TATQA_READER_QWEN,
     "eval-tatqa-reader-qwen-gpu-diff": TATQA_READER_QWEN_DIFF,
+    "eval-tatqa-agent-qwen-lora": TATQA_AGENT_QWEN_LORA,
+    "eval-tatqa-agent-qwen-lora-diff": TATQA_AGENT_QWEN_LORA_DIFF,
     "eval-feedback": FEEDBACK,
     "eval-rerank": RERANK,
     "train-embedder": TRAIN_EMBEDDER,
