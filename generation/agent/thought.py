@@ -1,7 +1,8 @@
 """The reader's thought run by the calculator: when seed 004's reader writes its thought T as a ``calculate`` call
 (the form ``finkg train reader`` teaches: ``Thought: calculate(expression="(n1 - n2) / n2 * 100", operands={"n1":
 4.3, "n2": 19.6})``), the call is evaluated by the agent's deterministic ``calculate`` tool and the number of the
-answer line Y is replaced by the tool's result; the model's own arithmetic is never kept.
+answer line Y is replaced by the tool's result, so a computed number in the answer is the tool's, not the model's
+(when the call fails, the text stays as the model wrote it and the error is returned beside it).
 
 Source: ../shared/seeds/004_7a67e4eaf6285e0b.txt appendix C (the {I, F, T, Y} format, T the derivation) and
 ../shared/seeds/001_70c6b08e66b7be55.txt section 4.4 (deterministic tools: a number in an answer comes from a tool).
