@@ -292,6 +292,10 @@ TATQA_READER_QWEN_DIFF = _tatqa_differences("eval-tatqa-reader-qwen-gpu")
 # the same adapter inside the analyst agent, served by llama.cpp here (GGUF LoRA on the Q4_K_M base)
 TATQA_AGENT_QWEN_LORA = _tatqa_ci_table("eval-tatqa-agent-qwen-lora")
 TATQA_AGENT_QWEN_LORA_DIFF = _tatqa_differences("eval-tatqa-agent-qwen-lora")
+# the tuned Qwen reader with and without the calculator on all 300, served by llama.cpp here; and against the agent
+TATQA_READER_CALC = _tatqa_ci_table("eval-tatqa-reader-calc-qwen-lora")
+TATQA_READER_CALC_DIFF = _tatqa_differences("eval-tatqa-reader-calc-qwen-lora")
+TATQA_READER_CALC_VS_AGENT = _tatqa_differences("eval-tatqa-reader-calc-vs-agent")
 
 FEEDBACK_NAMES = {
     "no-memory": "no memory",
@@ -698,6 +702,9 @@ TABLES: dict[str, Table] = {
     "eval-tatqa-reader-qwen-gpu-diff": TATQA_READER_QWEN_DIFF,
     "eval-tatqa-agent-qwen-lora": TATQA_AGENT_QWEN_LORA,
     "eval-tatqa-agent-qwen-lora-diff": TATQA_AGENT_QWEN_LORA_DIFF,
+    "eval-tatqa-reader-calc-qwen-lora": TATQA_READER_CALC,
+    "eval-tatqa-reader-calc-qwen-lora-diff": TATQA_READER_CALC_DIFF,
+    "eval-tatqa-reader-calc-vs-agent": TATQA_READER_CALC_VS_AGENT,
     "eval-feedback": FEEDBACK,
     "eval-rerank": RERANK,
     "train-embedder": TRAIN_EMBEDDER,
