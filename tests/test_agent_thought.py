@@ -11,7 +11,7 @@ import pytest
 
 from finkg.eval.tatqa import score_text
 from finkg.train.reader import thought
-from generation.agent.thought import run_thought, thought_program, with_calculator
+from generation.agent.thought import calculate_call, run_thought, thought_program, with_calculator
 from generation.llm.answer_line import extract_answer
 from ingest.datasets.tatqa import read_tatqa
 
@@ -33,6 +33,10 @@ SPAN = "Thought: read from the table\nAnswer: 73,260; 57,768 thousand"
 def test_the_program_is_parsed_from_the_thought():
     assert thought_program(WRONG_CHANGE) == ("((n1-n2)/n3) * 100", {"n1": 4.3, "n2": 19.6, "n3": 19.6})
     assert thought_program(SPAN) is None
+    assert thought_program(calculate_call("(n1-n2)/n2", {"n1": 4.3, "n2": 19.6})) == (
+        "(n1-n2)/n2",
+        {"n1": 4.3, "n2": 19.6},
+    )
     assert thought_program('Thought: calculate(expression="n1-n2", operands={"n1": 1,})\nAnswer: 1') is None
 
 
@@ -47,7 +51,7 @@ def test_the_answer_number_is_the_calculators_and_the_scale_word_stays(text, num
 
 
 def test_answers_without_a_program_or_with_several_numbers_are_left_as_written():
-    assert run_thought(SPAN) == run_thought(SPAN) and run_thought(SPAN).text == SPAN
+    assert run_thought(SPAN).text == SPAN
     assert run_thought(SPAN).result is None
     two = 'Thought: calculate(expression="n1-n2", operands={"n1": 5, "n2": 3})\nAnswer: 5; 3'
     ran = run_thought(two)

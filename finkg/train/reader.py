@@ -48,6 +48,7 @@ from typing import Any
 from finkg.train import common
 from finkg.train.common import LossLog, TrainingError
 from generation.agent.arithmetic import calculate
+from generation.agent.thought import calculate_call
 from generation.llm.adapters import write_adapter_meta
 from generation.qa.reader import reader_messages, truncate
 from ingest.datasets.tatqa import TatqaContext, TatqaQuestion, read_tatqa, split_contexts, table_facts
@@ -127,7 +128,7 @@ def thought(question: TatqaQuestion) -> tuple[str, bool]:
             for candidate in (expression, f"({expression}) * 100"):
                 result = calculate(candidate, operands)
                 if result.ok and _close(float(result.value), float(gold)):
-                    return f"calculate(expression={json.dumps(candidate)}, operands={json.dumps(operands)})", True
+                    return calculate_call(candidate, operands), True
         return f"derivation: {question.derivation.strip()}", False
     if question.derivation.strip():
         return f"from the facts: {question.derivation.strip()}", False

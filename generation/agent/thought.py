@@ -25,7 +25,7 @@ from generation.agent.results import ToolResult
 _CALL = re.compile(
     r'calculate\(\s*expression\s*=\s*(?P<expr>"(?:[^"\\]|\\.)*")\s*,\s*operands\s*=\s*(?P<ops>\{[^{}]*\})\s*\)'
 )
-_ANSWER_LINE = re.compile(r"^(?P<head>\s*Answer:\s*)(?P<body>.*)$", re.MULTILINE | re.IGNORECASE)
+_ANSWER_LINE = re.compile(r"^\s*Answer:\s*(?P<body>.*)$", re.MULTILINE | re.IGNORECASE)
 _NUMBER = re.compile(r"-?\$?\s?(?:\d[\d,]*(?:\.\d+)?|\.\d+)")
 
 
@@ -44,9 +44,15 @@ class ThoughtRun:
     replaced: bool
 
 
+def calculate_call(expression: str, operands: dict[str, float]) -> str:
+    """The thought T as ``finkg train reader`` writes it and :func:`thought_program` reads it back:
+    ``calculate(expression="n1 - n2", operands={"n1": 5.0, "n2": 3.0})`` (both arguments as JSON)."""
+    return f"calculate(expression={json.dumps(expression)}, operands={json.dumps(operands)})"
+
+
 def thought_program(text: str) -> tuple[str, dict[str, Any]] | None:
-    """The first ``calculate(expression="...", operands={...})`` call in ``text`` as ``(expression, operands)``
-    (both parsed as JSON), or None when there is none or it is not valid JSON."""
+    """The first ``calculate(expression="...", operands={...})`` call in ``text`` (:func:`calculate_call`'s form)
+    as ``(expression, operands)`` (both parsed as JSON), or None when there is none or it is not valid JSON."""
     m = _CALL.search(text or "")
     if m is None:
         return None
