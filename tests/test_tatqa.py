@@ -707,6 +707,10 @@ def test_save_draws_em_and_f1_with_intervals_and_names_the_picture(contexts, tmp
     written = json.loads((bench / "eval-tatqa.json").read_text(encoding="utf-8"))
     assert written["parameters"]["chart"] == str(png) and written["parameters"]["questions"] == 30
     assert written["tables"]["rows"] == results.rows()
+    questions = written["tables"]["questions"]  # per question, so a later run can be paired with this one
+    assert len(questions) == 30 and len({q["question_uid"] for q in questions}) == 30
+    assert all(q["em"]["two-stage"] == 1 and q["em"]["agent-shuffled"] == 0 for q in questions)
+    assert sum(q["em"]["agent"] for q in questions) == round(rows[("agent", "all")]["em"] * 30 / 100)
     results.save(out, results_dir=bench)
     assert png.read_bytes() == first  # no metadata that changes between runs
 

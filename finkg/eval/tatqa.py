@@ -178,6 +178,19 @@ class TatqaResults:
                 )
         return out
 
+    def question_scores(self) -> list[dict[str, Any]]:
+        """Per question, in first-answer order: ``{"question_uid", "answer_type", "em": {system: 0|1}, "f1":
+        {system: float}}`` (F1 as a fraction, 4 decimals). Kept in the results record, so that a later run on the
+        same questions can be paired with this one after its answers folder is gone."""
+        by: dict[str, dict[str, Any]] = {}
+        for r in self.results:
+            row = by.setdefault(
+                r.question_uid, {"question_uid": r.question_uid, "answer_type": r.answer_type, "em": {}, "f1": {}}
+            )
+            row["em"][r.system] = r.em
+            row["f1"][r.system] = round(r.f1, 4)
+        return list(by.values())
+
     def save(self, out: Path, results_dir: Path | None = None) -> list[Path]:
         """Write ``answers.jsonl`` (one :class:`QuestionResult` per line, in run order; replaces the file
         :func:`evaluate` appended to), ``summary.json`` (:meth:`rows`) and, when some system answered a question,
@@ -201,7 +214,7 @@ class TatqaResults:
                 "chart": str(picture) if picture else None,
             },
             {f"{r['system']}_{m}_pct": r[m] for r in overall for m in ("em", "f1")},
-            tables={"rows": rows, "differences": self.differences()},
+            tables={"rows": rows, "differences": self.differences(), "questions": self.question_scores()},
             directory=results_dir or out,
         )
         return [answers, summary, *([picture] if picture else [])]
