@@ -83,7 +83,9 @@ def test_a_direction_with_no_computed_change_needs_the_evidence_to_say_it():
 def test_the_answer_type_must_match_the_question_type():
     tool = _working_capital()
     assert not check_answer(["15,608,000,000", "35,494,000,000"], "arithmetic", [tool], JNJ_EVIDENCE).passed
-    assert not check_answer("Fixed Price", "arithmetic", [], SALES_ROWS).checks["answer_type"]
+    span = check_answer("Fixed Price", "arithmetic", [], SALES_ROWS)
+    assert not span.checks["answer_type"]
+    assert list(span.reasons) == ["the question is arithmetic and needs exactly one number; the answer is span"]
     assert check_answer(["Fixed Price", "Other"], "multi-span", [], SALES_ROWS).passed
     assert not check_answer("Fixed Price", "multi-span", [], SALES_ROWS).passed
     three = calculate("a + b + c", {"a": 1, "b": 1, "c": 1})

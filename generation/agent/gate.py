@@ -252,7 +252,7 @@ def check_answer(
         reasons.append("the answer is empty")
     elif not type_ok:
         reasons.append(
-            f"a {question_type} question needs {_NEEDS[question_type]}; the answer looks like a {answer_type}"
+            f"the question is {question_type} and needs {_NEEDS[question_type]}; the answer is {answer_type}"
         )
     checks = {"numbers_traced": not untraced, "direction": direction_ok, "answer_type": type_ok}
     if quote_from is not None:
