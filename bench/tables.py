@@ -167,6 +167,12 @@ REPORTS_READER = Table(
     REPORTS.columns,
 )
 
+REPORTS_READER_QWEN = Table(
+    ["eval-reports-reader-qwen"],
+    _single("eval-reports-reader-qwen", "systems"),
+    REPORTS.columns,
+)
+
 TATQA_NAMES = {
     "two-stage": "two-stage (BM25 over the context's paragraphs)",
     "agent-memory": "agent + experience memory",
@@ -688,6 +694,7 @@ EXTRACTION_LADDER = Table(
 TABLES: dict[str, Table] = {
     "eval-reports": REPORTS,
     "eval-reports-reader": REPORTS_READER,
+    "eval-reports-reader-qwen": REPORTS_READER_QWEN,
     "eval-tatqa": TATQA,
     "eval-tatqa-agent": TATQA_AGENT,
     "eval-tatqa-memory": TATQA_MEMORY,
