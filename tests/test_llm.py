@@ -12,6 +12,7 @@ import json
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -34,6 +35,7 @@ from generation.llm import (
     backend_from_settings,
     cache_key,
     client_from_settings,
+    metered,
     parse_answer,
 )
 from generation.llm.jsonmode import AnswerNotJSON, schema_problems
@@ -135,6 +137,27 @@ def test_usage_totals_add_up_and_batches_are_snapshot_differences(llama, cache):
     assert batch.completion_tokens == sum(r.completion_tokens for r in results[:3])
     assert batch.seconds > 0 and batch.completion_tokens_per_second > 0
     assert (before + batch).as_dict() == client.usage.as_dict()
+
+
+def test_a_meter_counts_this_thread_s_calls_and_a_cache_hit_at_the_cost_of_its_call(llama, cache):
+    """Tokens per question with several in flight (finkg eval tatqa --workers): a block counts the calls made on
+    its thread only; a cache hit counts what its call cost, so a rerun over a warm cache measures the same."""
+    client = LLMClient(llama, cache=cache)
+    colour = [{"role": "user", "content": "Name a colour."}]
+    elsewhere: list[int] = []
+    with metered() as outer:
+        with metered() as inner:
+            first = client.chat(colour, max_tokens=8)
+        hit = client.chat(colour, max_tokens=8)
+        side = threading.Thread(target=lambda: elsewhere.append(client.chat(colour, max_tokens=9).prompt_tokens))
+        side.start()
+        side.join()
+    client.chat([{"role": "user", "content": "Name a fruit."}], max_tokens=8)  # after the blocks: not counted
+    assert hit.cached and not first.cached and elsewhere and client.usage.calls == 3
+    assert (inner.calls, inner.cache_hits, inner.prompt_tokens) == (1, 0, first.prompt_tokens)
+    assert (outer.calls, outer.cache_hits) == (2, 1)
+    assert outer.prompt_tokens == 2 * first.prompt_tokens > 0
+    assert outer.completion_tokens == 2 * first.completion_tokens > 0
 
 
 def test_the_budget_stops_before_the_backend_call_and_cache_hits_stay_free(llama, cache):

@@ -359,6 +359,12 @@ def test_the_harness_runs_real_llm_answerers_end_to_end(contexts, smol_client, t
     by = {(r.system, r.question_uid): r for r in results.results}
     for q in contexts[0].questions[:2]:  # the reader's call (a cache hit), its calculate thought run by the tool
         assert by[("reader-calc", q.uid)].generated == run_thought(by[("reader", q.uid)].generated).text
+        # tokens per answer: one call each; the cache hit counts the tokens of the call that produced it
+        reader, calc = by[("reader", q.uid)], by[("reader-calc", q.uid)]
+        assert reader.llm_calls == calc.llm_calls == 1 and calc.prompt_tokens == reader.prompt_tokens > 100
+        assert by[("no-retrieval", q.uid)].prompt_tokens < by[("whole-context", q.uid)].prompt_tokens
+        assert 0 < reader.completion_tokens <= 48 and by[("silent", q.uid)].llm_calls == 1
+    assert rows[("reader", "all")]["median_prompt_tokens"] > rows[("no-retrieval", "all")]["median_prompt_tokens"] > 0
     answers, summary, _ = results.save(tmp_path / "tatqa")
     lines = [json.loads(x) for x in answers.read_text(encoding="utf-8").splitlines()]
     assert len(lines) == 10 and lines[0]["question_uid"] == contexts[0].questions[0].uid
@@ -448,6 +454,8 @@ def test_questions_asked_concurrently_give_the_one_at_a_time_results_and_a_failu
     one = evaluate(contexts, systems, limit=9, out=tmp_path / "one")
     many = evaluate(contexts, systems, limit=9, out=tmp_path / "many", workers=4)
     assert many.results == one.results and many.rows() == one.rows() and len(one.results) == 18
+    assert {(r.llm_calls, r.prompt_tokens) for r in many.results} == {(0, 0)}  # no LLM: nothing counted
+    assert many.rows()[0]["median_prompt_tokens"] == 0
     lines = {k: (tmp_path / k / "answers.jsonl").read_text(encoding="utf-8").splitlines() for k in ("one", "many")}
     assert sorted(lines["many"]) == sorted(lines["one"]) and len(lines["one"]) == 18
 

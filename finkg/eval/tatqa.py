@@ -52,7 +52,7 @@ from generation.agent.questions import evidence_scale, needs_arithmetic, percent
 from generation.agent.span import answer_span
 from generation.agent.tables import row_labels
 from generation.agent.thought import with_calculator
-from generation.llm import LLMAnswerError, LLMClient
+from generation.llm import LLMAnswerError, LLMClient, metered
 from generation.llm.answer_line import extract_answer
 from generation.qa.answer import Answerer, direct_answerer
 from generation.qa.reader import reader_answerer
@@ -82,6 +82,9 @@ class QuestionResult:
             flight; near 0 when every call came from the LLM cache); None in logs written before it was kept.
             model_id: the LLM that answered (``gguf:<sha256>``, ``...+lora:<hex>`` for a tuned reader); None in
             logs written before it was kept.
+            llm_calls / prompt_tokens / completion_tokens: the answer's LLM calls and their tokens
+            (:func:`generation.llm.meter.metered`; a call answered from the LLM cache counts the tokens of the
+            call that produced it); None in logs written before they were kept.
     """
 
     system: str
@@ -100,6 +103,9 @@ class QuestionResult:
     error: str | None = None
     seconds: float | None = None
     model_id: str | None = None
+    llm_calls: int | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
 
 
 @dataclass
@@ -112,10 +118,13 @@ class TatqaResults:
     def rows(self) -> list[dict[str, Any]]:
         """One row per system and answer type (``all`` first, then span, multi-span, arithmetic, count
         where present): ``{"system", "answer_type", "questions", "em", "em_ci_low", "em_ci_high", "f1",
-        "f1_ci_low", "f1_ci_high", "no_answer_line", "errors", "median_seconds"}``; em and f1 in percent, 2
+        "f1_ci_low", "f1_ci_high", "no_answer_line", "errors", "median_seconds", "median_prompt_tokens",
+        "median_llm_calls"}``; em and f1 in percent, 2
         decimals, each with its 95 % percentile-bootstrap interval over the questions (:func:`finkg.eval.metrics.intervals.bootstrap_mean`,
-        seed 0); median_seconds: the median of the answers' ``seconds`` (None when none was timed); a system with
-        no question has a row ``all`` of zeros."""
+        seed 0); median_seconds: the median of the answers' ``seconds`` (None when none was timed);
+        median_prompt_tokens / median_llm_calls: the medians of the answers' prompt tokens and LLM calls (an answer
+        made without the LLM counts 0; None when none was counted); a system with no question has a row ``all`` of
+        zeros."""
         out = []
         for system in self.systems:
             mine = [r for r in self.results if r.system == system]
@@ -139,6 +148,10 @@ class TatqaResults:
                         "no_answer_line": sum(not r.answer_line for r in group),
                         "errors": sum(r.error is not None for r in group),
                         "median_seconds": _median([r.seconds for r in group if r.seconds is not None]),
+                        "median_prompt_tokens": _median(
+                            [r.prompt_tokens for r in group if r.prompt_tokens is not None]
+                        ),
+                        "median_llm_calls": _median([r.llm_calls for r in group if r.llm_calls is not None]),
                     }
                 )
         return out
@@ -571,13 +584,23 @@ def _ask(
                 out.append(done[(system, q.uid)])
                 continue
             t0 = time.perf_counter()
-            try:
-                text, error = answerer(q.question, context.facts, context.passages), None
-            except LLMAnswerError as exc:
-                text, error = "", str(exc)
+            with metered() as tokens:
+                try:
+                    text, error = answerer(q.question, context.facts, context.passages), None
+                except LLMAnswerError as exc:
+                    text, error = "", str(exc)
             seconds = round(time.perf_counter() - t0, 3)
             scored = score_text(system, context, i, text, error)
-            out.append(dataclasses.replace(scored, seconds=seconds, model_id=(model_ids or {}).get(system)))
+            out.append(
+                dataclasses.replace(
+                    scored,
+                    seconds=seconds,
+                    model_id=(model_ids or {}).get(system),
+                    llm_calls=tokens.calls,
+                    prompt_tokens=tokens.prompt_tokens,
+                    completion_tokens=tokens.completion_tokens,
+                )
+            )
             with lock:  # kept the moment it is scored: an interruption loses no finished answer
                 add(asdict(out[-1]))
                 ticks[system](1)

@@ -15,7 +15,7 @@ Three backends, picked by the ``[llm]`` settings (:func:`client_from_settings`):
 
 :class:`LLMClient` (:mod:`.client`) adds the disk cache (:mod:`.cache`; a rerun costs nothing),
 JSON parsing and json-repair (:mod:`.jsonmode`), token counts and timing per call and in total,
-and an optional token budget. A failure is raised (:class:`LLMAnswerError` with the raw answer),
+and an optional token budget; :func:`.meter.metered` counts the tokens of one piece of work on one thread. A failure is raised (:class:`LLMAnswerError` with the raw answer),
 never returned as an empty result.
 """
 
@@ -27,6 +27,7 @@ from generation.llm.factory import BACKENDS, backend_from_settings, cache_from_s
 from generation.llm.hf import TransformersBackend
 from generation.llm.jsonmode import AnswerNotJSON, parse_answer, schema_problems
 from generation.llm.llamacpp import LlamaCppBackend
+from generation.llm.meter import TokenMeter, metered
 from generation.llm.openai import OpenAICompatibleBackend
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "LLMUsage",
     "LlamaCppBackend",
     "OpenAICompatibleBackend",
+    "TokenMeter",
     "TransformersBackend",
     "backend_from_settings",
     "cache_from_settings",
@@ -51,6 +53,7 @@ __all__ = [
     "check_adapter_base",
     "client_from_settings",
     "file_sha256",
+    "metered",
     "parse_answer",
     "schema_problems",
 ]

@@ -13,7 +13,8 @@
    plain-text answer is an :class:`LLMAnswerError` too: never a silent empty result.
 
 :class:`LLMUsage` keeps the totals (per client; take per-batch totals with
-``before = client.usage.snapshot(); ...; client.usage - before``).
+``before = client.usage.snapshot(); ...; client.usage - before``); :func:`generation.llm.meter.metered` counts
+the calls of one piece of work on one thread (one question among several in flight).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import time
 from dataclasses import dataclass, fields
 from typing import Any
 
+from generation.llm import meter
 from generation.llm.base import BudgetExceeded, Completion, LLMAnswerError, LLMBackend
 from generation.llm.cache import LLMCache, cache_key
 from generation.llm.jsonmode import AnswerNotJSON, parse_answer, with_schema_in_prompt
@@ -227,6 +229,7 @@ class LLMClient:
         else:
             with self._lock:
                 self.usage.cache_hits += 1
+        meter.record(comp.prompt_tokens, comp.completion_tokens, cached)
         data, repaired = None, False
         try:
             if json_schema is not None:
