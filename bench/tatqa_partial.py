@@ -9,18 +9,25 @@ system has not answered are left out (their count is printed and recorded). The 
 
     python bench/tatqa_partial.py DIR NAME --systems reader,reader+lora --note "why it stopped, where it ran"
 
+``--tokens-from RERUN``: the answers of a rerun of the same command over the same LLM cache (``--out RERUN``,
+``--limit`` the questions answered), written by a finkg that records tokens per answer: every call is a cache hit
+that counts the tokens of the call that produced it (:mod:`generation.llm.meter`), so each answer's ``llm_calls``,
+``prompt_tokens`` and ``completion_tokens`` are copied onto DIR's answer to the same question by the same system,
+after checking that the rerun generated the same text (exit status 2 otherwise, naming the first difference).
+
 Exit status 2 when no question was answered by every system.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
 
 from finkg.eval.results import RESULTS_DIR
-from finkg.eval.tatqa import TatqaResults, read_answers
+from finkg.eval.tatqa import QuestionResult, TatqaResults, read_answers
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,10 +38,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--systems", required=True, help="comma-separated systems, the baseline first")
     ap.add_argument("--note", default="", help="run_note: where and how the answers were made")
     ap.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
+    ap.add_argument("--tokens-from", type=Path, help="a rerun's folder over the warm LLM cache (module doc)")
     args = ap.parse_args(argv)
 
     systems = [s for s in args.systems.split(",") if s]
     results = read_answers(args.folder / "answers.jsonl")
+    if args.tokens_from:
+        try:
+            results = with_tokens(results, read_answers(args.tokens_from / "answers.jsonl"))
+        except ValueError as exc:
+            print(f"{args.tokens_from}: {exc}", file=sys.stderr)
+            return 2
     answered: dict[str, set[str]] = {}
     for r in results:
         answered.setdefault(r.question_uid, set()).add(r.system)
@@ -53,15 +67,38 @@ def main(argv: list[str] | None = None) -> int:
         "folder": str(args.folder),
         "questions_answered_by_all": len(complete),
         "questions_seen": len(answered),
+        "tokens_from": str(args.tokens_from) if args.tokens_from else None,
         "manifest": json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else None,
     }
     if args.note:
         record["run_note"] = args.note
     out = args.results_dir / f"{args.name}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     picture = partial / "tatqa-em-f1.png"
     print(f"{len(complete)} of {len(answered)} questions answered by every system -> {out} ({picture})")
     return 0
+
+
+def with_tokens(results: list[QuestionResult], rerun: list[QuestionResult]) -> list[QuestionResult]:
+    """``results`` with the token counts of ``rerun``'s answer to the same (system, question) (module doc);
+    answers the rerun did not reach keep theirs.
+
+    Raises:
+        ValueError: a rerun answer whose generated text differs from the run's (the cache did not answer it).
+    """
+    by = {(r.system, r.question_uid): r for r in rerun}
+    out = []
+    for r in results:
+        again = by.get((r.system, r.question_uid))
+        if again is None:
+            out.append(r)
+            continue
+        if again.generated != r.generated:
+            raise ValueError(f"{r.system} answered {r.question_uid} otherwise in the rerun: not the same LLM cache")
+        counts = {k: getattr(again, k) for k in ("llm_calls", "prompt_tokens", "completion_tokens")}
+        out.append(dataclasses.replace(r, **counts))
+    return out
 
 
 if __name__ == "__main__":
