@@ -240,21 +240,26 @@ def _tatqa_ci(kind: str, metric: str) -> Callable[[dict[str, Any]], Cell]:
     return cell
 
 
-def _tatqa_ci_table(name: str) -> Table:
-    """EM and F1 with 95 % bootstrap intervals per system, from the record ``name`` of ``finkg eval tatqa``."""
-    return Table(
-        [name],
-        _tatqa_rows(name),
-        [
-            Column("system", lambda r: TATQA_NAMES.get(r["system"], r["system"])),
-            Column(_tatqa_header("all", "EM"), _tatqa_ci("all", "em")),
-            Column("F1", _tatqa_ci("all", "f1")),
-            Column(_tatqa_header("arithmetic", "EM"), _tatqa_ci("arithmetic", "em")),
-            Column(_tatqa_header("span", "EM"), _tatqa_ci("span", "em")),
-            Column("answer errors", lambda r: num(r.get("all", {}).get("errors"), "d")),
-            Column("median s / answer", lambda r: num(r.get("all", {}).get("median_seconds"), ".1f")),
-        ],
-    )
+def _tatqa_ci_table(name: str, tokens: bool = False) -> Table:
+    """EM and F1 with 95 % bootstrap intervals per system, from the record ``name`` of ``finkg eval tatqa``;
+    ``tokens``: also the median LLM calls and prompt tokens per answer (recorded since stop 34)."""
+    columns = [
+        Column("system", lambda r: TATQA_NAMES.get(r["system"], r["system"])),
+        Column(_tatqa_header("all", "EM"), _tatqa_ci("all", "em")),
+        Column("F1", _tatqa_ci("all", "f1")),
+        Column(_tatqa_header("arithmetic", "EM"), _tatqa_ci("arithmetic", "em")),
+        Column(_tatqa_header("span", "EM"), _tatqa_ci("span", "em")),
+        Column("answer errors", lambda r: num(r.get("all", {}).get("errors"), "d")),
+        Column("median s / answer", lambda r: num(r.get("all", {}).get("median_seconds"), ".1f")),
+    ]
+    if tokens:
+        columns += [
+            Column("median LLM calls / answer", lambda r: num(r.get("all", {}).get("median_llm_calls"), ".1f")),
+            Column(
+                "median prompt tokens / answer", lambda r: num(r.get("all", {}).get("median_prompt_tokens"), ",.0f")
+            ),
+        ]
+    return Table([name], _tatqa_rows(name), columns)
 
 
 def _tatqa_differences(name: str) -> Table:

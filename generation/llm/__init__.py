@@ -15,8 +15,9 @@ Three backends, picked by the ``[llm]`` settings (:func:`client_from_settings`):
 
 :class:`LLMClient` (:mod:`.client`) adds the disk cache (:mod:`.cache`; a rerun costs nothing),
 JSON parsing and json-repair (:mod:`.jsonmode`), token counts and timing per call and in total,
-and an optional token budget; :func:`.meter.metered` counts the tokens of one piece of work on one thread. A failure is raised (:class:`LLMAnswerError` with the raw answer),
-never returned as an empty result.
+and an optional token budget; :func:`.meter.metered` counts the tokens of one piece of work on one
+thread. A failure is raised (:class:`LLMAnswerError` with the raw answer), never returned as an
+empty result.
 """
 
 from generation.llm.adapters import AdapterBaseMismatch, check_adapter_base
