@@ -290,6 +290,8 @@ def test_gold_answers_written_as_instructed_score_full_marks_for_every_type(cont
         "f1_ci_high": 100.0,
         "no_answer_line": 0,
         "errors": 0,
+        "median_prompt_tokens": 0,  # no LLM call: nothing counted
+        "median_llm_calls": 0,
     }
     assert {k: rows[k]["questions"] for k in ("span", "multi-span", "arithmetic", "count")} == {
         "span": 11,
