@@ -291,6 +291,9 @@ TATQA_MEMORY_DIFF = _tatqa_differences("eval-tatqa-memory")
 # the quoting agent, its memory and the shuffled control on 300 questions of the evaluation half (issue 17)
 TATQA_300 = _tatqa_ci_table("eval-tatqa-300")
 TATQA_300_DIFF = _tatqa_differences("eval-tatqa-300")
+# the two-stage reader (seed 004) against the agent, one run on the first 112 of the same 300 (stop 34)
+TATQA_300_TWO_STAGE = _tatqa_ci_table("eval-tatqa-300-two-stage", tokens=True)
+TATQA_300_TWO_STAGE_DIFF = _tatqa_differences("eval-tatqa-300-two-stage")
 # the base and the LoRA-tuned reader on the same questions, alone and inside the agent (issue 18; seed 004)
 TATQA_READER = _tatqa_ci_table("eval-tatqa-reader")
 TATQA_READER_DIFF = _tatqa_differences("eval-tatqa-reader")
@@ -706,6 +709,8 @@ TABLES: dict[str, Table] = {
     "eval-tatqa-memory-diff": TATQA_MEMORY_DIFF,
     "eval-tatqa-300": TATQA_300,
     "eval-tatqa-300-diff": TATQA_300_DIFF,
+    "eval-tatqa-300-two-stage": TATQA_300_TWO_STAGE,
+    "eval-tatqa-300-two-stage-diff": TATQA_300_TWO_STAGE_DIFF,
     "eval-tatqa-reader": TATQA_READER,
     "eval-tatqa-reader-diff": TATQA_READER_DIFF,
     "eval-tatqa-reader-e3": TATQA_READER_E3,
