@@ -120,10 +120,10 @@ class TatqaResults:
         where present): ``{"system", "answer_type", "questions", "em", "em_ci_low", "em_ci_high", "f1",
         "f1_ci_low", "f1_ci_high", "no_answer_line", "errors", "median_seconds", "median_prompt_tokens",
         "median_llm_calls"}``; em and f1 in percent, 2 decimals, each with its 95 % percentile-bootstrap interval
-        over the questions (:func:`finkg.eval.metrics.intervals.bootstrap_mean`, seed 0); median_seconds: the median of the answers' ``seconds`` (None when none was timed);
-        median_prompt_tokens / median_llm_calls: the medians of the answers' prompt tokens and LLM calls (an answer
-        made without the LLM counts 0; None when none was counted); a system with no question has a row ``all`` of
-        zeros."""
+        over the questions (:func:`finkg.eval.metrics.intervals.bootstrap_mean`, seed 0); median_seconds: the
+        median of the answers' ``seconds`` (None when none was timed); median_prompt_tokens / median_llm_calls:
+        the medians of the answers' prompt tokens and LLM calls (an answer made without the LLM counts 0; None
+        when none was counted); a system with no question has a row ``all`` of zeros."""
         out = []
         for system in self.systems:
             mine = [r for r in self.results if r.system == system]
