@@ -400,14 +400,15 @@ def _tuned_client(s: Settings, adapter: Path) -> Any:
     return client_from_settings(s.model_copy(update={"llm_adapter_path": adapter}))
 
 
-def _report_inputs(batch: Path, s: Settings) -> tuple[list[Any], Any, Any]:
-    """The questions of a batch file, the LLM client and the encoder. Raises GenerationError, ModelError, LLMError."""
+def _report_inputs(batch: Path, s: Settings, adapter: Path | None = None) -> tuple[list[Any], Any, Any]:
+    """The questions of a batch file, the LLM client (with the LoRA ``adapter`` when given) and the encoder.
+    Raises GenerationError, ModelError, LLMError, AdapterBaseMismatch."""
     from finkg.pipelines import reports
     from generation.llm import client_from_settings
 
     questions = reports.load_questions(batch)
     embedder = _embedder(s)
-    return questions, client_from_settings(s), embedder
+    return questions, _tuned_client(s, adapter) if adapter else client_from_settings(s), embedder
 
 
 @dataclass
@@ -434,6 +435,7 @@ def report_batch(
     settings: Settings | None = None,
     progress: StageProgress | None = None,
     reader: str = "two-stage",
+    adapter: Path | None = None,
 ) -> ReportBatchResult:
     """An analysis report per question of a batch file (seed 004, 3.2-3.3); resumable.
 
@@ -444,16 +446,20 @@ def report_batch(
             serves calls in parallel). only: just the questions with these ids (an unknown id is an error).
         reader: ``two-stage`` (seed 004) or ``agent`` (the analyst agent, seed 001: each answer with its
             derivation, gate verdict and ``(:Report)-[:ANSWERED_BY]->(:AgentRun)``; a question it cannot answer is
-            a report saying so, with the reason).
+            a report saying so, with the reason); ``reader-calc`` (the same agent whose LLM route is seed 004's reader,
+            its ``calculate`` thought run by the tool and gated: meant for a reader tuned by ``finkg train reader``).
+        adapter: a LoRA adapter of the configured model (``[llm] adapter_path`` for this batch; its model id is on
+            every report).
 
     Raises:
         GenerationError: a bad batch line (file and line named), an unknown mode or system, or an
-            empty index the system needs. ModelError, LLMError: the encoder or the LLM.
+            empty index the system needs. ModelError, LLMError: the encoder or the LLM. AdapterBaseMismatch: the
+            adapter was trained on another base model.
     """
     from finkg.pipelines import reports
 
     with _opened(graph, settings) as (g, s):
-        questions, client, embedder = _report_inputs(batch, s)
+        questions, client, embedder = _report_inputs(batch, s, adapter)
         questions = reports.select_questions(questions, only, batch)
         try:
             ctx = reports.ReportContext(
@@ -475,10 +481,11 @@ def report_batch(
 
 
 def report_browser_query(reader: str = "two-stage") -> str:
-    """The Neo4j Browser statement that shows the stored reports (``agent``: the agent reports with their runs)."""
+    """The Neo4j Browser statement that shows the stored reports (``agent``, ``reader-calc``: the agent reports with
+    their runs)."""
     from kg import cypher as kg_cypher
 
-    return kg_cypher.report_run_browser_query() if reader == "agent" else kg_cypher.report_browser_query()
+    return kg_cypher.report_run_browser_query() if reader != "two-stage" else kg_cypher.report_browser_query()
 
 
 # --------------------------------------------------------------------------- knowledge graph build

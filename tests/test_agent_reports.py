@@ -24,9 +24,11 @@ from finkg.config import load_settings
 from finkg.pipelines import reports
 from finkg.pipelines import sec as pipelines
 from generation.agent import arithmetic, facts, registry
-from generation.agent.reader import derivation_of
+from generation.agent.gate import same_number
+from generation.agent.reader import derivation_of, read_question
+from generation.agent.thought import calculate_call
 from generation.agent.toolloop import action_schema, system_prompt
-from generation.agent.trajectory import read_run
+from generation.agent.trajectory import delete_runs, read_run, write_runs
 from generation.llm import client_from_settings
 from kg.ledger import Ledger
 from retrieval.embeddings import make_embedder
@@ -171,6 +173,79 @@ def test_the_cli_runs_the_agent_reader_and_exits_0_when_a_question_is_not_answer
     assert {r["measure"]: r["value"] for r in got.summary.rows()}["answered by the agent (gate passed)"] == 1
     with pytest.raises(ValueError, match="unknown reader"):
         reports.ReportContext(loaded, rsettings, None, None, "none", reader="three-stage")  # type: ignore[arg-type]
+
+
+def test_the_reader_route_runs_the_thought_and_walks_the_answer_back_to_its_xbrl_facts(loaded, rsettings, tmp_path):
+    """``--reader reader-calc``'s LLM route with a reader whose text is fixed (what the tuned reader writes: a
+    ``calculate`` thought and its own, wrong, number): the answer is the tool's number, each operand names its XBRL
+    fact, and ``(:AgentRun)-[:STEP]->(:Step {tool: 'calculate'})-[:USED]->(:Fact)`` reaches both facts."""
+    ca = gold(JNJ_ADSH, "AssetsCurrent", "20090630", 0)
+    cl = gold(JNJ_ADSH, "LiabilitiesCurrent", "20090630", 0)
+    ctx = reports.ReportContext(loaded, rsettings, None, make_embedder(minilm_dir()), "none", reader="reader-calc")
+    q = reports.load_questions(_batch(tmp_path, [QUESTIONS[2]]))[0]
+    found, _, _ = ctx.facts_with_calls(q)
+    shown = [f for f in found if any(same_number(n, ca) or same_number(n, cl) for n in f.numbers)][:2]
+    assert len(shown) == 2 and all(f.cites for f in shown)
+    text = f"Thought: {calculate_call('n1 - n2', {'n1': ca, 'n2': cl})}\nAnswer: USD 15,603,000,000"
+    seen = []
+
+    def reader(question, facts, repair):
+        seen.append((question, list(facts), repair))
+        return text
+
+    client = client_from_settings(rsettings)
+    got = read_question(
+        loaded,
+        client,
+        q.question,
+        "report:t-reader-route",
+        as_of="2009-09-30",
+        companies=q.companies,
+        facts=shown,
+        thought=reader,
+    )
+    assert seen == [(q.question, [f.text for f in shown], None)] and client.usage.calls == 0
+    assert got.route == "reader" and got.status == "answered" and got.answer == f"USD {ca - cl:.0f}"
+    assert got.derivation["result"] == ca - cl
+    assert [o["fact_key"][: len(JNJ_ADSH)] for o in got.derivation["operands"].values()] == [JNJ_ADSH] * 2
+    assert [s.tool for s in got.run.steps] == ["llm", "calculate", "gate"] and got.run.props["route"] == "reader"
+    write_runs(loaded, [got.run])
+    try:
+        walked = loaded.read(
+            "MATCH (:AgentRun {id: $run})-[:STEP]->(:Step {tool: 'calculate'})-[:USED]->(f:Fact) "
+            "RETURN f.value AS v ORDER BY v DESC",
+            {"run": got.run.id},
+        )
+        assert [r["v"] for r in walked] == [ca, cl]
+    finally:
+        delete_runs(loaded, [got.run.id])
+
+
+def test_the_reader_calc_batch_writes_gated_agent_reports_beside_the_agents(loaded, rsettings, tmp_path):
+    """The pipeline end to end with SmolLM2 as the reader (untuned and tiny: what is asserted is the mechanics, and
+    that a returned answer carries no number the gate cannot trace)."""
+    out = tmp_path / "reports"
+    batch = _batch(tmp_path, [QUESTIONS[2]])
+    got = api.report_batch(batch, out=out, system="none", reader="reader-calc", graph=loaded, settings=rsettings)
+    rid = "report:t-agent-llm:none:reader-calc"
+    try:
+        assert got.reader == "reader-calc" and got.summary.failed == [] and got.summary.done == 1
+        rec = json.loads((out / "t-agent-llm.none.reader-calc.json").read_text())
+        assert rec["reader"] == "reader-calc" and rec["route"] == "reader" and rec["report_id"] == rid
+        assert rec["calls"]["agent"]["llm_calls"] in (1, 2) and rec["steps"][0]["tool"] == "llm"
+        if rec["answer_status"] == "answered":
+            assert rec["gate"]["passed"] and all(n["source"] for n in rec["gate"]["numbers"])
+        else:
+            assert rec["answer"].startswith("could not answer") and rec["reasons"]
+        node = loaded.read("MATCH (r:Report {id: $id})-[:ANSWERED_BY]->(a:AgentRun) RETURN r.reader AS r", {"id": rid})
+        assert node == [{"r": "reader-calc"}]
+        assert "reader `reader-calc` (reader)" in (out / "t-agent-llm.none.reader-calc.md").read_text()
+    finally:
+        loaded.write(
+            "MATCH (r:Report {id: $id}) OPTIONAL MATCH (r)-[:ANSWERED_BY]->(a:AgentRun) "
+            "OPTIONAL MATCH (a)-[:STEP]->(s:Step) DETACH DELETE s, a, r",
+            {"id": rid},
+        )
 
 
 def test_a_tool_runs_derivation_names_each_operands_fact(loaded):

@@ -11,7 +11,14 @@ import pytest
 
 from finkg.eval.tatqa import score_text
 from finkg.train.reader import thought
-from generation.agent.thought import calculate_call, run_thought, thought_program, with_calculator
+from generation.agent.thought import (
+    answer_with_thought,
+    calculate_call,
+    run_thought,
+    thought_program,
+    with_calculator,
+)
+from generation.llm import LLMAnswerError
 from generation.llm.answer_line import extract_answer
 from ingest.datasets.tatqa import read_tatqa
 
@@ -101,3 +108,68 @@ def test_programs_from_the_datasets_derivations_give_the_datasets_answers():
             assert score_text("x", c, i, run_thought(text).text).em == 1.0, (q.question, t, q.answer)
             checked += 1
     assert checked >= 5
+
+
+# ---------------------------------------------------------------- the agent's reader route (answer_with_thought)
+
+CHANGE_FACTS = ["Net income was $4.3 million in 2019.", "Net income was $19.6 million in 2018."]
+
+
+class Scripted:
+    """The reader's texts in turn (real tuned-Qwen texts above), recording what each call was given."""
+
+    def __init__(self, *texts):
+        self.texts, self.calls = list(texts), []
+
+    def __call__(self, question, facts, repair):
+        self.calls.append((question, list(facts), repair))
+        text = self.texts.pop(0)
+        if isinstance(text, Exception):
+            raise text
+        return text
+
+
+def test_the_route_answers_with_the_tools_number_and_records_llm_calculate_and_gate_steps():
+    read = Scripted(WRONG_CHANGE)
+    got = answer_with_thought(read, "What was the change in net income?", CHANGE_FACTS)
+    assert (got.answer, got.status, got.reasons) == ("-78.06 percent", "answered", [])
+    assert [s.tool for s in got.steps] == ["llm", "calculate", "gate"]
+    assert got.steps[0].output == WRONG_CHANGE  # the model's text kept as written (its -70.51 included)
+    assert got.verdict is not None and got.verdict.passed
+    (calc,) = got.tool_results
+    assert calc.detail["operands"] == {"n1": 4.3, "n2": 19.6, "n3": 19.6} and round(calc.value, 2) == -78.06
+    assert read.calls == [("What was the change in net income?", CHANGE_FACTS, None)]
+
+
+def test_an_operand_not_in_the_facts_is_sent_back_once_then_could_not_answer():
+    read = Scripted(WRONG_SUM, WRONG_SUM)  # 1.7, 1.5, 3.0 are not numbers of these facts
+    got = answer_with_thought(read, "What was the average?", CHANGE_FACTS)
+    assert got.answer is None and got.status == "could not answer" and got.tool_results == []
+    assert len(got.reasons) == 2 and "n1=1.7" in got.reasons[0] and "not numbers of the facts" in got.reasons[0]
+    assert read.calls[1][2] == (WRONG_SUM, got.reasons[0])  # the repair carries the text and the complaint
+    assert [s.tool for s in got.steps] == ["llm", "calculate", "llm", "calculate"]
+    assert all(s.error for s in got.steps if s.tool == "calculate")
+
+
+def test_the_models_own_number_without_a_program_fails_the_gate_and_a_repair_can_pass():
+    own = "Thought: the change is the difference\nAnswer: -15.2 million"  # -15.3 is right; no tool ran
+    read = Scripted(own, WRONG_CHANGE)
+    got = answer_with_thought(read, "What was the change in net income?", CHANGE_FACTS)
+    assert got.status == "answered" and got.answer == "-78.06 percent"
+    assert [s.tool for s in got.steps] == ["llm", "gate", "llm", "calculate", "gate"]
+    assert got.steps[1].error and "15.2" in got.steps[1].error
+    assert read.calls[1][2][0] == own and "15.2" in read.calls[1][2][1]
+
+
+def test_a_gate_failure_twice_is_could_not_verify_and_an_empty_answer_is_a_failed_step():
+    own = "Thought: the change is the difference\nAnswer: -15.2 million"
+    got = answer_with_thought(Scripted(own, own), "What was the change in net income?", CHANGE_FACTS)
+    assert got.answer is None and got.status == "could not verify" and len(got.reasons) == 2
+    empty = LLMAnswerError("the answer is empty", "test reader", "")
+    got = answer_with_thought(
+        Scripted(empty, SPAN), "What were the revenues?", ["Revenues: 73,260; 57,768"], question_type="multi-span"
+    )
+    assert got.steps[0].tool == "llm" and "no answer" in str(got.steps[0].error)
+    assert got.status == "answered" and got.answer == "73,260; 57,768 thousand"
+    with pytest.raises(ValueError):
+        answer_with_thought(Scripted(SPAN), "q?", ["Revenues: 73,260; 57,768"], question_type="table")

@@ -41,17 +41,29 @@ def report(
         str,
         typer.Option(
             "--reader",
-            help="two-stage (default, seed 004) or agent (the analyst agent: tools, derivation, gate, agent run).",
+            help="two-stage (default, seed 004), agent (the analyst agent: tools, derivation, gate, agent run) or "
+            "reader-calc (the agent with seed 004's tuned reader: its calculate thought run by the tool, gated; "
+            "use with --adapter).",
         ),
     ] = "two-stage",
+    adapter: Annotated[
+        Path | None,
+        typer.Option(
+            "--adapter",
+            help="A LoRA adapter of the [llm] model for this batch (`finkg train reader`; e.g. "
+            "data/adapters/qwen2.5-coder-1.5b-tatqa-reader/adapter.gguf).",
+            exists=True,
+            dir_okay=True,
+        ),
+    ] = None,
 ) -> None:
     """Write an analysis report per question with two-stage KG-guided generation (seed 004, 3.2-3.3).
 
     Facts: AKShare indicators on the question's as-of date, XBRL facts of the companies it names, and its
     own facts. Every number of a report is checked against the facts; unsupported ones are marked.
     Resumable: questions already done with the same reader, system and mode are skipped. With --reader agent
-    each report carries the answer, its derivation (operands with fact keys, expression, result), the gate's
-    verdict and the agent run; a question the agent cannot answer is a report saying so, with the reason.
+    (or reader-calc) each report carries the answer, its derivation (operands with fact keys, expression, result),
+    the gate's verdict and the agent run; a question the agent cannot answer is a report saying so, with the reason.
     """
     with progress() as p:
         done = api.report_batch(
@@ -64,8 +76,9 @@ def report(
             only=only,
             progress=p,
             reader=reader,
+            adapter=adapter,
         )
-    how = "agent" if done.reader == "agent" else done.mode
+    how = done.mode if done.reader == "two-stage" else done.reader
     render(
         done.summary.rows(),
         Format.table,

@@ -54,6 +54,7 @@ from generation.agent.gate import gate_report
 from generation.agent.reader import ReaderAnswer, read_question
 from generation.agent.trajectory import run_id, write_runs
 from generation.llm import BudgetExceeded, LLMUnavailable
+from generation.qa.reader import thought_reader
 from generation.report.two_stage import Generation, TwoStageGenerator
 from generation.verify.report_numbers import NumberCheck, check_numbers
 from ingest import runs
@@ -72,9 +73,15 @@ from retrieval.text.documents import DocumentIndex
 from retrieval.triples.tfr import TripleIndex
 
 MODES = ("two-stage", "single-stage")
-READERS = ("two-stage", "agent")
+READERS = ("two-stage", "agent", "reader-calc")
 """``two-stage``: seed 004's two stages (the default); ``agent``: the analyst agent (seed 001,
-:mod:`generation.agent.reader`): the deterministic plan or the LLM calling tools, the answer with its derivation."""
+:mod:`generation.agent.reader`): the deterministic plan or the LLM calling tools, the answer with its derivation;
+``reader-calc``: the same agent whose LLM route is seed 004's reader (LoRA-tuned by ``finkg train reader``; its
+``calculate`` thought run by the tool, the answer through the gate: :func:`generation.agent.thought.
+answer_with_thought`)."""
+AGENT_READERS = ("agent", "reader-calc")
+"""The readers that answer through the analyst agent (a derivation, the gate's verdict and an agent run per
+report)."""
 
 
 MAX_BATCH_BYTES = 64 * 1024 * 1024
@@ -273,7 +280,8 @@ class ReportContext:
     Args:
         system: retrieval system (:data:`retrieval.knowledge.SYSTEMS`); mode: two- or single-stage (the two-stage
             reader's); reader: :data:`READERS` (``agent``: the analyst agent answers; ``search_evidence`` searches the
-            retrieval system's knowledge, the indicator facts and the question's companies' facts).
+            retrieval system's knowledge, the indicator facts and the question's companies' facts; ``reader-calc``:
+            the agent with seed 004's reader as its LLM route, for a client with the tuned adapter).
         variant: a tag for reports written by another model on the same system and mode (e.g. ``lora``, the
             LoRA-tuned reader of ``finkg eval reports --adapter``): it goes into the report's id and file name,
             so base and tuned reports stand side by side in the graph and the folder ("": none).
@@ -300,6 +308,8 @@ class ReportContext:
             raise ValueError(f"unknown reader {reader!r}: one of {', '.join(READERS)}")
         self.graph, self.settings, self.client, self.embedder = graph, settings, client, embedder
         self.system, self.mode, self.reader, self.variant = system, mode, reader, variant
+        self.agent = reader in AGENT_READERS
+        self.thought = thought_reader(client) if reader == "reader-calc" else None
         triples = documents = None
         if system in ("tfr", "dense-triples"):
             triples = TripleIndex.from_graph(
@@ -383,7 +393,7 @@ class ReportContext:
 
 
 def _report_id(q: ReportQuestion, ctx: ReportContext) -> str:
-    base = f"report:{q.id}:{ctx.system}:{'agent' if ctx.reader == 'agent' else ctx.mode}"
+    base = f"report:{q.id}:{ctx.system}:{ctx.reader if ctx.agent else ctx.mode}"
     return f"{base}:{ctx.variant}" if ctx.variant else base
 
 
@@ -592,7 +602,7 @@ def _done(path: Path, ctx: ReportContext) -> bool:
         return False
     if rec.get("reader", "two-stage") != ctx.reader:
         return False
-    return ctx.reader == "agent" or rec.get("mode") == ctx.mode
+    return ctx.agent or rec.get("mode") == ctx.mode
 
 
 def input_digest(q: ReportQuestion, ctx: ReportContext, facts: Sequence[FinancialFact]) -> str:
@@ -606,8 +616,8 @@ def input_digest(q: ReportQuestion, ctx: ReportContext, facts: Sequence[Financia
         "model": ctx.client.model_id,
         "facts": [asdict(f) for f in facts],
     }
-    if ctx.reader == "agent":
-        made.update({"reader": "agent", "mode": None, "agent_steps": ctx.settings.report.agent_steps})
+    if ctx.agent:
+        made.update({"reader": ctx.reader, "mode": None, "agent_steps": ctx.settings.report.agent_steps})
     return digest(made)
 
 
@@ -626,7 +636,7 @@ def _one(
     unmatched: list[str],
     fact_calls: list[dict[str, Any]],
 ) -> dict[str, Any]:
-    if ctx.reader == "agent":
+    if ctx.agent:
         return _one_agent(q, ctx, out, (facts, unmatched, fact_calls))
     t0 = time.perf_counter()
     as_of = q.as_of.isoformat() if q.as_of else None
@@ -716,7 +726,7 @@ def _agent_record(
         "id": q.id,
         "report_id": rid,
         "status": "done",
-        "reader": "agent",
+        "reader": ctx.reader,
         "question": q.question,
         "as_of": q.as_of.isoformat() if q.as_of else None,
         "as_of_from": "question" if q.as_of else "now",
@@ -775,7 +785,7 @@ def _agent_markdown(rec: dict[str, Any]) -> str:
     lines = [
         f"# {rec['question']}",
         "",
-        f"*As of {rec['as_of'] or 'now'} · reader `agent` ({rec['route']}) · retrieval `{rec['system']}` · model "
+        f"*As of {rec['as_of'] or 'now'} · reader `{rec['reader']}` ({rec['route']}) · retrieval `{rec['system']}` · model "
         f"`{str(rec['agent_model'])[:24]}`*",
         "",
         ("**Answer:** " if rec["answer_status"] == "answered" else "**")
@@ -818,7 +828,7 @@ def _write_agent_graph(graph: Graph, settings: Settings, rec: dict[str, Any], go
         "as_of": rec["as_of"],
         "system": rec["system"],
         "mode": "agent",
-        "reader": "agent",
+        "reader": rec["reader"],
         "model_id": rec["model_id"],
         "answer": rec["answer"],
         "answer_status": rec["answer_status"],
@@ -868,6 +878,7 @@ def _one_agent(
         facts=shown,
         sources=agent_sources(ctx, q),
         max_steps=ctx.settings.report.agent_steps,
+        thought=ctx.thought,
     )
     rec = _agent_record(q, ctx, got, shown, len(facts), unmatched, fact_calls, time.perf_counter() - t0)
     runs.checkpoint("report-graph")
@@ -882,9 +893,10 @@ def _one_agent(
 
 def report_stem(q: ReportQuestion, ctx: ReportContext) -> str:
     """The file name (no suffix) of a question's report: its id, plus system and mode unless TFR two-stage; the
-    agent reader's: its id, the system unless TFR, and ``.agent``; then ``.<variant>`` when the context has one."""
-    if ctx.reader == "agent":
-        suffix = ("" if ctx.system == "tfr" else f".{ctx.system}") + ".agent"
+    agent readers': its id, the system unless TFR, and ``.agent`` (``.reader-calc``); then ``.<variant>`` when the
+    context has one."""
+    if ctx.agent:
+        suffix = ("" if ctx.system == "tfr" else f".{ctx.system}") + f".{ctx.reader}"
     else:
         suffix = "" if (ctx.system, ctx.mode) == ("tfr", "two-stage") else f".{ctx.system}.{ctx.mode}"
     suffix += f".{ctx.variant}" if ctx.variant else ""
@@ -923,7 +935,7 @@ def run_batch(
             setattr(summary, c["status"], getattr(summary, c["status"]) + 1)
         summary.invalid_ids += len(rec["invalid_ids"])
         summary.invalid_citations += len(rec["invalid_citations"])
-        if rec.get("reader") == "agent":
+        if rec.get("reader") in AGENT_READERS:
             if rec["answer_status"] == "answered":
                 summary.answered += 1
             else:

@@ -118,7 +118,9 @@ def identifier_operands(operands: dict[str, Any], expression: str) -> tuple[dict
     return {renamed.get(k, k): v for k, v in operands.items()}, expression
 
 
-def _untraced_operands(operands: dict[str, Any], pool: list[float]) -> list[str]:
+def untraced_operands(operands: dict[str, Any], pool: Sequence[float]) -> list[str]:
+    """The operands (``name=value``) whose value, sign aside, is no number of ``pool`` (the evidence's numbers,
+    :func:`generation.agent.gate.evidence_numbers`); values that are not numbers are left to ``calculate``."""
     out = []
     for name, value in operands.items():
         if isinstance(value, bool) or not isinstance(value, int | float):
@@ -180,7 +182,7 @@ def answer_arithmetic(
         out.steps.append(Step(len(out.steps), "llm", messages[-1]["content"], data))
         given = data.get("operands") if isinstance(data.get("operands"), dict) else {}
         operands, expression = identifier_operands(given, str(data.get("expression", "")))
-        untraced = _untraced_operands(operands, pool)
+        untraced = untraced_operands(operands, pool)
         calc: ToolResult = calculate(expression, operands)
         error = (
             calc.error

@@ -11,6 +11,12 @@ gate) and section 4.2 (each run kept as a trajectory). Two routes, tried in this
 2. **tools** (the LLM): any other question goes to the tool-calling loop (:mod:`generation.agent.toolloop`) with F
    shown as facts and the tools ``calculate``, ``compare``, ``date_diff``, ``scale``, ``fact_lookup``, ``ratio`` and
    ``search_evidence`` (over the report's sources), every graph tool bound to the question's date.
+2'. **reader** (the LLM, given a ``thought`` reader: ``finkg report --reader reader-calc``): instead of the tool
+   loop, seed 004's reader (LoRA-tuned by ``finkg train reader`` to write its thought as a ``calculate`` call)
+   answers over F's sentences; the tool runs the thought, its operands must be numbers of F, and the answer goes
+   through the gate (:func:`generation.agent.thought.answer_with_thought`). Source:
+   ../shared/seeds/004_7a67e4eaf6285e0b.txt section 3.4 and appendix C (the reader), seed 001 section 4.4 (the tool
+   and the gate).
 
 Either way the run is a :class:`generation.agent.trajectory.RunRecord` of kind ``report`` (its id given by the
 caller, so a redo replaces it), and the derivation names each operand's fact key where one can be found (a
@@ -30,14 +36,15 @@ from generation.agent.gate import evidence_numbers, same_number
 from generation.agent.questions import needs_arithmetic
 from generation.agent.registry import registry
 from generation.agent.results import ToolResult
+from generation.agent.thought import ThoughtReader, answer_with_thought
 from generation.agent.toolloop import answer_with_tools, last_computation
-from generation.agent.trajectory import RunRecord
-from generation.llm import LLMClient
+from generation.agent.trajectory import RunRecord, StepRecord
+from generation.llm import LLMClient, metered
 from kg import Graph
 from retrieval.contract import Retriever
 from retrieval.facts.indicators import FinancialFact
 
-ROUTES = ("plan", "tools")
+ROUTES = ("plan", "tools", "reader")
 
 
 @dataclass
@@ -48,8 +55,8 @@ class ReaderAnswer:
         answer: the gated answer, or None. status: ``answered``, ``could not verify``, ``could not answer`` or ``not in
         graph``. reasons: why not answered. verdict: the gate's verdict as a dict (None when it did not run).
         derivation: ``operands`` (name -> ``{value, fact_key, ...}``), ``expression``, ``result`` (empty when nothing
-        was computed). route: ``plan`` or ``tools``. run: the agent run to store. calls: the LLM's usage (empty on
-        the plan route).
+        was computed). route: :data:`ROUTES`. run: the agent run to store. calls: the LLM's usage (empty on the
+        plan route).
     """
 
     answer: str | None
@@ -103,6 +110,19 @@ def derivation_of(results: Sequence[ToolResult], facts: Sequence[FinancialFact])
     return {"operands": operands, "expression": d.get("expression"), "result": comp.value}
 
 
+def link_operand_facts(steps: list[StepRecord], derivation: dict[str, Any]) -> None:
+    """Link the last successful ``calculate`` step of ``steps`` (in place) to the fact keys of ``derivation``'s
+    operands, so ``(:Step)-[:USED]->(:Fact)`` walks a computed answer back to the XBRL facts it read (the reader
+    route shows F's facts; no ``fact_lookup`` step reads them)."""
+    keys = tuple(
+        dict.fromkeys(str(o["fact_key"]) for o in derivation.get("operands", {}).values() if o.get("fact_key"))
+    )
+    for i in range(len(steps) - 1, -1, -1):
+        if steps[i].tool == "calculate" and steps[i].error is None:
+            steps[i] = dataclasses.replace(steps[i], facts=tuple(dict.fromkeys((*steps[i].facts, *keys))))
+            return
+
+
 def read_question(
     graph: Graph,
     client: LLMClient,
@@ -115,6 +135,7 @@ def read_question(
     sources: Sequence[Retriever] = (),
     max_steps: int = 6,
     max_tokens: int = 200,
+    thought: ThoughtReader | None = None,
 ) -> ReaderAnswer:
     """Answer one report question with the agent (see the module doc).
 
@@ -123,7 +144,8 @@ def read_question(
             agent run's id. as_of: the question's date (ISO; None: as of now, every filing). companies: the names
             the question brings (the first is the plan's company). facts: F as shown (ranked, at most
             ``[report] max_facts``). sources: what ``search_evidence`` searches. max_steps, max_tokens: the tool
-            loop's turn limit and completion cap.
+            loop's turn limit and completion cap. thought: seed 004's reader
+            (:func:`generation.qa.reader.thought_reader`); given, the LLM route is ``reader`` instead of ``tools``.
 
     Returns:
         :class:`ReaderAnswer`.
@@ -139,13 +161,27 @@ def read_question(
         rec.props["route"] = "plan"
         verdict = got.verdict.as_dict() if got.verdict is not None else None
         return ReaderAnswer(got.answer, got.status, got.reasons, verdict, got.derivation, "plan", rec)
-    tools = registry(graph, as_of=as_of, sources=sources)
     qtype = "arithmetic" if needs_arithmetic(question) else "span"
-    shown = [(f.id, f.text) for f in facts]
-    got = answer_with_tools(
-        client, question, tools, shown, as_of=as_of, question_type=qtype, max_steps=max_steps, max_tokens=max_tokens
-    )
+    if thought is not None:
+        names, route = ["calculate"], "reader"
+        with metered() as m:
+            got = answer_with_thought(thought, question, [f.text for f in facts], question_type=qtype)
+        got.calls = {
+            "llm_calls": m.calls,
+            "cached_calls": m.cache_hits,
+            "prompt_tokens": m.prompt_tokens,
+            "completion_tokens": m.completion_tokens,
+        }
+    else:
+        tools, route = registry(graph, as_of=as_of, sources=sources), "tools"
+        names = list(tools)
+        shown = [(f.id, f.text) for f in facts]
+        got = answer_with_tools(
+            client, question, tools, shown, as_of=as_of, question_type=qtype, max_steps=max_steps, max_tokens=max_tokens
+        )
     derivation = derivation_of(got.tool_results, facts) if got.answer is not None else {}
+    if route == "reader" and derivation:
+        link_operand_facts(got.steps, derivation)
     if got.verdict is None:
         verdict_text = "not run"
     else:
@@ -161,8 +197,8 @@ def read_question(
         props={
             "status": got.status,
             "reasons": got.reasons,
-            "route": "tools",
-            "tools": list(tools),
+            "route": route,
+            "tools": names,
             "facts_trimmed": got.facts_trimmed,
             "company": company or "",
             "derivation": json.dumps(derivation, default=str),
@@ -170,4 +206,4 @@ def read_question(
         steps=got.steps,
     )
     verdict = got.verdict.as_dict() if got.verdict is not None else None
-    return ReaderAnswer(got.answer, got.status, got.reasons, verdict, derivation, "tools", rec, got.calls)
+    return ReaderAnswer(got.answer, got.status, got.reasons, verdict, derivation, route, rec, got.calls)

@@ -8,25 +8,42 @@ Source: ../shared/seeds/004_7a67e4eaf6285e0b.txt appendix C (the {I, F, T, Y} fo
 ../shared/seeds/001_70c6b08e66b7be55.txt section 4.4 (deterministic tools: a number in an answer comes from a tool).
 Measured reason: the tuned Qwen2.5-Coder-1.5B reader wrote a program whose value equals the gold answer for 52 of
 71 arithmetic questions but answered 14 of them right by its own arithmetic (README, issue 18).
+
+:func:`answer_with_thought` is the agent's route over such a reader (``finkg report --reader reader-calc``): the
+thought run by the tool, the thought's operands checked against the facts, the answer through the gate
+(:func:`generation.agent.gate.check_answer`), one repair with the gate's complaint, the trajectory kept; no answer
+with a number the gate cannot trace is returned.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from generation.agent.arithmetic import calculate
-from generation.agent.loop import format_result
+from generation.agent.gate import check_answer, evidence_numbers
+from generation.agent.loop import format_result, untraced_operands
 from generation.agent.results import ToolResult
+from generation.agent.toolloop import ToolRun
+from generation.agent.trajectory import StepRecord, tool_step
+from generation.llm import LLMAnswerError
+from generation.llm.answer_line import extract_answer
+
+ThoughtReader = Callable[[str, Sequence[str], "tuple[str, str] | None"], str]
+"""Seed 004's reader as the agent calls it: ``read(question, facts, repair) -> "Thought: ...\\nAnswer: ..."``, the
+facts as sentences (ranked; the reader cuts them to its budget), ``repair`` None or ``(its previous text, the
+gate's complaint)`` for the second attempt (:func:`generation.qa.reader.thought_reader` builds one)."""
 
 _CALL = re.compile(
     r'calculate\(\s*expression\s*=\s*(?P<expr>"(?:[^"\\]|\\.)*")\s*,\s*operands\s*=\s*(?P<ops>\{[^{}]*\})\s*\)'
 )
 _ANSWER_LINE = re.compile(r"^\s*Answer:\s*(?P<body>.*)$", re.MULTILINE | re.IGNORECASE)
-_NUMBER = re.compile(r"-?\$?\s?(?:\d[\d,]*(?:\.\d+)?|\.\d+)")
+_NUMBER = re.compile(r"-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)")
+"""A number of the answer line (the currency sign and the words around it stay as written)."""
 
 
 @dataclass(frozen=True)
@@ -102,3 +119,81 @@ def with_calculator(answerer: Callable[..., str]) -> Callable[..., str]:
         return run_thought(answerer(*args, **kwargs)).text
 
     return answer
+
+
+def answer_with_thought(
+    read: ThoughtReader,
+    question: str,
+    evidence: Sequence[str],
+    *,
+    question_type: str = "arithmetic",
+    attempts: int = 2,
+) -> ToolRun:
+    """Answer ``question`` with seed 004's reader whose ``calculate`` thought the tool runs (see the module doc).
+
+    Each attempt: the reader's text; its thought's program run by ``calculate`` (:func:`run_thought`), its operands
+    required to be numbers of ``evidence`` (sign aside); the answer line (:func:`generation.llm.answer_line.
+    extract_answer`; for a multi-span question its items, each with the scale word) through the gate with the tool's result as the only tool output and ``evidence`` (a
+    number-free answer must quote the evidence or the question). A failed attempt's reason goes back to the reader
+    once (``attempts`` = 2).
+
+    Args:
+        read: the reader (:data:`ThoughtReader`). question: the question. evidence: the fact sentences shown, in
+            rank order (every number an answer or an operand may use). question_type: the gate's answer type
+            (``span``, ``multi-span``, ``count``, ``arithmetic``). attempts: the first try plus repairs.
+
+    Returns:
+        :class:`generation.agent.toolloop.ToolRun`: ``answer`` (the answer line as the tool left it) set only when
+        the gate passed; ``status`` ``answered``, ``could not verify`` (the gate rejected) or ``could not answer``
+        (no usable answer: an empty text, no answer line, a failed calculation, an operand not in the facts);
+        steps ``llm`` (the reader's text), ``calculate`` (the thought's program) and ``gate``.
+
+    Raises:
+        LLMUnavailable, BudgetExceeded: the LLM cannot be used (an empty answer is a failed step instead).
+        ValueError: ``question_type`` is not one the gate knows.
+    """
+    out = ToolRun(None, "could not answer")
+    pool = evidence_numbers(evidence)
+    repair: tuple[str, str] | None = None
+    for _ in range(attempts):
+        asked = {"question": question, "repair": repair[1] if repair else None}
+        try:
+            text = read(question, evidence, repair)
+        except LLMAnswerError as exc:
+            error = f"the reader gave no answer: {exc}"
+            out.steps.append(StepRecord("llm", asked, exc.raw, error))
+            out.reasons.append(error)
+            repair = (str(exc.raw or ""), "write a Thought and an Answer line")
+            continue
+        out.steps.append(StepRecord("llm", asked, text))
+        out.tool_results = []  # the attempt's own (the derivation's); the steps keep every attempt's
+        ran = run_thought(text)
+        error: str | None = None
+        if ran.result is not None:
+            operands = ran.result.args.get("operands")
+            untraced = untraced_operands(operands if isinstance(operands, dict) else {}, pool)
+            error = ran.result.error or (
+                f"operand(s) {', '.join(untraced)} are not numbers of the facts" if untraced else None
+            )
+            out.steps.append(dataclasses.replace(tool_step(ran.result), error=error))
+            if error is None:
+                out.tool_results.append(ran.result)
+        read_back = extract_answer(ran.text)
+        line = read_back.line.strip() if error is None else ""
+        if error is None and not line:
+            error = "the text has no answer line"
+        if error is None:
+            observed = [r.observation() for r in out.tool_results]
+            items = [f"{x} {read_back.scale}".strip() for x in read_back.spans]
+            gated = items if question_type == "multi-span" else line
+            verdict = check_answer(gated, question_type, out.tool_results, evidence, quote_from=[question, *observed])
+            out.verdict = verdict
+            error = None if verdict.passed else "; ".join(verdict.reasons)
+            out.steps.append(StepRecord("gate", line, verdict.as_dict(), error))
+            if verdict.passed:
+                out.answer, out.status, out.reasons = line, "answered", []
+                return out
+            out.status = "could not verify"
+        out.reasons.append(error or "")
+        repair = (text, error or "")
+    return out

@@ -81,3 +81,31 @@ def reader_answerer(client: LLMClient, max_fact_tokens: int = MAX_FACT_TOKENS, m
         return client.chat(prompt, max_tokens=max_tokens).text
 
     return answer
+
+
+REPAIR = "Your answer was rejected: {complaint}. Write the Thought as a calculate call over numbers copied from the facts, then the Answer line."
+"""The second turn after a rejected answer (the agent's repair, seed 001 section 4.4)."""
+
+
+def thought_reader(
+    client: LLMClient, max_fact_tokens: int = MAX_FACT_TOKENS, max_tokens: int = 128
+) -> Callable[[str, Sequence[str], tuple[str, str] | None], str]:
+    """Seed 004's reader as the analyst agent's thought route calls it
+    (:data:`generation.agent.thought.ThoughtReader`): ``read(question, facts, repair) -> "Thought: ...\\nAnswer:
+    ..."``.
+
+    ``facts`` are fact sentences in rank order, cut at ``max_fact_tokens`` of the model's tokens
+    (:func:`truncate`); the chat is :func:`reader_messages` (the prompt ``finkg train reader`` teaches), and with
+    ``repair`` = ``(previous text, complaint)`` the previous answer and :data:`REPAIR` follow it. Raises what
+    :meth:`LLMClient.chat` raises (``LLMAnswerError`` for an empty answer)."""
+
+    def read(question: str, facts: Sequence[str], repair: tuple[str, str] | None = None) -> str:
+        chat = reader_messages(question, truncate(facts, client.count_tokens, max_fact_tokens))
+        if repair is not None:
+            chat += [
+                {"role": "assistant", "content": repair[0]},
+                {"role": "user", "content": REPAIR.format(complaint=repair[1])},
+            ]
+        return client.chat(chat, max_tokens=max_tokens).text
+
+    return read
