@@ -185,6 +185,8 @@ TATQA_NAMES = {
     "reader+lora": "reader, LoRA-tuned",
     "reader-calc": "reader + calculator, base",
     "reader-calc+lora": "reader + calculator, LoRA-tuned",
+    "reader-form": "reader, base, answer-form prompt",
+    "reader-calc-form": "reader + calculator, base, answer-form prompt",
     "agent+lora": "agent, LoRA-tuned reader",
 }
 

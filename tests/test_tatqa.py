@@ -397,6 +397,25 @@ def test_the_reader_prompt_puts_the_cells_first_and_cuts_the_facts_at_the_models
     assert chat[1]["content"] == f"Question: {q.question}\nFacts:\n{facts}" and len(chat) == 2
 
 
+def test_the_answer_form_control_differs_from_the_trained_prompt_only_in_the_stated_form(smol_client):
+    """``reader-form`` (the untuned model's second control): the system prompt is training's plus the form of T and Y
+    in words, whose example is a call the calculator reads back; the user message is the same; ``reader-calc-form``
+    runs its thought like ``reader-calc``."""
+    from finkg.eval.tatqa import direct_systems
+    from finkg.train.reader import messages
+    from generation.agent.thought import thought_program
+    from generation.qa.reader import FORM_SYSTEM, SYSTEM, reader_messages
+
+    assert FORM_SYSTEM.startswith(SYSTEM) and len(FORM_SYSTEM) > len(SYSTEM)
+    assert thought_program(FORM_SYSTEM) == ("(n1 - n2) / n2 * 100", {"n1": 4.3, "n2": 19.6})
+    trained = messages({"I": "q?", "F": "f", "T": "t", "Y": "y"})
+    assert trained[0]["content"] == SYSTEM  # training never sees the form prompt
+    form = reader_messages("q?", "f", system=FORM_SYSTEM)
+    assert form[0]["content"] == FORM_SYSTEM and form[1] == reader_messages("q?", "f")[1]
+    systems = direct_systems(smol_client, max_tokens=8)
+    assert {"reader-form", "reader-calc-form"} <= set(systems)
+
+
 def test_an_interrupted_run_resumes_without_asking_again_and_refuses_another_models_folder(contexts, tmp_path):
     """Answers are appended as they come; a rerun asks only what is missing (a last line cut off by a
     killed write is asked again); a malformed earlier line is named; another model's folder is refused."""

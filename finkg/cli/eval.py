@@ -99,7 +99,9 @@ def eval_tatqa(
             "two-stage, single-stage, facts-only (the two-stage generator: BM25 "
             "over the context's paragraphs), no-retrieval (the question alone), "
             "whole-context (every cell and paragraph), reader (seed 004's question + facts prompt that `finkg train "
-            "reader` tunes), reader-calc (the same answer, its calculate thought run by the calculator), agent (program of thought with the calculator and the "
+            "reader` tunes), reader-calc (the same answer, its calculate thought run by the calculator), reader-form and "
+            "reader-calc-form (the same with a prompt stating the thought's and answer's form: the untuned model's "
+            "control), agent (program of thought with the calculator and the "
             "answer gate for arithmetic questions; the others quoted from the table rows and text, gated), agent-memory (the agent with "
             "the experiences of `finkg experience learn` as few-shot examples), agent-shuffled (the control: "
             "each retrieved experience's content a random other one's).",

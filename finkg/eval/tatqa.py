@@ -55,7 +55,7 @@ from generation.agent.thought import with_calculator
 from generation.llm import LLMAnswerError, LLMClient, metered
 from generation.llm.answer_line import extract_answer
 from generation.qa.answer import Answerer, direct_answerer
-from generation.qa.reader import reader_answerer
+from generation.qa.reader import FORM_SYSTEM, reader_answerer
 from ingest.datasets.tatqa import TatqaContext
 from kg.errors import EvaluationError
 from kg.progress import StageProgress
@@ -344,13 +344,18 @@ def direct_systems(client: LLMClient, max_tokens: int = 128) -> dict[str, Answer
     :func:`generation.qa.reader.reader_answerer`: the table's cells and the paragraphs cut at 512 tokens), and
     ``reader-calc`` (the same call, its ``calculate`` thought run by the agent's calculator and the answer's number
     replaced by the result: :func:`generation.agent.thought.with_calculator`; asked beside ``reader``, its calls
-    are the LLM cache's)."""
+    are the LLM cache's), and ``reader-form`` / ``reader-calc-form``: the same with the answer-form prompt
+    (:data:`generation.qa.reader.FORM_SYSTEM`: the form of T and Y that tuning teaches, stated in words; the
+    untuned model's second control)."""
     reader = reader_answerer(client, max_tokens=max_tokens)
+    form = reader_answerer(client, max_tokens=max_tokens, system=FORM_SYSTEM)
     return {
         "no-retrieval": direct_answerer(client, with_context=False, max_tokens=max_tokens),
         "whole-context": direct_answerer(client, with_context=True, max_tokens=max_tokens),
         "reader": reader,
         "reader-calc": with_calculator(reader),
+        "reader-form": form,
+        "reader-calc-form": with_calculator(form),
     }
 
 

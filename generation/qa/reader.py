@@ -26,14 +26,25 @@ from generation.qa.answer import Answerer
 from retrieval.text.overlap import by_shared_words
 
 SYSTEM = "You answer financial questions from the facts given. Think with a calculation, then answer."
+FORM_SYSTEM = (
+    SYSTEM + " Reply in exactly two lines. Line 1: 'Thought: ' then, when the answer needs arithmetic, a call "
+    'calculate(expression="(n1 - n2) / n2 * 100", operands={"n1": 4.3, "n2": 19.6}) with every number copied '
+    "from the facts under a name, else the words 'read from the table' or 'read from the text'. Line 2: "
+    "'Answer: ' then the answer only: a number with its scale word (thousand, million, billion, percent) when the "
+    "facts give one, or the words copied from the facts; several items separated by '; '."
+)
+"""The answer-form prompt: :data:`SYSTEM` plus the form of T and Y that ``finkg train reader`` teaches, stated in
+words (the untuned model's second control, issue 18: how much of the tuning's gain is the form alone). Its one
+example is made up, no data set's question."""
 MAX_FACT_TOKENS = 512
 
 
-def reader_messages(question: str, facts: str, target: str | None = None) -> list[dict[str, str]]:
-    """The reader's chat: system, user (``Question: I`` / ``Facts:`` F) and, with ``target`` (``"Thought: T\\n
+def reader_messages(question: str, facts: str, target: str | None = None, system: str = SYSTEM) -> list[dict[str, str]]:
+    """The reader's chat: ``system`` (:data:`SYSTEM`, the prompt training uses; :data:`FORM_SYSTEM` for the
+    answer-form control), user (``Question: I`` / ``Facts:`` F) and, with ``target`` (``"Thought: T\\n
     Answer: Y"``), the assistant's answer."""
     chat = [
-        {"role": "system", "content": SYSTEM},
+        {"role": "system", "content": system},
         {"role": "user", "content": f"Question: {question}\nFacts:\n{facts}"},
     ]
     if target is not None:
@@ -62,13 +73,16 @@ def answer_facts(question: str, cells: Sequence[str], paragraphs: Sequence[str])
     return [*cells, *(paragraphs[i] for i in by_shared_words(question, paragraphs))]
 
 
-def reader_answerer(client: LLMClient, max_fact_tokens: int = MAX_FACT_TOKENS, max_tokens: int = 128) -> Answerer:
+def reader_answerer(
+    client: LLMClient, max_fact_tokens: int = MAX_FACT_TOKENS, max_tokens: int = 128, system: str = SYSTEM
+) -> Answerer:
     """Seed 004's reader as an answerer: ``answerer(question, facts, passages) -> "Thought: ...\\nAnswer: ..."``.
 
     Args:
         client: the LLM, base or LoRA-tuned (``[llm] adapter_path``).
         max_fact_tokens: F's budget in the model's tokens (training's ``--max-fact-tokens``, 512).
         max_tokens: the answer's length limit.
+        system: the system prompt (:data:`SYSTEM`; :data:`FORM_SYSTEM`: the answer-form control).
 
     F is :func:`answer_facts` over the facts' and passages' ``.text``, cut by :func:`truncate`. Raises what
     :meth:`LLMClient.chat` raises (``LLMAnswerError`` for an empty answer).
@@ -77,7 +91,7 @@ def reader_answerer(client: LLMClient, max_fact_tokens: int = MAX_FACT_TOKENS, m
 
     def answer(question: str, facts: Sequence[Any], passages: Sequence[Any]) -> str:
         sentences = answer_facts(question, [f.text for f in facts], [p.text for p in passages])
-        prompt = reader_messages(question, truncate(sentences, count, max_fact_tokens))
+        prompt = reader_messages(question, truncate(sentences, count, max_fact_tokens), system=system)
         return client.chat(prompt, max_tokens=max_tokens).text
 
     return answer
