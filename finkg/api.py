@@ -485,7 +485,9 @@ def report_browser_query(reader: str = "two-stage") -> str:
     their runs)."""
     from kg import cypher as kg_cypher
 
-    return kg_cypher.report_run_browser_query() if reader != "two-stage" else kg_cypher.report_browser_query()
+    return (
+        kg_cypher.report_run_browser_query(reader=reader) if reader != "two-stage" else kg_cypher.report_browser_query()
+    )
 
 
 # --------------------------------------------------------------------------- knowledge graph build

@@ -240,6 +240,9 @@ def test_the_reader_calc_batch_writes_gated_agent_reports_beside_the_agents(load
         node = loaded.read("MATCH (r:Report {id: $id})-[:ANSWERED_BY]->(a:AgentRun) RETURN r.reader AS r", {"id": rid})
         assert node == [{"r": "reader-calc"}]
         assert "reader `reader-calc` (reader)" in (out / "t-agent-llm.none.reader-calc.md").read_text()
+        assert "reader: 'reader-calc'" in api.report_browser_query("reader-calc")  # what the CLI prints
+        assert len(loaded.read(api.report_browser_query("reader-calc"))) >= len(rec["steps"]) >= 1
+        assert rec["calls"]["agent"]["seconds"] > 0
     finally:
         loaded.write(
             "MATCH (r:Report {id: $id}) OPTIONAL MATCH (r)-[:ANSWERED_BY]->(a:AgentRun) "

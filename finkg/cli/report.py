@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from finkg import api
-from finkg.cli._common import console, err, progress
+from finkg.cli._common import console, err, progress, short_model_id
 from finkg.output import Format, render
 
 
@@ -83,7 +83,7 @@ def report(
         done.summary.rows(),
         Format.table,
         console,
-        title=f"finkg report: {done.system}, {how}, {done.model_id[:32]}",
+        title=f"finkg report: {done.system}, {how}, {short_model_id(done.model_id)}",
     )
     for line in done.summary.failed:
         err.print(f"[red]failed:[/red] {escape(line)}")

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -164,9 +165,11 @@ def read_question(
     qtype = "arithmetic" if needs_arithmetic(question) else "span"
     if thought is not None:
         names, route = ["calculate"], "reader"
+        t0 = time.perf_counter()
         with metered() as m:
             got = answer_with_thought(thought, question, [f.text for f in facts], question_type=qtype)
         got.calls = {
+            "seconds": round(time.perf_counter() - t0, 3),
             "llm_calls": m.calls,
             "cached_calls": m.cache_hits,
             "prompt_tokens": m.prompt_tokens,

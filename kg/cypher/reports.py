@@ -19,11 +19,12 @@ def report_browser_query(report_id: str | None = None) -> str:
     return f"MATCH (r:Report {{id: {string_literal(report_id)}}})-[c:CITES]->(x) RETURN r, c, x"
 
 
-def report_run_browser_query(report_id: str | None = None) -> str:
-    """The statement a person pastes into Neo4j Browser to walk an agent report (``finkg report --reader agent``):
-    the report, its agent run, the run's steps and the facts, observations and chunks each step used (every agent
-    report when ``report_id`` is None); the id is quoted as a Cypher string literal."""
-    match = "{reader: 'agent'}" if report_id is None else f"{{id: {string_literal(report_id)}}}"
+def report_run_browser_query(report_id: str | None = None, reader: str = "agent") -> str:
+    """The statement a person pastes into Neo4j Browser to walk an agent report (``finkg report --reader agent`` or
+    ``reader-calc``): the report, its agent run, the run's steps and the facts, observations and chunks each step
+    used (every report of ``reader`` when ``report_id`` is None); the id and the reader are quoted as Cypher string
+    literals."""
+    match = f"{{reader: {string_literal(reader)}}}" if report_id is None else f"{{id: {string_literal(report_id)}}}"
     return (
         f"MATCH (r:Report {match})-[a:ANSWERED_BY]->(run:AgentRun)-[e:STEP]->(s:Step) "
         "OPTIONAL MATCH (s)-[u:USED]->(x) RETURN r, a, run, e, s, u, x"
