@@ -701,7 +701,42 @@ EXTRACTION_LADDER = Table(
     ],
 )
 
+REPORT_READERS = Table(
+    ["eval-reports-agent-readers"],
+    _single("eval-reports-agent-readers", "readers"),
+    [
+        Column("reader", lambda r: str(r["reader"])),
+        Column("model", lambda r: "LoRA-tuned" if "+lora:" in str(r.get("model_id")) else "untuned"),
+        Column("answered (gate passed)", lambda r: f"{r['answered']} of {r['questions']}"),
+        Column("LLM-route questions answered", lambda r: f"{r['llm_route_answered']} of {r['llm_route_questions']}"),
+        Column("LLM calls", lambda r: num(r.get("llm_calls"), ",")),
+        Column("prompt tokens", lambda r: num(r.get("prompt_tokens"), ",")),
+    ],
+)
+
+
+def _report_reader_cell(reader: str) -> Callable[[dict[str, Any]], str]:
+    def cell(r: dict[str, Any]) -> str:
+        status, answer, reason = r[f"{reader}.status"], r[f"{reader}.answer"], r[f"{reader}.reason"]
+        said = f": {answer}" if answer else (f" ({reason})" if reason else "")
+        return f"{r[f'{reader}.route']}, {status}{said}".replace("|", "/")
+
+    return cell
+
+
+REPORT_READERS_QUESTIONS = Table(
+    ["eval-reports-agent-readers"],
+    _single("eval-reports-agent-readers", "questions"),
+    [
+        Column("question", lambda r: f"`{r['id']}`"),
+        Column("agent (tool loop, untuned)", _report_reader_cell("agent")),
+        Column("reader-calc (tuned reader, calculator, gate)", _report_reader_cell("reader-calc")),
+    ],
+)
+
 TABLES: dict[str, Table] = {
+    "eval-reports-agent-readers": REPORT_READERS,
+    "eval-reports-agent-readers-questions": REPORT_READERS_QUESTIONS,
     "eval-reports": REPORTS,
     "eval-reports-reader": REPORTS_READER,
     "eval-reports-reader-qwen": REPORTS_READER_QWEN,
