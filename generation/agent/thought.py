@@ -133,9 +133,9 @@ def answer_with_thought(
 
     Each attempt: the reader's text; its thought's program run by ``calculate`` (:func:`run_thought`), its operands
     required to be numbers of ``evidence`` (sign aside); the answer line (:func:`generation.llm.answer_line.
-    extract_answer`; for a multi-span question its items, each with the scale word) through the gate with the tool's result as the only tool output and ``evidence`` (a
-    number-free answer must quote the evidence or the question). A failed attempt's reason goes back to the reader
-    once (``attempts`` = 2).
+    extract_answer`; for a multi-span question its items, each with the scale word) through the gate, with the
+    tool's result as the only tool output and ``evidence`` (a number-free answer must quote the evidence or the
+    question). A failed attempt's reason goes back to the reader once (``attempts`` = 2).
 
     Args:
         read: the reader (:data:`ThoughtReader`). question: the question. evidence: the fact sentences shown, in

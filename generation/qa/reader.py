@@ -97,7 +97,10 @@ def reader_answerer(
     return answer
 
 
-REPAIR = "Your answer was rejected: {complaint}. Write the Thought as a calculate call over numbers copied from the facts, then the Answer line."
+REPAIR = (
+    "Your answer was rejected: {complaint}. Write the Thought as a calculate call over numbers copied from the "
+    "facts, then the Answer line."
+)
 """The second turn after a rejected answer (the agent's repair, seed 001 section 4.4)."""
 
 
