@@ -253,3 +253,10 @@ def stage_progress(
         yield log
     finally:
         log.close()
+
+
+def short_model_id(model_id: str, width: int = 32) -> str:
+    """A model id for a title: the base's first ``width`` characters, and a LoRA adapter's tag (``+lora:<id>``)
+    whole, so a tuned model's reports never look like the base's."""
+    base, sep, adapter = model_id.partition("+lora:")
+    return base[:width] + (f"+lora:{adapter}" if sep else "")

@@ -270,6 +270,15 @@ def test_a_tool_runs_derivation_names_each_operands_fact(loaded):
     assert g["formula"] and all(o["fact_key"].startswith(JNJ_ADSH) for o in g["operands"].values())
 
 
+def test_a_tuned_models_id_keeps_its_adapter_tag_when_shortened():
+    """Reports and the CLI title show the model id cut short; a LoRA-tuned model's tag must survive the cut."""
+    from finkg.output import short_model_id
+
+    tuned = "gguf:cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046+lora:ed7bdee79520eb12"
+    assert short_model_id(tuned, 24) == "gguf:cc324af070c2ecbfd32+lora:ed7bdee79520eb12"
+    assert short_model_id(tuned.split("+")[0], 24) == "gguf:cc324af070c2ecbfd32"
+
+
 def test_the_llm_sees_every_tools_json_schema_and_may_only_name_them():
     tools = registry.registry(None)
     prompt = system_prompt(tools)

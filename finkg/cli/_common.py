@@ -39,10 +39,3 @@ def day(value: str | None, option: str) -> date | None:
         return date.fromisoformat(value)
     except ValueError:
         raise typer.BadParameter(f"{option} {value!r}: expected YYYY-MM-DD") from None
-
-
-def short_model_id(model_id: str, width: int = 32) -> str:
-    """A model id for a title: the base's first ``width`` characters, and a LoRA adapter's tag (``+lora:<id>``)
-    whole, so a tuned model's reports never look like the base's."""
-    base, sep, adapter = model_id.partition("+lora:")
-    return base[:width] + (f"+lora:{adapter}" if sep else "")

@@ -9,8 +9,8 @@ import typer
 from rich.markup import escape
 
 from finkg import api
-from finkg.cli._common import console, err, progress, short_model_id
-from finkg.output import Format, render
+from finkg.cli._common import console, err, progress
+from finkg.output import Format, render, short_model_id
 
 
 def report(

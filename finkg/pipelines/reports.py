@@ -48,7 +48,7 @@ from pydantic import BaseModel, Field, FiniteFloat, ValidationError, field_valid
 
 from finkg import plots
 from finkg.config import Settings
-from finkg.output import write_text_atomic
+from finkg.output import short_model_id, write_text_atomic
 from generation.agent.evidence import ScopedRetriever
 from generation.agent.gate import gate_report
 from generation.agent.reader import ReaderAnswer, read_question
@@ -785,8 +785,8 @@ def _agent_markdown(rec: dict[str, Any]) -> str:
     lines = [
         f"# {rec['question']}",
         "",
-        f"*As of {rec['as_of'] or 'now'} · reader `{rec['reader']}` ({rec['route']}) · retrieval `{rec['system']}` · model "
-        f"`{str(rec['agent_model'])[:24]}`*",
+        f"*As of {rec['as_of'] or 'now'} · reader `{rec['reader']}` ({rec['route']}) · retrieval `{rec['system']}` "
+        f"· model `{short_model_id(str(rec['agent_model']), 24)}`*",
         "",
         ("**Answer:** " if rec["answer_status"] == "answered" else "**")
         + rec["answer"]
