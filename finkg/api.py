@@ -390,14 +390,18 @@ def memo_summary_rows(summaries: Sequence[MemoRunSummary]) -> list[dict[str, Any
 
 
 def _tuned_client(s: Settings, adapter: Path) -> Any:
-    """The configured LLM with the LoRA ``adapter`` (``[llm] adapter_path``).
+    """The configured LLM with the LoRA ``adapter`` (``[llm] adapter_path``), its base checked now (the backends
+    check it when the model is first loaded, which a batch may reach late or never).
 
     Raises:
         AdapterBaseMismatch: the adapter was trained on another base model. LLMError: the backend.
     """
-    from generation.llm import client_from_settings
+    from generation.llm import check_adapter_base, client_from_settings
 
-    return client_from_settings(s.model_copy(update={"llm_adapter_path": adapter}))
+    client = client_from_settings(s.model_copy(update={"llm_adapter_path": adapter}))
+    base_id = str(client.model_id).partition("+lora:")[0]
+    check_adapter_base(adapter, base_id, str(s.llm.model_path or s.llm.base_url or "the configured model"))
+    return client
 
 
 def _report_inputs(batch: Path, s: Settings, adapter: Path | None = None) -> tuple[list[Any], Any, Any]:

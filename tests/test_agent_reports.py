@@ -12,6 +12,7 @@ from num.txt with pandas (tests/test_agent_ask.py's ``gold``), never through fin
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from conftest import minilm_dir
@@ -29,11 +30,13 @@ from generation.agent.reader import derivation_of, read_question
 from generation.agent.thought import calculate_call
 from generation.agent.toolloop import action_schema, system_prompt
 from generation.agent.trajectory import delete_runs, read_run, write_runs
-from generation.llm import client_from_settings
+from generation.llm import AdapterBaseMismatch, client_from_settings
 from kg.ledger import Ledger
 from retrieval.embeddings import make_embedder
 from retrieval.facts.fact_map import list_filings
 from retrieval.facts.indicators import FinancialFact
+
+ROOT = Path(__file__).resolve().parents[1]
 
 QUESTIONS = [
     {
@@ -228,6 +231,17 @@ def test_the_reader_calc_batch_writes_gated_agent_reports_beside_the_agents(load
     batch = _batch(tmp_path, [QUESTIONS[2]])
     got = api.report_batch(batch, out=out, system="none", reader="reader-calc", graph=loaded, settings=rsettings)
     rid = "report:t-agent-llm:none:reader-calc"
+    qwen_adapter = ROOT / "data" / "adapters" / "qwen2.5-coder-1.5b-tatqa-reader" / "adapter.gguf"
+    with pytest.raises(AdapterBaseMismatch, match=r"qwen2\.5-coder.*SmolLM2"):  # refused before any report
+        api.report_batch(
+            batch,
+            out=tmp_path / "refused",
+            reader="reader-calc",
+            adapter=qwen_adapter,
+            graph=loaded,
+            settings=rsettings,
+        )
+    assert not (tmp_path / "refused").exists()
     try:
         assert got.reader == "reader-calc" and got.summary.failed == [] and got.summary.done == 1
         rec = json.loads((out / "t-agent-llm.none.reader-calc.json").read_text())
