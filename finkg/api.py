@@ -22,6 +22,7 @@ functions, so ``import finkg.api`` is cheap.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kg.errors import ConfigError, FinkgError, GenerationError
+from kg.errors import ConfigError, EvaluationError, FinkgError, GenerationError
 from kg.progress import StageProgress
 
 if TYPE_CHECKING:
@@ -1051,6 +1052,123 @@ def eval_tatqa(
             model_ids=model_ids,
         )
     return results, client.name
+
+
+@dataclass
+class AgentEvalResult:
+    """What :func:`eval_agent` measured: the SEC rows and their summary per kind, the TAT-QA results (None when
+    not run), the targets (:func:`finkg.eval.agent.targets`) and the files written."""
+
+    sec: list[dict[str, Any]]
+    sec_summary: list[dict[str, Any]]
+    tatqa: Any
+    targets: list[dict[str, Any]]
+    paths: list[Path]
+
+
+def eval_agent(
+    tatqa: Path | None,
+    *,
+    sec_questions: Path | None = Path("data/questions/sec-agent.jsonl"),
+    quarter: Path = Path("data/sec-fsds/2009q3.zip"),
+    systems: Sequence[str] = (),
+    sample: int | None = 300,
+    limit: int | None = None,
+    workers: int | None = None,
+    threshold: float | None = None,
+    top_k: int | None = None,
+    out: Path = Path("eval/agent"),
+    results_dir: Path | None = None,
+    settings: Settings | None = None,
+    progress: StageProgress | None = None,
+) -> AgentEvalResult:
+    """Issue 17's benchmark of the analyst agent (:mod:`finkg.eval.agent`): the SEC questions over the quarter in
+    the graph (gold from its ``num.txt``), the TAT-QA evaluation half (``sample`` questions stratified, the same for
+    every system; resumable in ``out/tatqa``), and the targets; everything in ``eval-agent.json`` (the one results
+    format) in ``results_dir`` or ``out``.
+
+    Args:
+        tatqa: a TAT-QA file (its evaluation half is used), or None to skip that part. sec_questions: the SEC
+            question file, or None to skip that part. quarter: the Financial Statement Data Sets zip the questions'
+            filings come from (loaded into the graph by ``finkg ingest sec``). systems: TAT-QA systems (default
+            :data:`finkg.eval.agent.SYSTEMS`: agent, two-stage, agent-memory, agent-shuffled; the differences are
+            against the first). sample, limit, workers, threshold, top_k: as ``finkg eval tatqa``.
+
+    Raises:
+        ConfigError: neither part chosen; a memory system without any learned experience (run ``finkg experience
+            learn`` first). EvaluationError: the quarter is not in the graph, a malformed question file (file and
+            line named), ``out/tatqa`` holds another model's run. GraphError, LLMError.
+    """
+    from finkg.eval import agent as agent_eval
+    from finkg.eval.results import write_result
+    from generation.agent.memory import list_experiences
+    from retrieval.facts.fact_map import list_filings
+
+    if tatqa is None and sec_questions is None:
+        raise ConfigError("nothing to evaluate: give a TAT-QA file, SEC questions, or both")
+    chosen = list(systems or agent_eval.SYSTEMS)
+    s = settings or load_settings()
+    sec_rows: list[dict[str, Any]] = []
+    memory_systems = tatqa is not None and {"agent-memory", "agent-shuffled"} & set(chosen)
+    needs_graph = sec_questions is not None or memory_systems
+    with _opened(None, s) if needs_graph else nullcontext((None, s)) as (g, _):
+        if sec_questions is not None and g is not None:
+            questions = agent_eval.read_sec_questions(sec_questions)
+            if not list_filings(g, source=quarter.name):
+                raise EvaluationError(
+                    f"no filing of {quarter.name} in the graph: the SEC questions are about it "
+                    f"(load it with `finkg ingest sec {quarter}`)"
+                )
+            advance = progress("agent: SEC questions", len(questions)) if progress else (lambda _n: None)
+            sec_rows = agent_eval.run_sec(g, questions, agent_eval.read_num(quarter), advance)
+        if memory_systems and g is not None and not list_experiences(g, "train", limit=1):
+            raise ConfigError(
+                "the memory systems need learned experiences and the graph has none: run "
+                f"`finkg experience learn {tatqa}` first (training half only), or leave out agent-memory and "
+                "agent-shuffled"
+            )
+    results = None
+    if tatqa is not None:
+        results, _ = eval_tatqa(
+            tatqa,
+            systems=chosen,
+            limit=limit,
+            out=out / "tatqa",
+            half="eval",
+            sample=sample,
+            threshold=threshold,
+            top_k=top_k,
+            workers=workers,
+            settings=s,
+            progress=progress,
+        )
+    rows = results.rows() if results is not None else []
+    diffs = results.differences() if results is not None else []
+    goals = agent_eval.targets(rows, diffs, sec_rows)
+    summary = agent_eval.sec_summary(sec_rows)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [*(results.save(out / "tatqa") if results is not None else [])]
+    if sec_rows:
+        sec_file = out / "sec.jsonl"
+        sec_file.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in sec_rows), encoding="utf-8")
+        paths.append(sec_file)
+    paths.append(
+        write_result(
+            "eval-agent",
+            {
+                "tatqa": str(tatqa) if tatqa else None,
+                "sec_questions": str(sec_questions) if sec_questions else None,
+                "quarter": str(quarter),
+                "systems": chosen if tatqa else [],
+                "sample": sample,
+                "limit": limit,
+            },
+            {f"target_{i}_met": t["met"] for i, t in enumerate(goals)},
+            tables={"sec": sec_rows, "sec_summary": summary, "tatqa": rows, "differences": diffs, "targets": goals},
+            directory=results_dir or out,
+        )
+    )
+    return AgentEvalResult(sec_rows, summary, results, goals, paths)
 
 
 def eval_reports(

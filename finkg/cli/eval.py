@@ -169,6 +169,72 @@ def eval_tatqa(
         console.print(f"EM and F1 per system and answer type, with 95% intervals: {paths[-1]}")
 
 
+@app.command("agent")
+def eval_agent(
+    tatqa: Annotated[
+        Path | None,
+        typer.Argument(
+            help="A TAT-QA JSON file (its evaluation half is used), e.g. tatqa_dataset_dev.json; omit for the SEC "
+            "questions only.",
+            exists=True,
+            dir_okay=False,
+        ),
+    ] = None,
+    sec: Annotated[
+        Path | None,
+        typer.Option(help="finkg's SEC questions (gold from the quarter's num.txt).", exists=True, dir_okay=False),
+    ] = Path("data/questions/sec-agent.jsonl"),
+    no_sec: Annotated[bool, typer.Option("--no-sec", help="Leave the SEC questions out.")] = False,
+    quarter: Annotated[
+        Path,
+        typer.Option(help="The Financial Statement Data Sets zip the SEC questions are about.", exists=True),
+    ] = Path("data/sec-fsds/2009q3.zip"),
+    system: Annotated[
+        list[str],
+        typer.Option(
+            "--system",
+            "-s",
+            help="TAT-QA systems (default: agent, two-stage, agent-memory, agent-shuffled; the differences are "
+            "against the first).",
+        ),
+    ] = [],
+    sample: Annotated[int, typer.Option(min=1, help="TAT-QA: a stratified sample of N questions.")] = 300,
+    limit: Annotated[int | None, typer.Option(help="TAT-QA: only the first N questions of the sample.")] = None,
+    workers: Annotated[int | None, typer.Option(min=1, help="TAT-QA: questions asked at once.")] = None,
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder for sec.jsonl, tatqa/ (resumable) and eval-agent.json.")
+    ] = Path("eval/agent"),
+) -> None:
+    """The analyst agent's benchmark (issue 17, seed 001): finkg's SEC questions over the quarter in the graph
+    (gold computed from its num.txt), the TAT-QA evaluation half (the agent, two-stage, the agent with experience
+    memory and the shuffled-memory control on the same questions) and the targets, met or not. A rerun with the
+    same --out resumes the TAT-QA answers."""
+    with progress() as p:
+        got = api.eval_agent(
+            tatqa,
+            sec_questions=None if no_sec else sec,
+            quarter=quarter,
+            systems=system,
+            sample=sample,
+            limit=limit,
+            workers=workers,
+            out=out,
+            progress=p,
+        )
+    if got.sec_summary:
+        render(got.sec_summary, Format.table, console, title="SEC questions: exact answers per kind")
+        wrong = [r for r in got.sec if not r["exact"]]
+        for r in wrong:
+            console.print(
+                f"  not exact: {r['id']}: {r['answer']!r} (gold {r['gold']!r})", highlight=False, markup=False
+            )
+    if got.tatqa is not None:
+        render(got.tatqa.rows(), Format.table, console, title="TAT-QA EM / F1 (%), evaluation half")
+        render(got.tatqa.differences(), Format.table, console, title="EM difference against the agent (points)")
+    render(got.targets, Format.table, console, title="issue 17's targets")
+    console.print(f"saved {', '.join(str(x) for x in got.paths)}")
+
+
 @app.command("reports")
 def eval_reports(
     batch: Annotated[
