@@ -187,6 +187,8 @@ TATQA_NAMES = {
     "reader-calc+lora": "reader + calculator, LoRA-tuned",
     "reader-form": "reader, base, answer-form prompt",
     "reader-calc-form": "reader + calculator, base, answer-form prompt",
+    "reader-form+lora": "reader, LoRA-tuned, answer-form prompt",
+    "reader-calc-form+lora": "reader + calculator, LoRA-tuned, answer-form prompt",
     "agent+lora": "agent, LoRA-tuned reader",
 }
 
@@ -264,11 +266,13 @@ def _tatqa_ci_table(name: str, tokens: bool = False) -> Table:
     return Table([name], _tatqa_rows(name), columns)
 
 
-def _tatqa_differences(name: str) -> Table:
-    """Paired EM differences (95 % paired bootstrap) of each system against the first, from the record ``name``."""
+def _tatqa_differences(name: str, types: tuple[str, ...] = ()) -> Table:
+    """Paired EM differences (95 % paired bootstrap) of each system against the first, from the record ``name``
+    (only the answer types ``types`` when given)."""
 
     def rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-        return list(records[name].get("tables", {}).get("differences", []))
+        diffs = records[name].get("tables", {}).get("differences", [])
+        return [d for d in diffs if not types or d["answer_type"] in types]
 
     return Table(
         [name],
@@ -312,6 +316,9 @@ TATQA_AGENT_QWEN_LORA_DIFF = _tatqa_differences("eval-tatqa-agent-qwen-lora")
 TATQA_READER_CALC = _tatqa_ci_table("eval-tatqa-reader-calc-qwen-lora")
 TATQA_READER_CALC_DIFF = _tatqa_differences("eval-tatqa-reader-calc-qwen-lora")
 TATQA_READER_CALC_VS_AGENT = _tatqa_differences("eval-tatqa-reader-calc-vs-agent")
+TATQA_READER_FORM = _tatqa_ci_table("eval-tatqa-reader-form")
+TATQA_READER_FORM_DIFF = _tatqa_differences("eval-tatqa-reader-form", ("all", "arithmetic"))
+TATQA_READER_FORM_VS_TUNED = _tatqa_differences("eval-tatqa-reader-form-vs-tuned", ("all", "span", "arithmetic"))
 
 FEEDBACK_NAMES = {
     "no-memory": "no memory",
@@ -759,6 +766,9 @@ TABLES: dict[str, Table] = {
     "eval-tatqa-reader-calc-qwen-lora": TATQA_READER_CALC,
     "eval-tatqa-reader-calc-qwen-lora-diff": TATQA_READER_CALC_DIFF,
     "eval-tatqa-reader-calc-vs-agent": TATQA_READER_CALC_VS_AGENT,
+    "eval-tatqa-reader-form": TATQA_READER_FORM,
+    "eval-tatqa-reader-form-diff": TATQA_READER_FORM_DIFF,
+    "eval-tatqa-reader-form-vs-tuned": TATQA_READER_FORM_VS_TUNED,
     "eval-feedback": FEEDBACK,
     "eval-rerank": RERANK,
     "train-embedder": TRAIN_EMBEDDER,

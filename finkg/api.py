@@ -395,12 +395,19 @@ def _tuned_client(s: Settings, adapter: Path) -> Any:
     check it when the model is first loaded, which a batch may reach late or never).
 
     Raises:
-        AdapterBaseMismatch: the adapter was trained on another base model. LLMError: the backend.
+        AdapterBaseMismatch: the adapter was trained on another base model. ConfigError: the backend applies no
+        adapter (an OpenAI-compatible endpoint: serve the tuned model there instead). LLMError: the backend.
     """
     from generation.llm import check_adapter_base, client_from_settings
 
     client = client_from_settings(s.model_copy(update={"llm_adapter_path": adapter}))
-    base_id = str(client.model_id).partition("+lora:")[0]
+    base_id, tagged, _ = str(client.model_id).partition("+lora:")
+    if not tagged:
+        raise ConfigError(
+            f"the [llm] backend {s.llm.backend!r} does not apply a LoRA adapter ({adapter}); llama-cpp, llama-server "
+            "and transformers do; for an OpenAI-compatible endpoint, serve the tuned model there and name it in "
+            "[llm] model"
+        )
     check_adapter_base(adapter, base_id, str(s.llm.model_path or s.llm.base_url or "the configured model"))
     return client
 

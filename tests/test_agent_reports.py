@@ -31,6 +31,7 @@ from generation.agent.thought import calculate_call
 from generation.agent.toolloop import action_schema, system_prompt
 from generation.agent.trajectory import delete_runs, read_run, write_runs
 from generation.llm import AdapterBaseMismatch, client_from_settings
+from kg.errors import ConfigError
 from kg.ledger import Ledger
 from retrieval.embeddings import make_embedder
 from retrieval.facts.fact_map import list_filings
@@ -240,6 +241,13 @@ def test_the_reader_calc_batch_writes_gated_agent_reports_beside_the_agents(load
             adapter=qwen_adapter,
             graph=loaded,
             settings=rsettings,
+        )
+    remote = load_settings(
+        llm_backend="openai", llm_base_url="http://127.0.0.1:9/v1", llm_model="m", embedding_model_path=minilm_dir()
+    )
+    with pytest.raises(ConfigError, match="does not apply a LoRA adapter"):  # never silently untuned
+        api.report_batch(
+            batch, out=tmp_path / "refused", reader="reader-calc", adapter=qwen_adapter, graph=loaded, settings=remote
         )
     assert not (tmp_path / "refused").exists()
     try:
