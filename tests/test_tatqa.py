@@ -341,12 +341,14 @@ def test_the_harness_runs_real_llm_answerers_end_to_end(contexts, smol_client, t
         return lambda n, tokens=None: ticks.append((stage, n))
 
     results = evaluate(contexts[:1], answerers, limit=2, progress=progress)
-    assert len(results.results) == 10
+    assert len(results.results) == 14
     stages = [
         "TAT-QA: no-retrieval",
         "TAT-QA: whole-context",
         "TAT-QA: reader",
         "TAT-QA: reader-calc",
+        "TAT-QA: reader-form",
+        "TAT-QA: reader-calc-form",
         "TAT-QA: silent",
     ]
     assert ticks == [(s, 2) for s in stages] + [(s, 1) for s in stages] * 2  # question by question
@@ -361,6 +363,8 @@ def test_the_harness_runs_real_llm_answerers_end_to_end(contexts, smol_client, t
     by = {(r.system, r.question_uid): r for r in results.results}
     for q in contexts[0].questions[:2]:  # the reader's call (a cache hit), its calculate thought run by the tool
         assert by[("reader-calc", q.uid)].generated == run_thought(by[("reader", q.uid)].generated).text
+        assert by[("reader-calc-form", q.uid)].generated == run_thought(by[("reader-form", q.uid)].generated).text
+        assert by[("reader-form", q.uid)].prompt_tokens > by[("reader", q.uid)].prompt_tokens  # the form's words
         # tokens per answer: one call each; the cache hit counts the tokens of the call that produced it
         reader, calc = by[("reader", q.uid)], by[("reader-calc", q.uid)]
         assert reader.llm_calls == calc.llm_calls == 1 and calc.prompt_tokens == reader.prompt_tokens > 100
@@ -369,7 +373,7 @@ def test_the_harness_runs_real_llm_answerers_end_to_end(contexts, smol_client, t
     assert rows[("reader", "all")]["median_prompt_tokens"] > rows[("no-retrieval", "all")]["median_prompt_tokens"] > 0
     answers, summary, _ = results.save(tmp_path / "tatqa")
     lines = [json.loads(x) for x in answers.read_text(encoding="utf-8").splitlines()]
-    assert len(lines) == 10 and lines[0]["question_uid"] == contexts[0].questions[0].uid
+    assert len(lines) == 14 and lines[0]["question_uid"] == contexts[0].questions[0].uid
     assert json.loads(summary.read_text(encoding="utf-8")) == results.rows()
 
 
