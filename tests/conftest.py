@@ -7,11 +7,14 @@ removes them afterwards, so the suite can run against a database that holds real
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import socket
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -123,6 +126,18 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def bench_script(name: str) -> ModuleType:
+    """``bench/<name>.py`` imported as the module ``bench_<name>`` (the bench scripts are not a package)."""
+    spec = importlib.util.spec_from_file_location(
+        f"bench_{name}", Path(__file__).resolve().parents[1] / "bench" / f"{name}.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[f"bench_{name}"] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 MINILM = "all-minilm-l6-v2"

@@ -3,21 +3,10 @@ records are in the format ``finkg report --reader agent|reader-calc`` writes, cu
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _script():
-    spec = importlib.util.spec_from_file_location("bench_report_readers", ROOT / "bench" / "report_readers.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_report_readers"] = module
-    spec.loader.exec_module(module)
-    return module
+from conftest import bench_script
 
 
 def _record(qid: str, reader: str, route: str, status: str, answer: str, calls: int, tokens: int) -> dict:
@@ -62,7 +51,12 @@ def test_the_readers_are_counted_and_put_side_by_side_per_question(tmp_path):
         ],
     )
     out = tmp_path / "results"
-    assert _script().main(["x-readers", f"agent={agent}", f"reader-calc={calc}", "--results-dir", str(out)]) == 0
+    assert (
+        bench_script("report_readers").main(
+            ["x-readers", f"agent={agent}", f"reader-calc={calc}", "--results-dir", str(out)]
+        )
+        == 0
+    )
     rec = json.loads((out / "x-readers.json").read_text())
     assert rec["name"] == "x-readers" and rec["figures"] == {"agent_answered": 1, "reader-calc_answered": 2}
     readers = {r["reader"]: r for r in rec["tables"]["readers"]}
@@ -77,8 +71,14 @@ def test_a_question_missing_from_one_folder_or_another_readers_file_is_refused(t
     agent = _folder(tmp_path, "agent", [_record("q1", "agent", "plan", "answered", "1", 0, 0)])
     calc = _folder(tmp_path, "reader-calc", [_record("q9", "reader-calc", "plan", "answered", "1", 0, 0)])
     out = tmp_path / "results"
-    assert _script().main(["x", f"agent={agent}", f"reader-calc={calc}", "--results-dir", str(out)]) == 2
+    assert (
+        bench_script("report_readers").main(["x", f"agent={agent}", f"reader-calc={calc}", "--results-dir", str(out)])
+        == 2
+    )
     assert "missing" in capsys.readouterr().err and not out.exists()
     (calc / "q1.reader-calc.json").write_text(json.dumps(_record("q1", "agent", "plan", "answered", "1", 0, 0)))
-    assert _script().main(["x", f"agent={agent}", f"reader-calc={calc}", "--results-dir", str(out)]) == 2
+    assert (
+        bench_script("report_readers").main(["x", f"agent={agent}", f"reader-calc={calc}", "--results-dir", str(out)])
+        == 2
+    )
     assert "q1.reader-calc.json: written by reader 'agent'" in capsys.readouterr().err

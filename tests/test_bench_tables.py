@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import bench_script
 
 from finkg.eval.results import read_result, write_result
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "bench" / "tables.py"
-
-
-def _tables():
-    spec = importlib.util.spec_from_file_location("bench_tables", SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_tables"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -33,7 +24,9 @@ def test_committed_readme_is_up_to_date():
     """The README's generated tables match the committed results files (`python bench/tables.py --check`)."""
     proc = _run("--check")
     assert proc.returncode == 0, proc.stderr
-    assert f"{len(_tables().TABLES)} tables up to date" in proc.stdout  # every table has its place in the README
+    assert (
+        f"{len(bench_script('tables').TABLES)} tables up to date" in proc.stdout
+    )  # every table has its place in the README
 
 
 def test_every_results_file_is_in_the_one_format():
@@ -99,7 +92,7 @@ def test_generator_on_a_small_results_file(tmp_path: Path):
 
 
 def test_imported_results_say_so_and_bold_the_best(tmp_path: Path):
-    tables = _tables()
+    tables = bench_script("tables")
     results = tmp_path / "results"
     results.mkdir()
     (results / "eval-rerank.json").write_text(
@@ -133,7 +126,7 @@ def test_imported_results_say_so_and_bold_the_best(tmp_path: Path):
 
 
 def test_errors_name_the_file(tmp_path: Path):
-    tables = _tables()
+    tables = bench_script("tables")
     with pytest.raises(tables.TablesError, match=r"eval-tatqa\.json: no such results file"):
         tables.render("eval-tatqa", tmp_path)
     with pytest.raises(tables.TablesError, match=r"R.md:3: <!-- table:benchmarks --> has no"):
@@ -161,6 +154,6 @@ def test_an_evaluation_summary_feeds_its_readme_table(tmp_path: Path):
     results.save(tmp_path / "out", results_dir=tmp_path / "results")
     record = read_result("eval-tatqa", tmp_path / "results")
     assert record["parameters"]["questions"] == 2 and record["figures"]["single-stage_em_pct"] == 50.0
-    body = _tables().render("eval-tatqa", tmp_path / "results")
+    body = bench_script("tables").render("eval-tatqa", tmp_path / "results")
     assert "| single-stage | **50.00** | **75.00** | 100.00 | n/a | 0.00 |" in body
     assert "span F1 (1)" in body and "_Measured " in body

@@ -4,25 +4,16 @@ counts of a rerun over the warm LLM cache (pure: no Neo4j, no model; the answers
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
-import sys
 from pathlib import Path
+
+from conftest import bench_script
 
 from finkg.eval.tatqa import evaluate, read_answers, write_answers
 from ingest.datasets.tatqa import read_tatqa
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "tests" / "data" / "tatqa_dev_sample.json"
-
-
-def _script():
-    spec = importlib.util.spec_from_file_location("bench_tatqa_partial", ROOT / "bench" / "tatqa_partial.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_tatqa_partial"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _run(tmp_path: Path):
@@ -40,7 +31,7 @@ def _run(tmp_path: Path):
 
 
 def test_a_cut_run_is_scored_on_the_questions_every_system_answered_with_the_rerun_s_tokens(tmp_path):
-    partial = _script()
+    partial = bench_script("tatqa_partial")
     results, run = _run(tmp_path)
     rerun = tmp_path / "rerun"
     rerun.mkdir()
@@ -64,7 +55,7 @@ def test_a_cut_run_is_scored_on_the_questions_every_system_answered_with_the_rer
 
 
 def test_a_rerun_that_answered_otherwise_is_refused(tmp_path, capsys):
-    partial = _script()
+    partial = bench_script("tatqa_partial")
     results, run = _run(tmp_path)
     rerun = tmp_path / "rerun"
     rerun.mkdir()
