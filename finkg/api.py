@@ -1567,13 +1567,15 @@ def experience_learn(
     *,
     limit: int | None = None,
     max_tokens: int = 160,
+    workers: int | None = None,
     graph: Graph | None = None,
     settings: Settings | None = None,
     progress: StageProgress | None = None,
 ) -> Any:
     """Learn experiences from the arithmetic questions of the TAT-QA file's training half (split by a hash of the
     table uid, :func:`ingest.datasets.tatqa.split_contexts`, the split ``finkg eval tatqa --half`` uses); see
-    :func:`finkg.eval.experience.learn`. Resumable (learned questions are skipped).
+    :func:`finkg.eval.experience.learn`. Resumable (learned questions are skipped). ``workers``: questions answered
+    at once (None: ``[llm] parallel`` with llama-server or an OpenAI-compatible endpoint, else 1).
 
     Returns:
         :class:`finkg.eval.experience.LearnSummary`.
@@ -1595,6 +1597,7 @@ def experience_learn(
             {c.table_uid for c in evaluation},
             limit=limit,
             max_tokens=max_tokens,
+            workers=s.llm.concurrency() if workers is None else workers,
             progress=progress,
         )
 

@@ -194,6 +194,12 @@ def test_no_experience_of_an_evaluation_half_context_is_ever_retrieved_during_ev
         learn(None, bank, [evaluation[0]], held_out)  # type: ignore[arg-type]
 
 
+def question_of(graph, rid: str) -> str:
+    found = read_run(graph, rid)
+    assert found is not None, rid
+    return found["run"]["question_uid"]
+
+
 @pytest.fixture(scope="module")
 def smol_client():
     return LLMClient(LlamaCppBackend(smol_gguf(), n_ctx=2048, n_threads=2))
@@ -217,9 +223,15 @@ def test_learning_writes_graded_runs_and_experiences_used_as_examples(graph, emb
         run = read_run(graph, row["runs"][0])
         assert run is not None and run["run"]["split"] == "train" and run["run"]["em"] in (0.0, 1.0)
         assert run["steps"] and run["steps"][0]["tool"] == "llm"
-        # a rerun skips what is learned
-        again = learn(smol_client, memory, train, held_out, limit=1, max_tokens=64, attempts=1)
-        assert again.skipped >= 1 and set(again.experiences).isdisjoint(summary.experiences)
+        # a rerun skips what is learned; two at once (workers=2) store both, each with its own graded run
+        again = learn(smol_client, memory, train, held_out, limit=2, max_tokens=64, attempts=1, workers=2)
+        assert again.skipped >= 1 and again.learned == 2
+        stored = {r["id"]: r for r in list_experiences(graph, "train")}
+        assert set(again.experiences) <= set(stored)
+        learned = {question_of(graph, r) for e in again.experiences for r in stored[e]["runs"]}
+        assert (
+            len(learned - {question_of(graph, row["runs"][0])}) == 2
+        )  # two questions more, each graded and linked to its experience
         # evaluation: agent-memory on an evaluation question shows only training experience ids
         answer = agent_systems(
             smol_client, 64, {c.table_uid: c.table for c in contexts}, memory, exclude_contexts=held_out

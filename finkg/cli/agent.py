@@ -69,12 +69,20 @@ def learn(
     ],
     limit: Annotated[int | None, typer.Option(min=1, help="At most N new questions.")] = None,
     max_tokens: Annotated[int, typer.Option(help="Completion cap per answer.")] = 160,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Questions answered at once (default: [llm] parallel with llama-server, else 1); each retrieves "
+            "from the bank as it stands when it starts.",
+        ),
+    ] = None,
 ) -> None:
     """Learn experiences from the arithmetic questions of the file's training half (split by a hash of the table
     uid, as `finkg eval tatqa --half` splits): the agent answers, the answer is graded, the run is stored and a
     strategy (or a caution) distilled from it. Resumable."""
     with progress() as p:
-        summary = api.experience_learn(path, limit=limit, max_tokens=max_tokens, progress=p)
+        summary = api.experience_learn(path, limit=limit, max_tokens=max_tokens, workers=workers, progress=p)
     console.print(
         f"learned {summary.learned} question(s) ({summary.correct} correct, {summary.merged} merged into a "
         f"near-duplicate), {summary.skipped} already learned",

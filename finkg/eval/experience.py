@@ -5,7 +5,10 @@ scored against the gold answer, summarised into findings and cautions) and Appen
 training trajectories only). For each arithmetic question (the ones the agent answers by program of thought) of a
 training-half context: the agent answers with the memory learned so far (the seed's bank grows as it goes), the
 answer is graded with TAT-QA's EM, the run is written as ``(:AgentRun)-[:STEP]->(:Step)`` and an experience is
-distilled (:func:`generation.agent.memory.distill`) and stored, linked to the run.
+distilled (:func:`generation.agent.memory.distill`) and stored, linked to the run. With ``workers`` > 1 the questions
+are answered ``workers`` at a time (a server with that many slots decodes them together) and each retrieves from
+the bank as it stands when its answer starts, so a question may miss the experience of one still in flight: the
+seed's growing bank, with at most ``workers - 1`` entries not yet visible; ``workers=1`` is the seed's order.
 
 A context of the evaluation half is refused (:class:`generation.agent.memory.MemoryLeak`): the split is
 :func:`ingest.datasets.tatqa.split_contexts` (a hash of the table uid, seed 0), the one ``finkg eval tatqa --half``
@@ -16,10 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from threading import Lock
+from typing import NamedTuple
 
 from finkg.eval.metrics.tatqa import gold_answers, score
-from finkg.eval.tatqa import agent_evidence, agent_text
-from generation.agent.loop import answer_arithmetic
+from finkg.eval.tatqa import agent_evidence, agent_text, in_order
+from generation.agent.loop import AgentAnswer, answer_arithmetic
 from generation.agent.memory import (
     Experience,
     ExperienceMemory,
@@ -35,7 +40,7 @@ from generation.agent.tables import row_labels
 from generation.agent.trajectory import RunRecord, run_id, steps_of, verdict_of, write_runs
 from generation.llm import LLMClient
 from generation.llm.answer_line import extract_answer
-from ingest.datasets.tatqa import TatqaContext
+from ingest.datasets.tatqa import TatqaContext, TatqaQuestion
 from kg.progress import StageProgress
 
 
@@ -52,6 +57,18 @@ class LearnSummary:
     experiences: list[str] = field(default_factory=list)
 
 
+class _Attempt(NamedTuple):
+    """One training question answered: its context and question, the ids of the experiences it retrieved, the
+    agent's answer, the table's scale and the evidence text the experience is keyed by."""
+
+    context: TatqaContext
+    question: TatqaQuestion
+    used: list[str]
+    got: AgentAnswer
+    scale: str
+    evidence: str
+
+
 def learn(
     client: LLMClient,
     memory: ExperienceMemory,
@@ -61,6 +78,7 @@ def learn(
     limit: int | None = None,
     max_tokens: int = 160,
     attempts: int = 2,
+    workers: int = 1,
     progress: StageProgress | None = None,
 ) -> LearnSummary:
     """Learn experiences from the arithmetic questions of ``contexts`` (see the module doc).
@@ -70,6 +88,8 @@ def learn(
         evaluation_contexts: the evaluation half's table uids: a context among them is refused.
         limit: at most this many new questions. max_tokens: the LLM's answer limit. attempts: tries per question
             (the first plus repairs, :func:`generation.agent.loop.answer_arithmetic`).
+        workers: questions answered at once (see the module doc); each finished question is stored at once, in the
+            order of the file, so an interruption keeps every stored one and a rerun skips them.
         progress: ``progress(stage, total)`` -> a callback advanced per question.
 
     Raises:
@@ -89,10 +109,14 @@ def learn(
     todo = todo[:limit] if limit is not None else todo
     summary = LearnSummary(skipped=len(work) - len(todo))
     tick = progress("experience: learn", len(todo)) if progress else (lambda n: None)
-    for c, q in todo:
+    lock = Lock()  # the bank is read by the workers while the main thread writes to it
+
+    def answer(item: tuple[TatqaContext, TatqaQuestion]) -> _Attempt:
+        c, q = item
         cells, paragraphs, scale = agent_evidence(q.question, c.facts, c.passages, {c.table_uid: c.table})
         context = "\n".join(cells + paragraphs)
-        entries = memory.retrieve(q.question, context, exclude_contexts=list(evaluation_contexts))
+        with lock:
+            entries = memory.retrieve(q.question, context, exclude_contexts=list(evaluation_contexts))
         got = answer_arithmetic(
             client,
             q.question + percent_hint(scale),
@@ -101,6 +125,9 @@ def learn(
             max_tokens=max_tokens,
             examples=memory_block(entries),
         )
+        return _Attempt(c, q, [e.id for e in entries], got, scale, context)
+
+    for c, q, used, got, scale, context in in_order(answer, todo, workers):  # in the file's order
         gold = gold_answers(q.record())
         predicted = extract_answer(agent_text(got, scale))
         graded = score(list(predicted.spans), predicted.scale, gold, q.answer_type, q.scale)
@@ -124,7 +151,7 @@ def learn(
                         "em": graded.em,
                         "f1": graded.f1,
                         "gold": " | ".join(gold),
-                        "experiences_used": [e.id for e in entries],
+                        "experiences_used": used,
                     },
                     steps=steps_of(got, [p.id for p in c.passages]),
                 )
@@ -142,7 +169,8 @@ def learn(
             c.table_uid,
             rid,
         )
-        written = memory.add(entry, query_text(q.question, context))
+        with lock:
+            written = memory.add(entry, query_text(q.question, context))
         summary.learned += 1
         summary.correct += int(correct)
         summary.merged += int(written != entry.id)
