@@ -581,6 +581,16 @@ HEADLINES: dict[str, Callable[[dict[str, Any], dict[str, Any]], tuple[str, str, 
         f"BM25 alone p50 {_f(f, 'bm25_asof_p50_ms', '.1f')} ms",
         f"{_f(f, 'ratio_hybrid_over_bm25_asof_p50_x', '.2f')}x",
     ),
+    "agent-latency": lambda f, p: (
+        f"analyst agent, one TAT-QA question at a time: median {_f(f, 'one_median_s', '.1f')} s "
+        f"(p90 {_f(f, 'one_p90_s', '.1f')}) over {f.get('questions')} questions, "
+        f"{_f(f, 'median_prompt_tokens', ',.0f')} prompt tokens (target <= 15 s)",
+        f"{p.get('workers')} in flight: median {_f(f, 'many_median_s', '.1f')} s per answer, "
+        f"{_f(f, 'many_wall_s_per_answer', '.1f')} s of wall clock per answer "
+        f"({_f(f, 'one_wall_s_per_answer', '.1f')} one at a time)",
+        f"{_f(f, 'ratio_many_over_one_median_x', '.2f')}x latency, "
+        f"{_f(f, 'ratio_throughput_many_over_one_x', '.2f')}x throughput",
+    ),
     "market_labels": lambda f, p: (
         f"{_f(f, 'vectorized_rows', ',')} residual labels ({f.get('tickers')} tickers x 3 horizons) in "
         f"{_f(f, 'vectorized_s', '.2f')} s, vectorized",
