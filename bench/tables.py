@@ -193,13 +193,13 @@ TATQA_NAMES = {
 }
 
 
-def _tatqa_rows(name: str) -> Callable[[dict[str, dict[str, Any]]], list[dict[str, Any]]]:
+def _tatqa_rows(name: str, key: str = "rows") -> Callable[[dict[str, dict[str, Any]]], list[dict[str, Any]]]:
     """One row per system from the record ``name``'s :meth:`finkg.eval.tatqa.TatqaResults.rows` (system x answer
-    type)."""
+    type), kept in its table ``key`` (``rows`` for ``finkg eval tatqa``, ``tatqa`` for ``finkg eval agent``)."""
 
     def rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
-        for r in records[name].get("tables", {}).get("rows", []):
+        for r in records[name].get("tables", {}).get(key, []):
             out.setdefault(r["system"], {"system": r["system"]})[r["answer_type"]] = r
         return list(out.values())
 
@@ -244,9 +244,10 @@ def _tatqa_ci(kind: str, metric: str) -> Callable[[dict[str, Any]], Cell]:
     return cell
 
 
-def _tatqa_ci_table(name: str, tokens: bool = False) -> Table:
-    """EM and F1 with 95 % bootstrap intervals per system, from the record ``name`` of ``finkg eval tatqa``;
-    ``tokens``: also the median LLM calls and prompt tokens per answer (recorded since stop 34)."""
+def _tatqa_ci_table(name: str, tokens: bool = False, key: str = "rows") -> Table:
+    """EM and F1 with 95 % bootstrap intervals per system, from the record ``name`` of ``finkg eval tatqa`` (or
+    ``finkg eval agent``: ``key`` ``tatqa``); ``tokens``: also the median LLM calls and prompt tokens per answer
+    (recorded since stop 34)."""
     columns = [
         Column("system", lambda r: TATQA_NAMES.get(r["system"], r["system"])),
         Column(_tatqa_header("all", "EM"), _tatqa_ci("all", "em")),
@@ -263,7 +264,7 @@ def _tatqa_ci_table(name: str, tokens: bool = False) -> Table:
                 "median prompt tokens / answer", lambda r: num(r.get("all", {}).get("median_prompt_tokens"), ",.0f")
             ),
         ]
-    return Table([name], _tatqa_rows(name), columns)
+    return Table([name], _tatqa_rows(name, key), columns)
 
 
 def _tatqa_differences(name: str, types: tuple[str, ...] = ()) -> Table:
@@ -319,6 +320,30 @@ TATQA_READER_CALC_VS_AGENT = _tatqa_differences("eval-tatqa-reader-calc-vs-agent
 TATQA_READER_FORM = _tatqa_ci_table("eval-tatqa-reader-form")
 TATQA_READER_FORM_DIFF = _tatqa_differences("eval-tatqa-reader-form", ("all", "arithmetic"))
 TATQA_READER_FORM_VS_TUNED = _tatqa_differences("eval-tatqa-reader-form-vs-tuned", ("all", "span", "arithmetic"))
+
+# `finkg eval agent`: the issue-17 benchmark in one command (TAT-QA systems, SEC questions, the targets)
+EVAL_AGENT_TATQA = _tatqa_ci_table("eval-agent", tokens=True, key="tatqa")
+EVAL_AGENT_DIFF = _tatqa_differences("eval-agent", ("all", "arithmetic"))
+EVAL_AGENT_TARGETS = Table(
+    ["eval-agent"],
+    lambda records: records["eval-agent"].get("tables", {}).get("targets", []),
+    [
+        Column("target (issue 17)", lambda r: str(r["target"])),
+        Column("measured", lambda r: str(r["measured"])),
+        Column("met", lambda r: {True: "yes", False: "**no**", None: "not run"}[r["met"]]),
+    ],
+)
+EVAL_AGENT_SEC = Table(
+    ["eval-agent"],
+    lambda records: records["eval-agent"].get("tables", {}).get("sec_summary", []),
+    [
+        Column("SEC question kind", lambda r: str(r["kind"])),
+        Column("questions", lambda r: num(r.get("questions"), "d")),
+        Column("exact", lambda r: num(r.get("exact"), "d")),
+        Column("exact %", lambda r: num(r.get("exact_pct"), ".1f")),
+        Column("median ms / question", lambda r: num(r.get("median_ms"), ".1f")),
+    ],
+)
 
 FEEDBACK_NAMES = {
     "no-memory": "no memory",
@@ -779,6 +804,10 @@ TABLES: dict[str, Table] = {
     "eval-tatqa-reader-form": TATQA_READER_FORM,
     "eval-tatqa-reader-form-diff": TATQA_READER_FORM_DIFF,
     "eval-tatqa-reader-form-vs-tuned": TATQA_READER_FORM_VS_TUNED,
+    "eval-agent-targets": EVAL_AGENT_TARGETS,
+    "eval-agent-tatqa": EVAL_AGENT_TATQA,
+    "eval-agent-diff": EVAL_AGENT_DIFF,
+    "eval-agent-sec": EVAL_AGENT_SEC,
     "eval-feedback": FEEDBACK,
     "eval-rerank": RERANK,
     "train-embedder": TRAIN_EMBEDDER,
