@@ -50,8 +50,10 @@ def one_pass(path: Path, n: int, workers: int, work: Path, console: Console, **o
     (:func:`finkg.config.load_settings`) over the configured ones.
 
     Raises:
-        EvaluationError: ``work`` holds answers of another model or file (use a new folder).
+        FileExistsError: ``work`` is not empty (a pass over answers already there would time nothing).
     """
+    if work.exists() and any(work.iterdir()):
+        raise FileExistsError(f"{work}: not empty; a latency pass needs an empty folder (choose another --keep)")
     settings = load_settings(llm_cache=True, llm_cache_dir=work / "llm-cache", **overrides)
     t0 = time.perf_counter()
     with stage_progress(console) as progress:

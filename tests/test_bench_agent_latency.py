@@ -32,3 +32,5 @@ def test_each_pass_asks_the_llm_for_every_answer_and_times_it(tmp_path):
         assert p["median_prompt_tokens"] > 0  # each answer counts its LLM call
         assert (tmp_path / f"w{p['workers']}" / "llm-cache").is_dir()
     assert set(passes[0]["predicted"]) == set(passes[1]["predicted"])  # the same questions in both passes
+    with pytest.raises(FileExistsError, match="not empty"):  # a pass over answers already there times nothing
+        latency.one_pass(SAMPLE, 2, 1, tmp_path / "w1", console, **smol)
