@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from threading import Lock
 from typing import NamedTuple
 
 from finkg.eval.metrics.tatqa import gold_answers, score
@@ -109,14 +108,12 @@ def learn(
     todo = todo[:limit] if limit is not None else todo
     summary = LearnSummary(skipped=len(work) - len(todo))
     tick = progress("experience: learn", len(todo)) if progress else (lambda n: None)
-    lock = Lock()  # the bank is read by the workers while the main thread writes to it
 
     def answer(item: tuple[TatqaContext, TatqaQuestion]) -> _Attempt:
         c, q = item
         cells, paragraphs, scale = agent_evidence(q.question, c.facts, c.passages, {c.table_uid: c.table})
         context = "\n".join(cells + paragraphs)
-        with lock:
-            entries = memory.retrieve(q.question, context, exclude_contexts=list(evaluation_contexts))
+        entries = memory.retrieve(q.question, context, exclude_contexts=list(evaluation_contexts))
         got = answer_arithmetic(
             client,
             q.question + percent_hint(scale),
@@ -169,8 +166,7 @@ def learn(
             c.table_uid,
             rid,
         )
-        with lock:
-            written = memory.add(entry, query_text(q.question, context))
+        written = memory.add(entry, query_text(q.question, context))
         summary.learned += 1
         summary.correct += int(correct)
         summary.merged += int(written != entry.id)
