@@ -9,6 +9,7 @@ Neo4j; SmolLM2 for the learning loop's mechanics. Every experience a test writes
 
 from __future__ import annotations
 
+import json
 import uuid
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from test_llm import smol_gguf
 
 from finkg.eval.experience import learn
 from finkg.eval.tatqa import agent_systems
+from generation.agent.arithmetic import calculate
 from generation.agent.loop import AgentAnswer, Step
 from generation.agent.memory import (
     Experience,
@@ -30,7 +32,9 @@ from generation.agent.memory import (
     memory_block,
     operation_of,
     query_text,
+    worked_program,
 )
+from generation.agent.tables import cell_name
 from generation.agent.trajectory import read_run
 from generation.llm import LlamaCppBackend, LLMClient
 from ingest.datasets.tatqa import read_tatqa, split_contexts
@@ -96,6 +100,54 @@ def test_shapes_operations_and_the_block():
     assert query_text("Q?", "x" * 1000) == "Q?\n" + "x" * 600
 
 
+TABLE = [
+    ["", "2019", "2018"],
+    ["Revenue", "$ 4,351", "3,919"],
+    ["Cost of sales", "(1,200)", "1,100"],
+    ["Other", "56.7", "56.7"],
+]
+
+
+def test_a_cell_names_the_operand_it_states():
+    assert cell_name(TABLE, 4351) == "revenue_2019"
+    assert cell_name(TABLE, -1200) == cell_name(TABLE, 1200) == "cost_sales_2019"  # sign aside
+    assert cell_name(TABLE, 12.5) is None  # no cell states it
+    assert cell_name(TABLE, 56.7) is None  # two cells, two names: ambiguous
+    assert cell_name([["", "Fiscal 2019"], ["2018 Plan", "7"]], 7) == "v_2018_plan_2019"
+
+
+def test_the_worked_program_is_the_solvers_own_form_and_reproduces_the_gold_answer():
+    # a failed run: TAT-QA's derivation of the gold answer, operands named after their cells, equal values one name
+    failed = AgentAnswer("10", "answered")
+    text = worked_program(failed, False, "(4,351-3,919)/3,919", 11.02, TABLE)
+    program = json.loads(text)
+    assert program["operands"] == {"revenue_2019": 4351.0, "revenue_2018": 3919.0}
+    assert program["expression"] == "((revenue_2019-revenue_2018)/revenue_2018) * 100"  # the * 100 the gold needs
+    assert round(calculate(program["expression"], program["operands"]).value, 2) == 11.02
+    # a number no cell states keeps its letter name; a derivation that is not arithmetic, or wrong, gives none
+    assert json.loads(worked_program(failed, False, "4,351-17", 4334, TABLE))["operands"] == {
+        "revenue_2019": 4351.0,
+        "n2": 17.0,
+    }
+    average = json.loads(worked_program(failed, False, "(4,351+3,919)/2", 4135, TABLE))  # the count: a literal
+    assert average == {
+        "operands": {"revenue_2019": 4351.0, "revenue_2018": 3919.0},
+        "expression": "(revenue_2019+revenue_2018)/2",
+    }
+    assert worked_program(failed, False, "the sum of the 2019 column", 5551, TABLE) == ""
+    assert worked_program(failed, False, "4,351-3,919", 999, TABLE) == ""
+    assert worked_program(failed, False, "", None, TABLE) == ""
+    # a correct run: its own operands and expression
+    got = answered("(a - b) / b * 100", {"a": 4351.0, "b": 3919.0}, "11.02")
+    assert json.loads(worked_program(got, True, "", 11.02, TABLE)) == {
+        "operands": {"a": 4351.0, "b": 3919.0},
+        "expression": "(a - b) / b * 100",
+    }
+    entry = Experience("exp:1", "Q?", "11.02 percent", "", "When ..., ...", "failure", "t", "c", program=text)
+    block = memory_block([entry])
+    assert f"Solution: {text}" in block and block.index("Solution:") < block.index("Answer: 11.02 percent")
+
+
 # ----------------------------------------------------------------------------------------- the store
 
 
@@ -150,6 +202,34 @@ def test_a_near_duplicate_is_merged_into_the_stored_entry(graph, bank, split):
     assert rows[0]["strategy"] == "To compute a change, evaluate later - earlier."
     assert rows[0]["caution"] == "When years look alike, check the column."
     assert rows[0]["sources"] == [first, experience_id(split, "ctxB", q + " ")]
+
+
+def test_the_worked_program_is_stored_retrieved_and_kept_when_merged(graph, bank, split):
+    q = "What was the change in other operating expenses from 2018 to 2019?"
+    program = '{"operands": {"other_2019": 5.0, "other_2018": 3.0}, "expression": "other_2019 - other_2018"}'
+    first = bank.add(
+        Experience(experience_id(split, "ctxA", q), q, "2", "", "", "failure", split, "ctxA", None, None, program), q
+    )
+    bank.add(
+        Experience(
+            experience_id(split, "ctxB", q + " "),
+            q + " ",
+            "2",
+            "",
+            "",
+            "failure",
+            split,
+            "ctxB",
+            None,
+            None,
+            '{"operands": {}, "expression": "1"}',
+        ),
+        q + " ",
+    )
+    rows = list_experiences(graph, split)
+    assert [r["id"] for r in rows] == [first] and rows[0]["program"] == program  # the first entry's program stays
+    got = bank.retrieve(q, "", splits=(split,))
+    assert got and got[0].program == program
 
 
 def test_the_shuffled_control_shows_other_entries_for_the_same_hits(graph, bank, split):

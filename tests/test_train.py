@@ -24,7 +24,7 @@ from finkg.train.common import (
     tuned_models,
     write_jsonl,
 )
-from generation.agent.arithmetic import calculate
+from generation.agent.arithmetic import calculate, derivation_program
 from ingest.datasets.tatqa import read_tatqa, split_contexts
 from kg.errors import EvaluationError
 
@@ -78,14 +78,14 @@ def test_reader_examples_come_from_the_training_half_only_and_programs_reproduce
 
 def test_derivation_program_on_real_derivations():
     # derivations and answers from TAT-QA's dev file
-    expression, operands = rdr.derivation_program("(44.1-56.7)/56.7")  # answer -22.22 percent
+    expression, operands = derivation_program("(44.1-56.7)/56.7")  # answer -22.22 percent
     assert operands == {"n1": 44.1, "n2": 56.7, "n3": 56.7}
     assert round(calculate(f"({expression}) * 100", operands).value, 2) == -22.22
-    expression, operands = rdr.derivation_program("[(1,062+1,018)/2] - [(1,018+950)/2]")  # answer 56 million
+    expression, operands = derivation_program("[(1,062+1,018)/2] - [(1,018+950)/2]")  # answer 56 million
     assert calculate(expression, operands).value == 56
-    expression, operands = rdr.derivation_program("-5,637-(-3,990)")  # answer -1647 thousand
+    expression, operands = derivation_program("-5,637-(-3,990)")  # answer -1647 thousand
     assert calculate(expression, operands).value == -1647
-    assert rdr.derivation_program("the sum of the 2019 column") is None
+    assert derivation_program("the sum of the 2019 column") is None
 
 
 def test_a_malformed_training_line_names_the_file_and_line(tmp_path):

@@ -5,7 +5,9 @@ scored against the gold answer, summarised into findings and cautions) and Appen
 training trajectories only). For each arithmetic question (the ones the agent answers by program of thought) of a
 training-half context: the agent answers with the memory learned so far (the seed's bank grows as it goes), the
 answer is graded with TAT-QA's EM, the run is written as ``(:AgentRun)-[:STEP]->(:Step)`` and an experience is
-distilled (:func:`generation.agent.memory.distill`) and stored, linked to the run. With ``workers`` > 1 the questions
+distilled (:func:`generation.agent.memory.distill`) and stored, linked to the run, with its worked solution in the
+solver's output form (:func:`generation.agent.memory.worked_program`: the run's own program when it was right,
+else TAT-QA's derivation of the gold answer with operands named after their table cells). With ``workers`` > 1 the questions
 are answered ``workers`` at a time (a server with that many slots decodes them together) and each retrieves from
 the bank as it stands when its answer starts, so a question may miss the experience of one still in flight: the
 seed's growing bank, with at most ``workers - 1`` entries not yet visible; ``workers=1`` is the seed's order.
@@ -33,6 +35,7 @@ from generation.agent.memory import (
     list_experiences,
     memory_block,
     query_text,
+    worked_program,
 )
 from generation.agent.questions import needs_arithmetic, percent_hint
 from generation.agent.tables import row_labels
@@ -155,6 +158,8 @@ def learn(
             ],
         )
         strategy, caution = distill(q.question, got, gold, correct, q.derivation)
+        gold_value = float(q.answer) if isinstance(q.answer, int | float) else None
+        program = worked_program(got, correct, q.derivation, gold_value, c.table)
         entry = Experience(
             experience_id("train", c.table_uid, q.question),
             q.question,
@@ -165,6 +170,7 @@ def learn(
             "train",
             c.table_uid,
             rid,
+            program=program,
         )
         written = memory.add(entry, query_text(q.question, context))
         summary.learned += 1

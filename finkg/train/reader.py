@@ -15,7 +15,7 @@ the evaluation half is never read):
   ``"<row> | <column>: <value>"`` sentences (:func:`ingest.datasets.tatqa.table_facts`), then the other
   paragraphs, cut at ``max_fact_tokens`` (512) tokens of the base model's tokenizer;
 - T: for an arithmetic question, ``calculate(expression="(n1 - n2) / n2 * 100", operands={"n1": 44.1, "n2": 56.7})``
-  (:func:`derivation_program`: every number of the derivation becomes an operand; ``* 100`` is appended when
+  (:func:`generation.agent.arithmetic.derivation_program`: every number of the derivation becomes an operand; ``* 100`` is appended when
   the answer is a percentage of a ratio); the program is kept only if ``calculate`` reproduces the gold answer,
   else T is the derivation as TAT-QA writes it; for the other questions T names the facts the answer is read
   from;
@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -47,7 +46,7 @@ from typing import Any
 
 from finkg.train import common
 from finkg.train.common import LossLog, TrainingError
-from generation.agent.arithmetic import calculate
+from generation.agent.arithmetic import checked_program
 from generation.agent.thought import calculate_call
 from generation.llm.adapters import write_adapter_meta
 from generation.qa.reader import reader_messages, truncate
@@ -92,43 +91,15 @@ class ReaderConfig:
 
 # --------------------------------------------------------------------------- {I, F, T, Y}
 
-_NUMBER = re.compile(r"\$?\s?(\d[\d,]*(?:\.\d+)?|\.\d+)\s?%?")
-
-
-def derivation_program(derivation: str) -> tuple[str, dict[str, float]] | None:
-    """TAT-QA's derivation as a ``calculate`` expression over named operands, or None when it is not pure
-    arithmetic (``"(44.1-56.7)/56.7"`` -> ``("(n1-n2)/n3", {"n1": 44.1, "n2": 56.7, "n3": 56.7})``; ``$``, ``%``
-    and thousands commas dropped, ``[ ]`` read as parentheses, ``×`` and ``÷`` as ``*`` and ``/``)."""
-    text = derivation.strip().replace("[", "(").replace("]", ")").replace("×", "*").replace("÷", "/")
-    operands: dict[str, float] = {}
-
-    def name(m: re.Match[str]) -> str:
-        key = f"n{len(operands) + 1}"
-        operands[key] = float(m.group(1).replace(",", ""))
-        return key
-
-    expression = _NUMBER.sub(name, text)
-    if not operands or not re.fullmatch(r"[n0-9+\-*/(). ]+", expression):
-        return None
-    return " ".join(expression.split()), operands
-
-
-def _close(value: float, gold: float) -> bool:
-    return abs(round(value, 2) - gold) <= max(0.011, 1e-3 * abs(gold))
-
 
 def thought(question: TatqaQuestion) -> tuple[str, bool]:
     """T for a question (see the module doc) and whether it is a ``calculate`` program checked against the gold
-    answer."""
+    answer (:func:`generation.agent.arithmetic.checked_program`)."""
     if question.answer_type == "arithmetic":
-        found = derivation_program(question.derivation)
         gold = question.answer if isinstance(question.answer, int | float) else None
-        if found and gold is not None:
-            expression, operands = found
-            for candidate in (expression, f"({expression}) * 100"):
-                result = calculate(candidate, operands)
-                if result.ok and _close(float(result.value), float(gold)):
-                    return calculate_call(candidate, operands), True
+        found = checked_program(question.derivation, float(gold)) if gold is not None else None
+        if found:
+            return calculate_call(*found), True
         return f"derivation: {question.derivation.strip()}", False
     if question.derivation.strip():
         return f"from the facts: {question.derivation.strip()}", False

@@ -88,6 +88,48 @@ def calculate(expression: str, operands: dict[str, float]) -> ToolResult:
     return tool_call("calculate", args, body)
 
 
+_DERIVATION_NUMBER = re.compile(r"\$?\s?(\d[\d,]*(?:\.\d+)?|\.\d+)\s?%?")
+
+
+def derivation_program(derivation: str) -> tuple[str, dict[str, float]] | None:
+    """A data set's derivation (TAT-QA's ``derivation`` field) as a ``calculate`` expression over named operands, or
+    None when it is not pure arithmetic (``"(44.1-56.7)/56.7"`` -> ``("(n1-n2)/n3", {"n1": 44.1, "n2": 56.7,
+    "n3": 56.7})``; ``$``, ``%`` and thousands commas dropped, ``[ ]`` read as parentheses, ``×`` and ``÷`` as ``*``
+    and ``/``)."""
+    text = derivation.strip().replace("[", "(").replace("]", ")").replace("×", "*").replace("÷", "/")
+    operands: dict[str, float] = {}
+
+    def name(m: re.Match[str]) -> str:
+        key = f"n{len(operands) + 1}"
+        operands[key] = float(m.group(1).replace(",", ""))
+        return key
+
+    expression = _DERIVATION_NUMBER.sub(name, text)
+    if not operands or not re.fullmatch(r"[n0-9+\-*/(). ]+", expression):
+        return None
+    return " ".join(expression.split()), operands
+
+
+def reproduces(value: float, gold: float) -> bool:
+    """Whether a computed ``value`` rounded to two decimals is the ``gold`` answer (within 0.011 or 0.1 %)."""
+    return abs(round(value, 2) - gold) <= max(0.011, 1e-3 * abs(gold))
+
+
+def checked_program(derivation: str, gold: float) -> tuple[str, dict[str, float]] | None:
+    """:func:`derivation_program` checked against the ``gold`` answer: the expression, or the expression times 100
+    (a percentage the derivation leaves as a ratio), whose :func:`calculate` result reproduces ``gold``
+    (:func:`reproduces`); None when neither does or the derivation is not arithmetic."""
+    found = derivation_program(derivation)
+    if found is None:
+        return None
+    expression, operands = found
+    for candidate in (expression, f"({expression}) * 100"):
+        result = calculate(candidate, operands)
+        if result.ok and result.value is not None and reproduces(float(result.value), float(gold)):
+            return candidate, operands
+    return None
+
+
 def compare(a: float, b: float) -> ToolResult:
     """The change from ``a`` (the earlier or reference value) to ``b``, and its direction word.
 

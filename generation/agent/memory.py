@@ -24,6 +24,7 @@ the merges, and it gains a link to the new run.
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import re
 from collections.abc import Sequence
@@ -31,7 +32,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from generation.agent.arithmetic import checked_program
 from generation.agent.loop import AgentAnswer
+from generation.agent.tables import Table, cell_name
 from kg import Graph, cypher
 from kg.errors import GenerationError
 from retrieval.embeddings import Embedder
@@ -42,6 +45,8 @@ TOP_K = 5
 """Seed 001's k_max (Appendix F.2, section 5.5)."""
 MERGE_THRESHOLD = 0.97
 """Cosine at or above which a new experience is a near-duplicate of a stored one and merged into it."""
+SMALL_CONSTANT = 12
+"""A whole number up to this that no table cell states is written into a worked program as a literal (``/ 2``)."""
 CONTEXT_CHARS = 600
 """The context characters the query embedding reads after the question (Algorithm 1, line 2)."""
 
@@ -60,7 +65,9 @@ class Experience:
         reference, never to be copied). strategy: findings (what worked). caution: guard rules (what failed).
         outcome: ``success`` or ``failure`` (the graded trajectory's). split: ``train`` (or another split's name).
         context_id: the data set's context (TAT-QA: the table uid). run: the AgentRun it was distilled from.
-        cosine: the similarity with the query when retrieved (None otherwise).
+        cosine: the similarity with the query when retrieved (None otherwise). program: the worked solution in
+        the solver's own output form, ``{"operands": {...}, "expression": "..."}`` as JSON text
+        (:func:`worked_program`; ``""`` when there is none).
     """
 
     id: str
@@ -73,6 +80,7 @@ class Experience:
     context_id: str
     run: str | None = None
     cosine: float | None = None
+    program: str = ""
 
 
 def query_text(question: str, context: str) -> str:
@@ -192,6 +200,45 @@ def distill(
     return strategy, caution
 
 
+def worked_program(
+    got: AgentAnswer, correct: bool, gold_derivation: str, gold: float | None, table: Table | None
+) -> str:
+    """The entry's worked solution in the program-of-thought solver's output form, as JSON text: the seed's
+    "Answer: a format reference" (seed 001, Appendix G, Memory_Block) given in the form the solver must write.
+
+    A correct trajectory gives its own operands and expression. Otherwise the data set's derivation of the gold
+    answer (TAT-QA's ``derivation``, training half only) becomes the program when :func:`calculate` reproduces
+    ``gold`` with it (:func:`generation.agent.arithmetic.checked_program`); each operand is named after the table
+    cell that states it (:func:`generation.agent.tables.cell_name`: ``revenue_2019``), else ``n1``, ``n2``...;
+    equal values share one name; a whole number up to :data:`SMALL_CONSTANT` that no cell states (the count of an
+    average) stays a literal. ``""`` when there is neither.
+    """
+    if correct and got.derivation:
+        operands = {k: float(v) for k, v in got.derivation["operands"].items()}
+        return json.dumps({"operands": operands, "expression": got.derivation["expression"]})
+    found = checked_program(gold_derivation, gold) if gold_derivation and gold is not None else None
+    if found is None:
+        return ""
+    expression, numbered = found
+    names: dict[float, str] = {}
+    rename: dict[str, str] = {}
+    for key, value in numbered.items():
+        name = names.get(value) or (cell_name(table, value) if table else None)
+        if name is None and value.is_integer() and abs(value) <= SMALL_CONSTANT:
+            rename[key] = str(
+                int(value)
+            )  # a count or a factor (the 2 of an average): a literal, as the solver writes it
+            continue
+        if value not in names:
+            name = name or key
+            while name in names.values():
+                name += "_"
+            names[value] = name
+        rename[key] = names[value]
+    expression = re.sub(r"\bn\d+\b", lambda m: rename[m.group(0)], expression)
+    return json.dumps({"operands": {name: value for value, name in names.items()}, "expression": expression})
+
+
 # ----------------------------------------------------------------------------------------------- the store
 
 
@@ -255,6 +302,7 @@ class ExperienceMemory:
             "answer": entry.answer,
             "strategy": entry.strategy,
             "caution": entry.caution,
+            "program": entry.program,
             "outcome": entry.outcome,
             "split": entry.split,
             "context_id": entry.context_id,
@@ -281,6 +329,7 @@ class ExperienceMemory:
                 **{k: old[k] for k in ("question", "answer", "split", "context_id", "created_at") if k in old},
                 "strategy": _join(old.get("strategy", ""), entry.strategy),
                 "caution": _join(old.get("caution", ""), entry.caution),
+                "program": old.get("program") or entry.program,
                 "outcome": old.get("outcome") if old.get("outcome") == entry.outcome else "mixed",
                 "merged": int(old.get("merged") or 0) + 1,
                 "sources": [*(old.get("sources") or [target]), entry.id],
@@ -365,6 +414,7 @@ def _experience(r: dict[str, Any], cosine: float | None = None) -> Experience:
         r.get("context_id") or "",
         None,
         cosine,
+        r.get("program") or "",
     )
 
 
@@ -390,13 +440,16 @@ def clear_experiences(graph: Graph, split: str | None = None, ids: Sequence[str]
 
 def memory_block(entries: Sequence[Experience]) -> str:
     """The few-shot block of the program-of-thought prompt (seed 001, Appendix G's Memory_Block, in plain text):
-    each entry's question, answer (a format reference), findings and cautions, then the opt-out line; ``""``
-    when there are none (the fallback)."""
+    each entry's question, its worked solution in the solver's output form when it has one (:func:`worked_program`),
+    its answer (a format reference), findings and cautions, then the opt-out line; ``""`` when there are none (the
+    fallback)."""
     if not entries:
         return ""
     lines = ["Experience from similar solved questions (follow the method; never copy their numbers):"]
     for e in entries:
         lines.append(f"- Question: {e.question}")
+        if e.program:
+            lines.append(f"  Solution: {e.program}")
         lines.append(f"  Answer: {e.answer}")
         if e.strategy:
             lines.append(f"  Findings: {e.strategy}")

@@ -217,6 +217,32 @@ def table_column(table: Table, column: str | int, scale: str | None = None) -> T
     return tool_call("table_column", args, body)
 
 
+def _slug(text: str, words: int, year_first: bool = False) -> str:
+    parts = re.findall(r"[a-z0-9]+", text.lower())
+    years = [w for w in parts if YEAR.fullmatch(w)] if year_first else []
+    kept = years[-1:] if years else [w for w in parts if w not in {"the", "of", "and", "in", "for", "at"}][:words]
+    return "_".join(kept)
+
+
+def cell_name(table: Table, value: float) -> str | None:
+    """An operand name for ``value`` read from the body cell of ``table`` that states it (sign aside): the row
+    label's first three words and the column header's year (else its first two words), lower case, joined by
+    ``_`` (``"Revenue"`` under ``"2019"`` -> ``revenue_2019``; a leading digit gets ``v_``); None when no cell, or
+    more than one cell with different names, states it."""
+    rows = [[str(c) for c in r] for r in table]
+    headers = column_headers(rows)
+    names: set[str] = set()
+    for r in range(header_rows(rows), len(rows)):
+        for c in range(1, len(rows[r])):
+            numbers = parse_numbers(rows[r][c])
+            if len(numbers) == 1 and abs(abs(numbers[0]) - abs(value)) < 1e-9:
+                name = "_".join(
+                    p for p in (_slug(rows[r][0], 3), _slug(headers[c] if c < len(headers) else "", 2, True)) if p
+                )
+                names.add(f"v_{name}" if name[:1].isdigit() else name or f"column{c}")
+    return names.pop() if len(names) == 1 else None
+
+
 def match_row(table: Table, words: str, min_score: float = 90.0, max_unexplained: float = 0.25) -> int | None:
     """The index of the body row whose label the question's ``words`` name, or None when no label or more than
     one fits.

@@ -4,8 +4,8 @@ Trajectories: ``(:AgentRun {id, question, as_of, answer, verdict, model, created
 i, tool, input, output, error})``, each step ``-[:USED]->`` the ``(:Fact {key})`` and ``(:Chunk {id})`` it read, so
 an answer's computation can be walked in Neo4j Browser (:func:`agent_run_browser_query`).
 
-Experience memory (seed 001, section 4.2): ``(:Experience {id, question, embedding, strategy, outcome, created_at,
-split, context_id, ...})-[:DISTILLED_FROM]->(:AgentRun)``; the vector index :data:`EXPERIENCE_INDEX` on
+Experience memory (seed 001, section 4.2): ``(:Experience {id, question, embedding, strategy, program, outcome,
+created_at, split, context_id, ...})-[:DISTILLED_FROM]->(:AgentRun)``; the vector index :data:`EXPERIENCE_INDEX` on
 ``Experience.embedding`` serves the lookup (:data:`QUERY_EXPERIENCES`).
 """
 
@@ -132,7 +132,8 @@ QUERY_EXPERIENCES = (
     "CALL db.index.vector.queryNodes($index, $candidates, $vector) YIELD node, score\n"
     "WHERE node.split IN $splits AND NOT node.context_id IN $exclude\n"
     "RETURN node.id AS id, node.question AS question, node.answer AS answer, node.strategy AS strategy,\n"
-    "       node.caution AS caution, node.outcome AS outcome, node.context_id AS context_id, node.split AS split,\n"
+    "       node.caution AS caution, node.program AS program, node.outcome AS outcome,\n"
+    "       node.context_id AS context_id, node.split AS split,\n"
     "       2 * score - 1 AS cosine\n"
     "ORDER BY cosine DESC"
 )
@@ -143,8 +144,8 @@ EXPERIENCES = (
     "MATCH (x:Experience) WHERE $split IS NULL OR x.split = $split\n"
     "OPTIONAL MATCH (x)-[:DISTILLED_FROM]->(r:AgentRun)\n"
     "RETURN x.id AS id, x.question AS question, x.outcome AS outcome, x.split AS split, x.context_id AS context_id,\n"
-    "       x.strategy AS strategy, x.caution AS caution, x.answer AS answer, x.merged AS merged,\n"
-    "       coalesce(x.sources, [x.id]) AS sources,\n"
+    "       x.strategy AS strategy, x.caution AS caution, x.program AS program, x.answer AS answer,\n"
+    "       x.merged AS merged, coalesce(x.sources, [x.id]) AS sources,\n"
     "       x.created_at AS created_at, collect(r.id) AS runs\n"
     "ORDER BY x.created_at, x.id LIMIT $limit"
 )
