@@ -966,6 +966,7 @@ def eval_tatqa(
     out: Path = Path("eval/tatqa"),
     half: str = "all",
     sample: int | None = None,
+    answer_types: Sequence[str] = (),
     threshold: float | None = None,
     top_k: int | None = None,
     workers: int | None = None,
@@ -980,6 +981,8 @@ def eval_tatqa(
             (:func:`ingest.datasets.tatqa.split_contexts`, seed 0; the agent's experience is learned on
             ``train`` only). sample: a stratified sample of this many questions (by answer type and source,
             :func:`finkg.eval.tatqa.stratified_sample`), the same for every system; None: every question.
+        answer_types: only the questions (of the sample, when there is one) of these TAT-QA answer types
+            (``span``, ``multi-span``, ``arithmetic``, ``count``); empty: every type.
         threshold, top_k: the experience memory's cosine threshold and depth for ``agent-memory`` and
             ``agent-shuffled`` (None: seed 001's 0.65 and 5). Those systems read the experiences learned by
             ``finkg experience learn`` (training split only, never a context being evaluated).
@@ -995,8 +998,8 @@ def eval_tatqa(
         summary, ``eval-tatqa.json`` and the EM/F1 picture ``tatqa-em-f1.png``).
 
     Raises:
-        ConfigError: an unknown system or half. IngestError: a malformed TAT-QA file. EvaluationError: ``out``
-        holds a run of another model or file.
+        ConfigError: an unknown system, half or answer type. IngestError: a malformed TAT-QA file.
+        EvaluationError: ``out`` holds a run of another model or file.
     """
     from finkg.eval import tatqa as tatqa_eval
     from generation.llm import client_from_settings
@@ -1010,6 +1013,8 @@ def eval_tatqa(
     if half != "all":
         contexts = split_contexts(contexts)[0 if half == "train" else 1]
     chosen_questions = tatqa_eval.stratified_sample(contexts, sample) if sample else None
+    if answer_types:
+        chosen_questions = tatqa_eval.of_answer_types(contexts, answer_types, chosen_questions)
     client = client_from_settings(s)
     tuned = _tuned_client(s, adapter) if adapter else None
     memory_systems = {"agent-memory", "agent-shuffled"} & set(systems)

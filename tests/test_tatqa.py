@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from finkg import models
+from finkg.errors import ConfigError
 from finkg.eval.metrics.tatqa import TatqaScore, answer_string, gold_answers, normalize_answer, score, to_number
 from finkg.eval.tatqa import (
     agent_systems,
@@ -28,6 +29,7 @@ from finkg.eval.tatqa import (
     chart_bars,
     direct_systems,
     evaluate,
+    of_answer_types,
     score_text,
     stratified_sample,
 )
@@ -629,6 +631,17 @@ def test_the_router_sends_the_sample_s_arithmetic_questions_to_the_calculator(co
     assert len(right) == 10 and sum(right) >= 7
     assert answer_scale("What is the ratio of A to B?", ["$ million | 2019"]) == ""
     assert answer_scale("What is the percentage change in sales?", ["in thousands"]) == "percent"
+
+
+def test_an_answer_type_stratum_of_the_sample_keeps_only_its_questions(contexts):
+    _, held_out = split_contexts(contexts)
+    sample = stratified_sample(held_out, 6)
+    types = {q.uid: q.answer_type for c in held_out for q in c.questions}
+    got = of_answer_types(held_out, ["arithmetic"], sample)
+    assert got == {u for u in sample if types[u] == "arithmetic"}
+    assert of_answer_types(held_out, ["arithmetic"]) == {u for u, t in types.items() if t == "arithmetic"}
+    with pytest.raises(ConfigError, match="unknown answer type 'numeric': span, multi-span, arithmetic, count"):
+        of_answer_types(held_out, ["numeric"])
 
 
 def test_the_stratified_sample_is_fixed_proportional_and_inside_the_half(contexts):

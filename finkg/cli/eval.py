@@ -117,6 +117,14 @@ def eval_tatqa(
             min=1, help="A stratified sample of N questions (answer type x source), the same for every system."
         ),
     ] = None,
+    answer_type: Annotated[
+        list[str],
+        typer.Option(
+            "--answer-type",
+            help="Only questions of this answer type (span, multi-span, arithmetic, count; repeatable), of the sample "
+            "when there is one: a stratum of the same questions.",
+        ),
+    ] = [],
     max_tokens: Annotated[int, typer.Option(help="Completion cap per answer.")] = 128,
     out: Annotated[
         Path,
@@ -154,6 +162,7 @@ def eval_tatqa(
             out=out,
             half=half,
             sample=sample,
+            answer_types=answer_type,
             threshold=threshold,
             top_k=top_k,
             workers=workers,

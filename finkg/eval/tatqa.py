@@ -57,7 +57,7 @@ from generation.llm.answer_line import extract_answer
 from generation.qa.answer import Answerer, direct_answerer
 from generation.qa.reader import FORM_SYSTEM, reader_answerer
 from ingest.datasets.tatqa import TatqaContext
-from kg.errors import EvaluationError
+from kg.errors import ConfigError, EvaluationError
 from kg.progress import StageProgress
 
 ANSWERS, SUMMARY, MANIFEST, CHART = "answers.jsonl", "summary.json", checkpoint.MANIFEST, "tatqa-em-f1.png"
@@ -482,6 +482,26 @@ def stratified_sample(contexts: Sequence[TatqaContext], n: int, seed: int = 0) -
         ranked = sorted(uids, key=lambda u: hashlib.sha256(f"{seed}:{u}".encode()).hexdigest())
         out.update(ranked[: take[k]])
     return out
+
+
+def of_answer_types(
+    contexts: Sequence[TatqaContext], answer_types: Collection[str], within: Collection[str] | None = None
+) -> set[str]:
+    """The uids of the questions of ``contexts`` whose answer type is one of ``answer_types`` (among ``within``
+    when given, e.g. a :func:`stratified_sample`).
+
+    Raises:
+        ConfigError: an answer type TAT-QA does not have (the message lists them).
+    """
+    unknown = sorted(set(answer_types) - set(ANSWER_TYPES))
+    if unknown:
+        raise ConfigError(f"unknown answer type {unknown[0]!r}: {', '.join(ANSWER_TYPES)}")
+    return {
+        q.uid
+        for c in contexts
+        for q in c.questions
+        if q.answer_type in answer_types and (within is None or q.uid in within)
+    }
 
 
 def score_text(

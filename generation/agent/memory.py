@@ -12,10 +12,13 @@ cautions "When <detectable condition>, <corrective action>.", specific values st
 finkg's distillation is deterministic (:func:`distill`): the seed's summary agent is an LLM; here the finding is
 the successful expression's shape over generalised operand names, and the caution is chosen by comparing the
 failed answer with the gold one (sign, percent, scale, average) or by the failure's kind (invalid JSON, an operand
-not in the table, a name not defined), with the gold derivation's shape when the data set has one.
+not in the table, a name not defined), with the gold derivation's shape when the data set has one. The seed's
+"Answer" field is a format reference; finkg's solver writes a program, so each entry also carries its worked
+solution in that form (:func:`worked_program`: the run's own program when it was right, else the data set's
+derivation of the gold answer, operands named after their table cells), shown in the block before the answer.
 
-Graph: ``(:Experience {id, question, answer, strategy, caution, outcome, split, context_id, signature, merged,
-created_at, embedding})-[:DISTILLED_FROM]->(:AgentRun)``; the vector index ``experience_embedding`` (cosine) serves
+Graph: ``(:Experience {id, question, answer, program, strategy, caution, outcome, split, context_id, merged,
+sources, created_at, embedding})-[:DISTILLED_FROM]->(:AgentRun)``; the vector index ``experience_embedding`` (cosine) serves
 :meth:`ExperienceMemory.retrieve`. A near-duplicate (cosine >= ``merge_threshold`` with the nearest stored
 experience of the same split) is merged into it: its strategy and caution gain the new sentences, ``merged`` counts
 the merges, and it gains a link to the new run.
