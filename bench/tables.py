@@ -320,6 +320,9 @@ TATQA_READER_CALC_VS_AGENT = _tatqa_differences("eval-tatqa-reader-calc-vs-agent
 TATQA_READER_FORM = _tatqa_ci_table("eval-tatqa-reader-form")
 TATQA_READER_FORM_DIFF = _tatqa_differences("eval-tatqa-reader-form", ("all", "arithmetic"))
 TATQA_READER_FORM_VS_TUNED = _tatqa_differences("eval-tatqa-reader-form-vs-tuned", ("all", "span", "arithmetic"))
+# the memory whose entries carry a worked solution, on the arithmetic questions of the same 300 (stop 37)
+TATQA_MEMORY_PROGRAMS = _tatqa_ci_table("eval-tatqa-memory-programs", tokens=True)
+TATQA_MEMORY_PROGRAMS_DIFF = _tatqa_differences("eval-tatqa-memory-programs", ("arithmetic",))
 
 # `finkg eval agent`: the issue-17 benchmark in one command (TAT-QA systems, SEC questions, the targets)
 EVAL_AGENT_TATQA = _tatqa_ci_table("eval-agent", tokens=True, key="tatqa")
@@ -804,6 +807,8 @@ TABLES: dict[str, Table] = {
     "eval-tatqa-reader-form": TATQA_READER_FORM,
     "eval-tatqa-reader-form-diff": TATQA_READER_FORM_DIFF,
     "eval-tatqa-reader-form-vs-tuned": TATQA_READER_FORM_VS_TUNED,
+    "eval-tatqa-memory-programs": TATQA_MEMORY_PROGRAMS,
+    "eval-tatqa-memory-programs-diff": TATQA_MEMORY_PROGRAMS_DIFF,
     "eval-agent-targets": EVAL_AGENT_TARGETS,
     "eval-agent-tatqa": EVAL_AGENT_TATQA,
     "eval-agent-diff": EVAL_AGENT_DIFF,
