@@ -18,8 +18,8 @@ solution in that form (:func:`worked_program`: the run's own program when it was
 derivation of the gold answer, operands named after their table cells), shown in the block before the answer.
 
 Graph: ``(:Experience {id, question, answer, program, strategy, caution, outcome, split, context_id, merged,
-sources, created_at, embedding})-[:DISTILLED_FROM]->(:AgentRun)``; the vector index ``experience_embedding`` (cosine) serves
-:meth:`ExperienceMemory.retrieve`. A near-duplicate (cosine >= ``merge_threshold`` with the nearest stored
+sources, created_at, embedding})-[:DISTILLED_FROM]->(:AgentRun)``; the vector index ``experience_embedding``
+(cosine) serves :meth:`ExperienceMemory.retrieve`. A near-duplicate (cosine >= ``merge_threshold`` with the nearest stored
 experience of the same split) is merged into it: its strategy and caution gain the new sentences, ``merged`` counts
 the merges, and it gains a link to the new run.
 """
@@ -228,9 +228,8 @@ def worked_program(
     for key, value in numbered.items():
         name = names.get(value) or (cell_name(table, value) if table else None)
         if name is None and value.is_integer() and abs(value) <= SMALL_CONSTANT:
-            rename[key] = str(
-                int(value)
-            )  # a count or a factor (the 2 of an average): a literal, as the solver writes it
+            # a count or a factor (the 2 of an average): a literal, as the solver writes it
+            rename[key] = str(int(value))
             continue
         if value not in names:
             name = name or key
