@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -207,25 +208,8 @@ def test_a_near_duplicate_is_merged_into_the_stored_entry(graph, bank, split):
 def test_the_worked_program_is_stored_retrieved_and_kept_when_merged(graph, bank, split):
     q = "What was the change in other operating expenses from 2018 to 2019?"
     program = '{"operands": {"other_2019": 5.0, "other_2018": 3.0}, "expression": "other_2019 - other_2018"}'
-    first = bank.add(
-        Experience(experience_id(split, "ctxA", q), q, "2", "", "", "failure", split, "ctxA", None, None, program), q
-    )
-    bank.add(
-        Experience(
-            experience_id(split, "ctxB", q + " "),
-            q + " ",
-            "2",
-            "",
-            "",
-            "failure",
-            split,
-            "ctxB",
-            None,
-            None,
-            '{"operands": {}, "expression": "1"}',
-        ),
-        q + " ",
-    )
+    first = bank.add(replace(entry(split, q, "ctxA"), program=program), q)
+    bank.add(replace(entry(split, q + " ", "ctxB"), program='{"operands": {}, "expression": "1"}'), q + " ")
     rows = list_experiences(graph, split)
     assert [r["id"] for r in rows] == [first] and rows[0]["program"] == program  # the first entry's program stays
     got = bank.retrieve(q, "", splits=(split,))

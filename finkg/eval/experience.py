@@ -6,11 +6,12 @@ training trajectories only). For each arithmetic question (the ones the agent an
 training-half context: the agent answers with the memory learned so far (the seed's bank grows as it goes), the
 answer is graded with TAT-QA's EM, the run is written as ``(:AgentRun)-[:STEP]->(:Step)`` and an experience is
 distilled (:func:`generation.agent.memory.distill`) and stored, linked to the run, with its worked solution in the
-solver's output form (:func:`generation.agent.memory.worked_program`: the run's own program when it was right,
-else TAT-QA's derivation of the gold answer with operands named after their table cells). With ``workers`` > 1 the questions
-are answered ``workers`` at a time (a server with that many slots decodes them together) and each retrieves from
-the bank as it stands when its answer starts, so a question may miss the experience of one still in flight: the
-seed's growing bank, with at most ``workers - 1`` entries not yet visible; ``workers=1`` is the seed's order.
+solver's output form (:func:`generation.agent.memory.worked_program`: the run's own program when it was right, else
+TAT-QA's derivation of the gold answer with operands named after their table cells). With ``workers`` > 1 the
+questions are answered ``workers`` at a time (a server with that many slots decodes them together) and each
+retrieves from the bank as it stands when its answer starts, so a question may miss the experience of one still in
+flight: the seed's growing bank, with at most ``workers - 1`` entries not yet visible; ``workers=1`` is the seed's
+order.
 
 A context of the evaluation half is refused (:class:`generation.agent.memory.MemoryLeak`): the split is
 :func:`ingest.datasets.tatqa.split_contexts` (a hash of the table uid, seed 0), the one ``finkg eval tatqa --half``

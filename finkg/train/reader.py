@@ -15,10 +15,10 @@ the evaluation half is never read):
   ``"<row> | <column>: <value>"`` sentences (:func:`ingest.datasets.tatqa.table_facts`), then the other
   paragraphs, cut at ``max_fact_tokens`` (512) tokens of the base model's tokenizer;
 - T: for an arithmetic question, ``calculate(expression="(n1 - n2) / n2 * 100", operands={"n1": 44.1, "n2": 56.7})``
-  (:func:`generation.agent.arithmetic.derivation_program`: every number of the derivation becomes an operand; ``* 100`` is appended when
-  the answer is a percentage of a ratio); the program is kept only if ``calculate`` reproduces the gold answer,
-  else T is the derivation as TAT-QA writes it; for the other questions T names the facts the answer is read
-  from;
+  (:func:`generation.agent.arithmetic.derivation_program`: every number of the derivation becomes an operand;
+  ``* 100`` is appended when the answer is a percentage of a ratio); the program is kept only if ``calculate``
+  reproduces the gold answer, else T is the derivation as TAT-QA writes it; for the other questions T names the
+  facts the answer is read from;
 - Y: the answer (spans joined by ``"; "``) with its scale (``"-12.6 million"``).
 
 The prompt is the base model's chat template over one user message (I and F), the target one assistant

@@ -19,9 +19,9 @@ derivation of the gold answer, operands named after their table cells), shown in
 
 Graph: ``(:Experience {id, question, answer, program, strategy, caution, outcome, split, context_id, merged,
 sources, created_at, embedding})-[:DISTILLED_FROM]->(:AgentRun)``; the vector index ``experience_embedding``
-(cosine) serves :meth:`ExperienceMemory.retrieve`. A near-duplicate (cosine >= ``merge_threshold`` with the nearest stored
-experience of the same split) is merged into it: its strategy and caution gain the new sentences, ``merged`` counts
-the merges, and it gains a link to the new run.
+(cosine) serves :meth:`ExperienceMemory.retrieve`. A near-duplicate (cosine >= ``merge_threshold`` with the nearest
+stored experience of the same split) is merged into it: its strategy and caution gain the new sentences, ``merged``
+counts the merges, and it gains a link to the new run.
 """
 
 from __future__ import annotations
@@ -226,12 +226,12 @@ def worked_program(
     names: dict[float, str] = {}
     rename: dict[str, str] = {}
     for key, value in numbered.items():
-        name = names.get(value) or (cell_name(table, value) if table else None)
-        if name is None and value.is_integer() and abs(value) <= SMALL_CONSTANT:
-            # a count or a factor (the 2 of an average): a literal, as the solver writes it
-            rename[key] = str(int(value))
-            continue
         if value not in names:
+            name = cell_name(table, value) if table else None
+            if name is None and value.is_integer() and abs(value) <= SMALL_CONSTANT:
+                # a count or a factor (the 2 of an average): a literal, as the solver writes it
+                rename[key] = str(int(value))
+                continue
             name = name or key
             while name in names.values():
                 name += "_"
