@@ -324,6 +324,29 @@ TATQA_READER_FORM_VS_TUNED = _tatqa_differences("eval-tatqa-reader-form-vs-tuned
 TATQA_MEMORY_PROGRAMS = _tatqa_ci_table("eval-tatqa-memory-programs", tokens=True)
 TATQA_MEMORY_PROGRAMS_DIFF = _tatqa_differences("eval-tatqa-memory-programs", ("arithmetic",))
 
+
+# the memory's hit rate against the bank's size (seed 001, Figure 4(a)): bench/memory_hit_rate.py
+def _hit_rate_rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every 50 learned questions, the whole training half and the stored bank's size (the picture has them all)."""
+    record = records["memory-hit-rate"]
+    rows = record.get("tables", {}).get("snapshots", [])
+    stored = (record.get("figures", {}).get("stored_bank") or {}).get("learned_questions")
+    last = rows[-1]["entries"] if rows else None
+    return [r for r in rows if r["entries"] % 50 == 0 or r["entries"] in (last, stored)]
+
+
+MEMORY_HIT_RATE = Table(
+    ["memory-hit-rate"],
+    _hit_rate_rows,
+    [
+        Column("training questions learned", lambda r: num(r["entries"], "d")),
+        *(
+            Column(f"tau {t}", lambda r, t=t: num(100 * r[f"tau_{t}"], ".1f"))
+            for t in ("0.55", "0.60", "0.65", "0.70", "0.75", "0.80")
+        ),
+    ],
+)
+
 # `finkg eval agent`: the issue-17 benchmark in one command (TAT-QA systems, SEC questions, the targets)
 EVAL_AGENT_TATQA = _tatqa_ci_table("eval-agent", tokens=True, key="tatqa")
 EVAL_AGENT_DIFF = _tatqa_differences("eval-agent", ("all", "arithmetic"))
@@ -562,6 +585,11 @@ def _f(figures: dict[str, Any], key: str, fmt: str) -> str:
     return "n/a" if value is None else format(value, fmt)
 
 
+def _pct(value: float | None) -> str:
+    """A fraction as a percentage with one decimal (``"n/a"`` for None)."""
+    return "n/a" if value is None else f"{100 * value:.1f} %"
+
+
 HEADLINES: dict[str, Callable[[dict[str, Any], dict[str, Any]], tuple[str, str, str]]] = {
     "write_throughput": lambda f, p: (
         f"batched writes: {_f(f, 'batched_all_rows_per_s', ',.0f')} rows/s "
@@ -618,6 +646,15 @@ HEADLINES: dict[str, Callable[[dict[str, Any], dict[str, Any]], tuple[str, str, 
         f"({_f(f, 'one_wall_s_per_answer', '.1f')} one at a time)",
         f"{_f(f, 'ratio_many_over_one_median_x', '.2f')}x latency, "
         f"{_f(f, 'ratio_throughput_many_over_one_x', '.2f')}x throughput",
+    ),
+    "memory-hit-rate": lambda f, p: (
+        f"experience memory hit rate (tau 0.65) on {f.get('queries')} evaluated TAT-QA arithmetic questions: "
+        f"{_pct(f.get('hit_rate_full_bank_at_065'))} with all {f.get('training_questions')} training questions learned",
+        f"the stored bank ({(f.get('stored_bank') or {}).get('entries')} experiences from "
+        f"{(f.get('stored_bank') or {}).get('learned_questions')} learned questions) through the vector index: "
+        f"{_pct((f.get('stored_bank') or {}).get('hit_rate'))} (its snapshot: "
+        f"{_pct((f.get('stored_bank') or {}).get('projected_hit_rate'))})",
+        f"{_f(f, 'ratio_full_over_stored_x', '.2f')}x",
     ),
     "market_labels": lambda f, p: (
         f"{_f(f, 'vectorized_rows', ',')} residual labels ({f.get('tickers')} tickers x 3 horizons) in "
@@ -809,6 +846,7 @@ TABLES: dict[str, Table] = {
     "eval-tatqa-reader-form-vs-tuned": TATQA_READER_FORM_VS_TUNED,
     "eval-tatqa-memory-programs": TATQA_MEMORY_PROGRAMS,
     "eval-tatqa-memory-programs-diff": TATQA_MEMORY_PROGRAMS_DIFF,
+    "memory-hit-rate": MEMORY_HIT_RATE,
     "eval-agent-targets": EVAL_AGENT_TARGETS,
     "eval-agent-tatqa": EVAL_AGENT_TATQA,
     "eval-agent-diff": EVAL_AGENT_DIFF,

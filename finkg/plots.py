@@ -229,6 +229,60 @@ def loss_curve(points: Sequence[tuple[float, float]], path: Path, *, title: str,
     return _save(fig, path)
 
 
+def hit_rate_curves(
+    snapshots: Sequence[tuple[int, Mapping[str, float]]],
+    path: Path,
+    *,
+    title: str,
+    highlight: str,
+    measured: tuple[int, float] | None = None,
+) -> Path:
+    """The memory's hit rate against its bank's size, one line per threshold (seed 001's Figure 4(a)), as a PNG.
+
+    Args:
+        snapshots: ``(entries, {tau label: hit rate as a fraction})`` per bank snapshot, in size order (at least
+            one). highlight: the tau label drawn thick (the operating threshold). measured: ``(entries, hit rate)``
+            of the stored bank, drawn as a marker, or None.
+
+    Raises:
+        EvaluationError: no snapshots.
+    """
+    from matplotlib.figure import Figure
+
+    if not snapshots:
+        raise EvaluationError(f"{path}: no bank snapshots to plot")
+    fig = Figure(figsize=(7.5, 4.2))
+    ax = fig.add_subplot()
+    sizes = [n for n, _ in snapshots]
+    labels = list(snapshots[0][1])
+    ends: list[tuple[float, str]] = []
+    for i, tau in enumerate(labels):
+        rates = [100 * r[tau] for _, r in snapshots]
+        bold = tau == highlight
+        ax.plot(
+            sizes,
+            rates,
+            color=PALETTE[0] if bold else CONTROL,
+            linewidth=2.4 if bold else 0.9,
+            alpha=1.0 if bold else 0.45 + 0.5 * i / max(len(labels) - 1, 1),
+            label=f"tau = {tau}" if bold else None,
+        )
+        ends.append((rates[-1], tau))
+    last = -10.0
+    for y, tau in sorted(ends):  # each threshold named at its line's end, labels at least 4 points apart
+        last = max(y, last + 4.0)
+        ax.annotate(tau, (sizes[-1], last), fontsize=7, xytext=(4, -3), textcoords="offset points")
+    if measured is not None:
+        ax.plot([measured[0]], [100 * measured[1]], "o", color=PALETTE[1], label="stored bank (vector index)")
+    ax.set_xlabel("training questions learned (bank snapshot)")
+    ax.set_ylabel("evaluated questions with a hit (%)")
+    ax.set_ylim(0, 105)
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="center right", bbox_to_anchor=(0.98, 0.66), fontsize=8)
+    return _save(fig, path)
+
+
 @dataclass(frozen=True)
 class PeerDot:
     """One filing of a :class:`PeerChart`: ``leverage`` (total liabilities / total assets, a fraction),

@@ -72,6 +72,13 @@ class _Attempt(NamedTuple):
     evidence: str
 
 
+def learning_order(contexts: Sequence[TatqaContext]) -> list[tuple[TatqaContext, TatqaQuestion]]:
+    """The questions :func:`learn` learns from, in the order it learns them: the arithmetic questions of ``contexts``
+    (:func:`generation.agent.questions.needs_arithmetic`, the ones the agent answers by program of thought), in file
+    order. After ``n`` learned questions the bank holds the first ``n`` of them (``--limit`` takes a prefix)."""
+    return [(c, q) for c in contexts for q in c.questions if needs_arithmetic(q.question, row_labels(c.table))]
+
+
 def learn(
     client: LLMClient,
     memory: ExperienceMemory,
@@ -107,7 +114,7 @@ def learn(
         )
     memory.ensure_index()
     stored = {i for r in list_experiences(memory.graph) for i in [r["id"], *r["sources"]]}
-    work = [(c, q) for c in contexts for q in c.questions if needs_arithmetic(q.question, row_labels(c.table))]
+    work = learning_order(contexts)
     todo = [(c, q) for c, q in work if experience_id("train", c.table_uid, q.question) not in stored]
     todo = todo[:limit] if limit is not None else todo
     summary = LearnSummary(skipped=len(work) - len(todo))

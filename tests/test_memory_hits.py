@@ -1,0 +1,72 @@
+"""The experience memory's hit rate against its bank's size (finkg/eval/memory_hits.py; seed 001, section 5.5 and
+Figure 4(a)) and its picture (finkg/plots.py ``hit_rate_curves``). The expected rates are worked out by hand from
+the cosines of unit vectors in the plane."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from finkg.eval.memory_hits import SEED_THRESHOLDS, hit_rates
+from finkg.plots import hit_rate_curves
+from kg.errors import EvaluationError
+
+QUERIES = np.array([[1.0, 0.0], [0.0, 1.0]])
+BANK = np.array([[0.6, 0.8], [1.0, 0.0], [0.0, 1.0]])  # cosines with the queries: (0.6, 0.8), (1, 0), (0, 1)
+
+
+def test_each_snapshot_counts_the_queries_with_an_entry_at_or_above_tau():
+    rows = hit_rates(QUERIES, BANK, [0, 1, 2, 3], (0.7, 0.9))
+    assert [r["entries"] for r in rows] == [0, 1, 2, 3]
+    assert [r["hit_rate"] for r in rows] == [
+        {"0.70": 0.0, "0.90": 0.0},  # the empty bank: the fallback for every question
+        {"0.70": 0.5, "0.90": 0.0},  # 0.6 and 0.8 against the first entry
+        {"0.70": 1.0, "0.90": 0.5},  # the second entry is the first query itself
+        {"0.70": 1.0, "0.90": 1.0},
+    ]
+
+
+def test_a_larger_bank_never_lowers_the_hit_rate_and_a_higher_tau_never_raises_it():
+    rng = np.random.default_rng(0)
+    queries, bank = rng.normal(size=(40, 8)), rng.normal(size=(60, 8))
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    bank /= np.linalg.norm(bank, axis=1, keepdims=True)
+    rows = hit_rates(queries, bank, range(0, 61, 10))
+    for tau in (f"{t:.2f}" for t in SEED_THRESHOLDS):
+        rates = [r["hit_rate"][tau] for r in rows]
+        assert rates == sorted(rates)
+    for r in rows:
+        rates = list(r["hit_rate"].values())
+        assert rates == sorted(rates, reverse=True)
+    assert rows[-1]["hit_rate"]["0.50"] > 0  # 60 random directions in 8 dimensions: some come close
+
+
+@pytest.mark.parametrize(
+    ("queries", "bank", "sizes", "message"),
+    [
+        (np.empty((0, 2)), BANK, [1], "queries: expected an"),
+        (QUERIES, np.ones((3, 4)), [1], r"bank: expected an \(m, 2\) array"),
+        (QUERIES, BANK, [4], "bank size 4: the bank has 3 entries"),
+        (QUERIES, BANK, [-1], "bank size -1"),
+    ],
+)
+def test_bad_shapes_and_sizes_are_named(queries, bank, sizes, message):
+    with pytest.raises(ValueError, match=message):
+        hit_rates(queries, bank, sizes)
+
+
+def test_the_picture_draws_every_threshold_and_the_stored_bank(tmp_path):
+    rows = hit_rates(QUERIES, BANK, [0, 1, 2, 3])
+    png = hit_rate_curves(
+        [(r["entries"], r["hit_rate"]) for r in rows],
+        tmp_path / "hits.png",
+        title="t",
+        highlight="0.65",
+        measured=(2, 0.5),
+    )
+    with Image.open(png) as im:
+        assert im.format == "PNG" and im.width > 600 and im.height > 350
+    assert not list(tmp_path.glob("*.part.png"))
+    with pytest.raises(EvaluationError, match="no bank snapshots"):
+        hit_rate_curves([], tmp_path / "none.png", title="t", highlight="0.65")
