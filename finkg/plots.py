@@ -203,6 +203,20 @@ def indicator_panels(panels: Sequence[Panel], as_of: str, path: Path, *, title: 
     return _save(fig, path)
 
 
+def _one_panel(path: Path, has_data: bool, what: str, size: tuple[float, float]) -> tuple[Figure, Any]:
+    """A figure of ``size`` inches with one set of axes.
+
+    Raises:
+        EvaluationError: not ``has_data`` (the message names ``path`` and ``what`` is missing).
+    """
+    from matplotlib.figure import Figure
+
+    if not has_data:
+        raise EvaluationError(f"{path}: no {what} to plot")
+    fig = Figure(figsize=size)
+    return fig, fig.add_subplot()
+
+
 def loss_curve(points: Sequence[tuple[float, float]], path: Path, *, title: str, ylabel: str = "training loss") -> Path:
     """The training loss against the optimizer step (one line with markers), as a PNG at ``path``.
 
@@ -212,13 +226,9 @@ def loss_curve(points: Sequence[tuple[float, float]], path: Path, *, title: str,
     Raises:
         EvaluationError: no points.
     """
-    from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
 
-    if not points:
-        raise EvaluationError(f"{path}: no loss values to plot")
-    fig = Figure(figsize=(7.0, 3.8))
-    ax = fig.add_subplot()
+    fig, ax = _one_panel(path, bool(points), "loss values", (7.0, 3.8))
     steps, losses = zip(*points)
     ax.plot(steps, losses, marker="o", markersize=3, color=PALETTE[0])
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -247,12 +257,7 @@ def hit_rate_curves(
     Raises:
         EvaluationError: no snapshots.
     """
-    from matplotlib.figure import Figure
-
-    if not snapshots:
-        raise EvaluationError(f"{path}: no bank snapshots to plot")
-    fig = Figure(figsize=(7.5, 4.2))
-    ax = fig.add_subplot()
+    fig, ax = _one_panel(path, bool(snapshots), "bank snapshots", (7.5, 4.2))
     sizes = [n for n, _ in snapshots]
     labels = list(snapshots[0][1])
     ends: list[tuple[float, str]] = []
