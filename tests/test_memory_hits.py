@@ -1,16 +1,24 @@
 """The experience memory's hit rate against its bank's size (finkg/eval/memory_hits.py; seed 001, section 5.5 and
-Figure 4(a)) and its picture (finkg/plots.py ``hit_rate_curves``). The expected rates are worked out by hand from
+Figure 4(a)), its picture (finkg/plots.py ``hit_rate_curves``) and the questions bench/memory_hit_rate.py asks
+about (the shipped TAT-QA sample). The expected rates are worked out by hand from
 the cosines of unit vectors in the plane."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
+from conftest import bench_script
 from PIL import Image
 
+from finkg.eval.experience import learning_order
 from finkg.eval.memory_hits import SEED_THRESHOLDS, hit_rates
 from finkg.plots import hit_rate_curves
+from ingest.datasets.tatqa import read_tatqa
 from kg.errors import EvaluationError
+
+SAMPLE = Path(__file__).parent / "data" / "tatqa_dev_sample.json"
 
 QUERIES = np.array([[1.0, 0.0], [0.0, 1.0]])
 BANK = np.array([[0.6, 0.8], [1.0, 0.0], [0.0, 1.0]])  # cosines with the queries: (0.6, 0.8), (1, 0), (0, 1)
@@ -70,3 +78,21 @@ def test_the_picture_draws_every_threshold_and_the_stored_bank(tmp_path):
     assert not list(tmp_path.glob("*.part.png"))
     with pytest.raises(EvaluationError, match="no bank snapshots"):
         hit_rate_curves([], tmp_path / "none.png", title="t", highlight="0.65")
+
+
+def test_the_bench_queries_only_the_chosen_questions_that_reach_the_memory():
+    """bench/memory_hit_rate.py: the evaluated questions are the chosen ones that ``finkg eval tatqa`` answers through
+    the memory (arithmetic, not answered by the count route), in file order; the bank's are the learning order."""
+    hits = bench_script("memory_hit_rate")
+    contexts = read_tatqa(SAMPLE)
+    order = learning_order(contexts)
+    everything = {q.uid for c in contexts for q in c.questions}
+    got = hits.evaluated(contexts, everything)
+    counted = [q.question for c, q in order if q.answer_type == "count"]
+    assert counted and not {q.question for _, q in got} & set(counted)  # the count route answers it
+    assert [q.uid for _, q in got] == [q.uid for _, q in order if q.answer_type != "count"]
+    some = {q.uid for _, q in got[:3]}
+    assert [q.uid for _, q in hits.evaluated(contexts, some)] == [q.uid for _, q in got[:3]]
+    texts = hits.with_evidence(got[:1])
+    row = [cell.strip() for cell in got[0][0].table[1]]
+    assert texts[0][0] is got[0][1] and any(row) and " | ".join(row) in texts[0][1]  # the table rows are evidence
