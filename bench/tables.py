@@ -324,6 +324,25 @@ TATQA_READER_FORM_VS_TUNED = _tatqa_differences("eval-tatqa-reader-form-vs-tuned
 TATQA_MEMORY_PROGRAMS = _tatqa_ci_table("eval-tatqa-memory-programs", tokens=True)
 TATQA_MEMORY_PROGRAMS_DIFF = _tatqa_differences("eval-tatqa-memory-programs", ("arithmetic",))
 
+# the same stratum with a 150-question bank (stop 38)
+TATQA_MEMORY_150 = _tatqa_ci_table("eval-tatqa-memory-150", tokens=True)
+TATQA_MEMORY_150_DIFF = _tatqa_differences("eval-tatqa-memory-150", ("arithmetic",))
+TATQA_MEMORY_150_USE = Table(
+    ["eval-tatqa-memory-150"],
+    _single("eval-tatqa-memory-150", "memory_use"),
+    [
+        Column("system", lambda r: TATQA_NAMES.get(r["system"], r["system"])),
+        Column("answers", lambda r: num(r["answers"], "d")),
+        Column("retrieved an experience", lambda r: num(r["retrieved"], "d")),
+        Column("won against the agent", lambda r: num(r["won"], "d")),
+        Column("lost", lambda r: num(r["lost"], "d")),
+        Column(
+            "won / lost where nothing was retrieved",
+            lambda r: f"{r['won'] - r['won_retrieved']} / {r['lost'] - r['lost_retrieved']}",
+        ),
+    ],
+)
+
 
 # the memory's hit rate against the bank's size (seed 001, Figure 4(a)): bench/memory_hit_rate.py
 def _hit_rate_rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -847,6 +866,9 @@ TABLES: dict[str, Table] = {
     "eval-tatqa-memory-programs": TATQA_MEMORY_PROGRAMS,
     "eval-tatqa-memory-programs-diff": TATQA_MEMORY_PROGRAMS_DIFF,
     "memory-hit-rate": MEMORY_HIT_RATE,
+    "eval-tatqa-memory-150": TATQA_MEMORY_150,
+    "eval-tatqa-memory-150-diff": TATQA_MEMORY_150_DIFF,
+    "eval-tatqa-memory-150-use": TATQA_MEMORY_150_USE,
     "eval-agent-targets": EVAL_AGENT_TARGETS,
     "eval-agent-tatqa": EVAL_AGENT_TATQA,
     "eval-agent-diff": EVAL_AGENT_DIFF,

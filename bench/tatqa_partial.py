@@ -5,7 +5,9 @@ that every named system answered, and write it as ``bench/results/<name>.json`` 
 the first N questions of the sample for each system; the paired differences of
 :meth:`finkg.eval.tatqa.TatqaResults.differences` need the same questions for each system, so questions some
 system has not answered are left out (their count is printed and recorded). The picture goes next to the answers
-(``DIR/partial/tatqa-em-f1.png``).
+(``DIR/partial/tatqa-em-f1.png``). For a memory system (its answers name the experiences they retrieved), the
+results also count the answers that retrieved one and the questions won and lost against the baseline
+(``tables.memory_use``).
 
     python bench/tatqa_partial.py DIR NAME --systems reader,reader+lora --note "why it stopped, where it ran"
 
@@ -27,12 +29,12 @@ import sys
 from pathlib import Path
 
 from finkg.eval.results import RESULTS_DIR
-from finkg.eval.tatqa import QuestionResult, TatqaResults, read_answers
+from finkg.eval.tatqa import QuestionResult, TatqaResults, read_answers, retrieved_experiences
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point (see the module doc); returns the exit status."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("folder", type=Path, help="an eval folder holding answers.jsonl (and manifest.json)")
     ap.add_argument("name", help="results file stem, e.g. eval-tatqa-reader-qwen-gpu")
     ap.add_argument("--systems", required=True, help="comma-separated systems, the baseline first")
@@ -70,6 +72,9 @@ def main(argv: list[str] | None = None) -> int:
         "tokens_from": str(args.tokens_from) if args.tokens_from else None,
         "manifest": json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else None,
     }
+    used = memory_use(kept.results, systems)
+    if used:
+        record.setdefault("tables", {})["memory_use"] = used
     if args.note:
         record["run_note"] = args.note
     out = args.results_dir / f"{args.name}.json"
@@ -78,6 +83,33 @@ def main(argv: list[str] | None = None) -> int:
     picture = partial / "tatqa-em-f1.png"
     print(f"{len(complete)} of {len(answered)} questions answered by every system -> {out} ({picture})")
     return 0
+
+
+def memory_use(results: list[QuestionResult], systems: list[str]) -> list[dict[str, object]]:
+    """For each system after the baseline (``systems[0]``) whose answers name the experiences they retrieved
+    (:func:`finkg.eval.tatqa.retrieved_experiences`): its answers, how many retrieved at least one experience, and
+    the questions it ``won`` (EM above the baseline's on the same question) and ``lost``, in all and among those that
+    retrieved one (a question that retrieved none is asked exactly as the baseline asks it)."""
+    base = {r.question_uid: r.em for r in results if r.system == systems[0]}
+    rows: list[dict[str, object]] = []
+    for system in systems[1:]:
+        mine = [(r, retrieved_experiences(r.generated)) for r in results if r.system == system]
+        if not any(ids is not None for _, ids in mine):
+            continue
+        hit = [r for r, ids in mine if ids]
+        rows.append(
+            {
+                "system": system,
+                "against": systems[0],
+                "answers": len(mine),
+                "retrieved": len(hit),
+                "won": sum(r.em > base[r.question_uid] for r, _ in mine),
+                "lost": sum(r.em < base[r.question_uid] for r, _ in mine),
+                "won_retrieved": sum(r.em > base[r.question_uid] for r in hit),
+                "lost_retrieved": sum(r.em < base[r.question_uid] for r in hit),
+            }
+        )
+    return rows
 
 
 def with_tokens(results: list[QuestionResult], rerun: list[QuestionResult]) -> list[QuestionResult]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from conftest import bench_script
 
-from finkg.eval.tatqa import evaluate, read_answers, write_answers
+from finkg.eval.tatqa import evaluate, read_answers, retrieved_experiences, write_answers
 from ingest.datasets.tatqa import read_tatqa
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,3 +65,46 @@ def test_a_rerun_that_answered_otherwise_is_refused(tmp_path, capsys):
     assert partial.main(args) == 2
     assert "otherwise in the rerun" in capsys.readouterr().err and not bench.exists()
     assert partial.main([str(run), "x", "--systems", "base,missing", "--results-dir", str(bench)]) == 2
+
+
+def test_a_memory_system_s_retrievals_wins_and_losses_are_counted_against_the_baseline(tmp_path):
+    """Answers as ``finkg eval tatqa`` writes them for the memory systems (the retrieved ids on the first line); the
+    counts are worked out by hand from each question's EM."""
+    partial = bench_script("tatqa_partial")
+    agent = evaluate(read_tatqa(SAMPLE), {"agent": lambda *_: "Answer: 1"}, limit=5).results
+
+    def answers(system: str, ems: list[float], used: list[str]) -> list:
+        return [
+            dataclasses.replace(r, system=system, em=em, generated=f"experiences: {ids}\nAnswer: 1")
+            for r, em, ids in zip(agent, ems, used, strict=True)
+        ]
+
+    hits = ["none", "exp:a, exp:b", "exp:a", "exp:c", "none"]
+    run = tmp_path / "run"
+    run.mkdir()
+    write_answers(
+        run / "answers.jsonl",
+        [
+            *(dataclasses.replace(r, em=em) for r, em in zip(agent, [1.0, 1.0, 1.0, 0.0, 0.0], strict=True)),
+            *answers("agent-memory", [1.0, 1.0, 1.0, 1.0, 0.0], hits),  # wins the 4th, which retrieved one
+            *answers("agent-shuffled", [1.0, 0.0, 0.0, 0.0, 0.0], hits),  # loses the 2nd and 3rd
+        ],
+    )
+    bench = tmp_path / "results"
+    systems = "agent,agent-memory,agent-shuffled"
+    assert partial.main([str(run), "mem", "--systems", systems, "--results-dir", str(bench)]) == 0
+    used = json.loads((bench / "mem.json").read_text(encoding="utf-8"))["tables"]["memory_use"]
+    common = {"against": "agent", "answers": 5, "retrieved": 3}
+    assert used == [
+        {"system": "agent-memory", **common, "won": 1, "lost": 0, "won_retrieved": 1, "lost_retrieved": 0},
+        {"system": "agent-shuffled", **common, "won": 0, "lost": 2, "won_retrieved": 0, "lost_retrieved": 2},
+    ]
+    assert partial.main([str(run), "plain", "--systems", "agent", "--results-dir", str(bench)]) == 0
+    assert "memory_use" not in json.loads((bench / "plain.json").read_text(encoding="utf-8"))["tables"]
+
+
+def test_the_retrieved_ids_are_read_from_the_answer_s_first_line():
+    assert retrieved_experiences("experiences: exp:a, exp:b\nx * y with x=1\nAnswer: 2") == ["exp:a", "exp:b"]
+    assert retrieved_experiences("experiences: none\nAnswer: 2") == []
+    assert retrieved_experiences("quoted from the evidence\nAnswer: 2") is None
+    assert retrieved_experiences("Answer: 2\nexperiences: exp:a") is None  # only the first line names them

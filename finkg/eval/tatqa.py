@@ -378,6 +378,21 @@ def agent_evidence(
     return cells, paragraphs, evidence_scale(question, cells, paragraphs)
 
 
+USED_PREFIX = "experiences: "
+"""The first line of a memory system's answer text: the ids of the experiences it retrieved, or ``none``."""
+
+
+def retrieved_experiences(generated: str) -> list[str] | None:
+    """The experience ids a memory system's answer text names on its first line (``experiences: a, b`` or
+    ``experiences: none``: ``[]``), or None when the text has no such line (a system without memory, or a question
+    it answered without reading the memory, e.g. by counting)."""
+    first = generated.split("\n", 1)[0]
+    if not first.startswith(USED_PREFIX):
+        return None
+    ids = first.removeprefix(USED_PREFIX).strip()
+    return [] if ids == "none" else [i.strip() for i in ids.split(",")]
+
+
 def agent_text(got: AgentAnswer, scale: str) -> str:
     """An agent outcome as an answerer's text: the derivation (``quoted from the evidence`` for an answer that
     computed nothing) and ``Answer: <value> <scale>``, or the status and reasons with an empty ``Answer:`` (a
@@ -441,7 +456,7 @@ def agent_systems(
                 max_tokens=max_tokens,
                 examples=memory_block(entries),
             )
-            used = f"experiences: {', '.join(e.id for e in entries) or 'none'}\n" if bank is not None else ""
+            used = f"{USED_PREFIX}{', '.join(e.id for e in entries) or 'none'}\n" if bank is not None else ""
             return used + agent_text(got, scale)
 
         return answer
