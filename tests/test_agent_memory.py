@@ -297,7 +297,7 @@ def test_learning_writes_graded_runs_and_experiences_used_as_examples(graph, emb
             len(learned - {question_of(graph, row["runs"][0])}) == 2
         )  # two questions more, each graded and linked to its experience
         # the bank is learning_order's prefix (what bench/memory_hit_rate.py's snapshots assume)
-        assert learned | {question_of(graph, row["runs"][0])} == {q.question for _, q in learning_order(train)[:3]}
+        assert learned | {question_of(graph, row["runs"][0])} == {q.uid for _, q in learning_order(train)[:3]}
         # evaluation: agent-memory on an evaluation question shows only training experience ids
         answer = agent_systems(
             smol_client, 64, {c.table_uid: c.table for c in contexts}, memory, exclude_contexts=held_out
