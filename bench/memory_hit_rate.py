@@ -106,12 +106,14 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:
         console.print(f"{r['entries']:4d} learned questions: hit rate at tau {at} {100 * r['hit_rate'][at]:.1f} %")
     if stored:
-        projected = next(r["hit_rate"][at] for r in rows if r["entries"] == stored["learned_questions"])
-        stored["projected_hit_rate"] = projected
+        # no snapshot of that size when the bank holds more questions than this file's training half (another file)
+        projected = next((r["hit_rate"][at] for r in rows if r["entries"] == stored["learned_questions"]), None)
+        if projected is not None:
+            stored["projected_hit_rate"] = projected
         console.print(
             f"stored bank: {stored['entries']} experiences from {stored['learned_questions']} learned questions: "
             f"hit rate {100 * stored['hit_rate']:.1f} % through the vector index "
-            f"(snapshot of the same size: {100 * projected:.1f} %)",
+            f"(snapshot of the same size: {'none' if projected is None else f'{100 * projected:.1f} %'})",
             highlight=False,
         )
     hit_rate_curves(
