@@ -969,6 +969,7 @@ def eval_tatqa(
     answer_types: Sequence[str] = (),
     threshold: float | None = None,
     top_k: int | None = None,
+    memory_solution: str = "program",
     workers: int | None = None,
     adapter: Path | None = None,
     settings: Settings | None = None,
@@ -986,6 +987,9 @@ def eval_tatqa(
         threshold, top_k: the experience memory's cosine threshold and depth for ``agent-memory`` and
             ``agent-shuffled`` (None: seed 001's 0.65 and 5). Those systems read the experiences learned by
             ``finkg experience learn`` (training split only, never a context being evaluated).
+        memory_solution: how those systems show each entry's worked solution
+            (:data:`generation.agent.memory.SOLUTION_FORMS`: ``program``, ``expression`` or ``none``). The three
+            are recorded in ``out``'s manifest when a memory system runs; a rerun with others is refused.
         workers: questions asked at once (None: ``[llm] parallel`` with llama-server or an OpenAI-compatible
             server, else 1); the scores equal a one-at-a-time run's.
         adapter: a LoRA adapter of the configured model (``finkg train reader``: a GGUF LoRA for llama.cpp, a
@@ -998,16 +1002,19 @@ def eval_tatqa(
         summary, ``eval-tatqa.json`` and the EM/F1 picture ``tatqa-em-f1.png``).
 
     Raises:
-        ConfigError: an unknown system, half or answer type. IngestError: a malformed TAT-QA file.
-        EvaluationError: ``out`` holds a run of another model or file.
+        ConfigError: an unknown system, half, answer type or memory solution form. IngestError: a malformed TAT-QA
+            file. EvaluationError: ``out`` holds a run of another model or file, or of other memory options.
     """
     from finkg.eval import tatqa as tatqa_eval
+    from generation.agent.memory import SOLUTION_FORMS, THRESHOLD, TOP_K
     from generation.llm import client_from_settings
     from generation.qa.systems import tfr_answerers
     from ingest.datasets.tatqa import read_tatqa, split_contexts
 
     if half not in ("all", "train", "eval"):
         raise ConfigError(f"unknown half {half!r}: all, train or eval")
+    if memory_solution not in SOLUTION_FORMS:
+        raise ConfigError(f"unknown memory solution form {memory_solution!r}: choose from {', '.join(SOLUTION_FORMS)}")
     s = settings or load_settings()
     contexts = read_tatqa(path)
     if half != "all":
@@ -1037,6 +1044,7 @@ def eval_tatqa(
                     memory,
                     shuffled,
                     exclude_contexts={c.table_uid for c in contexts},
+                    solution=memory_solution,
                 ),
             }
 
@@ -1052,7 +1060,16 @@ def eval_tatqa(
             tuned_available = answerers(tuned)
             chosen |= {name + tatqa_eval.TUNED: tuned_available[name] for name in list(chosen)}
             model_ids |= {name + tatqa_eval.TUNED: tuned.model_id for name in list(model_ids)}
-        tatqa_eval.check_manifest(out, client.model_id, str(path), tuned.model_id if tuned else None)
+        memory_options = (
+            {
+                "threshold": THRESHOLD if threshold is None else threshold,
+                "top_k": TOP_K if top_k is None else top_k,
+                "solution": memory_solution,
+            }
+            if memory_systems & set(chosen)
+            else None
+        )
+        tatqa_eval.check_manifest(out, client.model_id, str(path), tuned.model_id if tuned else None, memory_options)
         results = tatqa_eval.evaluate(
             contexts,
             chosen,
@@ -1089,6 +1106,7 @@ def eval_agent(
     workers: int | None = None,
     threshold: float | None = None,
     top_k: int | None = None,
+    memory_solution: str = "program",
     out: Path = Path("eval/agent"),
     results_dir: Path | None = None,
     settings: Settings | None = None,
@@ -1104,7 +1122,7 @@ def eval_agent(
             question file, or None to skip that part. quarter: the Financial Statement Data Sets zip the questions'
             filings come from (loaded into the graph by ``finkg ingest sec``). systems: TAT-QA systems (default
             :data:`finkg.eval.agent.SYSTEMS`: agent, two-stage, agent-memory, agent-shuffled; the differences are
-            against the first). sample, limit, workers, threshold, top_k: as ``finkg eval tatqa``.
+            against the first). sample, limit, workers, threshold, top_k, memory_solution: as ``finkg eval tatqa``.
 
     Raises:
         ConfigError: neither part chosen; a memory system without any learned experience (run ``finkg experience
@@ -1150,6 +1168,7 @@ def eval_agent(
             sample=sample,
             threshold=threshold,
             top_k=top_k,
+            memory_solution=memory_solution,
             workers=workers,
             settings=s,
             progress=progress,

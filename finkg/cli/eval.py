@@ -136,6 +136,13 @@ def eval_tatqa(
         float | None, typer.Option(help="Experience memory: cosine threshold (default 0.65, seed 001).")
     ] = None,
     top_k: Annotated[int | None, typer.Option(min=1, help="Experience memory: at most K entries (default 5).")] = None,
+    memory_solution: Annotated[
+        str,
+        typer.Option(
+            help="Experience memory: how an entry's worked solution is shown: program (operands with their values and "
+            "the expression), expression (the expression over operand names, no values) or none (seed 001's entry)."
+        ),
+    ] = "program",
     workers: Annotated[
         int | None,
         typer.Option(min=1, help="Questions asked at once (default: [llm] parallel with llama-server, else 1)."),
@@ -165,6 +172,7 @@ def eval_tatqa(
             answer_types=answer_type,
             threshold=threshold,
             top_k=top_k,
+            memory_solution=memory_solution,
             workers=workers,
             adapter=adapter,
             progress=p,

@@ -125,6 +125,16 @@ def check_manifest(
             )
 
 
+def read_manifest(folder: Path) -> dict[str, Any]:
+    """``folder/manifest.json`` as a dict; ``{}`` when there is none.
+
+    Raises:
+        json.JSONDecodeError: the file is not JSON (:func:`check_manifest` names the file first).
+    """
+    path = folder / MANIFEST
+    return dict(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else {}
+
+
 def write_manifest(folder: Path, fields: Mapping[str, Any]) -> Path:
     """Write ``fields`` as ``folder/manifest.json`` (the folder created if missing); returns its path."""
     folder.mkdir(parents=True, exist_ok=True)

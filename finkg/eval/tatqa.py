@@ -323,17 +323,30 @@ def _result(path: Path, n: int, record: dict[str, Any]) -> QuestionResult:
         ) from exc
 
 
-def check_manifest(out: Path, model_id: str, source: str, tuned_model_id: str | None = None) -> None:
-    """Write ``out/manifest.json`` (model, TAT-QA file, the LoRA-tuned model of the ``+lora`` systems), or check
-    that the folder's is for ``model_id`` (and ``tuned_model_id``; :func:`finkg.eval.checkpoint.check_manifest`).
+def check_manifest(
+    out: Path,
+    model_id: str,
+    source: str,
+    tuned_model_id: str | None = None,
+    memory: Mapping[str, Any] | None = None,
+) -> None:
+    """Write ``out/manifest.json`` (model, TAT-QA file, the LoRA-tuned model of the ``+lora`` systems, the
+    experience memory's options when a memory system runs: ``{"threshold", "top_k", "solution"}``), or check that
+    the folder's agrees (:func:`finkg.eval.checkpoint.check_manifest`). A run without memory systems keeps the
+    folder's recorded memory options.
 
     Raises:
-        TatqaRunError: the folder holds answers of another model.
+        TatqaRunError: the folder holds answers of another model, or of other memory options.
     """
-    fields = {"model_id": model_id, "source": source}
+    fields: dict[str, Any] = {"model_id": model_id, "source": source}
     if tuned_model_id is not None:
         fields["tuned_model_id"] = tuned_model_id
+    if memory is not None:
+        fields["memory"] = dict(memory)
     checkpoint.check_manifest(out, fields, [k for k in fields if k != "source"], "use another --out", TatqaRunError)
+    earlier = checkpoint.read_manifest(out)
+    if memory is None and "memory" in earlier:
+        fields["memory"] = earlier["memory"]
     checkpoint.write_manifest(out, fields)
 
 
@@ -413,6 +426,7 @@ def agent_systems(
     memory: ExperienceMemory | None = None,
     shuffled: ExperienceMemory | None = None,
     exclude_contexts: Collection[str] = (),
+    solution: str = "program",
 ) -> dict[str, Answerer]:
     """The analyst agent as a TAT-QA answerer (issue 17; seed 001, sections 4.2-4.4), ``agent``: a question that
     needs arithmetic (:func:`generation.agent.questions.needs_arithmetic`) is answered by program of thought
@@ -429,7 +443,8 @@ def agent_systems(
     the question (:meth:`generation.agent.memory.ExperienceMemory.retrieve`: training split only, never a context
     of ``exclude_contexts``: pass every evaluated context); with ``shuffled`` (an ExperienceMemory with
     ``shuffled=True``), ``agent-shuffled`` is the control (the same retrieval, each entry's content a random
-    other entry's). The retrieved ids are in the text (``experiences: ...``).
+    other entry's). The retrieved ids are in the text (``experiences: ...``). ``solution``: how each entry's worked
+    solution is shown (:data:`generation.agent.memory.SOLUTION_FORMS`), the same for both.
 
     ``tables`` (table uid -> rows, e.g. each :class:`TatqaContext`'s ``table``): the agent reads the question's
     table as rows, captions included (``"$ million"`` names the scale), found by the table uid in its facts'
@@ -454,7 +469,7 @@ def agent_systems(
                 question + percent_hint(scale),
                 cells + paragraphs,
                 max_tokens=max_tokens,
-                examples=memory_block(entries),
+                examples=memory_block(entries, solution),
             )
             used = f"{USED_PREFIX}{', '.join(e.id for e in entries) or 'none'}\n" if bank is not None else ""
             return used + agent_text(got, scale)

@@ -440,18 +440,33 @@ def clear_experiences(graph: Graph, split: str | None = None, ids: Sequence[str]
     return int(result.records[0]["updated"]) if result.records else 0
 
 
-def memory_block(entries: Sequence[Experience]) -> str:
+SOLUTION_FORMS = ("program", "expression", "none")
+"""How :func:`memory_block` shows an entry's worked solution: ``program`` (its operands with their values and the
+expression, the solver's own output form), ``expression`` (the expression over the operand names, the values left
+out: the method without another table's numbers), ``none`` (seed 001's entry as printed: question, answer,
+findings, cautions)."""
+
+
+def memory_block(entries: Sequence[Experience], solution: str = "program") -> str:
     """The few-shot block of the program-of-thought prompt (seed 001, Appendix G's Memory_Block, in plain text):
-    each entry's question, its worked solution in the solver's output form when it has one (:func:`worked_program`),
-    its answer (a format reference), findings and cautions, then the opt-out line; ``""`` when there are none (the
-    fallback)."""
+    each entry's question, its worked solution (:func:`worked_program`) in the form ``solution`` names
+    (:data:`SOLUTION_FORMS`), its answer (a format reference), findings and cautions, then the opt-out line; ``""``
+    when there are none (the fallback).
+
+    Raises:
+        ValueError: ``solution`` is not one of :data:`SOLUTION_FORMS`.
+    """
+    if solution not in SOLUTION_FORMS:
+        raise ValueError(f"unknown memory solution form {solution!r}: choose from {', '.join(SOLUTION_FORMS)}")
     if not entries:
         return ""
     lines = ["Experience from similar solved questions (follow the method; never copy their numbers):"]
     for e in entries:
         lines.append(f"- Question: {e.question}")
-        if e.program:
+        if e.program and solution == "program":
             lines.append(f"  Solution: {e.program}")
+        elif e.program and solution == "expression":
+            lines.append(f"  Solution expression: {json.loads(e.program)['expression']}")
         lines.append(f"  Answer: {e.answer}")
         if e.strategy:
             lines.append(f"  Findings: {e.strategy}")
