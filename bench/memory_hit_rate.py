@@ -3,9 +3,8 @@ many of the evaluated questions retrieve at least one experience as the bank gro
 answer only on a hit; a miss gets the agent's answer unchanged).
 
 The queries are the questions of the stratified 300-question sample of TAT-QA's evaluation half (the sample of
-``finkg eval tatqa --half eval --sample 300`` and ``finkg eval agent``) that reach the memory: arithmetic by
-:func:`generation.agent.questions.needs_arithmetic` and not answered by the count route, each embedded as the
-agent embeds it (:func:`generation.agent.memory.query_text` over the question and its evidence). The bank
+``finkg eval tatqa --half eval --sample 300`` and ``finkg eval agent``) that reach the memory (:func:`finkg.eval.tatqa.agent_route` ``program``: not counted, arithmetic by
+:func:`generation.agent.questions.needs_arithmetic`), each embedded as the agent embeds it (:func:`generation.agent.memory.query_text` over the question and its evidence). The bank
 snapshots are the first ``n`` arithmetic questions of the training half in the order ``finkg experience learn``
 learns them, every ``--step`` up to all of them (:func:`finkg.eval.memory_hits.hit_rates`; seed 001's nine
 thresholds). The baseline, measured in the same run: the bank stored in Neo4j now, retrieved through its vector
@@ -33,9 +32,8 @@ from finkg.config import load_settings
 from finkg.eval.experience import learning_order
 from finkg.eval.memory_hits import SEED_THRESHOLDS, hit_rates
 from finkg.eval.results import write_result
-from finkg.eval.tatqa import agent_evidence, of_answer_types, stratified_sample
+from finkg.eval.tatqa import agent_evidence, agent_route, of_answer_types, stratified_sample
 from finkg.plots import hit_rate_curves
-from generation.agent.counting import answer_count
 from generation.agent.memory import THRESHOLD, TOP_K, ExperienceMemory, list_experiences, query_text
 from ingest.datasets.tatqa import TatqaContext, TatqaQuestion, read_tatqa, split_contexts
 from retrieval.embeddings import make_embedder
@@ -54,12 +52,13 @@ def with_evidence(items: list[tuple[TatqaContext, TatqaQuestion]]) -> list[tuple
 
 
 def evaluated(contexts: list[TatqaContext], chosen: set[str]) -> list[tuple[TatqaContext, TatqaQuestion]]:
-    """The questions of ``chosen`` that reach the memory in ``finkg eval tatqa``: arithmetic
-    (:func:`finkg.eval.experience.learning_order`'s test) and not answered by the count route, in file order."""
+    """The questions of ``chosen`` that reach the memory in ``finkg eval tatqa`` (:func:`finkg.eval.tatqa.agent_route`
+    ``program``), in file order."""
     return [
         (c, q)
-        for c, q in learning_order(contexts)
-        if q.uid in chosen and answer_count(q.question, c.table, [p.text for p in c.passages]) is None
+        for c in contexts
+        for q in c.questions
+        if q.uid in chosen and agent_route(q.question, c.table, [p.text for p in c.passages]) == "program"
     ]
 
 

@@ -147,6 +147,15 @@ def test_the_worked_program_is_the_solvers_own_form_and_reproduces_the_gold_answ
     entry = Experience("exp:1", "Q?", "11.02 percent", "", "When ..., ...", "failure", "t", "c", program=text)
     block = memory_block([entry])
     assert f"Solution: {text}" in block and block.index("Solution:") < block.index("Answer: 11.02 percent")
+    # the method without another table's numbers: the expression over the operand names, no value of the program
+    block = memory_block([entry], "expression")
+    assert "Solution expression: ((revenue_2019-revenue_2018)/revenue_2018) * 100" in block
+    assert "4351" not in block and "3919" not in block and "Answer: 11.02 percent" in block
+    # seed 001's entry as printed: no solution line at all
+    block = memory_block([entry], "none")
+    assert "Solution" not in block and "Answer: 11.02 percent" in block and "Cautions: When ..., ..." in block
+    with pytest.raises(ValueError, match="unknown memory solution form 'values': choose from program, expression"):
+        memory_block([entry], "values")
 
 
 # ----------------------------------------------------------------------------------------- the store

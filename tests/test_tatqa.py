@@ -462,6 +462,15 @@ def test_an_interrupted_run_resumes_without_asking_again_and_refuses_another_mod
     check_manifest(out, "gguf:aaa", "dev.json")
     with pytest.raises(TatqaRunError, match="answers have model_id 'gguf:aaa', this run's is 'gguf:bbb'"):
         check_manifest(out, "gguf:bbb", "dev.json")
+    # the memory systems' options are recorded; a resume with other ones is refused, one without memory keeps them
+    memory = {"threshold": 0.65, "top_k": 5, "solution": "program"}
+    check_manifest(out, "gguf:aaa", "dev.json", memory=memory)
+    with pytest.raises(TatqaRunError, match=r"memory .*'solution': 'program'.*'solution': 'expression'"):
+        check_manifest(out, "gguf:aaa", "dev.json", memory=memory | {"solution": "expression"})
+    check_manifest(out, "gguf:aaa", "dev.json")  # only the agent: nothing about the memory to disagree with
+    assert json.loads((out / "manifest.json").read_text(encoding="utf-8"))["memory"] == memory
+    with pytest.raises(TatqaRunError, match=r"'top_k': 5.*'top_k': 3"):
+        check_manifest(out, "gguf:aaa", "dev.json", memory=memory | {"top_k": 3})
 
 
 def test_questions_asked_concurrently_give_the_one_at_a_time_results_and_a_failure_stops_soon(contexts, tmp_path):
@@ -577,6 +586,8 @@ def test_finkg_eval_tatqa_runs_and_reports_bad_files(tmp_path, smol_client):
     assert run.returncode == 2 and "bad.json: context 0: missing 'table'" in run.stderr
     run = _finkg("eval", "tatqa", str(SAMPLE), "--system", "three-stage", env=env)
     assert run.returncode == 2 and "unknown system(s) three-stage" in run.stderr
+    run = _finkg("eval", "tatqa", str(SAMPLE), "-s", "agent", "--memory-solution", "values", env=env)
+    assert run.returncode == 2 and "unknown memory solution form 'values'" in run.stderr
 
 
 def test_two_stage_single_stage_and_facts_only_answer_tatqa_questions(contexts, smol_client):
@@ -595,6 +606,26 @@ def test_two_stage_single_stage_and_facts_only_answer_tatqa_questions(contexts, 
 
 
 # --------------------------------------------------------------------------- the analyst agent on TAT-QA
+
+
+def test_the_agent_route_counts_computes_or_quotes_and_only_computing_reads_the_memory(contexts):
+    """finkg.eval.tatqa.agent_route: the one statement of which questions the agent counts (no LLM), computes by
+    program of thought (the route that reads the experience memory) or quotes."""
+    from finkg.eval.tatqa import agent_route
+
+    routes = {
+        q.uid: (q.answer_type, agent_route(q.question, c.table, [p.text for p in c.passages]))
+        for c in contexts
+        for q in c.questions
+    }
+    assert {r for t, r in routes.values() if t == "arithmetic"} == {"program"}
+    assert any(r == "count" for t, r in routes.values() if t == "count")  # the table_count tool answers it
+    assert {r for t, r in routes.values() if t == "span"} <= {"span", "program"} and any(
+        r == "span" for t, r in routes.values() if t == "span"
+    )
+    table = [["", "2019", "2018"], ["Revenue", "4,351", "3,919"]]
+    assert agent_route("What was the Revenue in 2019?", table, []) == "span"
+    assert agent_route("What was the change in Revenue from 2018 to 2019?", table, []) == "program"
 
 
 def test_the_router_sends_the_sample_s_arithmetic_questions_to_the_calculator(contexts):

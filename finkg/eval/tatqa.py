@@ -419,6 +419,17 @@ def agent_text(got: AgentAnswer, scale: str) -> str:
     return f"{d['expression']} with {operands} = {d['result']:.15g}\nAnswer: {got.answer} {scale}".rstrip()
 
 
+def agent_route(question: str, table: Sequence[Sequence[str]] | None, paragraphs: Sequence[str]) -> str:
+    """How :func:`agent_systems` answers a question: ``count`` (the ``table_count`` tool, no LLM:
+    :func:`generation.agent.counting.answer_count` answers it), else ``program`` (program of thought, the only route
+    that reads the experience memory: :func:`generation.agent.questions.needs_arithmetic`), else ``span`` (quoted
+    from the table rows and paragraphs). ``table``: the question's table as rows (None: none); ``paragraphs``: the
+    context's paragraph texts."""
+    if answer_count(question, table, paragraphs) is not None:
+        return "count"
+    return "program" if needs_arithmetic(question, row_labels(table)) else "span"
+
+
 def agent_systems(
     client: LLMClient,
     max_tokens: int = 160,
@@ -434,7 +445,7 @@ def agent_systems(
     operands and one expression, ``calculate`` evaluates it, the gate checks it) in the scale
     :func:`generation.agent.questions.answer_scale` gives. A question counting the years a row passed a threshold
     is answered by the ``table_count`` tool without an LLM (:func:`generation.agent.counting.answer_count`, when
-    the table has the row). The other questions are quoted from the table's rows
+    the table has the row; the three routes: :func:`agent_route`). The other questions are quoted from the table's rows
     and the paragraphs (:func:`generation.agent.span.answer_span`: one LLM call, the table's scale for a cell's
     number, the gate). When no attempt passes the gate, the text says why and has an empty ``Answer:`` (a number
     the gate cannot trace is never given).
@@ -454,10 +465,11 @@ def agent_systems(
         def answer(question: str, facts: Sequence[Any], passages: Sequence[Any]) -> str:
             cells, paragraphs, scale = agent_evidence(question, facts, passages, tables)
             table = (tables or {}).get(table_uid_of(facts))
-            counted = answer_count(question, table, paragraphs)
+            route = agent_route(question, table, paragraphs)
+            counted = answer_count(question, table, paragraphs) if route == "count" else None
             if counted is not None:
                 return agent_text(counted, "")
-            if not needs_arithmetic(question, row_labels(table)):
+            if route == "span":
                 quoted, table_scale = answer_span(client, question, cells, paragraphs, max_tokens=max_tokens)
                 return agent_text(quoted, table_scale)
             entries = []
