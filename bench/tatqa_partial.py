@@ -17,6 +17,16 @@ that counts the tokens of the call that produced it (:mod:`generation.llm.meter`
 ``prompt_tokens`` and ``completion_tokens`` are copied onto DIR's answer to the same question by the same system,
 after checking that the rerun generated the same text (exit status 2 otherwise, naming the first difference).
 
+``--join OTHER:SYSTEM=ALIAS``: a system's answers from another folder of the same sample, model and LLM cache (an
+earlier run of one variant, e.g. another ``--memory-solution``), scored as ``ALIAS`` beside DIR's systems on the
+questions both answered. The pairing holds only when both folders asked the baseline the same prompts: the
+baseline's answers must be the same texts in both folders (exit status 2 otherwise, naming the first difference).
+``--pair SYSTEM:BASELINE`` adds the paired EM difference of SYSTEM against BASELINE (besides every system against
+the first) to ``tables.differences``.
+
+    python bench/tatqa_partial.py DIR NAME --systems agent,agent-memory,agent-memory-values \
+        --join OTHER:agent-memory=agent-memory-values --pair agent-memory:agent-memory-values
+
 Exit status 2 when no question was answered by every system.
 """
 
@@ -41,6 +51,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--note", default="", help="run_note: where and how the answers were made")
     ap.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
     ap.add_argument("--tokens-from", type=Path, help="a rerun's folder over the warm LLM cache (module doc)")
+    ap.add_argument(
+        "--join", action="append", default=[], help="OTHER:SYSTEM=ALIAS, another folder's system (module doc)"
+    )
+    ap.add_argument("--pair", action="append", default=[], help="SYSTEM:BASELINE, one more paired difference")
     args = ap.parse_args(argv)
 
     systems = [s for s in args.systems.split(",") if s]
@@ -51,6 +65,14 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:
             print(f"{args.tokens_from}: {exc}", file=sys.stderr)
             return 2
+    joined = []
+    for spec in args.join:
+        try:
+            results, source = joined_results(results, spec, systems[0])
+        except ValueError as exc:
+            print(f"--join {spec}: {exc}", file=sys.stderr)
+            return 2
+        joined.append(source)
     answered: dict[str, set[str]] = {}
     for r in results:
         answered.setdefault(r.question_uid, set()).add(r.system)
@@ -72,6 +94,14 @@ def main(argv: list[str] | None = None) -> int:
         "tokens_from": str(args.tokens_from) if args.tokens_from else None,
         "manifest": json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else None,
     }
+    for spec in args.pair:
+        system, _, baseline = spec.partition(":")
+        if not {system, baseline} <= set(systems):
+            print(f"--pair {spec}: SYSTEM:BASELINE, both among --systems {systems}", file=sys.stderr)
+            return 2
+        record["tables"]["differences"] += [d for d in kept.differences(baseline) if d["system"] == system]
+    if joined:
+        record["parameters"]["joined"] = joined
     used = memory_use(kept.results, systems)
     if used:
         record.setdefault("tables", {})["memory_use"] = used
@@ -110,6 +140,39 @@ def memory_use(results: list[QuestionResult], systems: list[str]) -> list[dict[s
             }
         )
     return rows
+
+
+def joined_results(
+    results: list[QuestionResult], spec: str, baseline: str
+) -> tuple[list[QuestionResult], dict[str, object]]:
+    """``results`` with another folder's system joined under an alias (``spec``: ``OTHER:SYSTEM=ALIAS``, module
+    doc), and what was joined (``{"folder", "system", "alias", "manifest"}``).
+
+    Raises:
+        ValueError: a malformed spec, an alias already among the results, no answer of SYSTEM in OTHER, or a
+            question whose ``baseline`` answer differs between the folders (not the same prompts: not paired).
+    """
+    folder, _, rest = spec.rpartition(":")
+    system, _, alias = rest.partition("=")
+    if not (folder and system and alias):
+        raise ValueError("expected OTHER:SYSTEM=ALIAS")
+    if any(r.system == alias for r in results):
+        raise ValueError(f"{alias!r} is already a system of the folder")
+    other = read_answers(Path(folder) / "answers.jsonl")
+    mine = {r.question_uid: r.generated for r in results if r.system == baseline}
+    for r in other:
+        if r.system == baseline and r.question_uid in mine and mine[r.question_uid] != r.generated:
+            raise ValueError(f"{baseline} answered {r.question_uid} otherwise in {folder}: not the same prompts")
+    theirs = [dataclasses.replace(r, system=alias) for r in other if r.system == system]
+    if not theirs:
+        raise ValueError(f"{folder} has no answer of {system!r}")
+    manifest = Path(folder) / "manifest.json"
+    return [*results, *theirs], {
+        "folder": folder,
+        "system": system,
+        "alias": alias,
+        "manifest": json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else None,
+    }
 
 
 def with_tokens(results: list[QuestionResult], rerun: list[QuestionResult]) -> list[QuestionResult]:

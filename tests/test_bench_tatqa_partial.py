@@ -108,3 +108,48 @@ def test_the_retrieved_ids_are_read_from_the_answer_s_first_line():
     assert retrieved_experiences("experiences: none\nAnswer: 2") == []
     assert retrieved_experiences("quoted from the evidence\nAnswer: 2") is None
     assert retrieved_experiences("Answer: 2\nexperiences: exp:a") is None  # only the first line names them
+
+
+def test_another_folders_variant_is_joined_and_paired_only_when_the_baseline_was_asked_the_same(tmp_path, capsys):
+    """``--join OTHER:SYSTEM=ALIAS`` and ``--pair SYSTEM:BASELINE``: a variant run in another folder (the same
+    baseline texts) scored beside this folder's, the paired difference worked out by hand from each question's EM."""
+    partial = bench_script("tatqa_partial")
+    agent = evaluate(read_tatqa(SAMPLE), {"agent": lambda *_: "Answer: 1"}, limit=5).results
+
+    def answers(system: str, ems: list[float]) -> list:
+        return [dataclasses.replace(r, system=system, em=em) for r, em in zip(agent, ems, strict=True)]
+
+    here, other = tmp_path / "here", tmp_path / "other"
+    here.mkdir()
+    other.mkdir()
+    write_answers(here / "answers.jsonl", [*agent, *answers("agent-memory", [1, 0, 1, 0, 1])])
+    write_answers(other / "answers.jsonl", [*agent, *answers("agent-memory", [0, 0, 1, 0, 0])])
+    (other / "manifest.json").write_text('{"memory": {"solution": "program"}}', encoding="utf-8")
+    bench = tmp_path / "results"
+    args = [str(here), "joined", "--systems", "agent,agent-memory,values", "--results-dir", str(bench)]
+    join = ["--join", f"{other}:agent-memory=values"]
+    assert partial.main([*args, *join, "--pair", "agent-memory:values"]) == 0
+    record = json.loads((bench / "joined.json").read_text(encoding="utf-8"))
+    diffs = {(d["system"], d["baseline"], d["answer_type"]): d for d in record["tables"]["differences"]}
+    assert diffs[("agent-memory", "values", "all")]["em_diff"] == 40.0  # (1-0 + 0 + 0 + 0 + 1-0) / 5
+    assert diffs[("agent-memory", "values", "all")]["questions"] == 5
+    assert diffs[("values", "agent", "all")]["em_diff"] == round(100 * (1 / 5 - sum(r.em for r in agent) / 5), 2)
+    assert record["parameters"]["joined"] == [
+        {
+            "folder": str(other),
+            "system": "agent-memory",
+            "alias": "values",
+            "manifest": {"memory": {"solution": "program"}},
+        }
+    ]
+    # the other folder asked the baseline otherwise: not paired, refused
+    write_answers(other / "answers.jsonl", [dataclasses.replace(agent[2], generated="Answer: 7")])
+    assert partial.main([*args, *join]) == 2
+    assert (
+        f"agent answered {agent[2].question_uid} otherwise in {other}: not the same prompts" in capsys.readouterr().err
+    )
+    assert partial.main([*args, "--join", f"{other}:agent-memory"]) == 2  # no alias
+    assert partial.main([*args, "--join", f"{here}:agent-memory=agent"]) == 2  # the alias is taken
+    write_answers(other / "answers.jsonl", answers("agent-memory", [0, 0, 1, 0, 0]))
+    assert partial.main([*args, *join, "--pair", "agent-memory:nobody"]) == 2
+    assert "both among --systems" in capsys.readouterr().err
