@@ -177,6 +177,10 @@ TATQA_NAMES = {
     "two-stage": "two-stage (BM25 over the context's paragraphs)",
     "agent-memory": "agent + experience memory",
     "agent-shuffled": "agent + shuffled memory (control)",
+    "agent-memory-program": "agent + memory, solutions as programs (with values)",
+    "agent-shuffled-program": "agent + shuffled memory, solutions as programs (control)",
+    "agent-memory-expression": "agent + memory, solutions as expressions (no values)",
+    "agent-shuffled-expression": "agent + shuffled memory, solutions as expressions (control)",
     "single-stage": "single-stage",
     "facts-only": "facts only (no passages)",
     "no-retrieval": "no retrieval",
@@ -327,21 +331,36 @@ TATQA_MEMORY_PROGRAMS_DIFF = _tatqa_differences("eval-tatqa-memory-programs", ("
 # the same stratum with a 150-question bank (stop 38)
 TATQA_MEMORY_150 = _tatqa_ci_table("eval-tatqa-memory-150", tokens=True)
 TATQA_MEMORY_150_DIFF = _tatqa_differences("eval-tatqa-memory-150", ("arithmetic",))
-TATQA_MEMORY_150_USE = Table(
-    ["eval-tatqa-memory-150"],
-    _single("eval-tatqa-memory-150", "memory_use"),
-    [
-        Column("system", lambda r: TATQA_NAMES.get(r["system"], r["system"])),
-        Column("answers", lambda r: num(r["answers"], "d")),
-        Column("retrieved an experience", lambda r: num(r["retrieved"], "d")),
-        Column("won against the agent", lambda r: num(r["won"], "d")),
-        Column("lost", lambda r: num(r["lost"], "d")),
-        Column(
-            "won / lost where nothing was retrieved",
-            lambda r: f"{r['won'] - r['won_retrieved']} / {r['lost'] - r['lost_retrieved']}",
-        ),
-    ],
-)
+
+
+def _memory_use(name: str) -> Table:
+    """A memory run's answers that retrieved an experience and the questions won / lost against the agent
+    (``tables.memory_use`` of ``bench/tatqa_partial.py``)."""
+    return Table(
+        [name],
+        _single(name, "memory_use"),
+        [
+            Column("system", lambda r: TATQA_NAMES.get(r["system"], r["system"])),
+            Column("answers", lambda r: num(r["answers"], "d")),
+            Column("retrieved an experience", lambda r: num(r["retrieved"], "d")),
+            Column("won against the agent", lambda r: num(r["won"], "d")),
+            Column("lost", lambda r: num(r["lost"], "d")),
+            Column(
+                "won / lost where nothing was retrieved",
+                lambda r: f"{r['won'] - r['won_retrieved']} / {r['lost'] - r['lost_retrieved']}",
+            ),
+        ],
+    )
+
+
+TATQA_MEMORY_150_USE = _memory_use("eval-tatqa-memory-150")
+# the same bank, each entry's worked solution shown as its expression over operand names, no values (stop 39)
+TATQA_MEMORY_EXPRESSION = _tatqa_ci_table("eval-tatqa-memory-expression", tokens=True)
+TATQA_MEMORY_EXPRESSION_DIFF = _tatqa_differences("eval-tatqa-memory-expression", ("arithmetic",))
+TATQA_MEMORY_EXPRESSION_USE = _memory_use("eval-tatqa-memory-expression")
+# both forms on the questions both runs answered (bench/tatqa_partial.py --join: the agent's answers identical)
+TATQA_MEMORY_FORMS = _tatqa_ci_table("eval-tatqa-memory-forms")
+TATQA_MEMORY_FORMS_DIFF = _tatqa_differences("eval-tatqa-memory-forms", ("arithmetic",))
 
 
 # the memory's hit rate against the bank's size (seed 001, Figure 4(a)): bench/memory_hit_rate.py
@@ -869,6 +888,11 @@ TABLES: dict[str, Table] = {
     "eval-tatqa-memory-150": TATQA_MEMORY_150,
     "eval-tatqa-memory-150-diff": TATQA_MEMORY_150_DIFF,
     "eval-tatqa-memory-150-use": TATQA_MEMORY_150_USE,
+    "eval-tatqa-memory-expression": TATQA_MEMORY_EXPRESSION,
+    "eval-tatqa-memory-expression-diff": TATQA_MEMORY_EXPRESSION_DIFF,
+    "eval-tatqa-memory-expression-use": TATQA_MEMORY_EXPRESSION_USE,
+    "eval-tatqa-memory-forms": TATQA_MEMORY_FORMS,
+    "eval-tatqa-memory-forms-diff": TATQA_MEMORY_FORMS_DIFF,
     "eval-agent-targets": EVAL_AGENT_TARGETS,
     "eval-agent-tatqa": EVAL_AGENT_TATQA,
     "eval-agent-diff": EVAL_AGENT_DIFF,

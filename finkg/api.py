@@ -969,7 +969,7 @@ def eval_tatqa(
     answer_types: Sequence[str] = (),
     threshold: float | None = None,
     top_k: int | None = None,
-    memory_solution: str = "program",
+    memory_solution: str | None = None,
     workers: int | None = None,
     adapter: Path | None = None,
     settings: Settings | None = None,
@@ -988,8 +988,8 @@ def eval_tatqa(
             ``agent-shuffled`` (None: seed 001's 0.65 and 5). Those systems read the experiences learned by
             ``finkg experience learn`` (training split only, never a context being evaluated).
         memory_solution: how those systems show each entry's worked solution
-            (:data:`generation.agent.memory.SOLUTION_FORMS`: ``program``, ``expression`` or ``none``). The three
-            are recorded in ``out``'s manifest when a memory system runs; a rerun with others is refused.
+            (:data:`generation.agent.memory.SOLUTION_FORMS`: ``program``, ``expression`` or ``none``; None:
+            :data:`generation.agent.memory.DEFAULT_SOLUTION`, ``expression``). The three are recorded in ``out``'s manifest when a memory system runs; a rerun with others is refused.
         workers: questions asked at once (None: ``[llm] parallel`` with llama-server or an OpenAI-compatible
             server, else 1); the scores equal a one-at-a-time run's.
         adapter: a LoRA adapter of the configured model (``finkg train reader``: a GGUF LoRA for llama.cpp, a
@@ -1006,13 +1006,14 @@ def eval_tatqa(
             file. EvaluationError: ``out`` holds a run of another model or file, or of other memory options.
     """
     from finkg.eval import tatqa as tatqa_eval
-    from generation.agent.memory import SOLUTION_FORMS, THRESHOLD, TOP_K
+    from generation.agent.memory import DEFAULT_SOLUTION, SOLUTION_FORMS, THRESHOLD, TOP_K
     from generation.llm import client_from_settings
     from generation.qa.systems import tfr_answerers
     from ingest.datasets.tatqa import read_tatqa, split_contexts
 
     if half not in ("all", "train", "eval"):
         raise ConfigError(f"unknown half {half!r}: all, train or eval")
+    memory_solution = memory_solution or DEFAULT_SOLUTION
     if memory_solution not in SOLUTION_FORMS:
         raise ConfigError(f"unknown memory solution form {memory_solution!r}: choose from {', '.join(SOLUTION_FORMS)}")
     s = settings or load_settings()
@@ -1106,7 +1107,7 @@ def eval_agent(
     workers: int | None = None,
     threshold: float | None = None,
     top_k: int | None = None,
-    memory_solution: str = "program",
+    memory_solution: str | None = None,
     out: Path = Path("eval/agent"),
     results_dir: Path | None = None,
     settings: Settings | None = None,

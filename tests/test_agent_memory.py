@@ -145,9 +145,10 @@ def test_the_worked_program_is_the_solvers_own_form_and_reproduces_the_gold_answ
         "expression": "(a - b) / b * 100",
     }
     entry = Experience("exp:1", "Q?", "11.02 percent", "", "When ..., ...", "failure", "t", "c", program=text)
-    block = memory_block([entry])
+    block = memory_block([entry], "program")
     assert f"Solution: {text}" in block and block.index("Solution:") < block.index("Answer: 11.02 percent")
-    # the method without another table's numbers: the expression over the operand names, no value of the program
+    # the default: the method without another table's numbers, the expression over the operand names, no value
+    assert memory_block([entry]) == memory_block([entry], "expression")
     block = memory_block([entry], "expression")
     assert "Solution expression: ((revenue_2019-revenue_2018)/revenue_2018) * 100" in block
     assert "4351" not in block and "3919" not in block and "Answer: 11.02 percent" in block

@@ -137,12 +137,13 @@ def eval_tatqa(
     ] = None,
     top_k: Annotated[int | None, typer.Option(min=1, help="Experience memory: at most K entries (default 5).")] = None,
     memory_solution: Annotated[
-        str,
+        str | None,
         typer.Option(
-            help="Experience memory: how an entry's worked solution is shown: program (operands with their values and "
-            "the expression), expression (the expression over operand names, no values) or none (seed 001's entry)."
+            help="Experience memory: how an entry's worked solution is shown: expression (the default: the expression "
+            "over operand names, no values), program (operands with their values and the expression) or none (seed "
+            "001's entry)."
         ),
-    ] = "program",
+    ] = None,
     workers: Annotated[
         int | None,
         typer.Option(min=1, help="Questions asked at once (default: [llm] parallel with llama-server, else 1)."),

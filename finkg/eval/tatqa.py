@@ -47,7 +47,7 @@ from finkg.eval.metrics.tatqa import ANSWER_TYPES, gold_answers, score
 from finkg.eval.results import write_result
 from generation.agent.counting import answer_count
 from generation.agent.loop import AgentAnswer, answer_arithmetic, table_evidence
-from generation.agent.memory import ExperienceMemory, memory_block
+from generation.agent.memory import DEFAULT_SOLUTION, ExperienceMemory, memory_block
 from generation.agent.questions import evidence_scale, needs_arithmetic, percent_hint
 from generation.agent.span import answer_span
 from generation.agent.tables import row_labels
@@ -437,7 +437,7 @@ def agent_systems(
     memory: ExperienceMemory | None = None,
     shuffled: ExperienceMemory | None = None,
     exclude_contexts: Collection[str] = (),
-    solution: str = "program",
+    solution: str = DEFAULT_SOLUTION,
 ) -> dict[str, Answerer]:
     """The analyst agent as a TAT-QA answerer (issue 17; seed 001, sections 4.2-4.4), ``agent``: a question that
     needs arithmetic (:func:`generation.agent.questions.needs_arithmetic`) is answered by program of thought
