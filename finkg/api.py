@@ -967,6 +967,7 @@ def eval_tatqa(
     half: str = "all",
     sample: int | None = None,
     answer_types: Sequence[str] = (),
+    routes: Sequence[str] = (),
     threshold: float | None = None,
     top_k: int | None = None,
     memory_solution: str | None = None,
@@ -984,6 +985,9 @@ def eval_tatqa(
             :func:`finkg.eval.tatqa.stratified_sample`), the same for every system; None: every question.
         answer_types: only the questions (of the sample, when there is one) of these TAT-QA answer types
             (``span``, ``multi-span``, ``arithmetic``, ``count``); empty: every type.
+        routes: only the questions (of the sample, of those types) the analyst agent answers by these routes
+            (:func:`finkg.eval.tatqa.agent_route`: ``count``, ``program``, ``span``; ``program`` is every question
+            that reads the experience memory); empty: every route.
         threshold, top_k: the experience memory's cosine threshold and depth for ``agent-memory`` and
             ``agent-shuffled`` (None: seed 001's 0.65 and 5). Those systems read the experiences learned by
             ``finkg experience learn`` (training split only, never a context being evaluated).
@@ -1002,7 +1006,7 @@ def eval_tatqa(
         summary, ``eval-tatqa.json`` and the EM/F1 picture ``tatqa-em-f1.png``).
 
     Raises:
-        ConfigError: an unknown system, half, answer type or memory solution form. IngestError: a malformed TAT-QA
+        ConfigError: an unknown system, half, answer type, route or memory solution form. IngestError: a malformed TAT-QA
             file. EvaluationError: ``out`` holds a run of another model or file, or of other memory options.
     """
     from finkg.eval import tatqa as tatqa_eval
@@ -1023,6 +1027,8 @@ def eval_tatqa(
     chosen_questions = tatqa_eval.stratified_sample(contexts, sample) if sample else None
     if answer_types:
         chosen_questions = tatqa_eval.of_answer_types(contexts, answer_types, chosen_questions)
+    if routes:
+        chosen_questions = tatqa_eval.of_agent_routes(contexts, routes, chosen_questions)
     client = client_from_settings(s)
     tuned = _tuned_client(s, adapter) if adapter else None
     memory_systems = {"agent-memory", "agent-shuffled"} & set(systems)

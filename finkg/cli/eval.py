@@ -125,6 +125,14 @@ def eval_tatqa(
             "when there is one: a stratum of the same questions.",
         ),
     ] = [],
+    route: Annotated[
+        list[str],
+        typer.Option(
+            "--route",
+            help="Only questions the analyst agent answers by this route (count, program, span; repeatable): "
+            "program is every question that reads the experience memory.",
+        ),
+    ] = [],
     max_tokens: Annotated[int, typer.Option(help="Completion cap per answer.")] = 128,
     out: Annotated[
         Path,
@@ -171,6 +179,7 @@ def eval_tatqa(
             half=half,
             sample=sample,
             answer_types=answer_type,
+            routes=route,
             threshold=threshold,
             top_k=top_k,
             memory_solution=memory_solution,

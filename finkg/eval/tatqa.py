@@ -546,6 +546,31 @@ def of_answer_types(
     }
 
 
+AGENT_ROUTES = ("count", "program", "span")
+"""The routes of :func:`agent_route`."""
+
+
+def of_agent_routes(
+    contexts: Sequence[TatqaContext], routes: Collection[str], within: Collection[str] | None = None
+) -> set[str]:
+    """The uids of the questions of ``contexts`` the agent answers by one of ``routes`` (:func:`agent_route`; among
+    ``within`` when given): ``program`` selects every question that reads the experience memory.
+
+    Raises:
+        ConfigError: a route that is not one of :data:`AGENT_ROUTES`.
+    """
+    unknown = sorted(set(routes) - set(AGENT_ROUTES))
+    if unknown:
+        raise ConfigError(f"unknown agent route {unknown[0]!r}: {', '.join(AGENT_ROUTES)}")
+    return {
+        q.uid
+        for c in contexts
+        for q in c.questions
+        if (within is None or q.uid in within)
+        and agent_route(q.question, c.table, [p.text for p in c.passages]) in routes
+    }
+
+
 def score_text(
     system: str, context: TatqaContext, question_index: int, generated: str, error: str | None = None
 ) -> QuestionResult:
