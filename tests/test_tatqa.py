@@ -611,7 +611,7 @@ def test_two_stage_single_stage_and_facts_only_answer_tatqa_questions(contexts, 
 def test_the_agent_route_counts_computes_or_quotes_and_only_computing_reads_the_memory(contexts):
     """finkg.eval.tatqa.agent_route: the one statement of which questions the agent counts (no LLM), computes by
     program of thought (the route that reads the experience memory) or quotes."""
-    from finkg.eval.tatqa import agent_route
+    from finkg.eval.tatqa import agent_route, of_agent_routes
 
     routes = {
         q.uid: (q.answer_type, agent_route(q.question, c.table, [p.text for p in c.passages]))
@@ -626,6 +626,13 @@ def test_the_agent_route_counts_computes_or_quotes_and_only_computing_reads_the_
     table = [["", "2019", "2018"], ["Revenue", "4,351", "3,919"]]
     assert agent_route("What was the Revenue in 2019?", table, []) == "span"
     assert agent_route("What was the change in Revenue from 2018 to 2019?", table, []) == "program"
+    # --route: the questions of a route, within a selection; an unknown route is named
+    program = {uid for uid, (_, r) in routes.items() if r == "program"}
+    assert of_agent_routes(contexts, ["program"]) == program and program
+    some = set(list(routes)[:4])
+    assert of_agent_routes(contexts, ["program", "span"], some) == {u for u in some if routes[u][1] != "count"}
+    with pytest.raises(ConfigError, match="unknown agent route 'memory': count, program, span"):
+        of_agent_routes(contexts, ["memory"])
 
 
 def test_the_router_sends_the_sample_s_arithmetic_questions_to_the_calculator(contexts):
