@@ -993,7 +993,8 @@ def eval_tatqa(
             ``finkg experience learn`` (training split only, never a context being evaluated).
         memory_solution: how those systems show each entry's worked solution
             (:data:`generation.agent.memory.SOLUTION_FORMS`: ``program``, ``expression`` or ``none``; None:
-            :data:`generation.agent.memory.DEFAULT_SOLUTION`, ``expression``). The three are recorded in ``out``'s manifest when a memory system runs; a rerun with others is refused.
+            :data:`generation.agent.memory.DEFAULT_SOLUTION`, ``expression``). The three are recorded in
+            ``out``'s manifest when a memory system runs; a rerun with others is refused.
         workers: questions asked at once (None: ``[llm] parallel`` with llama-server or an OpenAI-compatible
             server, else 1); the scores equal a one-at-a-time run's.
         adapter: a LoRA adapter of the configured model (``finkg train reader``: a GGUF LoRA for llama.cpp, a
@@ -1006,8 +1007,8 @@ def eval_tatqa(
         summary, ``eval-tatqa.json`` and the EM/F1 picture ``tatqa-em-f1.png``).
 
     Raises:
-        ConfigError: an unknown system, half, answer type, route or memory solution form. IngestError: a malformed TAT-QA
-            file. EvaluationError: ``out`` holds a run of another model or file, or of other memory options.
+        ConfigError: an unknown system, half, answer type, route or memory solution form. IngestError: a
+            malformed TAT-QA file. EvaluationError: ``out`` holds a run of another model or file, or of other memory options.
     """
     from finkg.eval import tatqa as tatqa_eval
     from generation.agent.memory import DEFAULT_SOLUTION, SOLUTION_FORMS, THRESHOLD, TOP_K
