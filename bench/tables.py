@@ -358,6 +358,9 @@ TATQA_MEMORY_150_USE = _memory_use("eval-tatqa-memory-150")
 TATQA_MEMORY_EXPRESSION = _tatqa_ci_table("eval-tatqa-memory-expression", tokens=True)
 TATQA_MEMORY_EXPRESSION_DIFF = _tatqa_differences("eval-tatqa-memory-expression", ("arithmetic",))
 TATQA_MEMORY_EXPRESSION_USE = _memory_use("eval-tatqa-memory-expression")
+# every question of the sample that reads the memory: the 128 arithmetic and the 17 others on the program route
+TATQA_MEMORY_STRATUM = _tatqa_ci_table("eval-tatqa-memory-stratum", tokens=True)
+TATQA_MEMORY_STRATUM_DIFF = _tatqa_differences("eval-tatqa-memory-stratum", ("all",))
 # both forms on the questions both runs answered (bench/tatqa_partial.py --join: the agent's answers identical)
 TATQA_MEMORY_FORMS = _tatqa_ci_table("eval-tatqa-memory-forms")
 TATQA_MEMORY_FORMS_DIFF = _tatqa_differences("eval-tatqa-memory-forms", ("arithmetic",))
@@ -891,6 +894,8 @@ TABLES: dict[str, Table] = {
     "eval-tatqa-memory-expression": TATQA_MEMORY_EXPRESSION,
     "eval-tatqa-memory-expression-diff": TATQA_MEMORY_EXPRESSION_DIFF,
     "eval-tatqa-memory-expression-use": TATQA_MEMORY_EXPRESSION_USE,
+    "eval-tatqa-memory-stratum": TATQA_MEMORY_STRATUM,
+    "eval-tatqa-memory-stratum-diff": TATQA_MEMORY_STRATUM_DIFF,
     "eval-tatqa-memory-forms": TATQA_MEMORY_FORMS,
     "eval-tatqa-memory-forms-diff": TATQA_MEMORY_FORMS_DIFF,
     "eval-agent-targets": EVAL_AGENT_TARGETS,
