@@ -526,6 +526,24 @@ def stratified_sample(contexts: Sequence[TatqaContext], n: int, seed: int = 0) -
     return out
 
 
+def _questions_where(
+    contexts: Sequence[TatqaContext],
+    values: Collection[str],
+    known: Sequence[str],
+    what: str,
+    value_of: Callable[[TatqaContext, Any], str],
+    within: Collection[str] | None,
+) -> set[str]:
+    """The uids of the questions (among ``within`` when given) whose ``value_of`` is one of ``values``; an unknown
+    value raises ConfigError naming it (``unknown <what> 'x': <known>``)."""
+    unknown = sorted(set(values) - set(known))
+    if unknown:
+        raise ConfigError(f"unknown {what} {unknown[0]!r}: {', '.join(known)}")
+    return {
+        q.uid for c in contexts for q in c.questions if (within is None or q.uid in within) and value_of(c, q) in values
+    }
+
+
 def of_answer_types(
     contexts: Sequence[TatqaContext], answer_types: Collection[str], within: Collection[str] | None = None
 ) -> set[str]:
@@ -535,15 +553,7 @@ def of_answer_types(
     Raises:
         ConfigError: an answer type TAT-QA does not have (the message lists them).
     """
-    unknown = sorted(set(answer_types) - set(ANSWER_TYPES))
-    if unknown:
-        raise ConfigError(f"unknown answer type {unknown[0]!r}: {', '.join(ANSWER_TYPES)}")
-    return {
-        q.uid
-        for c in contexts
-        for q in c.questions
-        if q.answer_type in answer_types and (within is None or q.uid in within)
-    }
+    return _questions_where(contexts, answer_types, ANSWER_TYPES, "answer type", lambda _c, q: q.answer_type, within)
 
 
 AGENT_ROUTES = ("count", "program", "span")
@@ -559,16 +569,14 @@ def of_agent_routes(
     Raises:
         ConfigError: a route that is not one of :data:`AGENT_ROUTES`.
     """
-    unknown = sorted(set(routes) - set(AGENT_ROUTES))
-    if unknown:
-        raise ConfigError(f"unknown agent route {unknown[0]!r}: {', '.join(AGENT_ROUTES)}")
-    return {
-        q.uid
-        for c in contexts
-        for q in c.questions
-        if (within is None or q.uid in within)
-        and agent_route(q.question, c.table, [p.text for p in c.passages]) in routes
-    }
+    return _questions_where(
+        contexts,
+        routes,
+        AGENT_ROUTES,
+        "agent route",
+        lambda c, q: agent_route(q.question, c.table, [p.text for p in c.passages]),
+        within,
+    )
 
 
 def score_text(
