@@ -588,6 +588,8 @@ def test_finkg_eval_tatqa_runs_and_reports_bad_files(tmp_path, smol_client):
     assert run.returncode == 2 and "unknown system(s) three-stage" in run.stderr
     run = _finkg("eval", "tatqa", str(SAMPLE), "-s", "agent", "--memory-solution", "values", env=env)
     assert run.returncode == 2 and "unknown memory solution form 'values'" in run.stderr
+    run = _finkg("eval", "agent", str(SAMPLE), "--no-sec", "-s", "agent", "--memory-solution", "values", env=env)
+    assert run.returncode == 2 and "unknown memory solution form 'values'" in run.stderr
 
 
 def test_two_stage_single_stage_and_facts_only_answer_tatqa_questions(contexts, smol_client):

@@ -228,6 +228,14 @@ def eval_agent(
     sample: Annotated[int, typer.Option(min=1, help="TAT-QA: a stratified sample of N questions.")] = 300,
     limit: Annotated[int | None, typer.Option(help="TAT-QA: only the first N questions of the sample.")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="TAT-QA: questions asked at once.")] = None,
+    threshold: Annotated[
+        float | None, typer.Option(help="Experience memory: cosine threshold (default 0.65, seed 001).")
+    ] = None,
+    top_k: Annotated[int | None, typer.Option(min=1, help="Experience memory: at most K entries (default 5).")] = None,
+    memory_solution: Annotated[
+        str | None,
+        typer.Option(help="Experience memory: an entry's worked solution as expression (default), program or none."),
+    ] = None,
     out: Annotated[
         Path, typer.Option("--out", "-o", help="Folder for sec.jsonl, tatqa/ (resumable) and eval-agent.json.")
     ] = Path("eval/agent"),
@@ -245,6 +253,9 @@ def eval_agent(
             sample=sample,
             limit=limit,
             workers=workers,
+            threshold=threshold,
+            top_k=top_k,
+            memory_solution=memory_solution,
             out=out,
             progress=p,
         )
