@@ -3,8 +3,10 @@ many of the evaluated questions retrieve at least one experience as the bank gro
 answer only on a hit; a miss gets the agent's answer unchanged).
 
 The queries are the questions of the stratified 300-question sample of TAT-QA's evaluation half (the sample of
-``finkg eval tatqa --half eval --sample 300`` and ``finkg eval agent``) that reach the memory (:func:`finkg.eval.tatqa.agent_route` ``program``: not counted, arithmetic by
-:func:`generation.agent.questions.needs_arithmetic`), each embedded as the agent embeds it (:func:`generation.agent.memory.query_text` over the question and its evidence). The bank
+``finkg eval tatqa --half eval --sample 300`` and ``finkg eval agent``) that reach the memory
+(:func:`finkg.eval.tatqa.agent_route` ``program``: not counted, arithmetic by
+:func:`generation.agent.questions.needs_arithmetic`), each embedded as the agent embeds it
+(:func:`generation.agent.memory.query_text` over the question and its evidence). The bank
 snapshots are the first ``n`` arithmetic questions of the training half in the order ``finkg experience learn``
 learns them, every ``--step`` up to all of them (:func:`finkg.eval.memory_hits.hit_rates`; seed 001's nine
 thresholds). The baseline, measured in the same run: the bank stored in Neo4j now, retrieved through its vector

@@ -1011,16 +1011,14 @@ def eval_tatqa(
             malformed TAT-QA file. EvaluationError: ``out`` holds a run of another model or file, or of other memory options.
     """
     from finkg.eval import tatqa as tatqa_eval
-    from generation.agent.memory import DEFAULT_SOLUTION, SOLUTION_FORMS, THRESHOLD, TOP_K
+    from generation.agent.memory import DEFAULT_SOLUTION, THRESHOLD, TOP_K, check_solution_form
     from generation.llm import client_from_settings
     from generation.qa.systems import tfr_answerers
     from ingest.datasets.tatqa import read_tatqa, split_contexts
 
     if half not in ("all", "train", "eval"):
         raise ConfigError(f"unknown half {half!r}: all, train or eval")
-    memory_solution = memory_solution or DEFAULT_SOLUTION
-    if memory_solution not in SOLUTION_FORMS:
-        raise ConfigError(f"unknown memory solution form {memory_solution!r}: choose from {', '.join(SOLUTION_FORMS)}")
+    memory_solution = check_solution_form(memory_solution or DEFAULT_SOLUTION)
     s = settings or load_settings()
     contexts = read_tatqa(path)
     if half != "all":

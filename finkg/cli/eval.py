@@ -18,6 +18,20 @@ app = typer.Typer(help="Evaluations on the data in the graph.", no_args_is_help=
 #: ``finkg --help`` does not import the memo generators (tests/test_cli_startup.py checks they agree).
 MEMO_SYSTEMS = ("no-rag", "text-rag", "verifier-rag", "structured")
 
+# the experience memory's options, the same on `finkg eval tatqa` and `finkg eval agent`
+MemoryThreshold = Annotated[
+    float | None, typer.Option(help="Experience memory: cosine threshold (default 0.65, seed 001).")
+]
+MemoryTopK = Annotated[int | None, typer.Option(min=1, help="Experience memory: at most K entries (default 5).")]
+MemorySolution = Annotated[
+    str | None,
+    typer.Option(
+        help="Experience memory: how an entry's worked solution is shown: expression (the default: the expression "
+        "over operand names, no values), program (operands with their values and the expression) or none (seed "
+        "001's entry)."
+    ),
+]
+
 
 @app.command("memos")
 def eval_memos(
@@ -140,18 +154,9 @@ def eval_tatqa(
             "--out", "-o", help="Folder for answers.jsonl, summary.json, eval-tatqa.json and the tatqa-em-f1.png chart."
         ),
     ] = Path("eval/tatqa"),
-    threshold: Annotated[
-        float | None, typer.Option(help="Experience memory: cosine threshold (default 0.65, seed 001).")
-    ] = None,
-    top_k: Annotated[int | None, typer.Option(min=1, help="Experience memory: at most K entries (default 5).")] = None,
-    memory_solution: Annotated[
-        str | None,
-        typer.Option(
-            help="Experience memory: how an entry's worked solution is shown: expression (the default: the expression "
-            "over operand names, no values), program (operands with their values and the expression) or none (seed "
-            "001's entry)."
-        ),
-    ] = None,
+    threshold: MemoryThreshold = None,
+    top_k: MemoryTopK = None,
+    memory_solution: MemorySolution = None,
     workers: Annotated[
         int | None,
         typer.Option(min=1, help="Questions asked at once (default: [llm] parallel with llama-server, else 1)."),
@@ -228,14 +233,9 @@ def eval_agent(
     sample: Annotated[int, typer.Option(min=1, help="TAT-QA: a stratified sample of N questions.")] = 300,
     limit: Annotated[int | None, typer.Option(help="TAT-QA: only the first N questions of the sample.")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="TAT-QA: questions asked at once.")] = None,
-    threshold: Annotated[
-        float | None, typer.Option(help="Experience memory: cosine threshold (default 0.65, seed 001).")
-    ] = None,
-    top_k: Annotated[int | None, typer.Option(min=1, help="Experience memory: at most K entries (default 5).")] = None,
-    memory_solution: Annotated[
-        str | None,
-        typer.Option(help="Experience memory: an entry's worked solution as expression (default), program or none."),
-    ] = None,
+    threshold: MemoryThreshold = None,
+    top_k: MemoryTopK = None,
+    memory_solution: MemorySolution = None,
     out: Annotated[
         Path, typer.Option("--out", "-o", help="Folder for sec.jsonl, tatqa/ (resumable) and eval-agent.json.")
     ] = Path("eval/agent"),

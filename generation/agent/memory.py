@@ -40,7 +40,7 @@ from generation.agent.arithmetic import checked_program
 from generation.agent.loop import AgentAnswer
 from generation.agent.tables import Table, cell_name
 from kg import Graph, cypher
-from kg.errors import GenerationError
+from kg.errors import ConfigError, GenerationError
 from retrieval.embeddings import Embedder
 
 THRESHOLD = 0.65
@@ -451,6 +451,17 @@ DEFAULT_SOLUTION = "expression"
 TAT-QA arithmetic questions, +13.0 EM [+3.9, +22.1] over ``program`` with the same bank)."""
 
 
+def check_solution_form(solution: str) -> str:
+    """``solution`` when it is one of :data:`SOLUTION_FORMS`.
+
+    Raises:
+        ConfigError: another name (the message lists the forms).
+    """
+    if solution not in SOLUTION_FORMS:
+        raise ConfigError(f"unknown memory solution form {solution!r}: choose from {', '.join(SOLUTION_FORMS)}")
+    return solution
+
+
 def memory_block(entries: Sequence[Experience], solution: str = DEFAULT_SOLUTION) -> str:
     """The few-shot block of the program-of-thought prompt (seed 001, Appendix G's Memory_Block, in plain text):
     each entry's question, its worked solution (:func:`worked_program`) in the form ``solution`` names
@@ -458,10 +469,9 @@ def memory_block(entries: Sequence[Experience], solution: str = DEFAULT_SOLUTION
     when there are none (the fallback).
 
     Raises:
-        ValueError: ``solution`` is not one of :data:`SOLUTION_FORMS`.
+        ConfigError: ``solution`` is not one of :data:`SOLUTION_FORMS` (:func:`check_solution_form`).
     """
-    if solution not in SOLUTION_FORMS:
-        raise ValueError(f"unknown memory solution form {solution!r}: choose from {', '.join(SOLUTION_FORMS)}")
+    check_solution_form(solution)
     if not entries:
         return ""
     lines = ["Experience from similar solved questions (follow the method; never copy their numbers):"]
