@@ -986,8 +986,8 @@ def eval_tatqa(
         answer_types: only the questions (of the sample, when there is one) of these TAT-QA answer types
             (``span``, ``multi-span``, ``arithmetic``, ``count``); empty: every type.
         routes: only the questions (of the sample, of those types) the analyst agent answers by these routes
-            (:func:`finkg.eval.tatqa.agent_route`: ``count``, ``program``, ``span``; ``program`` is every question
-            that reads the experience memory); empty: every route.
+            (:func:`finkg.eval.tatqa.agent_route`: ``count``, ``program``, ``span``; each of the last two reads the
+            experiences learned on it); empty: every route.
         threshold, top_k: the experience memory's cosine threshold and depth for ``agent-memory`` and
             ``agent-shuffled`` (None: seed 001's 0.65 and 5). Those systems read the experiences learned by
             ``finkg experience learn`` (training split only, never a context being evaluated).
@@ -1598,12 +1598,14 @@ def experience_learn(
     limit: int | None = None,
     max_tokens: int = 160,
     workers: int | None = None,
+    route: str = "program",
     graph: Graph | None = None,
     settings: Settings | None = None,
     progress: StageProgress | None = None,
 ) -> Any:
-    """Learn experiences from the arithmetic questions of the TAT-QA file's training half (split by a hash of the
-    table uid, :func:`ingest.datasets.tatqa.split_contexts`, the split ``finkg eval tatqa --half`` uses); see
+    """Learn experiences from the TAT-QA file's training half (split by a hash of the table uid,
+    :func:`ingest.datasets.tatqa.split_contexts`, the split ``finkg eval tatqa --half`` uses): its questions the
+    agent answers on ``route`` (``program``: the arithmetic ones; ``span``: the quoted ones); see
     :func:`finkg.eval.experience.learn`. Resumable (learned questions are skipped). ``workers``: questions answered
     at once (None: ``[llm] parallel`` with llama-server or an OpenAI-compatible endpoint, else 1).
 
@@ -1611,12 +1613,14 @@ def experience_learn(
         :class:`finkg.eval.experience.LearnSummary`.
 
     Raises:
-        IngestError: a malformed TAT-QA file. GraphError, ModelError, LLMUnavailable.
+        IngestError: a malformed TAT-QA file. ConfigError: an unknown route. GraphError, ModelError, LLMUnavailable.
     """
     from finkg.eval.experience import learn
+    from generation.agent.memory import check_route
     from generation.llm import client_from_settings
     from ingest.datasets.tatqa import read_tatqa, split_contexts
 
+    check_route(route)
     with _opened(graph, settings) as (g, s):
         train, evaluation = split_contexts(read_tatqa(path))
         memory = _memory(g, s, None, None)
@@ -1628,6 +1632,7 @@ def experience_learn(
             limit=limit,
             max_tokens=max_tokens,
             workers=s.llm.concurrency() if workers is None else workers,
+            route=route,
             progress=progress,
         )
 

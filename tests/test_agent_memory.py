@@ -18,7 +18,7 @@ import pytest
 from test_llm import smol_gguf
 
 from finkg.eval.experience import learn, learning_order
-from finkg.eval.tatqa import agent_systems
+from finkg.eval.tatqa import agent_route, agent_systems
 from generation.agent.arithmetic import calculate
 from generation.agent.loop import AgentAnswer, Step
 from generation.agent.memory import (
@@ -28,11 +28,13 @@ from generation.agent.memory import (
     clear_experiences,
     derivation_shape,
     distill,
+    distill_span,
     experience_id,
     list_experiences,
     memory_block,
     operation_of,
     query_text,
+    span_goal,
     worked_program,
 )
 from generation.agent.tables import cell_name
@@ -40,6 +42,7 @@ from generation.agent.trajectory import read_run
 from generation.llm import LlamaCppBackend, LLMClient
 from ingest.datasets.tatqa import read_tatqa, split_contexts
 from kg import cypher
+from kg.errors import ConfigError
 
 SAMPLE = Path(__file__).parent / "data" / "tatqa_dev_sample.json"
 
@@ -99,6 +102,59 @@ def test_shapes_operations_and_the_block():
     block = memory_block([entry])
     assert "Question: Q?" in block and "Answer: -12.6 million" in block and "ignore it" in block
     assert query_text("Q?", "x" * 1000) == "Q?\n" + "x" * 600
+
+
+def quoted(answer: str | None) -> AgentAnswer:
+    return AgentAnswer(answer, "answered" if answer is not None else "could not verify")
+
+
+def test_a_span_success_becomes_the_quoting_method_of_its_answers_form():
+    assert span_goal("In which year was revenue larger?", ["2019"]) == ("a year", "give the year alone")
+    assert span_goal("What was revenue in 2019?", ["$ 4,351"])[0] == "a table value"
+    assert span_goal("What are the segments?", ["A", "B", "C"])[1] == "give each of the 3 items, separated by ' | '"
+    assert (
+        span_goal("Why did revenue fall?", ["lower demand in Europe"])[1] == "quote the text's own words, about 4 words"
+    )
+    strategy, caution = distill_span("What was revenue in 2019?", quoted("$ 4,351"), ["$ 4,351"], True)
+    assert strategy == "To answer with a table value, quote the cell exactly as the table shows it." and caution == ""
+
+
+@pytest.mark.parametrize(
+    ("answer", "gold", "says"),
+    [
+        (None, ["lower demand"], "exactly as the table or the text states them"),
+        ("Products", ["Products", "Services"], "give every one of them"),
+        ("Products | Services", ["Products"], "give only that one item"),
+        ("Revenue fell because of lower demand in Europe", ["lower demand in Europe"], "shortest words"),
+        ("lower demand", ["lower demand in Europe"], "the complete phrase"),
+        ("4,351", ["3,919"], "the row and the column the question names"),
+        ("higher costs", ["lower demand in Europe"], "answers exactly what the question asks"),
+    ],
+)
+def test_a_span_failure_becomes_a_caution_chosen_by_how_the_quote_missed(answer, gold, says):
+    strategy, caution = distill_span("What is it?", quoted(answer), gold, False)
+    assert caution.startswith("When ") and says in caution
+    assert strategy.startswith("To answer with ")  # the method that fits the gold answer, for a failure too
+
+
+def test_span_entries_get_their_own_heading_and_no_solution_line():
+    span = Experience("exp:2", "Why?", "lower demand", "To answer with ...", "", "success", "t", "c", route="span")
+    block = memory_block([span])
+    assert block.startswith("Experience from similar answered questions (follow the form of their answers")
+    assert "Solution" not in block and "Answer: lower demand" in block
+    program = replace(span, route="program", program='{"operands": {"a": 1.0}, "expression": "a"}')
+    assert memory_block([program]).startswith("Experience from similar solved questions")
+
+
+def test_the_learning_order_of_a_route_is_the_questions_the_agent_answers_on_it():
+    train, _ = split_contexts(read_tatqa(SAMPLE))
+    program = {q.uid for _, q in learning_order(train)}
+    span = {q.uid for _, q in learning_order(train, "span")}
+    assert program and span and not program & span
+    every = {q.uid for c in train for q in c.questions}
+    assert span <= every and program <= every
+    with pytest.raises(ConfigError, match="unknown experience route 'count'"):
+        learning_order(train, "count")  # the count route has no LLM: nothing to learn
 
 
 TABLE = [
@@ -243,6 +299,28 @@ def test_the_shuffled_control_shows_other_entries_for_the_same_hits(graph, bank,
     assert pairs and any(a != b for a, b in pairs)  # but other entries' content
 
 
+def test_a_question_reads_only_the_experiences_of_its_own_route(graph, bank, split):
+    q = "What was the revenue from products in 2019?"
+    program = bank.add(replace(entry(split, q, "ctxP", strategy="program"), route="program"), q)
+    span = bank.add(replace(entry(split, q, "ctxS", strategy="span"), route="span"), q)
+    assert program != span  # the same question on two routes: two entries, never merged
+    assert [e.id for e in bank.retrieve(q, "", splits=(split,))] == [program]  # the default route: program
+    got = bank.retrieve(q, "", splits=(split,), route="span")
+    assert [e.id for e in got] == [span] and got[0].route == "span"
+    assert {r["id"]: r["route"] for r in list_experiences(graph, split)} == {program: "program", span: "span"}
+    # the control permutes within a route: a span hit is shown another span entry (here, the only one)
+    for i in range(3):
+        other = f"What was the revenue from services in 201{i}?"
+        bank.add(replace(entry(split, other, f"ctxS{i}", strategy=f"span {i}"), route="span"), other)
+    shuffled = ExperienceMemory(graph, bank.embedder, shuffled=True, seed=1)
+    mixed = shuffled.retrieve(q, "", splits=(split,), route="span")
+    assert mixed and all(e.route == "span" and e.strategy.startswith("span") for e in mixed)
+    with pytest.raises(ConfigError, match="unknown experience route 'count'"):
+        bank.retrieve(q, "", splits=(split,), route="count")
+    with pytest.raises(ConfigError, match="unknown experience route"):
+        bank.add(replace(entry(split, q, "ctxX"), route="counting"), q)
+
+
 def test_no_experience_of_an_evaluation_half_context_is_ever_retrieved_during_evaluation(graph, bank, split):
     contexts = read_tatqa(SAMPLE)
     train, evaluation = split_contexts(contexts)
@@ -319,5 +397,42 @@ def test_learning_writes_graded_runs_and_experiences_used_as_examples(graph, emb
         ids = [] if line.endswith("none") else line.removeprefix("experiences: ").split(", ")
         every = {r["id"]: r for r in list_experiences(graph)}  # the graph may hold other training experience too
         assert all(every[i]["split"] == "train" and every[i]["context_id"] not in held_out for i in ids)
+    finally:
+        clear_experiences(graph, ids=mine)
+
+
+@pytest.mark.model
+def test_learning_the_span_route_stores_span_entries_read_by_span_questions(graph, embedder, smol_client):
+    contexts = read_tatqa(SAMPLE)
+    train, evaluation = split_contexts(contexts)
+    held_out = {c.table_uid for c in evaluation}
+    mine = [experience_id("train", c.table_uid, q.question) for c in train for q in c.questions]
+    clear_experiences(graph, ids=mine)
+    memory = ExperienceMemory(graph, embedder)
+    try:
+        summary = learn(smol_client, memory, train, held_out, limit=2, max_tokens=48, attempts=1, route="span")
+        assert summary.learned == 2
+        stored = {r["id"]: r for r in list_experiences(graph, "train")}
+        rows = [stored[e] for e in summary.experiences]
+        assert all(
+            r["route"] == "span" and not r["program"] and r["strategy"].startswith("To answer with ") for r in rows
+        )
+        # the learned questions are the span route's first two, each with its graded run
+        learned = {question_of(graph, r["runs"][0]) for r in rows}
+        assert learned == {q.uid for _, q in learning_order(train, "span")[:2]}
+        run = read_run(graph, rows[0]["runs"][0])
+        assert run is not None and run["run"]["route"] == "span" and run["steps"][0]["tool"] == "llm"
+        # a span question of the evaluation half reads span experience only, and never an evaluation context
+        answer = agent_systems(
+            smol_client, 48, {c.table_uid: c.table for c in contexts}, memory, exclude_contexts=held_out
+        )["agent-memory"]
+        c = evaluation[0]
+        paragraphs = [p.text for p in c.passages]
+        q = next(q for q in c.questions if agent_route(q.question, c.table, paragraphs) == "span")
+        line = answer(q.question, c.facts, c.passages).splitlines()[0]
+        assert line.startswith("experiences: ")
+        ids = [] if line.endswith("none") else line.removeprefix("experiences: ").split(", ")
+        every = {r["id"]: r for r in list_experiences(graph)}
+        assert all(every[i]["route"] == "span" and every[i]["context_id"] not in held_out for i in ids)
     finally:
         clear_experiences(graph, ids=mine)

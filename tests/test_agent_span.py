@@ -62,6 +62,18 @@ def test_the_gate_s_answer_type_follows_the_question_and_the_items():
     assert question_type_of("What was revenue?", extract_answer("Answer: $669,094")) == "span"
 
 
+def test_the_memory_block_comes_first_and_its_absence_leaves_the_prompt_as_it_was():
+    rows, text = table_evidence(SALES), ["Total sales increased in fiscal 2019."]
+    plain = span_messages("Why did total sales increase?", rows, text)
+    assert plain == span_messages("Why did total sales increase?", rows, text, examples="")
+    assert plain[1]["content"].startswith("Table:\n")
+    block = "Experience from similar answered questions:\n- Question: Why?\n  Answer: lower demand"
+    shown = span_messages("Why did total sales increase?", rows, text, "too long", examples=block)
+    body = shown[1]["content"]
+    assert body.startswith(block + "\n\nTable:\n") and body.removeprefix(block + "\n\n").startswith(plain[1]["content"])
+    assert body.endswith("Your previous answer was rejected: too long. Try again.")
+
+
 @pytest.mark.model
 def test_paragraphs_sharing_fewest_words_with_the_question_are_left_out_to_fit():
     client = LLMClient(LlamaCppBackend(smol_gguf(), n_ctx=512, n_threads=2))

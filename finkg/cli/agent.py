@@ -77,12 +77,21 @@ def learn(
             "from the bank as it stands when it starts.",
         ),
     ] = None,
+    route: Annotated[
+        str,
+        typer.Option(
+            help="The agent route to learn: program (the arithmetic questions, answered by program of thought) or "
+            "span (the questions answered by quoting the table or the text)."
+        ),
+    ] = "program",
 ) -> None:
-    """Learn experiences from the arithmetic questions of the file's training half (split by a hash of the table
-    uid, as `finkg eval tatqa --half` splits): the agent answers, the answer is graded, the run is stored and a
-    strategy (or a caution) distilled from it. Resumable."""
+    """Learn experiences from the questions of the file's training half the agent answers on --route (split by a
+    hash of the table uid, as `finkg eval tatqa --half` splits): the agent answers, the answer is graded, the run is
+    stored and a strategy (or a caution) distilled from it. Resumable."""
     with progress() as p:
-        summary = api.experience_learn(path, limit=limit, max_tokens=max_tokens, workers=workers, progress=p)
+        summary = api.experience_learn(
+            path, limit=limit, max_tokens=max_tokens, workers=workers, route=route, progress=p
+        )
     console.print(
         f"learned {summary.learned} question(s) ({summary.correct} correct, {summary.merged} merged into a "
         f"near-duplicate), {summary.skipped} already learned",

@@ -144,7 +144,7 @@ def eval_tatqa(
         typer.Option(
             "--route",
             help="Only questions the analyst agent answers by this route (count, program, span; repeatable): "
-            "program is every question that reads the experience memory.",
+            "program and span read the experiences learned on them, count reads none.",
         ),
     ] = [],
     max_tokens: Annotated[int, typer.Option(help="Completion cap per answer.")] = 128,

@@ -421,9 +421,9 @@ def agent_text(got: AgentAnswer, scale: str) -> str:
 
 def agent_route(question: str, table: Sequence[Sequence[str]] | None, paragraphs: Sequence[str]) -> str:
     """How :func:`agent_systems` answers a question: ``count`` (the ``table_count`` tool, no LLM:
-    :func:`generation.agent.counting.answer_count` answers it), else ``program`` (program of thought, the only route
-    that reads the experience memory: :func:`generation.agent.questions.needs_arithmetic`), else ``span`` (quoted
-    from the table rows and paragraphs). ``table``: the question's table as rows (None: none); ``paragraphs``: the
+    :func:`generation.agent.counting.answer_count` answers it; no LLM, no experience memory), else ``program``
+    (program of thought: :func:`generation.agent.questions.needs_arithmetic`), else ``span`` (quoted from the table
+    rows and paragraphs); each of the last two reads the experiences learned on it. ``table``: the question's table as rows (None: none); ``paragraphs``: the
     context's paragraph texts."""
     if answer_count(question, table, paragraphs) is not None:
         return "count"
@@ -452,7 +452,8 @@ def agent_systems(
 
     With ``memory``, ``agent-memory`` is the same agent whose prompt starts with the experiences retrieved for
     the question (:meth:`generation.agent.memory.ExperienceMemory.retrieve`: training split only, never a context
-    of ``exclude_contexts``: pass every evaluated context); with ``shuffled`` (an ExperienceMemory with
+    of ``exclude_contexts``: pass every evaluated context; the experiences of the question's route, ``program``
+    or ``span``); with ``shuffled`` (an ExperienceMemory with
     ``shuffled=True``), ``agent-shuffled`` is the control (the same retrieval, each entry's content a random
     other entry's). The retrieved ids are in the text (``experiences: ...``). ``solution``: how each entry's worked
     solution is shown (:data:`generation.agent.memory.SOLUTION_FORMS`), the same for both.
@@ -469,13 +470,16 @@ def agent_systems(
             counted = answer_count(question, table, paragraphs) if route == "count" else None
             if counted is not None:
                 return agent_text(counted, "")
-            if route == "span":
-                quoted, table_scale = answer_span(client, question, cells, paragraphs, max_tokens=max_tokens)
-                return agent_text(quoted, table_scale)
             entries = []
             if bank is not None:
                 context = "\n".join(cells + paragraphs)
-                entries = bank.retrieve(question, context, exclude_contexts=list(exclude_contexts))
+                entries = bank.retrieve(question, context, exclude_contexts=list(exclude_contexts), route=route)
+            used = f"{USED_PREFIX}{', '.join(e.id for e in entries) or 'none'}\n" if bank is not None else ""
+            if route == "span":
+                quoted, table_scale = answer_span(
+                    client, question, cells, paragraphs, max_tokens=max_tokens, examples=memory_block(entries)
+                )
+                return used + agent_text(quoted, table_scale)
             got = answer_arithmetic(
                 client,
                 question + percent_hint(scale),
@@ -483,7 +487,6 @@ def agent_systems(
                 max_tokens=max_tokens,
                 examples=memory_block(entries, solution),
             )
-            used = f"{USED_PREFIX}{', '.join(e.id for e in entries) or 'none'}\n" if bank is not None else ""
             return used + agent_text(got, scale)
 
         return answer

@@ -1,6 +1,7 @@
 """Experience memory (seed 001, FinAcumen's Financial Memory): strategies distilled from graded trajectories,
-stored in Neo4j, retrieved by cosine similarity above a threshold, used as the program-of-thought prompt's
-few-shot examples.
+stored in Neo4j, retrieved by cosine similarity above a threshold, used as the agent prompt's few-shot examples:
+the program-of-thought prompt's (``program`` route) and the quoting prompt's (``span`` route), each question reading
+the experiences learned on its own route (:data:`ROUTES`).
 
 Source: ../shared/seeds/001_70c6b08e66b7be55.txt, section 4.2 (memory bank: question, gold answer, findings from
 successful trajectories, cautions from failed ones; activation: cosine similarity >= tau, deduplicated, top-k,
@@ -16,9 +17,11 @@ not in the table, a name not defined), with the gold derivation's shape when the
 "Answer" field is a format reference; finkg's solver writes a program, so each entry also carries its worked
 solution in that form (:func:`worked_program`: the run's own program when it was right, else the data set's
 derivation of the gold answer, operands named after their table cells), shown in the block before the answer: by
-default its expression alone, the values left out (:data:`DEFAULT_SOLUTION`; :func:`memory_block`).
+default its expression alone, the values left out (:data:`DEFAULT_SOLUTION`; :func:`memory_block`). A ``span``
+entry (:func:`distill_span`) has the quoting method that fits the gold answer's form as its finding and, for a
+failure, a caution chosen by comparing the quoted items with the gold ones (too long, too short, too few items...).
 
-Graph: ``(:Experience {id, question, answer, program, strategy, caution, outcome, split, context_id, merged,
+Graph: ``(:Experience {id, question, answer, program, route, strategy, caution, outcome, split, context_id, merged,
 sources, created_at, embedding})-[:DISTILLED_FROM]->(:AgentRun)``; the vector index ``experience_embedding``
 (cosine) serves :meth:`ExperienceMemory.retrieve`. A near-duplicate (cosine >= ``merge_threshold`` with the nearest
 stored experience of the same split) is merged into it: its strategy and caution gain the new sentences, ``merged``
@@ -71,7 +74,9 @@ class Experience:
         context_id: the data set's context (TAT-QA: the table uid). run: the AgentRun it was distilled from.
         cosine: the similarity with the query when retrieved (None otherwise). program: the worked solution in
         the solver's own output form, ``{"operands": {...}, "expression": "..."}`` as JSON text
-        (:func:`worked_program`; ``""`` when there is none).
+        (:func:`worked_program`; ``""`` when there is none). route: the agent route it was learned on and is
+        retrieved for (:data:`ROUTES`: ``program``, the program-of-thought questions; ``span``, the questions
+        quoted from the evidence).
     """
 
     id: str
@@ -85,6 +90,26 @@ class Experience:
     run: str | None = None
     cosine: float | None = None
     program: str = ""
+    route: str = "program"
+
+
+ROUTES = ("program", "span")
+"""The agent routes an experience is learned on and retrieved for (``finkg.eval.tatqa.agent_route``; the ``count``
+route has no LLM, so nothing to learn): a question reads only the experiences of its own route."""
+
+CANDIDATES = 100
+"""The nearest entries the vector index returns before the split, context and route filters (:meth:`retrieve`)."""
+
+
+def check_route(route: str) -> str:
+    """``route`` when it is one of :data:`ROUTES`.
+
+    Raises:
+        ConfigError: another name (the message lists the routes).
+    """
+    if route not in ROUTES:
+        raise ConfigError(f"unknown experience route {route!r}: choose from {', '.join(ROUTES)}")
+    return route
 
 
 def query_text(question: str, context: str) -> str:
@@ -242,6 +267,61 @@ def worked_program(
     return json.dumps({"operands": {name: value for value, name in names.items()}, "expression": expression})
 
 
+def _words(text: str) -> str:
+    return " ".join(re.sub(r"[^\w%.$-]+", " ", text.lower()).split())
+
+
+def span_goal(question: str, gold: Sequence[str]) -> tuple[str, str]:
+    """What a span question asks for and how the gold answer quotes it, for a span finding: ``(goal, method)``,
+    e.g. ``("a table value", "quote the cell exactly as the table shows it")``."""
+    if len(gold) > 1:
+        return "several items", f"give each of the {len(gold)} items, separated by ' | '"
+    answer = gold[0] if gold else ""
+    if re.fullmatch(r"\s*(?:19|20)\d\d\s*", answer):
+        return "a year", "give the year alone"
+    if _number(answer) is not None and len(answer.split()) <= 3:
+        return "a table value", "quote the cell exactly as the table shows it"
+    n = len(answer.split())
+    return "a phrase from the text", f"quote the text's own words, about {n} word{'s' * (n != 1)}"
+
+
+def distill_span(question: str, got: AgentAnswer, gold: Sequence[str], correct: bool) -> tuple[str, str]:
+    """The finding and the caution of one graded span trajectory (the ``span`` route: the answer quoted from the
+    table or the text), deterministic, in seed 001's forms (section 4.2, Appendix G: findings "To <goal>,
+    <method>.", cautions "When <detectable condition>, <corrective action>.").
+
+    Args:
+        question: the question. got: the agent's outcome (``answer`` the quoted items joined by `` | ``; None when
+            the gate refused every attempt). gold: the gold answer strings. correct: the trajectory's grade.
+
+    Returns:
+        ``(strategy, caution)``: ``strategy`` "To answer with <goal>, <method>." from the gold answer's form
+        (:func:`span_goal`; the method that works, for a failure too), ``caution`` "When ..., ..." chosen by
+        comparing the quoted items with the gold ones (empty for a success).
+    """
+    goal, method = span_goal(question, gold)
+    strategy = f"To answer with {goal}, {method}."
+    if correct:
+        return strategy, ""
+    items = [i for i in (got.answer or "").split(" | ") if i.strip()]
+    said, wanted = _words(" ".join(items)), _words(" ".join(gold))
+    if not items:
+        caution = "When quoting, copy the numbers and words exactly as the table or the text states them."
+    elif len(gold) > 1 and len(items) < len(gold):
+        caution = "When the question asks for several items, give every one of them, separated by ' | '."
+    elif len(gold) == 1 and len(items) > 1:
+        caution = "When the question asks for one thing, give only that one item."
+    elif wanted and wanted in said:
+        caution = "When quoting, give only the shortest words that answer the question, not the whole sentence."
+    elif said and said in wanted:
+        caution = "When quoting, give the complete phrase that answers the question, not a part of it."
+    elif _number(said) is not None and _number(wanted) is not None:
+        caution = "When several rows or years look alike, quote the cell of the row and the column the question names."
+    else:
+        caution = "When several sentences look alike, quote the one that answers exactly what the question asks."
+    return strategy, caution
+
+
 # ----------------------------------------------------------------------------------------------- the store
 
 
@@ -297,7 +377,12 @@ class ExperienceMemory:
 
     def add(self, entry: Experience, text: str) -> str:
         """Store ``entry`` (embedding of ``text``, :func:`query_text`), merged into its nearest stored entry of the
-        same split when that is a near-duplicate. Returns the id written (the merged-into entry's when merged)."""
+        same split and route when that is a near-duplicate. Returns the id written (the merged-into entry's when
+        merged).
+
+        Raises:
+            ConfigError: the entry's route is not one of :data:`ROUTES`.
+        """
         self.ensure_index()
         vector = self.embedder.encode([text])[0].tolist()
         props = {
@@ -306,6 +391,7 @@ class ExperienceMemory:
             "strategy": entry.strategy,
             "caution": entry.caution,
             "program": entry.program,
+            "route": check_route(entry.route),
             "outcome": entry.outcome,
             "split": entry.split,
             "context_id": entry.context_id,
@@ -318,10 +404,11 @@ class ExperienceMemory:
             cypher.QUERY_EXPERIENCES,
             {
                 "index": cypher.EXPERIENCE_INDEX,
-                "candidates": 10,
+                "candidates": CANDIDATES,
                 "vector": vector,
                 "splits": [entry.split],
                 "exclude": [],
+                "route": entry.route,
             },
         )
         if near and near[0]["id"] != entry.id and near[0]["cosine"] >= self.merge_threshold:
@@ -329,7 +416,7 @@ class ExperienceMemory:
             target = n["id"]
             old = self.graph.read(cypher.EXPERIENCE, {"id": target})[0]["experience"]
             props = {
-                **{k: old[k] for k in ("question", "answer", "split", "context_id", "created_at") if k in old},
+                **{k: old[k] for k in ("question", "answer", "split", "context_id", "created_at", "route") if k in old},
                 "strategy": _join(old.get("strategy", ""), entry.strategy),
                 "caution": _join(old.get("caution", ""), entry.caution),
                 "program": old.get("program") or entry.program,
@@ -353,13 +440,16 @@ class ExperienceMemory:
         context: str = "",
         splits: Sequence[str] = ("train",),
         exclude_contexts: Sequence[str] = (),
+        route: str = "program",
     ) -> list[Experience]:
         """The experiences for a question (seed 001, Algorithm 1): cosine >= ``threshold``, of a split in
-        ``splits`` and a context not in ``exclude_contexts``, one per source context (the most similar), at most
-        ``top_k``, most similar first; empty when none qualifies (the fallback: no memory block). With
-        ``shuffled``, each entry's content is a random other entry's (the control).
+        ``splits``, a context not in ``exclude_contexts`` and the agent route ``route`` (:data:`ROUTES`: a question
+        reads the experiences of its own route), one per source context (the most similar), at most ``top_k``, most
+        similar first; empty when none qualifies (the fallback: no memory block). With ``shuffled``, each entry's
+        content is a random other entry's of the same route (the control).
 
         Raises:
+            ConfigError: ``route`` is not one of :data:`ROUTES`.
             MemoryLeak: a returned entry's split is not in ``splits`` or its context is excluded (never, unless
             the graph's filter failed: checked again here).
         """
@@ -369,10 +459,11 @@ class ExperienceMemory:
             cypher.QUERY_EXPERIENCES,
             {
                 "index": cypher.EXPERIENCE_INDEX,
-                "candidates": max(4 * self.top_k, 20),
+                "candidates": max(CANDIDATES, 4 * self.top_k),
                 "vector": self.embedder.encode([query_text(question, context)])[0].tolist(),
                 "splits": list(splits),
                 "exclude": list(exclude_contexts),
+                "route": check_route(route),
             },
         )
         out: list[Experience] = []
@@ -388,20 +479,25 @@ class ExperienceMemory:
             if len(out) == self.top_k:
                 break
         if self.shuffled and out:
-            perm = self._shuffle(splits, exclude_contexts)
+            perm = self._shuffle(splits, exclude_contexts, route)
             out = [Experience(**{**perm.get(e.id, e).__dict__, "cosine": e.cosine}) if e.id in perm else e for e in out]
         return out
 
-    def _shuffle(self, splits: Sequence[str], exclude: Sequence[str]) -> dict[str, Experience]:
+    def _shuffle(self, splits: Sequence[str], exclude: Sequence[str], route: str) -> dict[str, Experience]:
+        """The control's fixed permutation of the bank's entries of ``route`` (oldest first, shuffled by ``seed``):
+        entry id -> the entry whose content replaces it."""
         if self._permutation is None:
-            bank = [
-                _experience(r)
-                for r in list_experiences(self.graph)
-                if r["split"] in splits and r["context_id"] not in set(exclude)
-            ]
-            others = bank[:]
-            random.Random(self.seed).shuffle(others)
-            self._permutation = {a.id: b for a, b in zip(bank, others, strict=True)}
+            self._permutation = {}
+            rows = list_experiences(self.graph)
+            for one in ROUTES:
+                bank = [
+                    _experience(r)
+                    for r in rows
+                    if r["split"] in splits and r["context_id"] not in set(exclude) and r["route"] == one
+                ]
+                others = bank[:]
+                random.Random(self.seed).shuffle(others)
+                self._permutation.update({a.id: b for a, b in zip(bank, others, strict=True)})
         return self._permutation
 
 
@@ -418,6 +514,7 @@ def _experience(r: dict[str, Any], cosine: float | None = None) -> Experience:
         None,
         cosine,
         r.get("program") or "",
+        r.get("route") or "program",
     )
 
 
@@ -463,10 +560,10 @@ def check_solution_form(solution: str) -> str:
 
 
 def memory_block(entries: Sequence[Experience], solution: str = DEFAULT_SOLUTION) -> str:
-    """The few-shot block of the program-of-thought prompt (seed 001, Appendix G's Memory_Block, in plain text):
-    each entry's question, its worked solution (:func:`worked_program`) in the form ``solution`` names
-    (:data:`SOLUTION_FORMS`), its answer (a format reference), findings and cautions, then the opt-out line; ``""``
-    when there are none (the fallback).
+    """The few-shot block of an agent prompt (seed 001, Appendix G's Memory_Block, in plain text): each entry's
+    question, its worked solution (:func:`worked_program`) in the form ``solution`` names (:data:`SOLUTION_FORMS`;
+    a ``span`` entry has none), its answer (a format reference), findings and cautions, then the opt-out line;
+    ``""`` when there are none (the fallback). Span entries get their own heading (answers to follow in form).
 
     Raises:
         ConfigError: ``solution`` is not one of :data:`SOLUTION_FORMS` (:func:`check_solution_form`).
@@ -474,7 +571,10 @@ def memory_block(entries: Sequence[Experience], solution: str = DEFAULT_SOLUTION
     check_solution_form(solution)
     if not entries:
         return ""
-    lines = ["Experience from similar solved questions (follow the method; never copy their numbers):"]
+    if all(e.route == "span" for e in entries):
+        lines = ["Experience from similar answered questions (follow the form of their answers; never copy them):"]
+    else:
+        lines = ["Experience from similar solved questions (follow the method; never copy their numbers):"]
     for e in entries:
         lines.append(f"- Question: {e.question}")
         if e.program and solution == "program":

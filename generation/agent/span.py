@@ -9,7 +9,9 @@ for something the report states: the LLM quotes it, nothing is computed.
 
 What finkg does, in order:
 
-1. **The prompt**: the table as rows (``cell | cell | ...``, captions and header rows included, so ``"$ in
+1. **The prompt**: the experience memory's entries for the question when there are some (the ``span`` route's:
+   similar questions with their gold answers, findings and cautions, :func:`generation.agent.memory.memory_block`),
+   the table as rows (``cell | cell | ...``, captions and header rows included, so ``"$ in
    thousands"`` is seen once, not per cell), then the paragraphs, then the question and
    :data:`SPAN_INSTRUCTION` (the shortest exact words; a table value as its cell shows it; several items with
    `` | ``). A prompt that would not fit the model's context window leaves out the paragraphs that share the
@@ -67,11 +69,17 @@ class SpanPrompt:
 
 
 def span_messages(
-    question: str, table: Sequence[str], paragraphs: Sequence[str], complaint: str | None = None
+    question: str,
+    table: Sequence[str],
+    paragraphs: Sequence[str],
+    complaint: str | None = None,
+    examples: str = "",
 ) -> list[dict[str, str]]:
-    """The chat messages of one attempt: the table rows, the paragraphs, the question, :data:`SPAN_INSTRUCTION`
-    and the previous attempt's complaint when there is one."""
-    body = "Table:\n" + "\n".join(table) + "\n\nText:\n" + "\n\n".join(paragraphs)
+    """The chat messages of one attempt: the few-shot ``examples`` (the experience memory's block,
+    :func:`generation.agent.memory.memory_block`; none when empty), the table rows, the paragraphs, the question,
+    :data:`SPAN_INSTRUCTION` and the previous attempt's complaint when there is one."""
+    body = (examples + "\n\n" if examples else "") + "Table:\n" + "\n".join(table)
+    body += "\n\nText:\n" + "\n\n".join(paragraphs)
     body += f"\n\nQuestion: {question}\n\n{SPAN_INSTRUCTION}"
     if complaint:
         body += f"\n\nYour previous answer was rejected: {complaint}. Try again."
@@ -79,17 +87,23 @@ def span_messages(
 
 
 def fit_paragraphs(
-    client: LLMClient, question: str, table: Sequence[str], paragraphs: Sequence[str], max_tokens: int
+    client: LLMClient,
+    question: str,
+    table: Sequence[str],
+    paragraphs: Sequence[str],
+    max_tokens: int,
+    examples: str = "",
 ) -> SpanPrompt:
-    """:func:`span_messages` with as many paragraphs as fit ``client``'s context window with ``max_tokens`` of
-    answer (and room for one complaint): the paragraphs sharing the fewest words with the question are left out
-    first; the kept ones stay in their order. A backend that cannot count tokens gets every paragraph."""
+    """:func:`span_messages` (with ``examples``) with as many paragraphs as fit ``client``'s context window with
+    ``max_tokens`` of answer (and room for one complaint): the paragraphs sharing the fewest words with the question
+    are left out first; the kept ones stay in their order. A backend that cannot count tokens gets every
+    paragraph."""
     order = by_shared_words(question, paragraphs)
     keep = set(order)
     reserve = max_tokens + 64
     while True:
         kept = [p for i, p in enumerate(paragraphs) if i in keep]
-        messages = span_messages(question, table, kept)
+        messages = span_messages(question, table, kept, examples=examples)
         if not keep or client.fits(messages, reserve):
             return SpanPrompt(messages, kept, len(paragraphs) - len(keep))
         keep.discard(next(i for i in reversed(order) if i in keep))
@@ -162,13 +176,15 @@ def answer_span(
     *,
     max_tokens: int = 160,
     attempts: int = 2,
+    examples: str = "",
 ) -> tuple[AgentAnswer, str]:
     """Answer a question the report states (see the module doc).
 
     Args:
         client: the LLM client. question: its text. table: the table's rows as text
             (:func:`generation.agent.loop.table_evidence`; empty without a table). paragraphs: the texts.
-        max_tokens: the answer's length limit. attempts: tries, the first plus repairs.
+        max_tokens: the answer's length limit. attempts: tries, the first plus repairs. examples: the few-shot
+            block put before the table (the experience memory's, :func:`generation.agent.memory.memory_block`).
 
     Returns:
         ``(outcome, scale)``: the :class:`AgentAnswer` (``answer`` the items joined by `` | ``, set only when the
@@ -179,7 +195,7 @@ def answer_span(
         LLMUnavailable, BudgetExceeded: the LLM cannot be used (an empty answer is a failed step instead).
     """
     out = AgentAnswer(None, "could not answer")
-    fitted = fit_paragraphs(client, question, table, paragraphs, max_tokens)
+    fitted = fit_paragraphs(client, question, table, paragraphs, max_tokens, examples)
     kept = fitted.paragraphs
     trimmed = [f"{fitted.paragraphs_trimmed} paragraph(s) left out to fit the context window"]
     out.reasons = trimmed[: bool(fitted.paragraphs_trimmed)]
@@ -187,7 +203,7 @@ def answer_span(
     messages, complaint, scale = fitted.messages, None, ""
     for _ in range(attempts):
         if complaint is not None:
-            messages = span_messages(question, table, kept, complaint)
+            messages = span_messages(question, table, kept, complaint, examples)
         try:
             text = client.chat(messages, max_tokens=max_tokens).text
         except LLMAnswerError as exc:

@@ -131,21 +131,23 @@ kept, a ``DISTILLED_FROM`` link to the new run."""
 QUERY_EXPERIENCES = (
     "CALL db.index.vector.queryNodes($index, $candidates, $vector) YIELD node, score\n"
     "WHERE node.split IN $splits AND NOT node.context_id IN $exclude\n"
+    "  AND coalesce(node.route, 'program') = $route\n"
     "RETURN node.id AS id, node.question AS question, node.answer AS answer, node.strategy AS strategy,\n"
     "       node.caution AS caution, node.program AS program, node.outcome AS outcome,\n"
-    "       node.context_id AS context_id, node.split AS split,\n"
+    "       node.context_id AS context_id, node.split AS split, coalesce(node.route, 'program') AS route,\n"
     "       2 * score - 1 AS cosine\n"
     "ORDER BY cosine DESC"
 )
-"""The ``$candidates`` experiences nearest to ``$vector`` in index ``$index``, of a split in ``$splits`` and a
-context not in ``$exclude``; ``cosine`` is the cosine similarity (Neo4j's cosine score is ``(1 + cos) / 2``)."""
+"""Of the ``$candidates`` experiences nearest to ``$vector`` in index ``$index``, those of a split in ``$splits``, a
+context not in ``$exclude`` and the agent route ``$route`` (``program`` or ``span``; an entry written before routes
+were stored is a ``program`` one); ``cosine`` is the cosine similarity (Neo4j's cosine score is ``(1 + cos) / 2``)."""
 
 EXPERIENCES = (
     "MATCH (x:Experience) WHERE $split IS NULL OR x.split = $split\n"
     "OPTIONAL MATCH (x)-[:DISTILLED_FROM]->(r:AgentRun)\n"
     "RETURN x.id AS id, x.question AS question, x.outcome AS outcome, x.split AS split, x.context_id AS context_id,\n"
     "       x.strategy AS strategy, x.caution AS caution, x.program AS program, x.answer AS answer,\n"
-    "       x.merged AS merged, coalesce(x.sources, [x.id]) AS sources,\n"
+    "       x.merged AS merged, coalesce(x.sources, [x.id]) AS sources, coalesce(x.route, 'program') AS route,\n"
     "       x.created_at AS created_at, collect(r.id) AS runs\n"
     "ORDER BY x.created_at, x.id LIMIT $limit"
 )
