@@ -420,14 +420,23 @@ def agent_text(got: AgentAnswer, scale: str) -> str:
 
 
 def agent_route(question: str, table: Sequence[Sequence[str]] | None, paragraphs: Sequence[str]) -> str:
-    """How :func:`agent_systems` answers a question: ``count`` (the ``table_count`` tool, no LLM:
-    :func:`generation.agent.counting.answer_count` answers it; no LLM, no experience memory), else ``program``
-    (program of thought: :func:`generation.agent.questions.needs_arithmetic`), else ``span`` (quoted from the table
-    rows and paragraphs); each of the last two reads the experiences learned on it. ``table``: the question's table as rows (None: none); ``paragraphs``: the
-    context's paragraph texts."""
-    if answer_count(question, table, paragraphs) is not None:
-        return "count"
-    return "program" if needs_arithmetic(question, row_labels(table)) else "span"
+    """The first of :func:`routed`: how :func:`agent_systems` answers a question."""
+    return routed(question, table, paragraphs)[0]
+
+
+def routed(
+    question: str, table: Sequence[Sequence[str]] | None, paragraphs: Sequence[str]
+) -> tuple[str, AgentAnswer | None]:
+    """``(route, counted)``: how :func:`agent_systems` answers a question and, on the ``count`` route, the count
+    (None on the others). The routes: ``count`` (the ``table_count`` tool answers it,
+    :func:`generation.agent.counting.answer_count`: no LLM, no experience memory), else ``program`` (program of
+    thought: :func:`generation.agent.questions.needs_arithmetic`), else ``span`` (quoted from the table rows and
+    paragraphs); each of the last two reads the experiences learned on it. ``table``: the question's table as rows
+    (None: none); ``paragraphs``: the context's paragraph texts."""
+    counted = answer_count(question, table, paragraphs)
+    if counted is not None:
+        return "count", counted
+    return ("program" if needs_arithmetic(question, row_labels(table)) else "span"), None
 
 
 def agent_systems(
@@ -466,8 +475,7 @@ def agent_systems(
         def answer(question: str, facts: Sequence[Any], passages: Sequence[Any]) -> str:
             cells, paragraphs, scale = agent_evidence(question, facts, passages, tables)
             table = (tables or {}).get(table_uid_of(facts))
-            route = agent_route(question, table, paragraphs)
-            counted = answer_count(question, table, paragraphs) if route == "count" else None
+            route, counted = routed(question, table, paragraphs)
             if counted is not None:
                 return agent_text(counted, "")
             entries = []
