@@ -14,10 +14,16 @@ index exactly as the evaluation retrieves (``ExperienceMemory.retrieve``, tau 0.
 the snapshot of the same number of learned questions (they differ only by merged near-duplicates and the index's
 approximate search).
 
+``--route span``: the same for the quoted questions (:func:`finkg.eval.tatqa.agent_route` ``span``, every answer
+type) against the span route's bank (``finkg experience learn --route span``; retrieval reads a question's own
+route only).
+
     python bench/memory_hit_rate.py ../shared/data/tatqa/tatqa_dataset_dev.json
+    python bench/memory_hit_rate.py ../shared/data/tatqa/tatqa_dataset_dev.json --route span
     python bench/memory_hit_rate.py tatqa_dataset_dev.json --step 50 --no-graph      # without Neo4j
 
-Writes ``bench/results/memory-hit-rate.json`` and the picture ``docs/memory-hit-rate.png``.
+Writes ``bench/results/memory-hit-rate.json`` and the picture ``docs/memory-hit-rate.png`` (``--route span``:
+``memory-hit-rate-span``).
 """
 
 from __future__ import annotations
@@ -36,11 +42,11 @@ from finkg.eval.memory_hits import SEED_THRESHOLDS, hit_rates
 from finkg.eval.results import write_result
 from finkg.eval.tatqa import agent_evidence, agent_route, of_answer_types, stratified_sample
 from finkg.plots import hit_rate_curves
-from generation.agent.memory import THRESHOLD, TOP_K, ExperienceMemory, list_experiences, query_text
+from generation.agent.memory import ROUTES, THRESHOLD, TOP_K, ExperienceMemory, list_experiences, query_text
 from ingest.datasets.tatqa import TatqaContext, TatqaQuestion, read_tatqa, split_contexts
 from retrieval.embeddings import make_embedder
 
-PICTURE = Path(__file__).resolve().parents[1] / "docs" / "memory-hit-rate.png"
+DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
 def with_evidence(items: list[tuple[TatqaContext, TatqaQuestion]]) -> list[tuple[TatqaQuestion, str]]:
@@ -53,14 +59,16 @@ def with_evidence(items: list[tuple[TatqaContext, TatqaQuestion]]) -> list[tuple
     return out
 
 
-def evaluated(contexts: list[TatqaContext], chosen: set[str]) -> list[tuple[TatqaContext, TatqaQuestion]]:
-    """The questions of ``chosen`` that reach the memory in ``finkg eval tatqa`` (:func:`finkg.eval.tatqa.agent_route`
-    ``program``), in file order."""
+def evaluated(
+    contexts: list[TatqaContext], chosen: set[str], route: str = "program"
+) -> list[tuple[TatqaContext, TatqaQuestion]]:
+    """The questions of ``chosen`` that reach the memory of ``route`` in ``finkg eval tatqa``
+    (:func:`finkg.eval.tatqa.agent_route`), in file order."""
     return [
         (c, q)
         for c in contexts
         for q in c.questions
-        if q.uid in chosen and agent_route(q.question, c.table, [p.text for p in c.passages]) == "program"
+        if q.uid in chosen and agent_route(q.question, c.table, [p.text for p in c.passages]) == route
     ]
 
 
@@ -71,13 +79,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sample", type=int, default=300, help="the stratified sample of the evaluation half")
     ap.add_argument("--step", type=int, default=25, help="training questions between two bank snapshots")
     ap.add_argument("--no-graph", action="store_true", help="skip the stored bank (no Neo4j needed)")
+    ap.add_argument("--route", choices=ROUTES, default="program", help="the agent route whose memory is measured")
     args = ap.parse_args(argv)
     console = Console()
     settings = load_settings()
     train, evaluation = split_contexts(read_tatqa(args.tatqa))
-    chosen = of_answer_types(evaluation, ["arithmetic"], stratified_sample(evaluation, args.sample))
-    queries = with_evidence(evaluated(evaluation, chosen))
-    learned = with_evidence(learning_order(train))
+    chosen = stratified_sample(evaluation, args.sample)
+    if args.route == "program":  # the arithmetic questions, as the record of this bench has always had them
+        chosen = of_answer_types(evaluation, ["arithmetic"], chosen)
+    queries = with_evidence(evaluated(evaluation, chosen, args.route))
+    learned = with_evidence(learning_order(train, args.route))
     if not queries or not learned:
         console.print(f"{args.tatqa}: no evaluated or no training question reaches the memory", style="red")
         return 2
@@ -94,10 +105,13 @@ def main(argv: list[str] | None = None) -> int:
     stored: dict[str, float | int] = {}
     if not args.no_graph:
         with open_graph(settings) as g:
-            entries = list_experiences(g, "train")
+            entries = [e for e in list_experiences(g, "train") if e["route"] == args.route]
             memory = ExperienceMemory(g, embedder, THRESHOLD, TOP_K)
             exclude = [c.table_uid for c in evaluation]
-            hits = sum(bool(memory.retrieve(q.question, context, exclude_contexts=exclude)) for q, context in queries)
+            hits = sum(
+                bool(memory.retrieve(q.question, context, exclude_contexts=exclude, route=args.route))
+                for q, context in queries
+            )
         n_learned = sum(len(e.get("sources") or [e["id"]]) for e in entries)
         stored = {"entries": len(entries), "learned_questions": n_learned, "hit_rate": hits / len(queries)}
         if n_learned <= len(learned):
@@ -117,18 +131,22 @@ def main(argv: list[str] | None = None) -> int:
             f"(snapshot of the same size: {'none' if projected is None else f'{100 * projected:.1f} %'})",
             highlight=False,
         )
+    name = "memory-hit-rate" + ("" if args.route == "program" else f"-{args.route}")
+    picture = DOCS / f"{name}.png"
+    what = "arithmetic" if args.route == "program" else "quoted (span route)"
     hit_rate_curves(
         [(r["entries"], r["hit_rate"]) for r in rows],
-        PICTURE,
-        title=f"Experience memory hit rate on {len(queries)} evaluated arithmetic questions (TAT-QA eval half)",
+        picture,
+        title=f"Experience memory hit rate on {len(queries)} evaluated {what} questions (TAT-QA eval half)",
         highlight=at,
         measured=(int(stored["learned_questions"]), float(stored["hit_rate"])) if stored else None,
     )
     full = rows[-1]["hit_rate"][at]
     out = write_result(
-        "memory-hit-rate",
+        name,
         {
             "tatqa": str(args.tatqa),
+            "route": args.route,
             "sample": args.sample,
             "step": args.step,
             "thresholds": list(SEED_THRESHOLDS),
@@ -145,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
             "snapshots": [{"entries": r["entries"], **{f"tau_{k}": v for k, v in r["hit_rate"].items()}} for r in rows]
         },
     )
-    console.print(f"wrote {out} and {PICTURE}", highlight=False)
+    console.print(f"wrote {out} and {picture}", highlight=False)
     return 0
 
 

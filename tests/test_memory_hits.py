@@ -96,3 +96,14 @@ def test_the_bench_queries_only_the_chosen_questions_that_reach_the_memory():
     texts = hits.with_evidence(got[:1])
     row = [cell.strip() for cell in got[0][0].table[1]]
     assert texts[0][0] is got[0][1] and any(row) and " | ".join(row) in texts[0][1]  # the table rows are evidence
+
+
+def test_the_bench_s_span_route_queries_the_quoted_questions_against_the_span_learning_order():
+    """``--route span``: the evaluated questions are the chosen ones the agent quotes, which are exactly the questions
+    ``finkg experience learn --route span`` learns from when the contexts are the training half's."""
+    hits = bench_script("memory_hit_rate")
+    contexts = read_tatqa(SAMPLE)
+    everything = {q.uid for c in contexts for q in c.questions}
+    quoted = hits.evaluated(contexts, everything, "span")
+    assert quoted and [q.uid for _, q in quoted] == [q.uid for _, q in learning_order(contexts, "span")]
+    assert not {q.uid for _, q in quoted} & {q.uid for _, q in hits.evaluated(contexts, everything)}
