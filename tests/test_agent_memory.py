@@ -357,82 +357,80 @@ def smol_client():
     return LLMClient(LlamaCppBackend(smol_gguf(), n_ctx=2048, n_threads=2))
 
 
-@pytest.mark.model
-def test_learning_writes_graded_runs_and_experiences_used_as_examples(graph, embedder, smol_client):
+@pytest.fixture
+def sample_halves(graph):
+    """The sample's contexts, training half, evaluation half and held-out table uids; the training half's
+    experiences are deleted before (what an interrupted earlier run left) and after."""
     contexts = read_tatqa(SAMPLE)
     train, evaluation = split_contexts(contexts)
-    held_out = {c.table_uid for c in evaluation}
-    mine = [experience_id("train", c.table_uid, q.question) for c in train for q in c.questions]
-    clear_experiences(graph, ids=mine)  # what an interrupted earlier run of this test left
-    memory = ExperienceMemory(graph, embedder)
-    try:
-        summary = learn(smol_client, memory, train, held_out, limit=1, max_tokens=64, attempts=1)
-        assert summary.learned == 1 and len(summary.experiences) == 1
-        stored = {r["id"]: r for r in list_experiences(graph, "train")}
-        row = stored[summary.experiences[0]]
-        assert row["context_id"] in {c.table_uid for c in train} and row["outcome"] in ("success", "failure")
-        assert (row["strategy"] or row["caution"]) and row["runs"]
-        run = read_run(graph, row["runs"][0])
-        assert run is not None and run["run"]["split"] == "train" and run["run"]["em"] in (0.0, 1.0)
-        assert run["steps"] and run["steps"][0]["tool"] == "llm"
-        # a rerun skips what is learned; two at once (workers=2) store both, each with its own graded run
-        again = learn(smol_client, memory, train, held_out, limit=2, max_tokens=64, attempts=1, workers=2)
-        assert again.skipped >= 1 and again.learned == 2
-        stored = {r["id"]: r for r in list_experiences(graph, "train")}
-        assert set(again.experiences) <= set(stored)
-        learned = {question_of(graph, r) for e in again.experiences for r in stored[e]["runs"]}
-        assert (
-            len(learned - {question_of(graph, row["runs"][0])}) == 2
-        )  # two questions more, each graded and linked to its experience
-        # the bank is learning_order's prefix (what bench/memory_hit_rate.py's snapshots assume)
-        assert learned | {question_of(graph, row["runs"][0])} == {q.uid for _, q in learning_order(train)[:3]}
-        # evaluation: agent-memory on an evaluation question shows only training experience ids
-        answer = agent_systems(
-            smol_client, 64, {c.table_uid: c.table for c in contexts}, memory, exclude_contexts=held_out
-        )["agent-memory"]
-        c = evaluation[0]
-        q = next(q for q in c.questions if q.answer_type == "arithmetic")
-        line = answer(q.question, c.facts, c.passages).splitlines()[0]
-        assert line.startswith("experiences: ")
-        ids = [] if line.endswith("none") else line.removeprefix("experiences: ").split(", ")
-        every = {r["id"]: r for r in list_experiences(graph)}  # the graph may hold other training experience too
-        assert all(every[i]["split"] == "train" and every[i]["context_id"] not in held_out for i in ids)
-    finally:
-        clear_experiences(graph, ids=mine)
-
-
-@pytest.mark.model
-def test_learning_the_span_route_stores_span_entries_read_by_span_questions(graph, embedder, smol_client):
-    contexts = read_tatqa(SAMPLE)
-    train, evaluation = split_contexts(contexts)
-    held_out = {c.table_uid for c in evaluation}
     mine = [experience_id("train", c.table_uid, q.question) for c in train for q in c.questions]
     clear_experiences(graph, ids=mine)
+    yield contexts, train, evaluation, {c.table_uid for c in evaluation}
+    clear_experiences(graph, ids=mine)
+
+
+@pytest.mark.model
+def test_learning_writes_graded_runs_and_experiences_used_as_examples(graph, embedder, smol_client, sample_halves):
+    contexts, train, evaluation, held_out = sample_halves
     memory = ExperienceMemory(graph, embedder)
-    try:
-        summary = learn(smol_client, memory, train, held_out, limit=2, max_tokens=48, attempts=1, route="span")
-        assert summary.learned == 2
-        stored = {r["id"]: r for r in list_experiences(graph, "train")}
-        rows = [stored[e] for e in summary.experiences]
-        assert all(
-            r["route"] == "span" and not r["program"] and r["strategy"].startswith("To answer with ") for r in rows
-        )
-        # the learned questions are the span route's first two, each with its graded run
-        learned = {question_of(graph, r["runs"][0]) for r in rows}
-        assert learned == {q.uid for _, q in learning_order(train, "span")[:2]}
-        run = read_run(graph, rows[0]["runs"][0])
-        assert run is not None and run["run"]["route"] == "span" and run["steps"][0]["tool"] == "llm"
-        # a span question of the evaluation half reads span experience only, and never an evaluation context
-        answer = agent_systems(
-            smol_client, 48, {c.table_uid: c.table for c in contexts}, memory, exclude_contexts=held_out
-        )["agent-memory"]
-        c = evaluation[0]
-        paragraphs = [p.text for p in c.passages]
-        q = next(q for q in c.questions if agent_route(q.question, c.table, paragraphs) == "span")
-        line = answer(q.question, c.facts, c.passages).splitlines()[0]
-        assert line.startswith("experiences: ")
-        ids = [] if line.endswith("none") else line.removeprefix("experiences: ").split(", ")
-        every = {r["id"]: r for r in list_experiences(graph)}
-        assert all(every[i]["route"] == "span" and every[i]["context_id"] not in held_out for i in ids)
-    finally:
-        clear_experiences(graph, ids=mine)
+    summary = learn(smol_client, memory, train, held_out, limit=1, max_tokens=64, attempts=1)
+    assert summary.learned == 1 and len(summary.experiences) == 1
+    stored = {r["id"]: r for r in list_experiences(graph, "train")}
+    row = stored[summary.experiences[0]]
+    assert row["context_id"] in {c.table_uid for c in train} and row["outcome"] in ("success", "failure")
+    assert (row["strategy"] or row["caution"]) and row["runs"]
+    run = read_run(graph, row["runs"][0])
+    assert run is not None and run["run"]["split"] == "train" and run["run"]["em"] in (0.0, 1.0)
+    assert run["steps"] and run["steps"][0]["tool"] == "llm"
+    # a rerun skips what is learned; two at once (workers=2) store both, each with its own graded run
+    again = learn(smol_client, memory, train, held_out, limit=2, max_tokens=64, attempts=1, workers=2)
+    assert again.skipped >= 1 and again.learned == 2
+    stored = {r["id"]: r for r in list_experiences(graph, "train")}
+    assert set(again.experiences) <= set(stored)
+    learned = {question_of(graph, r) for e in again.experiences for r in stored[e]["runs"]}
+    assert (
+        len(learned - {question_of(graph, row["runs"][0])}) == 2
+    )  # two questions more, each graded and linked to its experience
+    # the bank is learning_order's prefix (what bench/memory_hit_rate.py's snapshots assume)
+    assert learned | {question_of(graph, row["runs"][0])} == {q.uid for _, q in learning_order(train)[:3]}
+    # evaluation: agent-memory on an evaluation question shows only training experience ids
+    answer = agent_systems(
+        smol_client, 64, {c.table_uid: c.table for c in contexts}, memory, exclude_contexts=held_out
+    )["agent-memory"]
+    c = evaluation[0]
+    q = next(q for q in c.questions if q.answer_type == "arithmetic")
+    line = answer(q.question, c.facts, c.passages).splitlines()[0]
+    assert line.startswith("experiences: ")
+    ids = [] if line.endswith("none") else line.removeprefix("experiences: ").split(", ")
+    every = {r["id"]: r for r in list_experiences(graph)}  # the graph may hold other training experience too
+    assert all(every[i]["split"] == "train" and every[i]["context_id"] not in held_out for i in ids)
+
+
+@pytest.mark.model
+def test_learning_the_span_route_stores_span_entries_read_by_span_questions(
+    graph, embedder, smol_client, sample_halves
+):
+    contexts, train, evaluation, held_out = sample_halves
+    memory = ExperienceMemory(graph, embedder)
+    summary = learn(smol_client, memory, train, held_out, limit=2, max_tokens=48, attempts=1, route="span")
+    assert summary.learned == 2
+    stored = {r["id"]: r for r in list_experiences(graph, "train")}
+    rows = [stored[e] for e in summary.experiences]
+    assert all(r["route"] == "span" and not r["program"] and r["strategy"].startswith("To answer with ") for r in rows)
+    # the learned questions are the span route's first two, each with its graded run
+    learned = {question_of(graph, r["runs"][0]) for r in rows}
+    assert learned == {q.uid for _, q in learning_order(train, "span")[:2]}
+    run = read_run(graph, rows[0]["runs"][0])
+    assert run is not None and run["run"]["route"] == "span" and run["steps"][0]["tool"] == "llm"
+    # a span question of the evaluation half reads span experience only, and never an evaluation context
+    answer = agent_systems(
+        smol_client, 48, {c.table_uid: c.table for c in contexts}, memory, exclude_contexts=held_out
+    )["agent-memory"]
+    c = evaluation[0]
+    paragraphs = [p.text for p in c.passages]
+    q = next(q for q in c.questions if agent_route(q.question, c.table, paragraphs) == "span")
+    line = answer(q.question, c.facts, c.passages).splitlines()[0]
+    assert line.startswith("experiences: ")
+    ids = [] if line.endswith("none") else line.removeprefix("experiences: ").split(", ")
+    every = {r["id"]: r for r in list_experiences(graph)}
+    assert all(every[i]["route"] == "span" and every[i]["context_id"] not in held_out for i in ids)

@@ -101,15 +101,20 @@ CANDIDATES = 100
 """The nearest entries the vector index returns before the split, context and route filters (:meth:`retrieve`)."""
 
 
+def _one_of(value: str, choices: Sequence[str], what: str) -> str:
+    """``value`` when it is one of ``choices``, else ConfigError ``unknown <what> 'x': choose from ...``."""
+    if value not in choices:
+        raise ConfigError(f"unknown {what} {value!r}: choose from {', '.join(choices)}")
+    return value
+
+
 def check_route(route: str) -> str:
     """``route`` when it is one of :data:`ROUTES`.
 
     Raises:
         ConfigError: another name (the message lists the routes).
     """
-    if route not in ROUTES:
-        raise ConfigError(f"unknown experience route {route!r}: choose from {', '.join(ROUTES)}")
-    return route
+    return _one_of(route, ROUTES, "experience route")
 
 
 def query_text(question: str, context: str) -> str:
@@ -554,9 +559,7 @@ def check_solution_form(solution: str) -> str:
     Raises:
         ConfigError: another name (the message lists the forms).
     """
-    if solution not in SOLUTION_FORMS:
-        raise ConfigError(f"unknown memory solution form {solution!r}: choose from {', '.join(SOLUTION_FORMS)}")
-    return solution
+    return _one_of(solution, SOLUTION_FORMS, "memory solution form")
 
 
 def memory_block(entries: Sequence[Experience], solution: str = DEFAULT_SOLUTION) -> str:
