@@ -27,6 +27,13 @@ the first) to ``tables.differences``.
     python bench/tatqa_partial.py DIR NAME --systems agent,agent-memory,agent-memory-values \
         --join OTHER:agent-memory=agent-memory-values --pair agent-memory:agent-memory-values
 
+``--by-route TATQA``: the paired differences (each system against the first, and each ``--pair``) on each of the
+analyst agent's routes (:func:`finkg.eval.tatqa.agent_route`: ``count``, ``program``, ``span``, worked out from the
+TAT-QA file the run asked), with the questions won and lost (``tables.route_differences``).
+
+    python bench/tatqa_partial.py DIR NAME --systems agent,agent-memory,agent-shuffled \
+        --by-route ../shared/data/tatqa/tatqa_dataset_dev.json
+
 Exit status 2 when no question was answered by every system.
 """
 
@@ -38,8 +45,17 @@ import json
 import sys
 from pathlib import Path
 
+from finkg.eval.metrics.intervals import paired_bootstrap_difference
 from finkg.eval.results import RESULTS_DIR
-from finkg.eval.tatqa import QuestionResult, TatqaResults, read_answers, retrieved_experiences
+from finkg.eval.tatqa import (
+    AGENT_ROUTES,
+    QuestionResult,
+    TatqaResults,
+    agent_route,
+    read_answers,
+    retrieved_experiences,
+)
+from ingest.datasets.tatqa import read_tatqa
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         "--join", action="append", default=[], help="OTHER:SYSTEM=ALIAS, another folder's system (module doc)"
     )
     ap.add_argument("--pair", action="append", default=[], help="SYSTEM:BASELINE, one more paired difference")
+    ap.add_argument("--by-route", type=Path, metavar="TATQA", help="the run's TAT-QA file: differences per route")
     args = ap.parse_args(argv)
 
     systems = [s for s in args.systems.split(",") if s]
@@ -94,12 +111,22 @@ def main(argv: list[str] | None = None) -> int:
         "tokens_from": str(args.tokens_from) if args.tokens_from else None,
         "manifest": json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else None,
     }
+    pairs = [(system, systems[0]) for system in systems[1:]]
     for spec in args.pair:
         system, _, baseline = spec.partition(":")
         if not {system, baseline} <= set(systems):
             print(f"--pair {spec}: SYSTEM:BASELINE, both among --systems {systems}", file=sys.stderr)
             return 2
         record["tables"]["differences"] += [d for d in kept.differences(baseline) if d["system"] == system]
+        pairs.append((system, baseline))
+    if args.by_route:
+        routes = question_routes(args.by_route)
+        unknown = sorted(complete - set(routes))
+        if unknown:
+            print(f"--by-route {args.by_route}: no question {unknown[0]} in that file", file=sys.stderr)
+            return 2
+        record["tables"]["route_differences"] = route_differences(kept.results, pairs, routes)
+        record["parameters"]["by_route"] = str(args.by_route)
     if joined:
         record["parameters"]["joined"] = joined
     used = memory_use(kept.results, systems)
@@ -113,6 +140,55 @@ def main(argv: list[str] | None = None) -> int:
     picture = partial / "tatqa-em-f1.png"
     print(f"{len(complete)} of {len(answered)} questions answered by every system -> {out} ({picture})")
     return 0
+
+
+def question_routes(path: Path) -> dict[str, str]:
+    """Question uid -> the analyst agent's route for it (:func:`finkg.eval.tatqa.agent_route`) for every question of
+    the TAT-QA file ``path``.
+
+    Raises:
+        IngestError: a malformed TAT-QA file (named).
+    """
+    return {
+        q.uid: agent_route(q.question, c.table, [p.text for p in c.passages])
+        for c in read_tatqa(path)
+        for q in c.questions
+    }
+
+
+def route_differences(
+    results: list[QuestionResult], pairs: list[tuple[str, str]], routes: dict[str, str]
+) -> list[dict[str, object]]:
+    """For each ``(system, baseline)`` of ``pairs`` and each route of :data:`finkg.eval.tatqa.AGENT_ROUTES` with
+    questions: ``{"system", "baseline", "route", "questions", "em_diff", "ci_low", "ci_high", "won", "lost"}``,
+    the EM difference in points with its 95 % paired bootstrap interval and the questions won and lost, on the
+    questions both answered (``routes``: question uid -> route, :func:`question_routes`)."""
+    em = {(r.system, r.question_uid): r.em for r in results}
+    rows: list[dict[str, object]] = []
+    for system, baseline in pairs:
+        for route in AGENT_ROUTES:
+            both = [
+                (em[(system, uid)], em[(baseline, uid)])
+                for (who, uid) in em
+                if who == baseline and routes.get(uid) == route and (system, uid) in em
+            ]
+            if not both:
+                continue
+            d = paired_bootstrap_difference([a for a, _ in both], [b for _, b in both])
+            rows.append(
+                {
+                    "system": system,
+                    "baseline": baseline,
+                    "route": route,
+                    "questions": d.n,
+                    "em_diff": round(100 * d.mean, 2),
+                    "ci_low": round(100 * d.low, 2),
+                    "ci_high": round(100 * d.high, 2),
+                    "won": sum(a > b for a, b in both),
+                    "lost": sum(a < b for a, b in both),
+                }
+            )
+    return rows
 
 
 def memory_use(results: list[QuestionResult], systems: list[str]) -> list[dict[str, object]]:

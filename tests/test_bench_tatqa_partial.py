@@ -153,3 +153,32 @@ def test_another_folders_variant_is_joined_and_paired_only_when_the_baseline_was
     write_answers(other / "answers.jsonl", answers("agent-memory", [0, 0, 1, 0, 0]))
     assert partial.main([*args, *join, "--pair", "agent-memory:nobody"]) == 2
     assert "both among --systems" in capsys.readouterr().err
+
+
+def test_differences_by_route_group_the_questions_by_the_route_the_agent_takes(tmp_path, capsys):
+    partial = bench_script("tatqa_partial")
+    contexts = read_tatqa(SAMPLE)
+    systems = {"base": lambda *_: "Answer: 1", "other": lambda q, *_: "Answer: 1" if "2019" in q else "Answer: x"}
+    results = evaluate(contexts, systems).results
+    run = tmp_path / "run"
+    run.mkdir()
+    write_answers(run / "answers.jsonl", results)
+    bench = tmp_path / "results"
+    args = [str(run), "by-route", "--systems", "base,other", "--by-route", str(SAMPLE), "--results-dir", str(bench)]
+    assert partial.main(args) == 0
+    rows = json.loads((bench / "by-route.json").read_text(encoding="utf-8"))["tables"]["route_differences"]
+    routes = partial.question_routes(SAMPLE)
+    em = {(r.system, r.question_uid): r.em for r in results}
+    assert {r["route"] for r in rows} == set(routes.values()) and all(r["system"] == "other" for r in rows)
+    for row in rows:
+        uids = [u for u in routes if routes[u] == row["route"]]
+        diffs = [em[("other", u)] - em[("base", u)] for u in uids]
+        assert row["questions"] == len(uids)
+        assert (row["won"], row["lost"]) == (sum(d > 0 for d in diffs), sum(d < 0 for d in diffs))
+        assert abs(row["em_diff"] - 100 * sum(diffs) / len(diffs)) < 0.01
+        assert row["ci_low"] <= row["em_diff"] <= row["ci_high"]
+    # a file that does not hold the run's questions is refused, naming one
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps([json.loads(SAMPLE.read_text(encoding="utf-8"))[0]]), encoding="utf-8")
+    assert partial.main([*args[:5], str(other), "--results-dir", str(bench)]) == 2
+    assert "in that file" in capsys.readouterr().err
