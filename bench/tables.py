@@ -353,6 +353,26 @@ def _memory_use(name: str) -> Table:
     )
 
 
+def _route_differences(name: str) -> Table:
+    """Paired EM differences on each of the analyst agent's routes, with the questions won and lost
+    (``tables.route_differences`` of ``bench/tatqa_partial.py --by-route``)."""
+    return Table(
+        [name],
+        _single(name, "route_differences"),
+        [
+            Column("system", lambda r: TATQA_NAMES.get(r["system"], r["system"])),
+            Column("against", lambda r: TATQA_NAMES.get(r["baseline"], r["baseline"])),
+            Column("agent route", lambda r: str(r["route"])),
+            Column("questions", lambda r: num(r["questions"], "d")),
+            Column(
+                "EM difference [95 %]", lambda r: Cell(f"{r['em_diff']:+.1f} [{r['ci_low']:+.1f}, {r['ci_high']:+.1f}]")
+            ),
+            Column("won", lambda r: num(r["won"], "d")),
+            Column("lost", lambda r: num(r["lost"], "d")),
+        ],
+    )
+
+
 TATQA_MEMORY_150_USE = _memory_use("eval-tatqa-memory-150")
 # the same bank, each entry's worked solution shown as its expression over operand names, no values (stop 39)
 TATQA_MEMORY_EXPRESSION = _tatqa_ci_table("eval-tatqa-memory-expression", tokens=True)
@@ -364,29 +384,40 @@ TATQA_MEMORY_STRATUM_DIFF = _tatqa_differences("eval-tatqa-memory-stratum", ("al
 # both forms on the questions both runs answered (bench/tatqa_partial.py --join: the agent's answers identical)
 TATQA_MEMORY_FORMS = _tatqa_ci_table("eval-tatqa-memory-forms")
 TATQA_MEMORY_FORMS_DIFF = _tatqa_differences("eval-tatqa-memory-forms", ("arithmetic",))
+# the memory on both LLM routes (program of thought and quoting), all 300 questions of the sample (stop 40)
+TATQA_MEMORY_ROUTES = _tatqa_ci_table("eval-tatqa-memory-routes", tokens=True)
+TATQA_MEMORY_ROUTES_DIFF = _tatqa_differences("eval-tatqa-memory-routes", ("all",))
+TATQA_MEMORY_ROUTES_BY_ROUTE = _route_differences("eval-tatqa-memory-routes")
+TATQA_MEMORY_ROUTES_USE = _memory_use("eval-tatqa-memory-routes")
 
 
 # the memory's hit rate against the bank's size (seed 001, Figure 4(a)): bench/memory_hit_rate.py
-def _hit_rate_rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every 50 learned questions, the whole training half and the stored bank's size (the picture has them all)."""
-    record = records["memory-hit-rate"]
-    rows = record.get("tables", {}).get("snapshots", [])
-    stored = (record.get("figures", {}).get("stored_bank") or {}).get("learned_questions")
-    last = rows[-1]["entries"] if rows else None
-    return [r for r in rows if r["entries"] % 50 == 0 or r["entries"] in (last, stored)]
+def _hit_rate(name: str) -> Table:
+    """The hit rate at six thresholds every 50 learned questions, for the whole training half and at the stored
+    bank's size (the picture has every snapshot), from the record ``name`` of ``bench/memory_hit_rate.py``."""
+
+    def rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+        record = records[name]
+        snapshots = record.get("tables", {}).get("snapshots", [])
+        stored = (record.get("figures", {}).get("stored_bank") or {}).get("learned_questions")
+        last = snapshots[-1]["entries"] if snapshots else None
+        return [r for r in snapshots if r["entries"] % 50 == 0 or r["entries"] in (last, stored)]
+
+    return Table(
+        [name],
+        rows,
+        [
+            Column("training questions learned", lambda r: num(r["entries"], "d")),
+            *(
+                Column(f"tau {t}", lambda r, t=t: num(100 * r[f"tau_{t}"], ".1f"))
+                for t in ("0.55", "0.60", "0.65", "0.70", "0.75", "0.80")
+            ),
+        ],
+    )
 
 
-MEMORY_HIT_RATE = Table(
-    ["memory-hit-rate"],
-    _hit_rate_rows,
-    [
-        Column("training questions learned", lambda r: num(r["entries"], "d")),
-        *(
-            Column(f"tau {t}", lambda r, t=t: num(100 * r[f"tau_{t}"], ".1f"))
-            for t in ("0.55", "0.60", "0.65", "0.70", "0.75", "0.80")
-        ),
-    ],
-)
+MEMORY_HIT_RATE = _hit_rate("memory-hit-rate")
+MEMORY_HIT_RATE_SPAN = _hit_rate("memory-hit-rate-span")
 
 # `finkg eval agent`: the issue-17 benchmark in one command (TAT-QA systems, SEC questions, the targets)
 EVAL_AGENT_TATQA = _tatqa_ci_table("eval-agent", tokens=True, key="tatqa")
@@ -888,6 +919,7 @@ TABLES: dict[str, Table] = {
     "eval-tatqa-memory-programs": TATQA_MEMORY_PROGRAMS,
     "eval-tatqa-memory-programs-diff": TATQA_MEMORY_PROGRAMS_DIFF,
     "memory-hit-rate": MEMORY_HIT_RATE,
+    "memory-hit-rate-span": MEMORY_HIT_RATE_SPAN,
     "eval-tatqa-memory-150": TATQA_MEMORY_150,
     "eval-tatqa-memory-150-diff": TATQA_MEMORY_150_DIFF,
     "eval-tatqa-memory-150-use": TATQA_MEMORY_150_USE,
@@ -898,6 +930,10 @@ TABLES: dict[str, Table] = {
     "eval-tatqa-memory-stratum-diff": TATQA_MEMORY_STRATUM_DIFF,
     "eval-tatqa-memory-forms": TATQA_MEMORY_FORMS,
     "eval-tatqa-memory-forms-diff": TATQA_MEMORY_FORMS_DIFF,
+    "eval-tatqa-memory-routes": TATQA_MEMORY_ROUTES,
+    "eval-tatqa-memory-routes-diff": TATQA_MEMORY_ROUTES_DIFF,
+    "eval-tatqa-memory-routes-by-route": TATQA_MEMORY_ROUTES_BY_ROUTE,
+    "eval-tatqa-memory-routes-use": TATQA_MEMORY_ROUTES_USE,
     "eval-agent-targets": EVAL_AGENT_TARGETS,
     "eval-agent-tatqa": EVAL_AGENT_TATQA,
     "eval-agent-diff": EVAL_AGENT_DIFF,

@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from test_cli import finkg
 from test_llm import smol_gguf
 
 from finkg.eval.experience import learn, learning_order
@@ -319,6 +320,16 @@ def test_a_question_reads_only_the_experiences_of_its_own_route(graph, bank, spl
         bank.retrieve(q, "", splits=(split,), route="count")
     with pytest.raises(ConfigError, match="unknown experience route"):
         bank.add(replace(entry(split, q, "ctxX"), route="counting"), q)
+
+
+def test_the_cli_lists_each_entry_s_route_and_refuses_an_unknown_route_to_learn(graph, bank, split):
+    q = "Why did revenue decrease in 2019?"
+    span = bank.add(replace(entry(split, q, "ctxS", strategy="To answer with a phrase..."), route="span"), q)
+    out = finkg("experience", "list", "--split", split, "--format", "json")
+    assert out.returncode == 0, out.stderr
+    assert [(r["id"], r["route"]) for r in json.loads(out.stdout)] == [(span, "span")]
+    out = finkg("experience", "learn", str(SAMPLE), "--route", "count")
+    assert out.returncode == 2 and "unknown experience route 'count': choose from program, span" in out.stderr
 
 
 def test_no_experience_of_an_evaluation_half_context_is_ever_retrieved_during_evaluation(graph, bank, split):

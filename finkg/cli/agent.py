@@ -108,7 +108,7 @@ def list_(
 ) -> None:
     """Stored experiences, oldest first."""
     rows = api.experience_list(split=split, limit=limit)
-    keep = ("id", "outcome", "split", "context_id", "merged", "question", "program", "strategy", "caution")
+    keep = ("id", "route", "outcome", "split", "context_id", "merged", "question", "program", "strategy", "caution")
     render([{k: r.get(k) for k in keep} for r in rows], fmt, console, title=f"{len(rows)} experience(s)")
 
 
