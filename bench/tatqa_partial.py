@@ -45,13 +45,13 @@ import json
 import sys
 from pathlib import Path
 
-from finkg.eval.metrics.intervals import paired_bootstrap_difference
 from finkg.eval.results import RESULTS_DIR
 from finkg.eval.tatqa import (
     AGENT_ROUTES,
     QuestionResult,
     TatqaResults,
     agent_route,
+    em_difference,
     read_answers,
     retrieved_experiences,
 )
@@ -172,22 +172,10 @@ def route_differences(
                 for (who, uid) in em
                 if who == baseline and routes.get(uid) == route and (system, uid) in em
             ]
-            if not both:
-                continue
-            d = paired_bootstrap_difference([a for a, _ in both], [b for _, b in both])
-            rows.append(
-                {
-                    "system": system,
-                    "baseline": baseline,
-                    "route": route,
-                    "questions": d.n,
-                    "em_diff": round(100 * d.mean, 2),
-                    "ci_low": round(100 * d.low, 2),
-                    "ci_high": round(100 * d.high, 2),
-                    "won": sum(a > b for a, b in both),
-                    "lost": sum(a < b for a, b in both),
-                }
-            )
+            if both:
+                won, lost = sum(a > b for a, b in both), sum(a < b for a, b in both)
+                row = {"system": system, "baseline": baseline, "route": route, **em_difference(both)}
+                rows.append({**row, "won": won, "lost": lost})
     return rows
 
 
