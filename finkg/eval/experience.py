@@ -10,8 +10,8 @@ with TAT-QA's EM, the run is written as ``(:AgentRun)-[:STEP]->(:Step)`` and an 
 and stored, linked to the run: a ``program`` one (:func:`generation.agent.memory.distill`) with its worked solution
 in the solver's output form (:func:`generation.agent.memory.worked_program`: the run's own program when it was right,
 else TAT-QA's derivation of the gold answer with operands named after their table cells), a ``span`` one
-(:func:`generation.agent.memory.distill_span`) with the quoting method that fits the gold answer. With ``workers`` > 1 the
-questions are answered ``workers`` at a time (a server with that many slots decodes them together) and each
+(:func:`generation.agent.memory.distill_span`) with the quoting method that fits the gold answer. With ``workers`` > 1
+the questions are answered ``workers`` at a time (a server with that many slots decodes them together) and each
 retrieves from the bank as it stands when its answer starts, so a question may miss the experience of one still in
 flight: the seed's growing bank, with at most ``workers - 1`` entries not yet visible; ``workers=1`` is the seed's
 order.
@@ -127,8 +127,8 @@ def learn(
         progress: ``progress(stage, total)`` -> a callback advanced per question.
 
     Raises:
-        MemoryLeak: a context of the evaluation half. ConfigError: an unknown route. LLMUnavailable, BudgetExceeded: the LLM cannot be used.
-        GraphError: Neo4j is unavailable.
+        MemoryLeak: a context of the evaluation half. ConfigError: an unknown route. LLMUnavailable,
+            BudgetExceeded: the LLM cannot be used. GraphError: Neo4j is unavailable.
     """
     leaked = [c.table_uid for c in contexts if c.table_uid in set(evaluation_contexts)]
     if leaked:
