@@ -40,7 +40,7 @@ from finkg.config import load_settings
 from finkg.eval.experience import learning_order
 from finkg.eval.memory_hits import SEED_THRESHOLDS, hit_rates
 from finkg.eval.results import write_result
-from finkg.eval.tatqa import agent_evidence, agent_route, of_answer_types, stratified_sample
+from finkg.eval.tatqa import agent_evidence, of_answer_types, question_route, stratified_sample
 from finkg.plots import hit_rate_curves
 from generation.agent.memory import ROUTES, THRESHOLD, TOP_K, ExperienceMemory, list_experiences, query_text
 from ingest.datasets.tatqa import TatqaContext, TatqaQuestion, read_tatqa, split_contexts
@@ -64,12 +64,7 @@ def evaluated(
 ) -> list[tuple[TatqaContext, TatqaQuestion]]:
     """The questions of ``chosen`` that reach the memory of ``route`` in ``finkg eval tatqa``
     (:func:`finkg.eval.tatqa.agent_route`), in file order."""
-    return [
-        (c, q)
-        for c in contexts
-        for q in c.questions
-        if q.uid in chosen and agent_route(q.question, c.table, [p.text for p in c.passages]) == route
-    ]
+    return [(c, q) for c in contexts for q in c.questions if q.uid in chosen and question_route(c, q) == route]
 
 
 def main(argv: list[str] | None = None) -> int:

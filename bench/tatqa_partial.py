@@ -50,8 +50,8 @@ from finkg.eval.tatqa import (
     AGENT_ROUTES,
     QuestionResult,
     TatqaResults,
-    agent_route,
     em_difference,
+    question_route,
     read_answers,
     retrieved_experiences,
 )
@@ -149,11 +149,7 @@ def question_routes(path: Path) -> dict[str, str]:
     Raises:
         IngestError: a malformed TAT-QA file (named).
     """
-    return {
-        q.uid: agent_route(q.question, c.table, [p.text for p in c.passages])
-        for c in read_tatqa(path)
-        for q in c.questions
-    }
+    return {q.uid: question_route(c, q) for c in read_tatqa(path) for q in c.questions}
 
 
 def route_differences(

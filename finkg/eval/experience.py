@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from finkg.eval.metrics.tatqa import gold_answers, score
-from finkg.eval.tatqa import agent_evidence, agent_route, agent_text, in_order
+from finkg.eval.tatqa import agent_evidence, agent_text, in_order, question_route
 from generation.agent.loop import AgentAnswer, answer_arithmetic
 from generation.agent.memory import (
     Experience,
@@ -92,12 +92,7 @@ def learning_order(
     """
     if check_route(route) == "program":
         return [(c, q) for c in contexts for q in c.questions if needs_arithmetic(q.question, row_labels(c.table))]
-    return [
-        (c, q)
-        for c in contexts
-        for q in c.questions
-        if agent_route(q.question, c.table, [p.text for p in c.passages]) == "span"
-    ]
+    return [(c, q) for c in contexts for q in c.questions if question_route(c, q) == "span"]
 
 
 def learn(

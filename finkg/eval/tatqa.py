@@ -56,7 +56,7 @@ from generation.llm import LLMAnswerError, LLMClient, metered
 from generation.llm.answer_line import extract_answer
 from generation.qa.answer import Answerer, direct_answerer
 from generation.qa.reader import FORM_SYSTEM, reader_answerer
-from ingest.datasets.tatqa import TatqaContext
+from ingest.datasets.tatqa import TatqaContext, TatqaQuestion
 from kg.errors import ConfigError, EvaluationError
 from kg.progress import StageProgress
 
@@ -424,6 +424,11 @@ def agent_route(question: str, table: Sequence[Sequence[str]] | None, paragraphs
     return routed(question, table, paragraphs)[0]
 
 
+def question_route(context: TatqaContext, question: TatqaQuestion) -> str:
+    """:func:`agent_route` of a TAT-QA ``question`` of ``context`` (its table, its paragraphs' texts)."""
+    return agent_route(question.question, context.table, [p.text for p in context.passages])
+
+
 def routed(
     question: str, table: Sequence[Sequence[str]] | None, paragraphs: Sequence[str]
 ) -> tuple[str, AgentAnswer | None]:
@@ -585,7 +590,7 @@ def of_agent_routes(
         routes,
         AGENT_ROUTES,
         "agent route",
-        lambda c, q: agent_route(q.question, c.table, [p.text for p in c.passages]),
+        question_route,
         within,
     )
 
