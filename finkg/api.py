@@ -213,9 +213,11 @@ def ingest_sec(
         IngestError: a malformed file (named with file, line and field).
     """
     from finkg.pipelines import sec
+    from ingest.runs import source_files
 
+    files = source_files(paths)  # before connecting: a wrong path is named even with no server running
     with _opened(graph, settings) as (g, s):
-        return sec.ingest_sec(g, s, list(paths), progress=progress)
+        return sec.ingest_sec(g, s, files, progress=progress)
 
 
 def ingest_sec_bulk(
@@ -274,9 +276,11 @@ def ingest_companyfacts(
 ) -> Any:
     """SEC companyfacts JSON files into the graph; returns the summary rows. Raises IngestError."""
     from finkg.pipelines import sec
+    from ingest.runs import source_files
 
+    files = source_files(paths)
     with _opened(graph, settings) as (g, s):
-        return sec.ingest_companyfacts(g, s, list(paths), progress=progress)
+        return sec.ingest_companyfacts(g, s, files, progress=progress)
 
 
 def ingest_xbrl(
@@ -293,11 +297,13 @@ def ingest_xbrl(
         ConfigError: ``accession`` given with more than one file. IngestError: a malformed file.
     """
     from finkg.pipelines import sec
+    from ingest.runs import source_files
 
     if accession and len(paths) > 1:
         raise ConfigError("--accession names one filing: give one file with it")
+    files = source_files(paths)
     with _opened(graph, settings) as (g, s):
-        return sec.ingest_xbrl(g, s, list(paths), accession=accession, progress=progress)
+        return sec.ingest_xbrl(g, s, files, accession=accession, progress=progress)
 
 
 def ingest_text(
@@ -316,7 +322,10 @@ def ingest_text(
         ``(summary rows, skipped-line warnings)``. Raises IngestError on an unreadable file.
     """
     from finkg.pipelines import text
+    from ingest.text.documents import expand
 
+    for path in paths:  # before connecting: a wrong path is named even with no server running
+        expand(path)
     options = text.TextIngestOptions(kind=kind, ticker=ticker, accepted=accepted)
     with _opened(graph, settings) as (g, s):
         return text.ingest_text(g, s, list(paths), options, progress=progress)
@@ -338,11 +347,13 @@ def ingest_akshare(
     or ``live`` calls of the named functions (network). Raises IngestError (AkshareFormatError,
     AkshareUnavailable)."""
     from finkg.pipelines import indicators
+    from ingest.runs import source_files
 
+    files = source_files(paths)  # before connecting: a wrong path is named even with no server running
     with _opened(graph, settings) as (g, s):
         if live:
             return indicators.ingest_akshare_live(g, s, list(function), start, end, save, progress=progress)
-        return indicators.ingest_akshare_files(g, s, list(paths), function[0] if function else None, progress=progress)
+        return indicators.ingest_akshare_files(g, s, files, function[0] if function else None, progress=progress)
 
 
 # --------------------------------------------------------------------------- memos and reports
@@ -412,15 +423,13 @@ def _tuned_client(s: Settings, adapter: Path) -> Any:
     return client
 
 
-def _report_inputs(batch: Path, s: Settings, adapter: Path | None = None) -> tuple[list[Any], Any, Any]:
-    """The questions of a batch file, the LLM client (with the LoRA ``adapter`` when given) and the encoder.
-    Raises GenerationError, ModelError, LLMError, AdapterBaseMismatch."""
-    from finkg.pipelines import reports
+def _report_models(s: Settings, adapter: Path | None = None) -> tuple[Any, Any]:
+    """The LLM client (with the LoRA ``adapter`` when given) and the encoder of a report batch.
+    Raises ModelError, LLMError, AdapterBaseMismatch."""
     from generation.llm import client_from_settings
 
-    questions = reports.load_questions(batch)
     embedder = _embedder(s)
-    return questions, _tuned_client(s, adapter) if adapter else client_from_settings(s), embedder
+    return _tuned_client(s, adapter) if adapter else client_from_settings(s), embedder
 
 
 @dataclass
@@ -470,8 +479,9 @@ def report_batch(
     """
     from finkg.pipelines import reports
 
+    questions = reports.load_questions(batch)  # before connecting: a bad batch is named even with no server running
     with _opened(graph, settings) as (g, s):
-        questions, client, embedder = _report_inputs(batch, s, adapter)
+        client, embedder = _report_models(s, adapter)
         questions = reports.select_questions(questions, only, batch)
         try:
             ctx = reports.ReportContext(
@@ -1229,13 +1239,15 @@ def eval_reports(
     """
     from finkg.eval import reports as report_eval
     from finkg.eval.metrics.text import bertscore_from_settings
+    from finkg.pipelines import reports
     from retrieval.knowledge import SYSTEMS as retrieval_systems
 
     unknown = sorted(set(systems) - set(retrieval_systems))
     if unknown:
         raise ConfigError(f"unknown system(s) {', '.join(unknown)}; choose from {', '.join(retrieval_systems)}")
+    questions = reports.load_questions(batch)
     with _opened(graph, settings) as (g, s):
-        questions, client, embedder = _report_inputs(batch, s)
+        client, embedder = _report_models(s)
         tuned = _tuned_client(s, adapter) if adapter else None
         bert = bertscore_from_settings(s) if s.eval.bertscore_model_path else None
         rows = report_eval.evaluate_reports(

@@ -57,6 +57,16 @@ def source_file(path: Path) -> Path:
     return path
 
 
+def source_files(paths: Iterable[Path]) -> list[Path]:
+    """Every path checked by :func:`source_file`, in order: an ingest calls it before it connects to the
+    server, so a wrong path is reported as such even where no server is running.
+
+    Raises:
+        kg.errors.IngestError: the first path that does not exist or is not a regular file.
+    """
+    return [source_file(path) for path in paths]
+
+
 def run_id(kind: str, sha256: str) -> str:
     """Deterministic run id, e.g. ``sec-fsds:dca07de82a7c40d2`` (first 16 hex digits)."""
     return f"{kind}:{sha256[:16]}"

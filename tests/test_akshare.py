@@ -236,6 +236,7 @@ def test_the_live_call_fails_with_one_line_naming_the_function_and_the_csv_route
     assert "finkg ingest akshare macro_china_cpi_df.csv" in msg
 
 
+@pytest.mark.neo4j  # the ingest connects to its server before it calls AKShare
 def test_the_live_cli_fails_offline_with_exit_2():
     proxy = f"http://127.0.0.1:{free_port()}"
     env = {

@@ -363,9 +363,10 @@ ENDLESS = ["ingest sec", "ingest companyfacts", "ingest xbrl", "ingest text", "i
 @pytest.mark.reliability("input")
 @pytest.mark.parametrize("command", ENDLESS)
 def test_a_device_or_a_pipe_given_as_a_file_is_one_line_exit_2(tmp_path, command):
-    """/dev/zero read whole filled the memory (an ingest hashed it first); a named pipe would block for ever."""
+    """/dev/zero read whole filled the memory (an ingest hashed it first); a named pipe would block for ever.
+    The input is checked before the command connects: the path is named with no server at NEO4J_URI."""
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     for path in ("/dev/zero", str(fifo)):
-        line = _one_line_error(finkg(*command.split(), path))
+        line = _one_line_error(finkg(*command.split(), path, env={"NEO4J_URI": "bolt://127.0.0.1:1"}))
         assert path in line and ("not a regular file" in line or "a device or a pipe" in line), line
