@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from conftest import minilm_dir
 from test_cli import finkg
-from test_crash_consistency import KEEP, Copy, clean_counts, copies  # noqa: F401  (fixtures)
+from test_crash_consistency import Copy, clean_counts, copies  # noqa: F401  (fixtures)
 from test_limits import _one_line_error
 from test_reports import QUESTIONS, ready, rsettings  # noqa: F401  (fixtures used by the report cases)
 
@@ -271,7 +271,6 @@ def test_the_kill_points_are_the_pipelines_own():
     text = (root / "memos.py").read_text() + (root / "reports.py").read_text()
     for stage, _ in MEMO_KILLS + REPORT_KILLS:
         assert f'runs.checkpoint("{stage.split("#")[0]}")' in text, stage
-    assert KEEP  # the filings of the memo cases are the crash-consistency test's
 
 
 # --- two ingests of one file at once ----------------------------------------------------------------------
