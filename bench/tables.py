@@ -321,6 +321,9 @@ TATQA_AGENT_QWEN_LORA_DIFF = _tatqa_differences("eval-tatqa-agent-qwen-lora")
 TATQA_READER_CALC = _tatqa_ci_table("eval-tatqa-reader-calc-qwen-lora")
 TATQA_READER_CALC_DIFF = _tatqa_differences("eval-tatqa-reader-calc-qwen-lora")
 TATQA_READER_CALC_VS_AGENT = _tatqa_differences("eval-tatqa-reader-calc-vs-agent")
+# Qwen2.5-Coder-1.5B base and LoRA-tuned in one run, served by llama.cpp here (Q4_K_M + the shipped GGUF LoRA)
+TATQA_READER_QWEN_CPU = _tatqa_ci_table("eval-tatqa-reader-qwen-cpu")
+TATQA_READER_QWEN_CPU_DIFF = _tatqa_differences("eval-tatqa-reader-qwen-cpu")
 TATQA_READER_FORM = _tatqa_ci_table("eval-tatqa-reader-form")
 TATQA_READER_FORM_DIFF = _tatqa_differences("eval-tatqa-reader-form", ("all", "arithmetic"))
 TATQA_READER_FORM_VS_TUNED = _tatqa_differences("eval-tatqa-reader-form-vs-tuned", ("all", "span", "arithmetic"))
@@ -913,6 +916,8 @@ TABLES: dict[str, Table] = {
     "eval-tatqa-reader-calc-qwen-lora": TATQA_READER_CALC,
     "eval-tatqa-reader-calc-qwen-lora-diff": TATQA_READER_CALC_DIFF,
     "eval-tatqa-reader-calc-vs-agent": TATQA_READER_CALC_VS_AGENT,
+    "eval-tatqa-reader-qwen-cpu": TATQA_READER_QWEN_CPU,
+    "eval-tatqa-reader-qwen-cpu-diff": TATQA_READER_QWEN_CPU_DIFF,
     "eval-tatqa-reader-form": TATQA_READER_FORM,
     "eval-tatqa-reader-form-diff": TATQA_READER_FORM_DIFF,
     "eval-tatqa-reader-form-vs-tuned": TATQA_READER_FORM_VS_TUNED,
