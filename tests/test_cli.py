@@ -84,6 +84,35 @@ def test_help_shows_settings_sections_in_brackets():
     assert "(default [report] workers)" in " ".join(run.stdout.split())
 
 
+def _help_texts(command, path=("finkg",)):
+    """(command path, text) for every help text of the click command tree: the commands' and their options'."""
+    yield " ".join(path), command.help or ""
+    for param in command.params:
+        yield f"{' '.join(path)} {param.name}", getattr(param, "help", None) or ""
+    for name, sub in getattr(command, "commands", {}).items():
+        yield from _help_texts(sub, (*path, name))
+
+
+def test_no_help_text_holds_a_placeholder_that_markdown_drops():
+    """The help is rendered as markdown (``rich_markup_mode``), where ``<system>`` is an HTML tag and vanishes:
+    "run as <system>+lora" printed "run as +lora". A placeholder in angle brackets goes in backticks."""
+    import re
+
+    import typer.main
+
+    from finkg.cli import app
+
+    outside_code = re.compile(r"`[^`]*`")
+    found = [
+        (where, tag)
+        for where, text in _help_texts(typer.main.get_command(app))
+        for tag in re.findall(r"<[A-Za-z][^<>\s]*>", outside_code.sub("", text))
+    ]
+    assert not found, found
+    run = finkg("eval", "tatqa", "--help", env={"COLUMNS": "400"})
+    assert "run as <system>+lora by the tuned model" in run.stdout
+
+
 def test_version_prints_the_version_and_exits_0():
     from finkg import __version__
 

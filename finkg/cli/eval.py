@@ -165,7 +165,7 @@ def eval_tatqa(
         Path | None,
         typer.Option(
             help="A LoRA adapter of the [llm] model (`finkg train reader`: a GGUF LoRA for llama-cpp / llama-server, "
-            "a peft folder for transformers): each system is also run as <system>+lora by the tuned model, on the "
+            "a peft folder for transformers): each system is also run as `<system>+lora` by the tuned model, on the "
             "same questions, and compared with it (paired).",
             exists=True,
         ),
@@ -293,7 +293,7 @@ def eval_reports(
         Path | None,
         typer.Option(
             help="A LoRA adapter of the [llm] model (`finkg train reader`): each system is also written by the "
-            "tuned model as <system>+lora, on the same questions, judged by the untuned model like the others.",
+            "tuned model as `<system>+lora`, on the same questions, judged by the untuned model like the others.",
             exists=True,
         ),
     ] = None,
@@ -356,7 +356,7 @@ def eval_feedback(
         typer.Option(help="Folder with tweets/, prices/ and the market proxy (default [feedback] data_dir)."),
     ] = None,
     tweets: Annotated[Path | None, typer.Option(help="Tweets folder (TICKER/YYYY-MM-DD); default DATA/tweets.")] = None,
-    prices: Annotated[Path | None, typer.Option(help="Price folder (<TICKER>.csv); default DATA/prices.")] = None,
+    prices: Annotated[Path | None, typer.Option(help="Price folder (`<TICKER>.csv`); default DATA/prices.")] = None,
     market: Annotated[
         Path | None, typer.Option(help="Market proxy price file; default DATA/[feedback] market_proxy.")
     ] = None,

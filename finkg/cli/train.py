@@ -175,7 +175,7 @@ def train_reranker(
 def train_reader(
     path: TatqaFile,
     out_dir: Annotated[
-        Path | None, typer.Option("--out-dir", help="Run folder (default <[models] dir>/finkg-reader-<base>).")
+        Path | None, typer.Option("--out-dir", help="Run folder (default `<[models] dir>/finkg-reader-<base>`).")
     ] = None,
     base_model: Annotated[
         Path | None,
