@@ -423,6 +423,19 @@ def _tuned_client(s: Settings, adapter: Path) -> Any:
     return client
 
 
+def _beside_tuned(s: Settings) -> Settings:
+    """The settings for a base model served at once with its LoRA-tuned twin (``--adapter``): a local backend's
+    ``[llm] threads`` per model lowered by :func:`generation.llm.shared_threads` so the two ask for no more
+    threads than the cores (two llama-servers with 2 threads each on 2 cores: ``bench/two_servers.py``); other
+    backends, and machines with cores enough, unchanged."""
+    from generation.llm import LOCAL_BACKENDS, shared_threads
+
+    threads = shared_threads(s.llm.threads, 2)
+    if s.llm.backend not in LOCAL_BACKENDS or threads == s.llm.threads:
+        return s
+    return s.model_copy(update={"llm_threads": threads})
+
+
 def _report_models(s: Settings, adapter: Path | None = None) -> tuple[Any, Any]:
     """The LLM client (with the LoRA ``adapter`` when given) and the encoder of a report batch.
     Raises ModelError, LLMError, AdapterBaseMismatch."""
@@ -1038,8 +1051,9 @@ def eval_tatqa(
         chosen_questions = tatqa_eval.of_answer_types(contexts, answer_types, chosen_questions)
     if routes:
         chosen_questions = tatqa_eval.of_agent_routes(contexts, routes, chosen_questions)
-    client = client_from_settings(s)
-    tuned = _tuned_client(s, adapter) if adapter else None
+    models = _beside_tuned(s) if adapter else s
+    client = client_from_settings(models)
+    tuned = _tuned_client(models, adapter) if adapter else None
     memory_systems = {"agent-memory", "agent-shuffled"} & set(systems)
     with _opened(None, s) if memory_systems else nullcontext((None, s)) as (g, _):
         memory = _memory(g, s, threshold, top_k) if g is not None and "agent-memory" in memory_systems else None
@@ -1247,8 +1261,9 @@ def eval_reports(
         raise ConfigError(f"unknown system(s) {', '.join(unknown)}; choose from {', '.join(retrieval_systems)}")
     questions = reports.load_questions(batch)
     with _opened(graph, settings) as (g, s):
-        client, embedder = _report_models(s)
-        tuned = _tuned_client(s, adapter) if adapter else None
+        models = _beside_tuned(s) if adapter else s
+        client, embedder = _report_models(models)
+        tuned = _tuned_client(models, adapter) if adapter else None
         bert = bertscore_from_settings(s) if s.eval.bertscore_model_path else None
         rows = report_eval.evaluate_reports(
             g,

@@ -15,8 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from test_llm import SCHEMA, smol_gguf
 
+from finkg import api
 from finkg.config import load_settings
-from generation.llm import LLMAnswerError, LLMClient, LLMUnavailable, backend_from_settings
+from generation.llm import LLMAnswerError, LLMClient, LLMUnavailable, backend_from_settings, shared_threads
 from generation.llm.server import LlamaServerBackend, default_server_path
 
 pytestmark = pytest.mark.model
@@ -63,6 +64,29 @@ def test_settings_pick_the_server_backend_and_its_parallel_slots(tmp_path):
     assert cmd[cmd.index("--ctx-size") + 1] == str(3 * s.llm.n_ctx)  # each slot gets the whole n_ctx
     assert s.llm.concurrency() == 3
     assert load_settings(llm_backend="llama-cpp", llm_model_path=smol_gguf()).llm.concurrency() == 1
+
+
+def test_threads_are_shared_so_two_models_never_ask_for_more_than_the_cores():
+    assert shared_threads(2, 2, cores=2) == 1  # two llama-servers on this 2-core machine: 1 thread each
+    assert shared_threads(2, 2, cores=16) == 2  # cores enough: the configured threads stand
+    assert shared_threads(8, 2, cores=6) == 3 and shared_threads(4, 1, cores=2) == 2
+    assert shared_threads(2, 3, cores=2) == 1  # never below one thread
+    with pytest.raises(ValueError, match="threads"):
+        shared_threads(0, 2)
+
+
+def test_an_adapter_run_gives_the_base_and_the_tuned_server_their_share_of_the_cores(tmp_path, monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)  # the 2 cores of the brief
+    s = load_settings(llm_backend="llama-server", llm_model_path=smol_gguf(), llm_threads=2, llm_cache_dir=tmp_path)
+    shared = api._beside_tuned(s)
+    for settings in (shared, shared.model_copy(update={"llm_adapter_path": tmp_path / "adapter.gguf"})):
+        cmd = backend_from_settings(settings).command(8080)
+        assert cmd[cmd.index("--threads") + 1] == "1"
+    assert s.llm.threads == 2  # the caller's settings are left as they were
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
+    assert api._beside_tuned(s) is s
+    openai = load_settings(llm_backend="openai", llm_base_url="http://127.0.0.1:1/v1", llm_model="m", llm_threads=2)
+    assert api._beside_tuned(openai).llm.threads == 2  # a remote endpoint's threads are not ours to share
 
 
 def test_a_missing_binary_or_model_is_one_clear_error(tmp_path):

@@ -166,7 +166,8 @@ def eval_tatqa(
         typer.Option(
             help="A LoRA adapter of the [llm] model (`finkg train reader`: a GGUF LoRA for llama-cpp / llama-server, "
             "a peft folder for transformers): each system is also run as `<system>+lora` by the tuned model, on the "
-            "same questions, and compared with it (paired).",
+            "same questions, and compared with it (paired). The two models share the cores: with a local backend each "
+            "gets [llm] threads, at most half the cores.",
             exists=True,
         ),
     ] = None,
@@ -293,7 +294,8 @@ def eval_reports(
         Path | None,
         typer.Option(
             help="A LoRA adapter of the [llm] model (`finkg train reader`): each system is also written by the "
-            "tuned model as `<system>+lora`, on the same questions, judged by the untuned model like the others.",
+            "tuned model as `<system>+lora`, on the same questions, judged by the untuned model like the others. "
+            "With a local backend each model gets [llm] threads, at most half the cores.",
             exists=True,
         ),
     ] = None,

@@ -24,7 +24,14 @@ from generation.llm.adapters import AdapterBaseMismatch, check_adapter_base
 from generation.llm.base import BudgetExceeded, Completion, LLMAnswerError, LLMBackend, LLMUnavailable, file_sha256
 from generation.llm.cache import LLMCache, cache_key
 from generation.llm.client import LLMClient, LLMResult, LLMUsage
-from generation.llm.factory import BACKENDS, backend_from_settings, cache_from_settings, client_from_settings
+from generation.llm.factory import (
+    BACKENDS,
+    LOCAL_BACKENDS,
+    backend_from_settings,
+    cache_from_settings,
+    client_from_settings,
+    shared_threads,
+)
 from generation.llm.hf import TransformersBackend
 from generation.llm.jsonmode import AnswerNotJSON, parse_answer, schema_problems
 from generation.llm.llamacpp import LlamaCppBackend
@@ -33,6 +40,7 @@ from generation.llm.openai import OpenAICompatibleBackend
 
 __all__ = [
     "BACKENDS",
+    "LOCAL_BACKENDS",
     "AdapterBaseMismatch",
     "AnswerNotJSON",
     "BudgetExceeded",
@@ -57,4 +65,5 @@ __all__ = [
     "metered",
     "parse_answer",
     "schema_problems",
+    "shared_threads",
 ]

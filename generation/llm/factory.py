@@ -11,6 +11,7 @@ any object with an ``llm`` section of that shape (:class:`HasLLMSettings`; finkg
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Protocol
 
@@ -23,6 +24,27 @@ from generation.llm.openai import OpenAICompatibleBackend
 from generation.llm.server import LlamaServerBackend
 
 BACKENDS = ("llama-cpp", "llama-server", "transformers", "openai")
+LOCAL_BACKENDS = ("llama-cpp", "llama-server", "transformers")
+
+
+def shared_threads(threads: int, models: int, cores: int | None = None) -> int:
+    """CPU threads for each of ``models`` local models that run at once on this machine (an evaluation's base and
+    LoRA-tuned model: two llama-servers): the configured ``threads``, lowered so that together they ask for no more
+    threads than there are cores (llama.cpp's threads wait for each other at every layer, so one thread more than
+    the cores stalls them all; measured in ``bench/two_servers.py``), at least 1.
+
+    Args:
+        threads: ``[llm] threads`` (per model). models: how many run at once (>= 1).
+        cores: cores this process may use (default: its CPU affinity, else ``os.cpu_count()``).
+
+    Raises:
+        ValueError: ``threads`` or ``models`` below 1.
+    """
+    if threads < 1 or models < 1:
+        raise ValueError(f"threads ({threads}) and models ({models}) must be >= 1")
+    if cores is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(threads, cores // models))
 
 
 class _Secret(Protocol):
