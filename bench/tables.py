@@ -685,6 +685,13 @@ HEADLINES: dict[str, Callable[[dict[str, Any], dict[str, Any]], tuple[str, str, 
         f"raw llama.cpp, one call at a time: {_f(f, 'raw_tokens_per_s', '.2f')} tokens/s",
         f"{_f(f, 'ratio_best_server_over_raw_x', '.2f')}x (client overhead {_f(f, 'client_overhead_pct', '+.1f')} %)",
     ),
+    "two_servers": lambda f, p: (
+        f"base + LoRA llama-servers side by side, {_f(f, 'best_threads_per_server', 'd')} thread(s) each (the "
+        f"shared_threads default here: {_f(f, 'shared_threads', 'd')}): {_f(f, 'best_tokens_per_s', '.2f')} tokens/s "
+        f"({p.get('model')}, {p.get('prompts')} prompts x 2 servers x 2 rounds)",
+        f"[llm] threads = {p.get('configured_threads')} each: {_f(f, 'configured_tokens_per_s', '.2f')} tokens/s",
+        f"{_f(f, 'ratio_best_over_configured_x', '.2f')}x",
+    ),
     "extraction": lambda f, p: (
         f"`finkg extract` of {p.get('statements')} FOMC statements ({p.get('backend')}, {p.get('in_flight')} in "
         f"flight, filter on, no verification): {_f(f, 'wall_min', '.1f')} min, {_f(f, 'llm_calls', ',')} calls, "
