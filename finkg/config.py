@@ -343,7 +343,12 @@ class LLMSettings(BaseModel):
     )
     n_ctx: int = Field(default=4096, ge=256, description="llama-cpp context window, tokens")
     n_batch: int = Field(default=512, ge=1, description="llama-cpp prompt tokens per batch")
-    threads: int = Field(default=2, ge=1, description="CPU threads (llama-cpp, llama-server, transformers)")
+    threads: int = Field(
+        default=2,
+        ge=1,
+        description="CPU threads per model (llama-cpp, llama-server, transformers); with --adapter two models run "
+        "at once, each with at most half the cores",
+    )
     parallel: int = Field(
         default=4,
         ge=1,
@@ -888,7 +893,7 @@ pictures = true
 # model_path = "/path/to/model.gguf"
 # n_ctx = 4096
 # n_batch = 512
-# threads = 2
+# threads = 2            # per model; `finkg eval ... --adapter` runs two, each with at most half the cores
 # The same GGUF file served by llama.cpp's own server (built by scripts/bootstrap.sh), which decodes
 # `parallel` calls together (continuous batching): extraction and report batches keep that many in flight:
 # backend = "llama-server"
