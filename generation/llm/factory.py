@@ -30,8 +30,9 @@ LOCAL_BACKENDS = ("llama-cpp", "llama-server", "transformers")
 def shared_threads(threads: int, models: int, cores: int | None = None) -> int:
     """CPU threads for each of ``models`` local models that run at once on this machine (an evaluation's base and
     LoRA-tuned model: two llama-servers): the configured ``threads``, lowered so that together they ask for no more
-    threads than there are cores (llama.cpp's threads wait for each other at every layer, so one thread more than
-    the cores stalls them all; measured in ``bench/two_servers.py``), at least 1.
+    threads than there are cores, at least 1. llama.cpp's threads wait for each other at every layer, so threads
+    that share a core with another model's slow both: two llama-servers with 2 threads each on 2 cores gave 2.40
+    completion tokens/s, with 1 thread each 3.40 (1.42x; ``bench/two_servers.py``).
 
     Args:
         threads: ``[llm] threads`` (per model). models: how many run at once (>= 1).
