@@ -54,7 +54,7 @@ def main(
     settings = threads or sorted({configured, shared_threads(configured, 2)}, reverse=True)
     if len(settings) < 2:
         console.print(
-            f"[llm] threads = {configured} already fits this machine for two servers; comparing {configured} with 1"
+            f"\\[llm] threads = {configured} already fits this machine for two servers; comparing {configured} with 1"
         )
         settings = [configured, 1]
     base_path = resolve_model(model)

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from finkg.pipelines.kg_build import ExtractSummary
     from finkg.pipelines.memos import MemoRunSummary
     from finkg.pipelines.reports import BatchSummary
+    from generation.llm import LLMClient
     from kg import Graph
     from kg.browser import SavedQuery
     from kg.schema import ApplyReport
@@ -434,6 +435,17 @@ def _beside_tuned(s: Settings) -> Settings:
     if s.llm.backend not in LOCAL_BACKENDS or threads == s.llm.threads:
         return s
     return s.model_copy(update={"llm_threads": threads})
+
+
+def _base_and_tuned(s: Settings, adapter: Path | None) -> tuple[LLMClient, LLMClient | None]:
+    """The configured LLM client and, with ``adapter``, its LoRA-tuned twin (:func:`_tuned_client`), both built
+    from :func:`_beside_tuned`'s settings since they run at once. Raises as :func:`_tuned_client`."""
+    from generation.llm import client_from_settings
+
+    if adapter is None:
+        return client_from_settings(s), None
+    models = _beside_tuned(s)
+    return client_from_settings(models), _tuned_client(models, adapter)
 
 
 def _report_models(s: Settings, adapter: Path | None = None) -> tuple[Any, Any]:
@@ -1035,7 +1047,6 @@ def eval_tatqa(
     """
     from finkg.eval import tatqa as tatqa_eval
     from generation.agent.memory import DEFAULT_SOLUTION, THRESHOLD, TOP_K, check_solution_form
-    from generation.llm import client_from_settings
     from generation.qa.systems import tfr_answerers
     from ingest.datasets.tatqa import read_tatqa, split_contexts
 
@@ -1051,9 +1062,7 @@ def eval_tatqa(
         chosen_questions = tatqa_eval.of_answer_types(contexts, answer_types, chosen_questions)
     if routes:
         chosen_questions = tatqa_eval.of_agent_routes(contexts, routes, chosen_questions)
-    models = _beside_tuned(s) if adapter else s
-    client = client_from_settings(models)
-    tuned = _tuned_client(models, adapter) if adapter else None
+    client, tuned = _base_and_tuned(s, adapter)
     memory_systems = {"agent-memory", "agent-shuffled"} & set(systems)
     with _opened(None, s) if memory_systems else nullcontext((None, s)) as (g, _):
         memory = _memory(g, s, threshold, top_k) if g is not None and "agent-memory" in memory_systems else None
@@ -1261,9 +1270,8 @@ def eval_reports(
         raise ConfigError(f"unknown system(s) {', '.join(unknown)}; choose from {', '.join(retrieval_systems)}")
     questions = reports.load_questions(batch)
     with _opened(graph, settings) as (g, s):
-        models = _beside_tuned(s) if adapter else s
-        client, embedder = _report_models(models)
-        tuned = _tuned_client(models, adapter) if adapter else None
+        client, tuned = _base_and_tuned(s, adapter)
+        embedder = _embedder(s)
         bert = bertscore_from_settings(s) if s.eval.bertscore_model_path else None
         rows = report_eval.evaluate_reports(
             g,
