@@ -637,7 +637,7 @@ def _reader_rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 TRAIN_READER = Table(
-    ["train-reader-e1", "train-reader", "train-reader-qwen-gpu"],
+    ["train-reader-e1", "train-reader", "train-reader-e3-shipped", "train-reader-qwen-gpu"],
     _reader_rows,
     [
         Column("machine", lambda r: str(r.get("device") or f"{r.get('cores', '?')} CPU cores")),

@@ -1,11 +1,13 @@
-"""The LoRA adapter shipped in data/adapters (issue 18; its MODEL_CARD.md gives the run): a llama.cpp LoRA of
-Qwen2.5-Coder-1.5B's q/v projections, rank 8, alpha 16, accepted on that base only. The base's sha256 is read from
-finkg/models.toml (the installer's catalogue), not from the adapter's record. No model is loaded."""
+"""The LoRA adapters shipped in data/adapters (issue 18; each folder's MODEL_CARD.md gives its run): llama.cpp LoRAs
+of the q/v projections, rank 8, alpha 16, each accepted on its own base only. The bases' sha256 are read from
+finkg/models.toml (the installer's catalogue), not from the adapters' records. The structural tests load no model;
+the last one (marked ``model``) asks SmolLM2 with and without its adapter."""
 
 from __future__ import annotations
 
 import hashlib
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -14,29 +16,58 @@ from gguf import GGUFReader
 from generation.llm.adapters import AdapterBaseMismatch, adapter_identity, check_adapter_base
 
 ROOT = Path(__file__).resolve().parents[1]
-ADAPTER = ROOT / "data" / "adapters" / "qwen2.5-coder-1.5b-tatqa-reader" / "adapter.gguf"
+ADAPTERS = ROOT / "data" / "adapters"
 CATALOGUE = {m["name"]: m for m in tomllib.loads((ROOT / "finkg" / "models.toml").read_text())["model"]}
+QWEN, SMOL = "qwen2.5-coder-1.5b-instruct-q4_k_m", "smollm2-135m-instruct-q4_1"
 
 
-def test_the_adapter_is_the_model_cards_lora_of_qwens_q_and_v_projections():
-    card = (ADAPTER.parent / "MODEL_CARD.md").read_text(encoding="utf-8")
-    assert hashlib.sha256(ADAPTER.read_bytes()).hexdigest() in card
-    reader = GGUFReader(str(ADAPTER))
+@dataclass(frozen=True)
+class Shipped:
+    """What a shipped adapter must be: its folder, its base and another model of the catalogue, the GGUF
+    architecture, the number of transformer layers, and the id the README's runs recorded on their answers."""
+
+    folder: str
+    base: str
+    other: str
+    architecture: str
+    layers: int
+    identity: str
+
+
+SHIPPED = [
+    Shipped("qwen2.5-coder-1.5b-tatqa-reader", QWEN, SMOL, "qwen2", 28, "ed7bdee79520eb12"),
+    Shipped("smollm2-135m-tatqa-reader", SMOL, QWEN, "llama", 30, "4e27010b2804a7cc"),
+]
+
+
+def _file(shipped: Shipped) -> Path:
+    return ADAPTERS / shipped.folder / "adapter.gguf"
+
+
+@pytest.mark.parametrize("shipped", SHIPPED, ids=lambda s: s.folder)
+def test_the_adapter_is_its_model_cards_lora_of_the_q_and_v_projections(shipped):
+    adapter = _file(shipped)
+    card = (adapter.parent / "MODEL_CARD.md").read_text(encoding="utf-8")
+    assert hashlib.sha256(adapter.read_bytes()).hexdigest() in card
+    reader = GGUFReader(str(adapter))
     assert reader.fields["general.type"].contents() == "adapter"
     assert reader.fields["adapter.type"].contents() == "lora"
     assert reader.fields["adapter.lora.alpha"].contents() == 16.0
-    assert reader.fields["general.architecture"].contents() == "qwen2"
+    assert reader.fields["general.architecture"].contents() == shipped.architecture
     names = {t.name for t in reader.tensors}
-    assert len(names) == 112  # 28 layers x (q, v) x (lora_a, lora_b)
+    assert len(names) == shipped.layers * 2 * 2  # layers x (q, v) x (lora_a, lora_b)
     assert {n.split(".")[2] for n in names} == {"attn_q", "attn_v"}
-    ranks = {int(min(t.shape)) for t in reader.tensors}
-    assert ranks == {8}
-    assert adapter_identity(ADAPTER) == "ed7bdee79520eb12"  # the id in the answers of the README's runs
+    assert {int(min(t.shape)) for t in reader.tensors} == {8}
+    assert adapter_identity(adapter) == shipped.identity
 
 
-def test_the_adapter_loads_on_its_base_only():
-    qwen = CATALOGUE["qwen2.5-coder-1.5b-instruct-q4_k_m"]["sha256"]
-    smol = CATALOGUE["smollm2-135m-instruct-q4_1"]["sha256"]
-    check_adapter_base(ADAPTER, f"gguf:{qwen}", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")
-    with pytest.raises(AdapterBaseMismatch, match=r"qwen2\.5-coder-1\.5b.*SmolLM2"):
-        check_adapter_base(ADAPTER, f"gguf:{smol}", "SmolLM2-135M-Instruct.Q4_1.gguf")
+@pytest.mark.parametrize("shipped", SHIPPED, ids=lambda s: s.folder)
+def test_the_adapter_loads_on_its_base_only(shipped):
+    adapter = _file(shipped)
+    base, other = CATALOGUE[shipped.base], CATALOGUE[shipped.other]
+    check_adapter_base(adapter, f"gguf:{base['sha256']}", base["filename"])
+    with pytest.raises(AdapterBaseMismatch) as refused:
+        check_adapter_base(adapter, f"gguf:{other['sha256']}", other["filename"])
+    said = str(refused.value)
+    assert other["filename"] in said
+    assert shipped.base.split("-")[0] in said.lower()  # both names: the adapter's base and the configured one
