@@ -311,6 +311,8 @@ TATQA_READER_DIFF = _tatqa_differences("eval-tatqa-reader")
 # the same, with the three-epoch adapter (seed 004's default), the reader alone
 TATQA_READER_E3 = _tatqa_ci_table("eval-tatqa-reader-e3")
 TATQA_READER_E3_DIFF = _tatqa_differences("eval-tatqa-reader-e3")
+TATQA_AGENT_SMOLLM2_E3 = _tatqa_ci_table("eval-tatqa-agent-smollm2-e3")
+TATQA_AGENT_SMOLLM2_E3_DIFF = _tatqa_differences("eval-tatqa-agent-smollm2-e3")
 # Qwen2.5-Coder-1.5B, base and LoRA-tuned on a GPU (the device tool), the reader alone on the device
 TATQA_READER_QWEN = _tatqa_ci_table("eval-tatqa-reader-qwen-gpu")
 TATQA_READER_QWEN_DIFF = _tatqa_differences("eval-tatqa-reader-qwen-gpu")
@@ -916,6 +918,8 @@ TABLES: dict[str, Table] = {
     "eval-tatqa-reader-diff": TATQA_READER_DIFF,
     "eval-tatqa-reader-e3": TATQA_READER_E3,
     "eval-tatqa-reader-e3-diff": TATQA_READER_E3_DIFF,
+    "eval-tatqa-agent-smollm2-e3": TATQA_AGENT_SMOLLM2_E3,
+    "eval-tatqa-agent-smollm2-e3-diff": TATQA_AGENT_SMOLLM2_E3_DIFF,
     "eval-tatqa-reader-qwen-gpu": TATQA_READER_QWEN,
     "eval-tatqa-reader-qwen-gpu-diff": TATQA_READER_QWEN_DIFF,
     "eval-tatqa-agent-qwen-lora": TATQA_AGENT_QWEN_LORA,
