@@ -1,11 +1,11 @@
 """The LoRA adapters shipped in data/adapters (issue 18; each folder's MODEL_CARD.md gives its run): llama.cpp LoRAs
 of the q/v projections, rank 8, alpha 16, each accepted on its own base only. The bases' sha256 are read from
-finkg/models.toml (the installer's catalogue), not from the adapters' records. The structural tests load no model;
-the last one (marked ``model``) asks SmolLM2 with and without its adapter."""
+finkg/models.toml (the installer's catalogue), not from the adapters' records. No model is loaded."""
 
 from __future__ import annotations
 
 import hashlib
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,8 +66,6 @@ def test_the_adapter_loads_on_its_base_only(shipped):
     adapter = _file(shipped)
     base, other = CATALOGUE[shipped.base], CATALOGUE[shipped.other]
     check_adapter_base(adapter, f"gguf:{base['sha256']}", base["filename"])
-    with pytest.raises(AdapterBaseMismatch) as refused:
+    both = f"{re.escape(base['filename'])}.*{re.escape(other['filename'])}"  # the adapter's base, then the configured
+    with pytest.raises(AdapterBaseMismatch, match=both):
         check_adapter_base(adapter, f"gguf:{other['sha256']}", other["filename"])
-    said = str(refused.value)
-    assert other["filename"] in said
-    assert shipped.base.split("-")[0] in said.lower()  # both names: the adapter's base and the configured one
