@@ -161,17 +161,15 @@ REPORTS = Table(
     ],
 )
 
-REPORTS_READER = Table(
-    ["eval-reports-reader"],
-    _single("eval-reports-reader", "systems"),
-    REPORTS.columns,
-)
 
-REPORTS_READER_QWEN = Table(
-    ["eval-reports-reader-qwen"],
-    _single("eval-reports-reader-qwen", "systems"),
-    REPORTS.columns,
-)
+def _reports_like(name: str) -> Table:
+    """A table of `finkg eval reports` results (bench/results/<name>.json) with REPORTS' columns."""
+    return Table([name], _single(name, "systems"), REPORTS.columns)
+
+
+REPORTS_READER = _reports_like("eval-reports-reader")
+REPORTS_READER_E3 = _reports_like("eval-reports-reader-e3")
+REPORTS_READER_QWEN = _reports_like("eval-reports-reader-qwen")
 
 TATQA_NAMES = {
     "two-stage": "two-stage (BM25 over the context's paragraphs)",
@@ -905,6 +903,7 @@ TABLES: dict[str, Table] = {
     "eval-reports-agent-readers-questions": REPORT_READERS_QUESTIONS,
     "eval-reports": REPORTS,
     "eval-reports-reader": REPORTS_READER,
+    "eval-reports-reader-e3": REPORTS_READER_E3,
     "eval-reports-reader-qwen": REPORTS_READER_QWEN,
     "eval-tatqa": TATQA,
     "eval-tatqa-agent": TATQA_AGENT,
