@@ -1,25 +1,29 @@
-"""Regenerate the README's benchmark and evaluation tables from ``bench/results/*.json``.
+"""Regenerate the benchmark and evaluation tables of README.md and the docs site from ``bench/results/*.json``.
 
-Every generated table sits between two markers in README.md::
+Every generated table sits between two markers in README.md or a page of ``docs/``::
 
     <!-- table:NAME -->
     ...generated...
     <!-- /table:NAME -->
 
-and NAME is a key of :data:`TABLES`. ``python bench/tables.py`` rewrites what is between each pair of
-markers from the results files (the one results format of :mod:`finkg.eval.results`) and leaves everything
-else as it is; running it twice changes nothing. ``python bench/tables.py --check`` changes nothing and
-exits 1 when a table in the README differs from what the results files give (it names the tables), so CI
-can tell a README that was edited by hand or not regenerated after a rerun.
+and NAME is a key of :data:`TABLES`, or ``sources``: the page's one provenance table (each results file the
+page's other tables read, once, with its date, git commit, machine and command), so a table itself ends with
+a one-line pointer to its file instead of a repeated footer. ``python bench/tables.py`` rewrites what is
+between each pair of markers in every target (README.md and ``docs/**/*.md``) from the results files (the
+one results format of :mod:`finkg.eval.results`) and leaves everything else as it is; running it twice
+changes nothing. ``python bench/tables.py --check`` changes nothing and exits 1 when a table in any target
+differs from what the results files give (it names the files and tables), so CI can tell a page that was
+edited by hand or not regenerated after a rerun.
 
-Each table ends with a line that says where its figures come from: for a measurement, the date, the git
-commit and the machine (cores, RAM, CPU) it was measured on and the command; for figures imported from an
-earlier README (long LLM runs that cannot be rerun on this machine; the file has ``provenance``), "imported,
-measured by DATE" with the commit that first stated them.
+A results file measured here says so (date, commit, machine, command); figures imported from an earlier
+README (long LLM runs that cannot be rerun on this machine; the file has ``provenance``) are labelled
+"imported, not rerun". Commands recorded with the paths of the machine they ran on show the public data
+sets as ``$TATQA_DEV`` (TAT-QA's ``tatqa_dataset_dev.json``) and ``$MARKET`` (the stocknet prices and tweets
+with the S&P 500 index); the results files keep the commands as run.
 
-    python bench/tables.py                 # rewrite README.md
-    python bench/tables.py --check         # exit 1 if README.md is out of date
-    python bench/tables.py --readme R.md --results-dir DIR
+    python bench/tables.py                 # rewrite README.md and docs/**/*.md
+    python bench/tables.py --check         # exit 1 if any of them is out of date
+    python bench/tables.py --readme R.md --results-dir DIR   # one file only
 
 Errors (exit 2, the message names the file): a marker without its closing marker or naming no known
 table, a results file a table needs that does not exist or is not JSON.
@@ -38,7 +42,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 RESULTS = ROOT / "bench" / "results"
+SOURCES = "sources"  # the per-page provenance table (not in TABLES: it renders from the page's other tables)
 
 OPEN = re.compile(r"<!-- table:(?P<name>[\w.-]+) -->")
 BLOCK = re.compile(
@@ -122,20 +128,40 @@ def machine_text(machine: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+PUBLIC_PATHS = (
+    (re.compile(r"(?:\.\./|/work/)shared/data/tatqa/tatqa_dataset_dev\.json"), "$TATQA_DEV"),
+    (re.compile(r"(?:\.\./|/work/)shared/data/sec-fsds/"), "data/sec-fsds/"),
+    (re.compile(r"(?:\.\./|/work/)shared/data/market"), "$MARKET"),
+)
+
+
+def public_command(command: str) -> str:
+    """``command`` with the paths of the machine it ran on replaced by the names the docs use for the public
+    data sets (``$TATQA_DEV``, ``$MARKET``; the shipped ``data/sec-fsds/``)."""
+    for pattern, name in PUBLIC_PATHS:
+        command = pattern.sub(name, command)
+    return command
+
+
 def provenance_line(record: dict[str, Any]) -> str:
-    """The line under a table: measured (date, commit, machine, command) or imported (when, from where)."""
+    """The line under a table: the results file it comes from, and when it was measured (or imported)."""
     date = str(record.get("date", "?"))[:10]
+    path = f"`bench/results/{record['name']}.json`"
     if record.get("provenance"):
-        return (
-            f"_Imported, measured by {date} (first stated in the README at commit "
-            f"`{short_sha(record.get('git_sha', '?'))}`; {machine_text(record.get('machine', {}))}); "
-            f"not rerun since: `bench/results/{record['name']}.json` keeps the provenance and the command "
-            f"`{record.get('command', '?')}`._"
-        )
-    return (
-        f"_Measured {date} at commit `{short_sha(record.get('git_sha', '?'))}` on "
-        f"{machine_text(record.get('machine', {}))}: `{record.get('command', '?')}`._"
-    )
+        return f"_From {path}: imported from an earlier README, measured by {date}, not rerun._"
+    return f"_From {path}, measured {date}._"
+
+
+def source_row(record: dict[str, Any]) -> dict[str, str]:
+    """A row of a page's sources table: file, how it was made, date, commit, machine and command."""
+    return {
+        "file": f"`bench/results/{record['name']}.json`",
+        "kind": "imported, not rerun" if record.get("provenance") else "measured",
+        "date": str(record.get("date", "?"))[:10],
+        "commit": f"`{short_sha(record.get('git_sha', '?'))}`",
+        "machine": machine_text(record.get("machine", {})),
+        "command": f"`{public_command(str(record.get('command', '?')))}`",
+    }
 
 
 # --------------------------------------------------------------------------- the tables
@@ -898,7 +924,155 @@ REPORT_READERS_QUESTIONS = Table(
     ],
 )
 
+HYBRID_LATENCY = Table(
+    ["hybrid_latency"],
+    _single("hybrid_latency", "latency"),
+    [
+        Column("pool", lambda r: f"{r['pool']} ({r['pool_chunks_mean']:,.0f} chunks on average)"),
+        Column("system", lambda r: str(r["system"])),
+        Column("p50 ms", lambda r: num(r.get("p50_ms"), ".1f")),
+        Column("p95 ms", lambda r: num(r.get("p95_ms"), ".1f")),
+        Column("mean ms", lambda r: num(r.get("mean_ms"), ".1f")),
+        Column("p50 / BM25 p50", lambda r: num(r.get("p50_over_bm25_p50"), ".2f")),
+    ],
+)
+
+STARTUP = Table(
+    ["startup"],
+    _single("startup", "startup"),
+    [
+        Column("command", lambda r: f"`{r['command']}`"),
+        Column("median s", lambda r: num(r.get("median s"), ".2f")),
+        Column("importing the heavy libraries up front (baseline), s", lambda r: num(r.get("baseline s"), ".1f")),
+    ],
+)
+
+
+SEC_TRUST_FIGURES = (
+    ("filings in the quarter", "filings"),
+    ("co-registrant filings", "coregistrant_filings"),
+    ("... with memo facts", "coregistrant_filings_with_memo_facts"),
+    ("... through the `ParentCompany` member", "coregistrant_entity_parentcompany"),
+    ("filings with a revenue", "filings_with_revenue"),
+    ("... from the income statement's top revenue line", "revenue_from_income_statement_line"),
+    ("filings reporting none of the canonical revenue tags", "filings_without_canonical_revenue_tag"),
+    ("derived total liabilities", "derived_liabilities"),
+    ("... with items between liabilities and equity", "derived_liabilities_with_mezzanine_items"),
+    ("filings with a `prevrpt` (amended)", "prevrpt_filings"),
+    ("... resolved to their amendment in the quarter", "superseded_resolved_to_amendment"),
+    ("... flagged as amended later, outside the graph", "amended_later_outside_graph"),
+    ("plausibility (scale) flags", "plausibility_flags"),
+    ('memos labelled "insufficient data"', "memos_insufficient_data"),
+)
+
+SEC_TRUST = Table(
+    ["sec_trust"],
+    lambda records: [
+        {"what": what, "value": records["sec_trust"].get("figures", {}).get(key)} for what, key in SEC_TRUST_FIGURES
+    ],
+    [Column("on the shipped 2009q3 quarter", lambda r: r["what"]), Column("count", lambda r: num(r["value"], ","))],
+)
+
+
+def _all_row(record: dict[str, Any], system: str, key: str = "rows") -> dict[str, Any]:
+    """The ``all`` row of ``system`` in a TAT-QA record's table ``key`` (empty when absent)."""
+    for r in record.get("tables", {}).get(key, []):
+        if r["system"] == system and r["answer_type"] == "all":
+            return r
+    return {}
+
+
+def _em(record: dict[str, Any], system: str) -> str:
+    r = _all_row(record, system)
+    if not r:
+        return "n/a"
+    return f"EM {r['em']:.1f} [{r['em_ci_low']:.1f}, {r['em_ci_high']:.1f}] on {r['questions']} questions"
+
+
+def _memo_exact(record: dict[str, Any]) -> str:
+    rate = record["figures"]["systems"]["structured+verifier"]["exact_rate"]
+    memos = record["figures"]["systems"]["structured+verifier"]["memos"]
+    return f"{100 * rate['mean']:.1f} % [{100 * rate['ci_low']:.1f}, {100 * rate['ci_high']:.1f}] of {memos} memos"
+
+
+def _sec_exact(record: dict[str, Any]) -> str:
+    rows = [r for r in record.get("tables", {}).get("sec_summary", []) if r["kind"] == "all"]
+    return f"{rows[0]['exact']} of {rows[0]['questions']}" if rows else "n/a"
+
+
+# The README's headline figures: (what, results file, the figure read from it).
+HEADLINE_FIGURES: list[tuple[str, str, Callable[[dict[str, Any]], str]]] = [
+    (
+        "risk memos: numbers stated exactly, against a gold computed outside finkg (2009q3)",
+        "memo-eval",
+        _memo_exact,
+    ),
+    ("SEC questions answered exactly by `finkg ask` (no LLM; 2009q3 10-Qs)", "eval-agent", _sec_exact),
+    (
+        "TAT-QA, the analyst agent with Qwen2.5-Coder-1.5B (development sample)",
+        "eval-tatqa-memory-routes",
+        lambda r: _em(r, "agent"),
+    ),
+    (
+        "TAT-QA, LoRA-tuned Qwen reader + calculator (the same sample)",
+        "eval-tatqa-reader-calc-qwen-lora",
+        lambda r: _em(r, "reader-calc+lora"),
+    ),
+    (
+        "triple extraction from all FOMC statements (llama-server, 2 cores)",
+        "extraction",
+        lambda r: (
+            f"{r['figures']['wall_min']:.1f} min for {r['parameters'].get('statements')} statements; "
+            f"P / R {r['figures']['gold_precision']:.3f} / {r['figures']['gold_recall']:.3f} on the gold set"
+        ),
+    ),
+    (
+        "hybrid retrieval over 100,000 SEC sentences, as-of pools",
+        "hybrid_latency",
+        lambda r: f"p50 {r['figures']['hybrid_asof_p50_ms']:.1f} ms / p95 {r['figures']['hybrid_asof_p95_ms']:.1f} ms",
+    ),
+    (
+        "bulk import against transactional ingest of a quarter",
+        "bulk-import",
+        lambda r: (
+            f"{r['figures']['bulk_facts_per_s']:,.0f} against {r['figures']['tx_facts_per_s']:,.0f} facts/s "
+            f"({r['figures']['ratio_tx_over_bulk_s_x']:.2f}x)"
+        ),
+    ),
+    (
+        "reliability attacks handled (kill -9, guard, hostile input, limits, secrets)",
+        "reliability",
+        lambda r: f"{r['figures']['total_handled']} of {r['figures']['total_attempts']}",
+    ),
+    ("`finkg --help` start-up (median)", "startup", lambda r: f"{r['figures']['help_median_s']:.2f} s"),
+]
+
+
+def _headline_rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {"what": what, "figure": figure(records[name]), "name": name, "record": records[name]}
+        for what, name, figure in HEADLINE_FIGURES
+        if name in records
+    ]
+
+
+HEADLINE = Table(
+    [name for _, name, _ in HEADLINE_FIGURES],
+    _headline_rows,
+    [
+        Column("what", lambda r: r["what"]),
+        Column("figure", lambda r: r["figure"]),
+        Column("results file", lambda r: f"`bench/results/{r['name']}.json`"),
+        Column("measured", lambda r: str(r["record"].get("date", "?"))[:10]),
+    ],
+    provenance_per_row=True,
+)
+
 TABLES: dict[str, Table] = {
+    "headline": HEADLINE,
+    "hybrid-latency": HYBRID_LATENCY,
+    "startup": STARTUP,
+    "sec-trust": SEC_TRUST,
     "eval-reports-agent-readers": REPORT_READERS,
     "eval-reports-agent-readers-questions": REPORT_READERS_QUESTIONS,
     "eval-reports": REPORTS,
@@ -1029,8 +1203,37 @@ def render(name: str, directory: Path = RESULTS) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_sources(names: Sequence[str], directory: Path = RESULTS) -> str:
+    """The Markdown of a page's ``sources`` table: every results file the tables ``names`` read, once, in the
+    order they first appear, with how it was made, its date, commit, machine and command.
+
+    Raises:
+        TablesError: a table name is unknown, or see :func:`load_records`.
+    """
+    files: list[str] = []
+    for name in names:
+        if name not in TABLES:
+            raise TablesError(f"unknown table {name!r} (known: {', '.join(TABLES)})")
+        files += [f for f in TABLES[name].results if f not in files]
+    records = load_records(files, directory, required=False)
+    rows = [source_row(records[f]) for f in files if f in records]
+    if not rows:
+        raise TablesError(f"{directory}: no results files for the sources table (no other table on the page)")
+    keys = ("file", "kind", "date", "commit", "machine", "command")
+    lines = [
+        "| results file | figures | date | commit | machine | command |",
+        "|" + "---|" * len(keys),
+        *("| " + " | ".join(r[k].replace("|", "\\|") for k in keys) + " |" for r in rows),
+        "",
+        "_Each file keeps its command, parameters and every figure; `python bench/tables.py` regenerates the "
+        "tables of this page from them._",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def update(text: str, directory: Path = RESULTS, source: str = "README.md") -> tuple[str, list[str]]:
-    """``text`` with every marked table regenerated, and the names of the tables that changed.
+    """``text`` with every marked table regenerated (the ``sources`` table from the others of ``text``), and
+    the names of the tables that changed.
 
     Raises:
         TablesError: an opening marker without its closing marker (named with its line), or see :func:`render`.
@@ -1040,10 +1243,11 @@ def update(text: str, directory: Path = RESULTS, source: str = "README.md") -> t
         if m.start() not in closed:
             line = text.count("\n", 0, m.start()) + 1
             raise TablesError(f"{source}:{line}: <!-- table:{m['name']} --> has no <!-- /table:{m['name']} -->")
+    names = [m["name"] for m in BLOCK.finditer(text) if m["name"] != SOURCES]
     changed: list[str] = []
 
     def replace(m: re.Match[str]) -> str:
-        body = render(m["name"], directory)
+        body = render_sources(names, directory) if m["name"] == SOURCES else render(m["name"], directory)
         if body != m["body"]:
             changed.append(m["name"])
         return m["open"] + body + m["close"]
@@ -1051,30 +1255,47 @@ def update(text: str, directory: Path = RESULTS, source: str = "README.md") -> t
     return BLOCK.sub(replace, text), changed
 
 
+def targets() -> list[Path]:
+    """The files whose tables are generated: README.md and every Markdown page of ``docs/``."""
+    return [README, *sorted(DOCS.rglob("*.md"))]
+
+
+def _name(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--check", action="store_true", help="exit 1 if the README is out of date; write nothing")
-    ap.add_argument("--readme", type=Path, default=README)
+    ap.add_argument("--check", action="store_true", help="exit 1 if a target is out of date; write nothing")
+    ap.add_argument("--readme", type=Path, action="append", help="only this file (repeatable; default: all targets)")
     ap.add_argument("--results-dir", type=Path, default=RESULTS)
     args = ap.parse_args(argv)
-    try:
-        text = args.readme.read_text(encoding="utf-8")
-        new, changed = update(text, args.results_dir, str(args.readme))
-    except (TablesError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if args.check:
+    files = args.readme or targets()
+    stale: list[str] = []
+    total = 0
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+            new, changed = update(text, args.results_dir, _name(path))
+        except (TablesError, OSError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        total += len(BLOCK.findall(text))
+        if args.check:
+            if changed:
+                stale.append(f"{_name(path)}: {', '.join(changed)}")
+            continue
+        if new != text:
+            path.write_text(new, encoding="utf-8")
         if changed:
-            print(
-                f"{args.readme}: out of date: {', '.join(changed)} (run python bench/tables.py)",
-                file=sys.stderr,
-            )
-            return 1
-        print(f"{args.readme}: {len(BLOCK.findall(text))} tables up to date")
-        return 0
-    if new != text:
-        args.readme.write_text(new, encoding="utf-8")
-    print(f"{args.readme}: regenerated {', '.join(changed) or 'nothing (up to date)'}")
+            print(f"{_name(path)}: regenerated {', '.join(changed)}")
+    if stale:
+        print("out of date (run python bench/tables.py): " + "; ".join(stale), file=sys.stderr)
+        return 1
+    print(f"{total} tables up to date in {len(files)} files" if args.check else f"{total} tables in {len(files)} files")
     return 0
 
 

@@ -1,4 +1,5 @@
-"""bench/tables.py: README tables generated from bench/results/*.json (pure: no Neo4j, no model)."""
+"""bench/tables.py: the tables of README.md and the docs pages, generated from bench/results/*.json (pure: no Neo4j,
+no model)."""
 
 from __future__ import annotations
 
@@ -20,12 +21,29 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, cwd=ROOT)
 
 
-def test_committed_readme_is_up_to_date():
-    """The README's generated tables match the committed results files (`python bench/tables.py --check`)."""
+def test_committed_readme_and_docs_are_up_to_date():
+    """The generated tables of README.md and docs/**/*.md match the committed results files
+    (`python bench/tables.py --check`), and every table has its place in one of them."""
     proc = _run("--check")
     assert proc.returncode == 0, proc.stderr
-    tables = bench_script("tables").TABLES  # every table has its place in the README
-    assert f"{len(tables)} tables up to date" in proc.stdout
+    assert "tables up to date in" in proc.stdout
+    tables = bench_script("tables")
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    texts = {path: path.read_text(encoding="utf-8") for path in pages}
+    placed = {m["name"] for text in texts.values() for m in tables.BLOCK.finditer(text)}
+    assert set(tables.TABLES) <= placed, sorted(set(tables.TABLES) - placed)
+    assert "<!-- table:headline -->" in texts[ROOT / "README.md"]  # the README's headline figures
+    for path, text in texts.items():  # a page with generated tables names their results files once
+        names = {m["name"] for m in tables.BLOCK.finditer(text)} - {"headline"}
+        if names and path != ROOT / "README.md":
+            assert "<!-- table:sources -->" in text, path
+
+
+def test_no_link_to_files_a_user_does_not_have():
+    """README.md and the docs never point into ../shared/ (the machine the project was built on)."""
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        text = path.read_text(encoding="utf-8")
+        assert "../shared" not in text and "/work/shared" not in text, path
 
 
 def test_every_results_file_is_in_the_one_format():
@@ -117,7 +135,9 @@ def test_imported_results_say_so_and_bold_the_best(tmp_path: Path):
     )
     body = tables.render("eval-rerank", results)
     assert "| b | 2 | 0.500 | 0.750 |" in body
-    assert "_Imported, measured by 2026-11-23" in body and "`8f861d1`" in body
+    assert "_From `bench/results/eval-rerank.json`: imported from an earlier README, measured by 2026-11-23" in body
+    sources = tables.render_sources(["eval-rerank"], results)
+    assert "| `bench/results/eval-rerank.json` | imported, not rerun | 2026-11-23 | `8f861d1` |" in sources
 
     cell = tables.num(0.317, ".3f")
     assert (cell.text, cell.value) == ("0.317", 0.317)
@@ -155,4 +175,46 @@ def test_an_evaluation_summary_feeds_its_readme_table(tmp_path: Path):
     assert record["parameters"]["questions"] == 2 and record["figures"]["single-stage_em_pct"] == 50.0
     body = bench_script("tables").render("eval-tatqa", tmp_path / "results")
     assert "| single-stage | **50.00** | **75.00** | 100.00 | n/a | 0.00 |" in body
-    assert "span F1 (1)" in body and "_Measured " in body
+    assert "span F1 (1)" in body and "_From `bench/results/eval-tatqa.json`, measured " in body
+
+
+def _startup_result(results: Path, command: str = "startup.py") -> None:
+    """A small startup.json (its table `startup` has one row) in the one results format."""
+    rows = [{"command": "finkg --help", "median s": 0.5, "baseline s": 9.0}]
+    write_result("startup", {}, {}, tables={"startup": rows}, directory=results, command=command)
+
+
+def test_one_sources_table_per_page(tmp_path: Path):
+    """A page's `sources` table lists each results file its other tables read once (a footer per table names only
+    its file), with the command's machine paths shown as the docs' names for the public data sets."""
+    tables = bench_script("tables")
+    results = tmp_path / "results"
+    _startup_result(results, "startup.py ../shared/data/tatqa/tatqa_dataset_dev.json --out /tmp/x")
+    with pytest.raises(tables.TablesError, match="no results files for the sources table"):
+        tables.update("# page\n\n<!-- table:sources -->\n<!-- /table:sources -->\n", results, "page.md")
+    text = "<!-- table:startup -->\n<!-- /table:startup -->\n" * 2
+    text += "<!-- table:sources -->\nstale\n<!-- /table:sources -->\n"
+    new, changed = tables.update(text, results, "page.md")
+    assert changed == ["startup", "startup", "sources"]
+    assert new.count("_From `bench/results/startup.json`, measured ") == 2  # one line per table, no machine
+    assert new.count("| `bench/results/startup.json` | measured |") == 1  # the page's one provenance row
+    assert "`startup.py $TATQA_DEV --out /tmp/x`" in new and "../shared" not in new
+    assert tables.public_command("x /work/shared/data/market/prices y") == "x $MARKET/prices y"
+    assert tables.public_command("--zip /work/shared/data/sec-fsds/2009q3.zip") == "--zip data/sec-fsds/2009q3.zip"
+
+
+def test_check_covers_every_file_it_is_given(tmp_path: Path):
+    """`--check` with two files fails naming the stale one and its table; the run rewrites only what differs."""
+    results = tmp_path / "results"
+    _startup_result(results)
+    fresh, stale = tmp_path / "fresh.md", tmp_path / "stale.md"
+    for path in (fresh, stale):
+        path.write_text("<!-- table:startup -->\n<!-- /table:startup -->\n", encoding="utf-8")
+    assert _run("--readme", str(fresh), "--results-dir", str(results)).returncode == 0
+    args = ("--readme", str(fresh), "--readme", str(stale), "--results-dir", str(results))
+    proc = _run("--check", *args)
+    assert proc.returncode == 1 and f"{stale}: startup" in proc.stderr and str(fresh) + ":" not in proc.stderr
+    assert _run(*args).returncode == 0
+    proc = _run("--check", *args)
+    assert proc.returncode == 0 and "2 tables up to date in 2 files" in proc.stdout
+    assert "| `finkg --help` | 0.50 | 9.0 |" in stale.read_text(encoding="utf-8")
