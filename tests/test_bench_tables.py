@@ -4,6 +4,7 @@ no model)."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -218,3 +219,29 @@ def test_check_covers_every_file_it_is_given(tmp_path: Path):
     proc = _run("--check", *args)
     assert proc.returncode == 0 and "2 tables up to date in 2 files" in proc.stdout
     assert "| `finkg --help` | 0.50 | 9.0 |" in stale.read_text(encoding="utf-8")
+
+
+def test_readme_gives_the_two_commands_ci_runs():
+    """The README's first code block is the two commands; .ci/run runs the second one exactly."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("```bash\n", 1)[1].split("```", 1)[0]
+    assert [line.split("#")[0].strip() for line in block.splitlines()] == ["bash scripts/demo", "bash scripts/test"]
+    assert "\nbash scripts/test" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_docs_site_pages_and_links_exist():
+    """Without mkdocs installed: every page mkdocs.yml names exists, every page of docs/ is in the nav or
+    excluded, and every relative link of README.md and the docs' pages points to a file that exists."""
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    nav = re.findall(r"^\s+- (?:[^:\n]+: )?([\w./-]+\.md)$", config, re.M)
+    excluded = set(re.findall(r"^  ([\w./-]+)$", config.split("exclude_docs: |", 1)[1], re.M))
+    docs = ROOT / "docs"
+    pages = {str(p.relative_to(docs)) for p in docs.rglob("*.md")}
+    assert nav and set(nav) <= pages, sorted(set(nav) - pages)
+    assert pages - excluded == set(nav), sorted(pages - excluded - set(nav))
+    for page in [ROOT / "README.md", *(docs / p for p in sorted(pages - excluded))]:
+        text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+            if "://" in target:
+                continue
+            assert (page.parent / target).exists(), f"{page.relative_to(ROOT)}: {target}"
