@@ -550,8 +550,20 @@ MONTHS = [
 ]
 ORD = {1: "first", 2: "second", 3: "third", 4: "fourth"}
 SPANS = {1: "three", 2: "six", 3: "nine", 4: "twelve"}
-# fiscal period ends as the filing states them, where they differ from FSDS's month end (checked by hand)
-FISCAL_DATES = {200406: "June 28, 2009"}  # Johnson & Johnson's 10-Q for its fiscal second quarter 2009
+
+
+def fiscal_date(instance: str, period: str) -> str:
+    """The period end the filing states: the date in its XBRL instance's name (``jnj-20090628.xml``: June 28, 2009,
+    the EDGAR naming rule), when within 16 days of FSDS's month-end ``period``; else ``period``."""
+    m = re.search(r"-(\d{8})\.xml$", instance)
+    if m:
+        try:
+            a, b = date.fromisoformat(m.group(1)), date.fromisoformat(period)
+        except ValueError:
+            return period
+        if abs((a - b).days) <= 16:
+            return m.group(1)
+    return period
 
 
 def day(d: str) -> str:
@@ -568,11 +580,17 @@ class Filing:
     fye: str
     fp: str
     period: str
+    fiscal: str  # the period end as the filing states it (its XBRL instance's date), else FSDS's month end
     names: list[str] = field(default_factory=list)
 
     @property
     def calendar(self) -> bool:
-        return self.fye == "1231" and self.period[4:] in ("0331", "0630", "0930", "1231")
+        """A calendar fiscal year: fiscal quarter n ends in calendar month 3n."""
+        return (
+            self.fye == "1231"
+            and self.period[4:] in ("0331", "0630", "0930", "1231")
+            and (int(self.period[4:6]) // 3 == self.ytd_qtrs)
+        )
 
     @property
     def ytd_qtrs(self) -> int:
@@ -584,9 +602,10 @@ class Filing:
 
 
 def quarter_phrases(f: Filing) -> list[str]:
-    d, y, m = f.period, f.period[:4], int(f.period[4:6])
-    out = [f"the quarter ended {FISCAL_DATES.get(f.cik, day(d))}", f"the {MONTHS[m - 1]} {y} quarter"]
-    out.append(f"the three months ended {FISCAL_DATES.get(f.cik, day(d))}")
+    y, m = f.period[:4], int(f.period[4:6])
+    out = [f"the quarter ended {day(f.fiscal)}", f"the three months ended {day(f.fiscal)}"]
+    if f.fiscal[4:6] == f.period[4:6]:
+        out.append(f"the {MONTHS[m - 1]} {y} quarter")
     if f.calendar:
         q = m // 3
         out += [f"Q{q} {y}", f"the {ORD[q]} quarter of {y}", f"{y} Q{q}", f"{ORD[q]}-quarter {y}"]
@@ -594,8 +613,10 @@ def quarter_phrases(f: Filing) -> list[str]:
 
 
 def instant_phrases(f: Filing) -> list[str]:
-    d, y, m = f.period, f.period[:4], int(f.period[4:6])
-    out = [f"as of {day(d)}", f"at {day(d)}", f"at the end of {MONTHS[m - 1]} {y}"]
+    y, m = f.period[:4], int(f.period[4:6])
+    out = [f"as of {day(f.fiscal)}", f"at {day(f.fiscal)}"]
+    if f.fiscal == f.period:
+        out.append(f"at the end of {MONTHS[m - 1]} {y}")
     if f.calendar:
         out += [f"at the end of the {ORD[m // 3]} quarter of {y}", f"at Q{m // 3} {y} quarter-end"]
     return out
@@ -603,8 +624,8 @@ def instant_phrases(f: Filing) -> list[str]:
 
 def ytd_phrases(f: Filing) -> list[str]:
     n = f.ytd_qtrs
-    d, y = f.period, f.period[:4]
-    out = [f"the {SPANS[n]} months ended {FISCAL_DATES.get(f.cik, day(d))}"]
+    y = f.period[:4]
+    out = [f"the {SPANS[n]} months ended {day(f.fiscal)}"]
     if f.calendar and n == 2:
         out += [f"the first half of {y}", f"H1 {y}"]
     if f.calendar:
@@ -801,7 +822,7 @@ T_DIFF_INSTANT = [
 ]
 T_COMPARE = [
     "Which had the higher {m} in {p}, {x} or {y}, and by how much?",
-    "Who had the better {m} in {p}: {x} or {y}? By how much?",
+    "Who had the higher {m} in {p}: {x} or {y}? By how much?",
     "{x} or {y}: which had a higher {m} in {p}, and by how much?",
     "Compare {xpos} and {ypos} {m} for {p}: which is higher, and by how much?",
     "In {p}, was {xpos} {m} higher than {ypos}? Which one was higher and by how much?",
@@ -872,7 +893,9 @@ def main() -> None:
     for r in sub.sort_values("cik", key=lambda s: s.astype(int)).itertuples():
         if counts[r.cik] != 1 or r.form not in ("10-Q", "10-Q/A") or r.nciks != "1" or not r.fp.startswith("Q"):
             continue
-        f = Filing(r.adsh, int(r.cik), r.name, int(r.sic or 0), r.fye, r.fp, r.period)
+        f = Filing(
+            r.adsh, int(r.cik), r.name, int(r.sic or 0), r.fye, r.fp, r.period, fiscal_date(r.instance, r.period)
+        )
         f.names = names_for(f.cik, f.name, all_names)
         if f.names:
             filings.append(f)
@@ -927,7 +950,7 @@ def main() -> None:
             t = {"quarter": T_RATIO, "ytd": T_RATIO, "instant": T_RATIO_INSTANT, "latest": T_RATIO_LATEST}
         q = fill(rng.choice(t[style]), co=co, pos=pname(co), m=mp, p=p)
         gold = {"value": spec["value"], "unit": m.unit}
-        add(kind, m.id, q, split, [spec], gold, {"style": style, "phrase": p, "ddate": f.period})
+        add(kind, m.id, q, split, [spec], gold, {"style": style, "phrase": p, "ddate": f.period, "fiscal": f.fiscal})
         used[f.cik] = used.get(f.cik, 0) + 1
         return True
 
@@ -969,7 +992,7 @@ def main() -> None:
                         split,
                         [spec],
                         {"value": g, "unit": "%"},
-                        {"style": "quarter", "phrase": p, "ddate": f.period},
+                        {"style": "quarter", "phrase": p, "ddate": f.period, "fiscal": f.fiscal},
                     )
                     used[f.cik] = used.get(f.cik, 0) + 1
                     break
@@ -981,7 +1004,10 @@ def main() -> None:
         have = [(f, s) for f, s in have if s is not None]
         rng.shuffle(have)
         for f0, s0 in have:
-            same = [(f, s) for f, s in have if f.period == f0.period and f.cik != f0.cik]
+            same = [
+                (f, s) for f, s in have if (f.fiscal, f.period, f.fye, f.fp) == (f0.fiscal, f0.period, f0.fye, f0.fp)
+            ]
+            same = [x for x in same if x[0].cik != f0.cik]
             peers = [x for x in same if str(x[0].sic)[:2] == str(f0.sic)[:2]] or same
             rng.shuffle(peers)
             pick = [(f0, s0)]
@@ -1009,7 +1035,15 @@ def main() -> None:
             t = T_DIFF_INSTANT if style == "instant" else T_DIFF_FLOW
             q = fill(rng.choice(t), x=x, y=y, xpos=pname(x), ypos=pname(y), m=rng.choice(m.phrases), p=p)
             gold = {"value": sx["value"] - sy["value"], "unit": "USD"}
-            add("difference", m.id, q, split, [sx, sy], gold, {"style": style, "phrase": p, "ddate": fx.period})
+            add(
+                "difference",
+                m.id,
+                q,
+                split,
+                [sx, sy],
+                gold,
+                {"style": style, "phrase": p, "ddate": fx.period, "fiscal": fx.fiscal},
+            )
         for i in range(14):
             m = MEASURES[cmp_measures[i % len(cmp_measures)]]
             g = group(fs, m, 2, 0.05)
@@ -1028,7 +1062,15 @@ def main() -> None:
                 "difference": win["value"] - lose["value"],
                 "unit": "points" if m.unit == "%" else m.unit,
             }
-            add("compare", m.id, q, split, [sx, sy], gold, {"style": style, "phrase": p, "ddate": fx.period})
+            add(
+                "compare",
+                m.id,
+                q,
+                split,
+                [sx, sy],
+                gold,
+                {"style": style, "phrase": p, "ddate": fx.period, "fiscal": fx.fiscal},
+            )
         for i in range(9):
             m = MEASURES[rank_measures[i % len(rank_measures)]]
             g = group(fs, m, 3, 0.05)
@@ -1042,7 +1084,15 @@ def main() -> None:
             order = sorted(g, key=lambda x: -x[1]["value"])
             gold = {"order": [s["name"] for _, s in order], "order_cik": [s["cik"] for _, s in order]}
             specs = [s for _, s in g]
-            add("rank", m.id, q, split, specs, gold, {"style": style, "phrase": p, "ddate": g[0][0].period})
+            add(
+                "rank",
+                m.id,
+                q,
+                split,
+                specs,
+                gold,
+                {"style": style, "phrase": p, "ddate": g[0][0].period, "fiscal": g[0][0].fiscal},
+            )
 
     # 4. abstain: the answer is not in the data
     for split, fs in by_split.items():
