@@ -48,6 +48,7 @@ def fact(adsh: str, tag: str, ddate: str, qtrs: int) -> float:
     hit = df[(df.adsh == adsh) & (df.tag == tag) & (df.ddate == ddate) & (df.qtrs == qtrs)]
     values = set(hit.value)
     assert len(values) == 1, (adsh, tag, ddate, qtrs, values)  # present and unambiguous
+    assert hit.version.str.startswith("us-gaap/").all(), (adsh, tag)  # the standard concept, not a custom one
     return values.pop()
 
 
