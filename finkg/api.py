@@ -1550,9 +1550,12 @@ def train_reader(
 @dataclass
 class AskResult:
     """``finkg ask``: the answer (None when not answered), ``status`` (``answered``, ``not in graph``, ``could not
-    verify``, ``could not answer``), ``reasons``, the gate ``verdict`` (its dict, None when it did not run),
-    ``derivation`` (operands with their fact keys, expression, result), the ``run`` id written to the graph (None
-    when not recorded) and the Browser statement that walks it."""
+    verify``, ``ask back``, ``could not answer``), ``reasons``, the gate ``verdict`` (its dict, None when it did not
+    run), ``derivation`` (operands with their fact keys, formula, expression, result), the ``run`` id written to the
+    graph (None when not recorded) and the Browser statement that walks it; ``value`` and ``unit`` (the answer's
+    number: ``USD``, ``%``, ``x``, ``days``, ``pp``), ``pick`` (the companies a comparison chose), ``notes`` (what
+    the answer used that the question did not say) and ``plan`` (the question as read: companies, measures,
+    periods, operation, unit)."""
 
     question: str
     answer: str | None
@@ -1563,6 +1566,11 @@ class AskResult:
     run: str | None
     browser_query: str | None
     as_of: str | None
+    value: float | None = None
+    unit: str | None = None
+    pick: list[str] | None = None
+    notes: list[str] = field(default_factory=list)
+    plan: dict[str, Any] = field(default_factory=dict)
 
 
 def ask(
@@ -1574,8 +1582,9 @@ def ask(
     graph: Graph | None = None,
     settings: Settings | None = None,
 ) -> AskResult:
-    """Answer a question about the SEC graph with the agent's deterministic tools (``fact_lookup``, ``ratio``,
-    ``calculate``, ``compare``) and the answer gate (:func:`generation.agent.ask.answer_sec_question`).
+    """Answer a question about the SEC graph: read into a typed plan (companies, measure, periods, operation),
+    computed by the agent's deterministic tools (``measure``, ``calculate``) and passed by both gates (numbers
+    traced, the answer is the one asked): :func:`generation.agent.ask.answer_sec_question`.
 
     Args:
         question: e.g. "What is Johnson & Johnson's current ratio?". company: a CIK or part of a name (else the
@@ -1607,6 +1616,11 @@ def ask(
         rid,
         kg_cypher.agent_run_browser_query(rid) if rid else None,
         str(as_of) if as_of else None,
+        got.value,
+        got.unit,
+        got.pick,
+        got.notes,
+        got.plan.as_dict() if got.plan is not None else {},
     )
 
 

@@ -27,9 +27,11 @@ def ask(
     record: Annotated[bool, typer.Option(help="Write the run to the graph as (:AgentRun)-[:STEP]->(:Step).")] = True,
     fmt: Annotated[Format, typer.Option("--format", help="table or json")] = Format.table,
 ) -> None:
-    """Answer a question from the graph's SEC facts with deterministic tools (fact_lookup, ratio, calculate,
-    compare) and the answer gate: prints the answer, its derivation (operands with their fact keys, the expression,
-    the result) and the gate's verdict. What the graph does not hold is answered as such, with what was searched."""
+    """Answer a question in your own words from the graph's SEC facts: companies by short name or ticker, measures
+    from the catalog (margins, ratios, R&D, tax rate, free cash flow...), periods as filings state them; computed by
+    deterministic tools and gated (numbers traced, the answer is the one asked). Prints the answer, its derivation
+    (operands with their fact keys, the formula, the expression, the result) and the gate's verdict. What the graph
+    does not hold is answered as such, with what was searched; an ambiguous company name is asked back."""
     result = api.ask(question, company=company, as_of=day(as_of, "--as-of"), record=record)
     if fmt is Format.json:
         print(json.dumps(result.__dict__, indent=1, default=str))
@@ -38,6 +40,8 @@ def ask(
     console.print(f"status: {result.status}", highlight=False, markup=False)
     for reason in result.reasons:
         console.print(f"  reason: {reason}", highlight=False, markup=False, soft_wrap=True)
+    for note in result.notes:
+        console.print(f"  note: {note}", highlight=False, markup=False, soft_wrap=True)
     d = result.derivation
     if d:
         rows = [{"operand": k, **v} for k, v in d.get("operands", {}).items()]

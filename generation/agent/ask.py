@@ -1,16 +1,25 @@
-"""``finkg ask``: a question about the SEC graph answered by the agent's deterministic tools, with its derivation.
+"""``finkg ask``: a question about the SEC graph, understood as a typed plan, answered by deterministic tools, gated.
 
 Source: ../shared/seeds/001_70c6b08e66b7be55.txt, section 4.4 ("Grounded Data Retrieval": all filtering in the
 tool backend, the model never fabricates lookup parameters or results; "Answer Consolidation Gate": the only way
-out). finkg's SEC questions are planned deterministically from the question's words, no LLM: the companies it
-names (by name, ticker-free, or ``--company``), the concepts (:mod:`retrieval.facts.concepts` labels and common
-words), a ratio (``current ratio``, ``leverage``, ``net margin``, ``operating cash flow margin``), a growth, a
-difference, or "which is larger", and the period end (a date in the question, else the latest period the company
-reported, among filings public by ``as_of``). The plan runs ``fact_lookup``, ``ratio``, ``calculate`` and
-``compare``; the answer is gated (:func:`generation.agent.gate.check_answer`) and every step kept.
+out). Issue 44: a question in a user's own words is read into a :class:`Plan` (companies, measures, periods,
+operation, unit), every part resolved against the graph's own catalogs:
 
-What is not in the graph (no company named, an unknown concept, a period no filing reports, a fact not public by
-``as_of``) is answered as such, with what was searched.
+- **companies** by :class:`retrieval.facts.names.CompanyIndex` (EDGAR names, short names, ``J&J``, tickers from the
+  SEC's table, fuzzy matching with a margin rule; two close candidates -> the question is asked back);
+- **measures** by the catalog :mod:`retrieval.facts.measures` (margins, ratios, R&D, tax rate, capex, free cash
+  flow..., each a formula over us-gaap concepts with its unit; "X as a share of revenue" and "the ratio of X to
+  Y" compose formulas);
+- **periods** by :mod:`retrieval.facts.periods` (a fiscal date as the filing states it -> FSDS's month-end
+  ``ddate``; quarters, halves, fiscal years through the company's own ``fy``/``fp``; none -> the latest);
+- **operation**: ``value``, ``change`` (year over year), ``difference`` (first minus second), ``compare``
+  (which is higher, optionally by how much), ``rank``.
+
+The plan runs the ``measure`` tool (:func:`generation.agent.measure.measure_value`) and ``calculate``/``compare``;
+the answer passes two gates: every number traced (:func:`generation.agent.gate.check_answer`) and the answer is
+the one asked (:func:`plan_checks`: the unit is the measure's, a ratio question is never answered with an amount,
+every company and period of the question is in the derivation). What is not in the graph is answered as such,
+with what was searched; a question whose company is ambiguous is asked back.
 """
 
 from __future__ import annotations
@@ -21,95 +30,95 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from generation.agent import facts as agent_facts
-from generation.agent.arithmetic import calculate, compare
+from generation.agent.arithmetic import calculate
 from generation.agent.gate import Verdict, check_answer
 from generation.agent.loop import format_result
+from generation.agent.measure import measure_value
 from generation.agent.results import ToolError, ToolResult
 from generation.agent.trajectory import RunRecord, StepRecord, run_id, tool_step
-from generation.verify.numbers import find_numbers
 from kg import Graph, cypher
 from retrieval.contract import AsOf, as_of_cutoff, available
 from retrieval.facts import concepts as cc
 from retrieval.facts.fact_map import filing_available_at
-from retrieval.facts.ratios import RATIO_BY_NAME
+from retrieval.facts.measures import ALL_CONCEPTS, MEASURES, Measure, bank, find_measures
+from retrieval.facts.names import CompanyIndex, core_name
+from retrieval.facts.periods import PeriodAsk, find_periods, iso, month_end, year_earlier
 
-CONCEPT_WORDS: tuple[tuple[str, str], ...] = tuple(
-    sorted(
-        {
-            **{c.label.lower(): c.name for c in cc.CONCEPTS},
-            "revenues": "Revenues",
-            "sales": "Revenues",
-            "net sales": "Revenues",
-            "net earnings": "NetIncomeLoss",
-            "net loss": "NetIncomeLoss",
-            "profit": "NetIncomeLoss",
-            "cash from operations": "OperatingCashFlow",
-            "cash flow from operations": "OperatingCashFlow",
-            "operating profit": "OperatingIncomeLoss",
-            "cost of sales": "CostOfRevenue",
-            "cash": "Cash",
-            "liabilities": "Liabilities",
-            "assets": "Assets",
-            "equity": "StockholdersEquity",
-            "shareholders' equity": "StockholdersEquity",
-            "stockholders equity": "StockholdersEquity",
-            "receivables": "AccountsReceivable",
-            "inventories": "Inventory",
-            "debt": "LongTermDebt",
-        }.items(),
-        key=lambda kv: -len(kv[0]),
-    )
+OPERATIONS = ("value", "change", "difference", "compare", "rank")
+
+_RANK = re.compile(r"\b(?:rank|ranking|ranked|order|sort|sorted|from (?:highest|lowest|largest|smallest|best))\b", re.I)
+_WHICH = re.compile(r"\b(?:which|who|whose)\b", re.I)
+_COMPARATIVE = re.compile(
+    r"\b(?:higher|highest|larger|largest|bigger|biggest|greater|greatest|more|most|better|best|stronger|strongest|"
+    r"lower|lowest|smaller|smallest|less|least|fewer|fewest|worse|worst|weaker|weakest|compare|compared|versus|vs)\b",
+    re.I,
 )
-"""Words naming a concept -> canonical concept, longest first (``current assets`` before ``assets``)."""
-
-RATIO_WORDS: tuple[tuple[str, str], ...] = (
-    ("operating cash flow margin", "ocf_margin"),
-    ("cash flow margin", "ocf_margin"),
-    ("ocf margin", "ocf_margin"),
-    ("current ratio", "current_ratio"),
-    ("net profit margin", "net_margin"),
-    ("profit margin", "net_margin"),
-    ("net margin", "net_margin"),
-    ("leverage", "leverage"),
-    ("debt ratio", "leverage"),
+_SMALLER = re.compile(
+    r"\b(?:lower|lowest|smaller|smallest|less|least|fewer|fewest|worse|worst|weaker|weakest)\b", re.I
 )
-"""Words naming a memo ratio -> its name (:data:`retrieval.facts.ratios.RATIO_BY_NAME`)."""
-
-_GROWTH = re.compile(r"\b(?:growth|grow|grew|year[- ]over[- ]year|yoy|change)\b", re.I)
-_LARGER = re.compile(
-    r"\b(?:which|who)\b.*\b(?:larger|largest|higher|highest|bigger|greater|more|smaller|lower|less)\b", re.I
+_BY_HOW_MUCH = re.compile(
+    r"\bby how much\b|\bhow much (?:higher|more|larger|bigger|greater|lower|less|smaller)\b|\bby what (?:margin|amount)\b"
+    r"|\b(?:and|what(?:'s| is| was)) the (?:difference|gap)\b|\bhow (?:big|large|wide) (?:is|was) the (?:difference|gap)\b",
+    re.I,
 )
-_SMALLER = re.compile(r"\b(?:smaller|smallest|lower|lowest|less|fewer)\b", re.I)
-_DIFFERENCE = re.compile(r"\b(?:difference|minus|less|exceed|working capital|net of)\b", re.I)
-_SUFFIX = re.compile(
-    r"\b(?:inc|incorporated|corp|corporation|co|company|ltd|limited|plc|lp|llc|holdings?|group|the|de|nv|sa|ag)\b"
+_DIFFERENCE = re.compile(
+    r"\b(?:difference|gap|how much more|how much less|exceed|exceeded|exceeds|minus|net of|less than|more than)\b", re.I
 )
-
-
-def _norm(text: str) -> str:
-    return " ".join(re.sub(r"[^a-z0-9&]+", " ", text.lower()).split())
-
-
-def _core(name: str) -> str:
-    """A company name without its legal suffix and punctuation (``JOHNSON & JOHNSON /NJ/`` -> ``johnson & johnson``)."""
-    core = _SUFFIX.sub(" ", _norm(re.sub(r"/[A-Za-z]{2}/?", " ", name)))
-    return " ".join(core.split())
+_GROWTH = re.compile(
+    r"\b(?:growth|grow|grew|grown|year[- ]over[- ]year|yoy|y/y|change|changed|increase|increased|decrease|decreased|"
+    r"decline|declined|rise|rose|fall|fell|from a year (?:earlier|ago|before)|versus a year (?:earlier|ago)|"
+    r"(?:compared|relative) (?:with|to) (?:a|the) year (?:earlier|ago|before))\b",
+    re.I,
+)
+_RATIO_OF = re.compile(
+    r"\bratio of\b|\bdivided by\b|\bas an? (?:share|percentage|percent|proportion|fraction) of\b|\brelative to\b"
+    r"|\bto\b(?=[^?]*\bratio\b)",
+    re.I,
+)
+_ASKS_RATIO = re.compile(
+    r"\b(?:ratio|margin|rate|percent|percentage|share of|proportion|coverage|turnover|return on|multiple|intensity|"
+    r"yield)\b|%",
+    re.I,
+)
 
 
 @dataclass
 class Plan:
-    """What a question asks: ``kind`` (``fact``, ``ratio``, ``growth``, ``larger`` (two companies or two
-    concepts), ``difference`` (first concept minus second)), the companies (CIK, name), concepts, a ratio name,
-    the period end (ISO, or None: the latest) and what was searched (for a "not in the graph" answer)."""
+    """What a question asks (issue 44's typed plan).
+
+    Attributes:
+        kind: the operation (``value``, ``change``, ``difference``, ``compare``, ``rank``), or why there is none:
+            ``no company``, ``unknown`` (no measure), ``ambiguous`` (a company name fits several: ask back).
+        companies: ``(cik, EDGAR name)`` in the order named. measures: catalog measures (a composed one for "X as a
+        share of revenue" or "the ratio of X to Y"). periods: the periods named (empty: the latest). unit: the
+        answer's unit. smaller: a comparison asks for the lower. by_how_much: a comparison asks for the gap too.
+        searched: what was searched (for a "not in the graph" answer). ambiguous: ``(words, [(cik, name)])`` to ask
+        back. unresolved: capitalised words that matched no company. sic: CIK -> SIC code.
+    """
 
     kind: str
     companies: list[tuple[int, str]] = field(default_factory=list)
-    concepts: list[str] = field(default_factory=list)
-    ratio: str | None = None
-    period: str | None = None
-    searched: list[str] = field(default_factory=list)
+    measures: list[Measure] = field(default_factory=list)
+    periods: list[PeriodAsk] = field(default_factory=list)
+    unit: str | None = None
     smaller: bool = False
+    by_how_much: bool = False
+    searched: list[str] = field(default_factory=list)
+    ambiguous: list[tuple[str, list[tuple[int, str]]]] = field(default_factory=list)
+    unresolved: list[str] = field(default_factory=list)
+    sic: dict[int, int | None] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The plan as JSON-able data: ``{companies, measures (id, formula, unit), periods, operation, unit}``."""
+        return {
+            "operation": self.kind,
+            "companies": [{"cik": c, "name": n} for c, n in self.companies],
+            "measures": [{"id": m.id, "formula": m.formulas[0], "unit": m.unit} for m in self.measures],
+            "periods": [{"ddate": p.ddate, "qtrs": p.qtrs, "text": p.text, "fiscal": p.fiscal} for p in self.periods],
+            "unit": self.unit,
+            "smaller": self.smaller,
+            "by_how_much": self.by_how_much,
+        }
 
 
 @dataclass
@@ -117,11 +126,14 @@ class SecAnswer:
     """The answer to an SEC question.
 
     Attributes:
-        answer: the gated answer, or None. status: ``answered``, ``could not verify`` or ``not in graph``.
-        reasons: why not answered. verdict: the gate's (None when it did not run). derivation: ``operands`` (name ->
-        ``{value, fact_key, company, concept, period, filing}``), ``expression``, ``result`` (and ``formula`` for
-        a ratio). tool_results: every tool call in order. plan: the question's :class:`Plan` (None when no
-        company was found).
+        answer: the gated answer text, or None. status: ``answered``, ``could not verify``, ``not in graph``,
+        ``ask back`` (a company name fits several) or ``could not answer``. reasons: why not answered (or what to
+        ask back). verdict: the gate's (None when it did not run). derivation: ``operands`` (name -> ``{value,
+        fact_key, company, concept, period, filing}``), ``formula``, ``expression``, ``result``. tool_results: every
+        tool call in order. plan: the question's :class:`Plan`. value: the answer's number in ``unit`` (a percent
+        as its number), None for a name. unit: ``USD``, ``%``, ``x``, ``days``, ``pp`` (percentage points) or None.
+        pick: the companies a comparison or ranking chose, in order. notes: what the answer used that the question
+        did not say (a year-to-date span, each company's latest period).
     """
 
     answer: str | None
@@ -131,87 +143,133 @@ class SecAnswer:
     derivation: dict[str, Any] = field(default_factory=dict)
     tool_results: list[ToolResult] = field(default_factory=list)
     plan: Plan | None = None
+    value: float | None = None
+    unit: str | None = None
+    pick: list[str] | None = None
+    notes: list[str] = field(default_factory=list)
 
 
-def find_companies(graph: Graph, question: str, company: str | None = None) -> tuple[list[tuple[int, str]], str]:
-    """The companies a question names: ``company`` (a CIK or part of a name, through the graph's company match),
-    else every company whose name (legal suffix dropped) or ``CIK n`` appears in the question, in the order they
-    appear. Returns ``(companies, what was searched)``."""
-    if company:
-        cik = int(company) if company.strip().isdigit() else None
-        rows = graph.read(cypher.COMPANY_MATCHES, {"cik": cik, "name": company.strip()})
-        exact = [r for r in rows if _core(r["name"]) == _core(company)]
-        rows = exact or rows
-        return [
-            (int(r["cik"]), r["name"]) for r in rows[:1]
-        ], f"the companies whose CIK, ticker or name matches {company!r}"
+def company_index(graph: Graph) -> tuple[CompanyIndex, dict[int, int | None]]:
+    """The graph's companies as a :class:`CompanyIndex`, and CIK -> SIC code."""
     rows = graph.read(cypher.COMPANY_NAMES)
-    text = f" {_core(question)} "  # the question's words as company names are reduced (no legal suffixes)
-    found: list[tuple[int, int, str]] = []
-    taken: list[tuple[int, int]] = []
-    for r in sorted(rows, key=lambda r: -len(_core(r["name"]))):
-        core = _core(r["name"])
-        if len(core) < 3:
-            continue
-        at = text.find(f" {core} ")
-        if at < 0 or any(a <= at < b for a, b in taken):
-            continue
-        taken.append((at, at + len(core) + 1))
-        found.append((at, int(r["cik"]), r["name"]))
-    for m in re.finditer(r"\bcik\s*(\d{1,10})\b", question, re.I):
-        cik = int(m.group(1))
-        name = next((r["name"] for r in rows if int(r["cik"]) == cik), None)
-        if name is not None:
-            found.append((m.start(), cik, name))
-    found.sort()
-    return [(cik, name) for _, cik, name in found], f"the names of the graph's {len(rows)} companies"
+    sic = {int(r["cik"]): (int(r["sic"]) if r.get("sic") not in (None, "") else None) for r in rows}
+    return CompanyIndex((int(r["cik"]), str(r["name"])) for r in rows), sic
 
 
-def find_concepts(question: str) -> list[str]:
-    """The canonical concepts a question names (:data:`CONCEPT_WORDS`), in the order they appear, each once."""
-    text = f" {_norm(question)} "
-    hits: list[tuple[int, str]] = []
-    taken: list[tuple[int, int]] = []
-    for words, name in CONCEPT_WORDS:
-        for m in re.finditer(rf" {re.escape(_norm(words))} ", text):
-            if any(a <= m.start() < b for a, b in taken):
-                continue
-            taken.append((m.start(), m.end()))
-            hits.append((m.start(), name))
-    return list(dict.fromkeys(name for _, name in sorted(hits)))
+def _named_company(graph: Graph, company: str) -> list[tuple[int, str]]:
+    cik = int(company) if company.strip().isdigit() else None
+    rows = graph.read(cypher.COMPANY_MATCHES, {"cik": cik, "name": company.strip()})
+    exact = [r for r in rows if core_name(r["name"]) == core_name(company)]
+    return [(int(r["cik"]), r["name"]) for r in (exact or rows)[:1]]
+
+
+def _composed(question: str, measures: list[Measure]) -> list[Measure]:
+    """``the ratio of cash to total assets``: two amounts named with ratio words become one measure, their quotient
+    (``x``; ``%`` when asked "as a share/percentage of")."""
+    if len(measures) != 2 or not all(m.unit == "USD" for m in measures) or not _RATIO_OF.search(question):
+        return measures
+    a, b = measures
+    pct = bool(re.search(r"\b(?:share|percentage|percent|proportion|fraction)\b|%", question, re.I))
+    return [
+        Measure(
+            f"{a.id}_to_{b.id}",
+            f"{a.label} to {b.label}",
+            "%" if pct else "x",
+            (f"({a.formulas[0]}) / ({b.formulas[0]})",),
+            (),
+            f"{a.definition} / {b.definition}",
+        )
+    ]
 
 
 def plan_question(graph: Graph, question: str, company: str | None = None) -> Plan:
-    """The :class:`Plan` of an SEC question (see the module doc); ``kind`` ``unknown`` when no concept or ratio is
-    named, ``no company`` when no company is."""
-    companies, searched = find_companies(graph, question, company)
-    dates = [m.iso_date for m in find_numbers(question) if m.kind == "date" and m.iso_date]
-    low = question.lower()
-    ratio = next((name for words, name in RATIO_WORDS if words in low), None)
-    concepts = find_concepts(question)
-    plan = Plan("fact", companies, concepts, ratio, dates[0] if dates else None, [searched])
-    plan.smaller = bool(_SMALLER.search(question))
-    if not companies:
-        plan.kind = "no company"
-    elif ratio is not None:
-        plan.kind = "ratio"
-    elif "working capital" in low:
-        plan.kind, plan.concepts = "difference", ["CurrentAssets", "CurrentLiabilities"]
-    elif not concepts:
+    """The :class:`Plan` of a question (see the module doc); the word-based reading, no LLM.
+
+    Raises:
+        GraphError: Neo4j is unavailable.
+    """
+    index, sic = company_index(graph)
+    plan = Plan("value", sic=sic)
+    if company:
+        plan.companies = _named_company(graph, company)
+        plan.searched.append(f"the companies whose CIK, ticker or name matches {company!r}")
+    else:
+        found = index.find(question)
+        plan.companies = [(h.cik, h.name) for h in found.found]
+        plan.ambiguous = found.ambiguous
+        plan.unresolved = found.unresolved
+        plan.searched.append(
+            f"the names, short names and tickers of the graph's {len(index.names)} companies"
+            + (f"; no company matches {', '.join(repr(u) for u in found.unresolved)}" if found.unresolved else "")
+        )
+    try:
+        plan.periods = find_periods(question)
+    except ValueError as exc:
         plan.kind = "unknown"
-    elif _LARGER.search(question) and (len(companies) >= 2 or len(concepts) >= 2):
-        plan.kind = "larger"
-    elif _GROWTH.search(question):
-        plan.kind = "growth"
-    elif len(concepts) >= 2 and _DIFFERENCE.search(question):
+        plan.searched.append(str(exc))
+        return plan
+    plan.measures = _composed(question, [m for _, m in find_measures(question)])
+    plan.smaller = bool(_SMALLER.search(question))
+    plan.by_how_much = bool(_BY_HOW_MUCH.search(question))
+    n, k = len(plan.companies), len(plan.measures)
+    if plan.ambiguous and n < 2:
+        plan.kind = "ambiguous"
+    elif n == 0:
+        plan.kind = "no company"
+    elif k == 0:
+        plan.kind = "unknown"
+    elif n >= 2 and _RANK.search(question):
+        plan.kind = "rank"
+    elif n >= 2 and (_WHICH.search(question) or _COMPARATIVE.search(question)) and not (
+        _DIFFERENCE.search(question) and not _WHICH.search(question)
+    ):
+        plan.kind = "compare"
+    elif n >= 2 and (_DIFFERENCE.search(question) or plan.by_how_much):
         plan.kind = "difference"
+    elif n == 1 and k >= 2 and _WHICH.search(question):
+        plan.kind = "compare"
+    elif n == 1 and k >= 2 and _DIFFERENCE.search(question):
+        plan.kind = "difference"
+    elif _GROWTH.search(question):
+        plan.kind = "change"
+    if plan.kind == "compare" and n == 1 and _RANK.search(question) is None:
+        plan.by_how_much = plan.by_how_much and k >= 2
+    if plan.measures:
+        m = plan.measures[0]
+        plan.unit = "%" if plan.kind == "change" and m.unit != "%" else "pp" if plan.kind == "change" else m.unit
+        if plan.kind in ("difference", "compare") and m.unit == "%" and (n >= 2 or k >= 2):
+            plan.unit = "pp" if plan.kind == "difference" else m.unit
     return plan
+
+
+def _fiscal_ddate(graph: Graph, cik: int, fy: int, fp: str) -> str | None:
+    """The period end of company ``cik``'s fiscal period ``(fy, fp)`` (``fp`` ``Q1``-``Q4`` or ``FY``), from a filing
+    that states it, else offset from any filing's stated fiscal period (a quarter is three months)."""
+    rows = graph.read(cypher.COMPANY_FISCAL_PERIODS, {"cik": cik})
+
+    def index(year: int, period: str) -> int | None:
+        q = {"Q1": 1, "Q2": 2, "Q3": 3, "Q4": 4, "FY": 4, "H1": 2, "H2": 4}.get(period.upper())
+        return None if q is None else year * 4 + q
+
+    want = index(fy, fp)
+    if want is None:
+        return None
+    for r in rows:
+        have = index(int(r["fy"]), str(r["fp"]))
+        if have is None:
+            continue
+        p = str(r["period"])
+        months = 3 * (want - have)
+        y, mth = divmod(int(p[:4]) * 12 + int(p[4:6]) - 1 + months, 12)
+        return month_end(y, mth + 1).strftime("%Y%m%d")
+    return None
 
 
 def latest_period(graph: Graph, cik: int, concept: str, as_of: AsOf | None = None, uom: str = "USD") -> str | None:
     """The latest period end (ISO) at which company ``cik`` reports ``concept`` in a filing public by ``as_of``
     (any filing when None); None when there is none."""
-    _, tags, _ = agent_facts.resolve_concept(concept)
+    c = ALL_CONCEPTS.get(concept)
+    tags = c.synonyms if c is not None else (concept,)
     rows = graph.read(
         cypher.COMPANY_CONCEPT_PERIODS,
         {"cik": cik, "name": None, "tags": list(tags) + list(cc.DERIVATION_TAGS), "uom": uom},
@@ -227,14 +285,28 @@ def _money(value: float) -> str:
     return f"USD {value:,.0f}" if abs(value) >= 1000 else f"USD {format_result(value)}"
 
 
+def format_value(value: float, unit: str) -> str:
+    """An answer's number in its unit: ``USD 1,234,000``, ``23.4%``, ``1.52`` (a multiple), ``45.2 days``,
+    ``3.1 percentage points``."""
+    if unit == "USD":
+        return _money(value)
+    if unit == "%":
+        return f"{format_result(value)}%"
+    if unit == "days":
+        return f"{format_result(value)} days"
+    if unit == "pp":
+        return f"{format_result(value)} percentage points"
+    return format_result(value)
+
+
 def fact_operand(result: ToolResult) -> dict[str, Any]:
     """A ``fact_lookup`` result as a derivation's operand: ``{value, fact_key, company, concept, period, filing}``."""
     return _fact_operand(result.detail)
 
 
 def ratio_operands(facts: Sequence[dict[str, Any]], name: Callable[[str], str] = str) -> dict[str, dict[str, Any]]:
-    """The input facts of a ``ratio`` result (its ``detail["facts"]``) as a derivation's operands, each named
-    ``name("<concept>_<period>")``, each as :func:`fact_operand` gives it."""
+    """The input facts of a ``ratio`` or ``measure`` result (its ``detail["facts"]``) as a derivation's operands,
+    each named ``name("<concept>_<period>")``, each as :func:`fact_operand` gives it."""
     return {name(f"{f['concept']}_{f['period']}"): _fact_operand(f) for f in facts}
 
 
@@ -250,7 +322,186 @@ def _fact_operand(f: dict[str, Any]) -> dict[str, Any]:
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"\W+", "_", text.lower()).strip("_")[:24] or "x"
+    return re.sub(r"\W+", "_", text.lower()).strip("_")[:32] or "x"
+
+
+class _Runner:
+    """Runs one plan's tools, keeping every call (see :func:`answer_sec_question`)."""
+
+    def __init__(self, graph: Graph, plan: Plan, as_of: AsOf | None, out: SecAnswer):
+        self.graph, self.plan, self.as_of, self.out = graph, plan, as_of, out
+
+    def call(self, result: ToolResult) -> ToolResult:
+        self.out.tool_results.append(result)
+        if not result.ok:
+            raise ToolError(result.error or "tool failed")
+        return result
+
+    def period(self, cik: int, measure: Measure, i: int = 0) -> tuple[str, int | None]:
+        """``(ddate, qtrs)`` for company ``cik``: the question's ``i``-th period (a fiscal one through the company's
+        filings), else the latest period the company reports the measure's first operand in."""
+        if self.plan.periods:
+            ask = self.plan.periods[min(i, len(self.plan.periods) - 1)]
+            ddate = ask.ddate
+            if ask.fiscal is not None:
+                ddate = _fiscal_ddate(self.graph, cik, *ask.fiscal) or ddate
+            assert ddate is not None
+            return ddate, ask.qtrs
+        sic = self.plan.sic.get(cik)
+        formulas = (*measure.bank_formulas, *measure.formulas) if bank(sic) else measure.formulas
+        latest = [latest_period(self.graph, cik, measure.operands(f)[0], self.as_of) for f in formulas]
+        found = [p for p in latest if p is not None]
+        if not found:
+            when = f" in filings public by {self.as_of}" if self.as_of is not None else ""
+            first = measure.operands(formulas[0])[0]
+            raise ToolError(f"not in the graph: no {first} fact for CIK {cik}{when}")
+        return max(found).replace("-", ""), None
+
+    def measure(self, cik: int, m: Measure, ddate: str, qtrs: int | None) -> ToolResult:
+        res = self.call(measure_value(self.graph, str(cik), m, ddate, qtrs, self.as_of, self.plan.sic.get(cik)))
+        if res.detail.get("note"):
+            self.out.notes.append(f"{res.detail['facts'][0]['company']}: {m.label} over {res.detail['note']}")
+        return res
+
+
+def _operands(results: Sequence[ToolResult], prefix: Callable[[int], str]) -> dict[str, dict[str, Any]]:
+    ops: dict[str, dict[str, Any]] = {}
+    for i, r in enumerate(results):
+        ops.update(ratio_operands(r.detail["facts"], lambda s, i=i: _slug(prefix(i) + s)))
+    return ops
+
+
+def _run(run: _Runner) -> tuple[list[str] | str, str, dict[str, Any]]:
+    """Run the plan; returns ``(answer text or items, gate question type, derivation)`` and fills value/unit/pick."""
+    plan, out = run.plan, run.out
+    m = plan.measures[0]
+    kind = plan.kind
+    if kind == "value":
+        results = []
+        for cik, _ in plan.companies:
+            ddate, qtrs = run.period(cik, m)
+            results.append(run.measure(cik, m, ddate, qtrs))
+        derivation = {
+            "operands": _operands(results, lambda i: f"{i}_" if len(results) > 1 else ""),
+            "formula": results[0].detail["formula"],
+            "expression": results[0].detail["expression"],
+            "result": results[0].value,
+        }
+        out.unit = m.unit
+        if len(results) == 1:
+            out.value = float(results[0].value)
+            return format_value(out.value, m.unit), "arithmetic", derivation
+        items = [f"{n}: {format_value(r.value, m.unit)}" for (_, n), r in zip(plan.companies, results, strict=True)]
+        return items, "multi-span", derivation
+    if kind == "change":
+        cik, name = plan.companies[0]
+        if len(plan.periods) >= 2:
+            ddate, qtrs = run.period(cik, m, 0)
+            before_ddate, _ = run.period(cik, m, 1)
+            if before_ddate > ddate:
+                ddate, before_ddate = before_ddate, ddate
+        else:
+            ddate, qtrs = run.period(cik, m)
+            before_ddate = year_earlier(ddate)
+        now = run.measure(cik, m, ddate, qtrs)
+        before = run.measure(cik, m, before_ddate, now.detail["qtrs"] or None)
+        if m.unit == "%":
+            calc = run.call(calculate("now - before", {"now": now.value, "before": before.value}))
+            out.unit = "pp"
+        else:
+            calc = run.call(
+                calculate("(now - before) / abs(before) * 100", {"now": now.value, "before": before.value})
+            )
+            out.unit = "%"
+        out.value = float(calc.value)
+        derivation = {
+            "operands": _operands([now, before], lambda i: ("now_", "before_")[i]),
+            "formula": f"{m.formulas[0]}: ({iso(ddate)} - {iso(before_ddate)})"
+            + ("" if m.unit == "%" else " / |earlier| * 100"),
+            "expression": calc.detail["expression"],
+            "result": calc.value,
+        }
+        return format_value(out.value, out.unit), "arithmetic", derivation
+    pairs: list[tuple[int, str, Measure]]
+    if len(plan.companies) >= 2:
+        pairs = [(c, n, m) for c, n in plan.companies]
+    else:
+        pairs = [(plan.companies[0][0], plan.companies[0][1], x) for x in plan.measures]
+    results = []
+    for i, (cik, _, x) in enumerate(pairs):
+        ddate, qtrs = run.period(cik, x, i if len(plan.companies) < 2 else 0)
+        results.append(run.measure(cik, x, ddate, qtrs))
+    periods = {r.detail["period"] for r in results}
+    if len(periods) > 1 and not plan.periods:
+        out.notes.append("latest periods differ: " + ", ".join(f"{n} {r.detail['period']}" for (_, n, _), r in zip(pairs, results, strict=True)))
+    values = [float(r.value) for r in results]
+    derivation: dict[str, Any] = {
+        "operands": _operands(results, lambda i: "abcdefghij"[i] + "_"),
+        "formula": " ; ".join(dict.fromkeys(r.detail["formula"] for r in results)),
+    }
+    unit = m.unit
+    labels = [n if len(plan.companies) >= 2 else x.label for _, n, x in pairs]
+    if kind == "difference":
+        calc = run.call(calculate("a - b", {"a": values[0], "b": values[1]}))
+        out.value, out.unit = float(calc.value), ("pp" if unit == "%" else unit)
+        derivation.update(expression=calc.detail["expression"], result=calc.value)
+        return format_value(out.value, out.unit), "arithmetic", derivation
+    order = sorted(range(len(values)), key=lambda i: values[i], reverse=not plan.smaller)
+    names = {chr(97 + i): v for i, v in enumerate(values)}
+    derivation.update(expression=("min" if plan.smaller else "max") + f"({', '.join(names)})", result=values[order[0]])
+    if kind == "rank":
+        out.pick = [labels[i] for i in order]
+        derivation["result"] = out.pick
+        run.call(calculate(f"{'min' if plan.smaller else 'max'}({', '.join(names)})", names))
+        return [f"{labels[i]} ({format_value(values[i], unit)})" for i in order], "multi-span", derivation
+    top, second = order[0], order[1]
+    cmp = run.call(calculate("abs(top - second)", {"top": values[top], "second": values[second]}))
+    out.pick = [labels[top]]
+    if values[top] == values[second]:
+        out.pick = None
+        return "neither: they are equal", "span", derivation
+    if plan.by_how_much:
+        out.value, out.unit = float(cmp.value), ("pp" if unit == "%" else unit)
+        derivation.update(expression=cmp.detail["expression"], result=cmp.value, pick=labels[top])
+        return f"{labels[top]}, by {format_value(out.value, out.unit)}", "span", derivation
+    return labels[top], "span", derivation
+
+
+def plan_checks(plan: Plan, question: str, out: SecAnswer) -> list[str]:
+    """Whether the answer answers the question asked (issue 44's second gate), one reason per failed check.
+
+    1. The unit is the measure's: a question that asks for a ratio, margin, rate or share is never answered with an
+       amount (``USD``).
+    2. Every company the question names is in the derivation's facts.
+    3. Every period the question names is the period of the derivation's facts (a year earlier for a change).
+    4. Every measure's formula is the catalog's.
+    """
+    reasons: list[str] = []
+    measured = [r for r in out.tool_results if r.ok and r.tool == "measure"]
+    asks_ratio = bool(_ASKS_RATIO.search(re.sub(r"\b(?:profit|gross|net|operating) margin\b", "margin", question)))
+    if asks_ratio and plan.kind in ("value", "difference", "compare", "rank") and out.unit == "USD":
+        labels = ", ".join(m.label for m in plan.measures)
+        reasons.append(f"the question asks for a ratio, margin, rate or share, but {labels} is an amount in USD")
+    ciks = {int(f["cik"]) for r in measured for f in r.detail["facts"]}
+    missing = [n for c, n in plan.companies if c not in ciks]
+    if missing:
+        reasons.append(f"the derivation holds no fact of {', '.join(missing)}, which the question names")
+    if plan.periods:
+        wanted: set[str] = set()
+        for r in measured:
+            wanted.add(r.detail["period"])
+        asked = set()
+        for p in plan.periods:
+            if p.ddate:
+                asked |= {iso(p.ddate), iso(year_earlier(p.ddate))} if plan.kind == "change" else {iso(p.ddate)}
+        fiscal = any(p.fiscal for p in plan.periods)
+        if not fiscal and not wanted <= asked:
+            reasons.append(f"the question asks for {', '.join(sorted(asked))} but the answer uses {', '.join(sorted(wanted))}")
+    for r in measured:
+        m = next((x for x in plan.measures if x.id == r.detail["measure"]), None)
+        if m is not None and r.detail["formula"] not in (*m.formulas, *m.bank_formulas):
+            reasons.append(f"{m.label} was computed as {r.detail['formula']}, not the catalog's formula")
+    return reasons
 
 
 def answer_sec_question(
@@ -263,117 +514,61 @@ def answer_sec_question(
             question's). as_of: only filings public by then count (a date, datetime or ISO text; None: all).
 
     Returns:
-        :class:`SecAnswer`: ``answered`` with a gated answer and its derivation, ``not in graph`` (the reason says
-        what was searched), or ``could not verify`` (the gate's reasons).
+        :class:`SecAnswer`: ``answered`` with a gated answer, its value, unit and derivation; ``not in graph`` (the
+        reason says what was searched); ``ask back`` (the candidates); or ``could not verify`` (the gates' reasons).
 
     Raises:
         GraphError: Neo4j is unavailable.
     """
     plan = plan_question(graph, question, company)
     out = SecAnswer(None, "not in graph", plan=plan)
+    if plan.kind == "ambiguous":
+        words, cands = plan.ambiguous[0]
+        listed = "; ".join(f"{n} (CIK {c})" for c, n in cands)
+        out.status, out.reasons = "ask back", [f"which company do you mean by {words!r}: {listed}?"]
+        return out
     if plan.kind == "no company":
         where = "" if company else " in the question"
         out.reasons = [f"not in the graph: no company found{where}; searched {plan.searched[0]}"]
         return out
     if plan.kind == "unknown":
-        known = ", ".join(sorted({w for w, _ in CONCEPT_WORDS} | {w for w, _ in RATIO_WORDS}))
-        out.reasons = [f"not in the graph: the question names no concept or ratio finkg knows; searched for: {known}"]
+        known = ", ".join(m.label for m in MEASURES)
+        bad_date = f" ({plan.searched[-1]})" if plan.searched and "not a date" in plan.searched[-1] else ""
+        out.reasons = [
+            f"not in the graph: the question names no concept or ratio finkg knows{bad_date}; the measures it "
+            f"knows: {known}"
+        ]
         return out
-
-    def call(result: ToolResult) -> ToolResult:
-        out.tool_results.append(result)
-        if not result.ok:
-            raise ToolError(result.error or "tool failed")
-        return result
-
-    def period_for(cik: int, concept: str) -> str:
-        if plan.period:
-            return plan.period
-        p = latest_period(graph, cik, concept, as_of)
-        if p is None:
-            when = f" in filings public by {as_of}" if as_of is not None else ""
-            raise ToolError(f"not in the graph: no {concept} fact for CIK {cik}{when}")
-        return p
-
+    if plan.kind in ("compare", "difference", "rank") and len(plan.companies) < 2 and len(plan.measures) < 2:
+        unmatched = f"; no company matches {', '.join(repr(u) for u in plan.unresolved)}" if plan.unresolved else ""
+        out.reasons = [
+            f"not in the graph: the question compares companies but only {plan.companies[0][1]} was found"
+            f"{unmatched}; searched the graph's company names, short names and tickers"
+        ]
+        return out
     try:
-        answer, qtype, derivation, change = _run_plan(graph, plan, as_of, call, period_for)
+        answer, qtype, derivation = _run(_Runner(graph, plan, as_of, out))
     except ToolError as exc:
         out.reasons = [str(exc)]
         out.status = "not in graph" if str(exc).startswith(("not in the graph", "no ")) else "could not answer"
+        out.value = out.unit = out.pick = None
         return out
-    verdict = check_answer(answer, qtype, out.tool_results, [], change)
+    verdict = check_answer(answer, qtype, out.tool_results, [])
+    extra = plan_checks(plan, question, out)
+    if extra:
+        checks = {**verdict.checks, "answers_the_question": False}
+        verdict = Verdict(False, (*verdict.reasons, *extra), verdict.numbers, verdict.direction, verdict.change,
+                          verdict.answer_type, verdict.question_type, checks)  # fmt: skip
+    else:
+        verdict.checks["answers_the_question"] = True
     out.verdict, out.derivation = verdict, derivation
+    text = answer if isinstance(answer, str) else "; ".join(answer)
     if verdict.passed:
-        out.answer, out.status = answer, "answered"
+        out.answer, out.status = text, "answered"
     else:
         out.status, out.reasons = "could not verify", list(verdict.reasons)
+        out.value = out.unit = out.pick = None
     return out
-
-
-def _run_plan(
-    graph: Graph, plan: Plan, as_of: AsOf | None, call: Any, period_for: Any
-) -> tuple[str, str, dict[str, Any], float | None]:
-    """Run a plan's tools; returns ``(answer, gate question type, derivation, change or None)``."""
-    cik, name = plan.companies[0]
-    c = str(cik)
-    if plan.kind == "ratio":
-        r = RATIO_BY_NAME[plan.ratio or ""]
-        res = call(agent_facts.ratio(graph, r.name, c, period_for(cik, r.numerator), as_of=as_of))
-        return _ratio_answer(res, r.style)
-    concept = plan.concepts[0]
-    if plan.kind == "growth":
-        res = call(agent_facts.ratio(graph, "growth", c, period_for(cik, concept), concept=concept, as_of=as_of))
-        text, qtype, derivation, _ = _ratio_answer(res, "%")
-        now, before = res.detail["facts"]
-        return text, qtype, derivation, now["value"] - before["value"]
-    if plan.kind == "larger":
-        if len(plan.companies) >= 2:
-            pairs = [(k, n, concept) for k, n in plan.companies[:2]]
-        else:
-            pairs = [(cik, name, x) for x in plan.concepts[:2]]
-        looked = [call(agent_facts.fact_lookup(graph, str(k), x, period_for(k, x), as_of=as_of)) for k, _, x in pairs]
-        cmp = call(compare(looked[0].value, looked[1].value))
-        pick = 1 if (cmp.value == "increased") != plan.smaller else 0
-        if cmp.value == "unchanged":
-            return "neither: they are equal", "span", _pair_derivation(looked, cmp), None
-        _, n, x = pairs[pick]
-        label = n if len(plan.companies) >= 2 else cc.BY_NAME[x].label if x in cc.BY_NAME else x
-        return label, "span", _pair_derivation(looked, cmp), None
-    if plan.kind == "difference":
-        a, b = plan.concepts[:2]
-        looked = [call(agent_facts.fact_lookup(graph, c, x, period_for(cik, a), as_of=as_of)) for x in (a, b)]
-        names = [_slug(a), _slug(b)]
-        calc = call(calculate(f"{names[0]} - {names[1]}", {names[0]: looked[0].value, names[1]: looked[1].value}))
-        operands = {n: fact_operand(r) for n, r in zip(names, looked, strict=True)}
-        derivation = {"operands": operands, "expression": calc.detail["expression"], "result": calc.value}
-        return _money(calc.value), "arithmetic", derivation, None
-    res = call(agent_facts.fact_lookup(graph, c, concept, period_for(cik, concept), as_of=as_of))
-    name_ = _slug(concept)
-    derivation = {"operands": {name_: fact_operand(res)}, "expression": name_, "result": res.value}
-    return _money(res.value), "arithmetic", derivation, None
-
-
-def _ratio_answer(res: ToolResult, style: str) -> tuple[str, str, dict[str, Any], float | None]:
-    d = res.detail
-    operands = ratio_operands(d["facts"], _slug)
-    text = f"{format_result(res.value * 100)}%" if style == "%" else format_result(res.value)
-    derivation = {
-        "operands": operands,
-        "formula": d["formula"],
-        "expression": d["expression"] + (" * 100" if style == "%" else ""),
-        "result": res.value * 100 if style == "%" else res.value,
-    }
-    return text, "arithmetic", derivation, None
-
-
-def _pair_derivation(looked: Sequence[ToolResult], cmp: ToolResult) -> dict[str, Any]:
-    names = ["a", "b"]
-    return {
-        "operands": {n: fact_operand(r) for n, r in zip(names, looked, strict=True)},
-        "expression": "compare(a, b)",
-        "result": cmp.value,
-        "change": cmp.detail["change"],
-    }
 
 
 def run_record(got: SecAnswer, question: str, company: str | None = None, as_of: AsOf | None = None) -> RunRecord:
@@ -403,6 +598,8 @@ def run_record(got: SecAnswer, question: str, company: str | None = None, as_of:
             "reasons": got.reasons,
             "company": company or "",
             "derivation": json.dumps(got.derivation, default=str),
+            "plan": json.dumps(got.plan.as_dict() if got.plan else {}, default=str),
+            "notes": got.notes,
         },
         steps=steps,
     )

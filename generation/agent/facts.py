@@ -22,6 +22,7 @@ from kg import Graph, cypher
 from retrieval.contract import AsOf, as_of_cutoff, available
 from retrieval.facts import concepts as cc
 from retrieval.facts.fact_map import derive_liabilities, filing_available_at
+from retrieval.facts.measures import ALL_CONCEPTS
 from retrieval.facts.ratios import RATIO_BY_NAME
 
 RATIO_NAMES: tuple[str, ...] = ("growth", *RATIO_BY_NAME)
@@ -33,7 +34,8 @@ def resolve_concept(concept: str) -> tuple[str, tuple[str, ...], bool | None]:
     """The tags that report ``concept``, in priority order.
 
     Args:
-        concept: a canonical concept (``CurrentAssets``), its label (``current assets``, case-insensitive) or a
+        concept: a canonical concept (``CurrentAssets``, or one of the measure catalog's further concepts:
+            :data:`retrieval.facts.measures.EXTRA_CONCEPTS`), its label (``current assets``, case-insensitive) or a
             us-gaap tag (``AssetsCurrent``; a synonym of a canonical concept resolves to that concept).
 
     Returns:
@@ -42,13 +44,12 @@ def resolve_concept(concept: str) -> tuple[str, tuple[str, ...], bool | None]:
     """
     text = str(concept).strip()
     low = text.lower()
-    for c in cc.CONCEPTS:
+    for c in ALL_CONCEPTS.values():
         if low in (c.name.lower(), c.label.lower()):
             return c.name, c.synonyms, c.duration
-    owner = cc.concept_of_tag(text)
-    if owner is not None:
-        c = cc.BY_NAME[owner]
-        return c.name, c.synonyms, c.duration
+    for c in ALL_CONCEPTS.values():
+        if text in c.synonyms:
+            return c.name, c.synonyms, c.duration
     return text, (text,), None
 
 

@@ -156,7 +156,7 @@ def read_question(
     """
     company = companies[0] if companies else None
     plan = plan_question(graph, question, company)
-    if plan.kind not in ("no company", "unknown"):
+    if plan.kind not in ("no company", "unknown", "ambiguous"):
         got = answer_sec_question(graph, question, company, as_of)
         rec = dataclasses.replace(run_record(got, question, company, as_of), id=run, kind="report")
         rec.props["route"] = "plan"

@@ -66,14 +66,14 @@ def run_id(kind: str, question: str, *parts: str) -> str:
 
 
 def used_fact_keys(result: ToolResult) -> tuple[str, ...]:
-    """The fact keys a tool call read: a ``fact_lookup``'s fact, a ``ratio``'s input facts, with the components of
+    """The fact keys a tool call read: a ``fact_lookup``'s fact, a ``ratio``'s or ``measure``'s input facts, with the components of
     a derived fact, the facts behind a ``search_evidence`` call's items."""
     if result.tool == "search_evidence" and result.ok:
         return tuple(result.detail.get("used", {}).get("Fact", ()))
     facts: list[dict[str, Any]] = []
     if result.tool == "fact_lookup" and result.ok:
         facts = [result.detail]
-    elif result.tool == "ratio" and result.ok:
+    elif result.tool in ("ratio", "measure") and result.ok:
         facts = list(result.detail.get("facts", []))
     keys: list[str] = []
     for f in facts:

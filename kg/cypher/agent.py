@@ -97,8 +97,16 @@ COMPANY_CONCEPT_PERIODS = (
 """The period ends (``YYYYMMDD``) at which the company (by CIK or part of its name) reports a tag of ``$tags``, with
 each reporting filing's dates (for point-in-time filtering), latest period first."""
 
-COMPANY_NAMES = "MATCH (c:Company) RETURN c.cik AS cik, c.name AS name ORDER BY c.name"
-"""Every company's CIK and name (to find the companies a question names)."""
+COMPANY_NAMES = "MATCH (c:Company) RETURN c.cik AS cik, c.name AS name, c.sic AS sic ORDER BY c.name"
+"""Every company's CIK, name and SIC code (to find the companies a question names)."""
+
+COMPANY_FISCAL_PERIODS = (
+    "MATCH (c:Company {cik: $cik})-[:FILED]->(f:Filing)\n"
+    "WHERE f.fy IS NOT NULL AND f.fp IS NOT NULL AND f.period IS NOT NULL\n"
+    "RETURN f.fy AS fy, f.fp AS fp, f.period AS period, f.form AS form ORDER BY f.period DESC"
+)
+"""The fiscal focus of a company's filings (``fy``, ``fp`` as the filer states them: ``2009``, ``Q2``/``FY``) and
+each filing's period end (``YYYYMMDD``): how a company's fiscal quarters map to calendar dates."""
 
 # --------------------------------------------------------------------------- experience memory
 

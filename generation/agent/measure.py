@@ -1,0 +1,144 @@
+"""The ``measure`` tool: a catalog measure of one company at one period, computed from the graph's facts.
+
+Source: ../shared/seeds/001_70c6b08e66b7be55.txt, section 4.4 ("Grounded Data Retrieval": every number anchored
+to a source row; "Numerical Reasoning Engine": arithmetic executed deterministically, never by the model). The
+measure's formula (:mod:`retrieval.facts.measures`) names canonical concepts; each is read with
+:func:`generation.agent.facts.find_fact` (synonyms in their documented order, the latest filing's value) and the
+formula is evaluated by the ``calculate`` tool, so the answer gate traces the result to the facts.
+
+Spans: every flow of one formula is read over the same span (``qtrs``). A question that names a span longer than
+a quarter ("six months ended", "fiscal year") gets exactly that span or no answer. Otherwise the filing's own
+span is preferred (a 10-Q's quarter) and, where a flow is only reported year-to-date (a 10-Q's cash flows), the
+shortest span every operand reports is used and the result says so (``note``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from generation.agent.arithmetic import calculate
+from generation.agent.facts import find_fact
+from generation.agent.results import ToolError, ToolResult, tool_call
+from kg import Graph
+from retrieval.contract import AsOf
+from retrieval.facts.measures import ALL_CONCEPTS, BY_ID, Measure, bank
+from retrieval.facts.periods import iso
+
+DAYS_PER_QUARTER = 91.25
+
+
+def _facts_at(
+    graph: Graph, company: str, concepts: list[str], ddate: str, span: int | None, as_of: AsOf | None
+) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for c in concepts:
+        flow = ALL_CONCEPTS[c].duration if c in ALL_CONCEPTS else None
+        out[c] = find_fact(graph, company, c, iso(ddate), span if flow else None, as_of)
+    return out
+
+
+def _fact_numbers(fact: dict[str, Any]) -> tuple[float, ...]:
+    return (fact["value"], *(f["value"] for _, f in fact.get("components", [])))
+
+
+def measure_value(
+    graph: Graph,
+    company: str,
+    measure: Measure | str,
+    ddate: str,
+    qtrs: int | None = None,
+    as_of: AsOf | None = None,
+    sic: int | None = None,
+) -> ToolResult:
+    """A catalog measure of ``company`` at period end ``ddate``, with its derivation.
+
+    Args:
+        graph: the Neo4j graph. company: a CIK (digits) or a part of the company's name. measure: a
+            :class:`~retrieval.facts.measures.Measure` or its id (``gross_margin``). ddate: the FSDS period end
+            (``YYYYMMDD``). qtrs: the span the question names for flows (2, 3, 4 are required exactly; None or 1
+            prefer the shortest span and fall back to a longer one, saying so). as_of: only filings public by then
+            count. sic: the company's SIC code (banks get the bank formulas first).
+
+    Returns:
+        ``value``: the measure in its unit (a percent as its number: 23.4 for 23.4 %); ``numbers``: the value and
+        every input fact's value; ``detail``: ``measure``, ``label``, ``unit``, ``formula`` (in concept names),
+        ``expression`` (with the values), ``facts`` (each input fact: key, citation, value, period, span, filing),
+        ``period`` (ISO), ``qtrs`` (the span of the flows, 0 for instants only) and ``note`` (the span used when
+        it is not the one preferred, else None). An error result when no formula's facts are all in the graph
+        (naming what was searched), or a division by zero.
+
+    Raises:
+        GraphError: Neo4j is unavailable.
+    """
+    m = BY_ID[measure] if isinstance(measure, str) else measure
+    args = {"company": company, "measure": m.id, "period": iso(ddate), "qtrs": qtrs}
+
+    def body() -> ToolResult:
+        formulas = (*m.bank_formulas, *m.formulas) if bank(sic) else m.formulas
+        errors: list[str] = []
+        for formula in formulas:
+            concepts = m.operands(formula)
+            flows = [c for c in concepts if ALL_CONCEPTS[c].duration]
+            if not flows:
+                spans: list[int | None] = [None]
+            elif qtrs is not None and qtrs > 1:
+                spans = [qtrs]
+            else:
+                spans = [1, 2, 3, 4]
+            for span in spans:
+                try:
+                    facts = _facts_at(graph, company, concepts, ddate, span, as_of)
+                except ToolError as exc:
+                    errors.append(str(exc))
+                    continue
+                return _evaluate(m, formula, facts, span, ddate, preferred=qtrs or 1)
+        detail = errors[0] if errors else "no formula"
+        raise ToolError(f"not in the graph: {m.label} needs {' or '.join(formulas)}; {detail}")
+
+    return tool_call("measure", args, body)
+
+
+def _evaluate(
+    m: Measure, formula: str, facts: dict[str, dict[str, Any]], span: int | None, ddate: str, preferred: int
+) -> ToolResult:
+    operands = {c: f["value"] for c, f in facts.items()}
+    expression = formula
+    if "DAYS" in formula:
+        operands["DAYS"] = DAYS_PER_QUARTER * (span or 1)
+    if m.unit == "%":
+        expression = f"({formula}) * 100"
+    calc = calculate(expression, operands)
+    if not calc.ok:
+        raise ToolError(f"{m.label}: {calc.error}")
+    value = float(calc.value)
+    note = None
+    if span is not None and span != preferred:
+        months = 3 * span
+        note = (
+            f"the {months} months ended {iso(ddate)} (year to date): the filing reports no "
+            f"{3 * preferred}-month figure for {', '.join(c for c in facts if ALL_CONCEPTS[c].duration)}"
+        )
+    shown = " ".join(
+        f"{facts[w]['value']:.0f}" if w in facts else str(operands.get(w, w)) for w in _words(expression)
+    )
+    numbers = (value, *(x for f in facts.values() for x in _fact_numbers(f)))
+    if m.unit == "%":
+        numbers += (value / 100,)
+    detail = {
+        "measure": m.id,
+        "label": m.label,
+        "unit": m.unit,
+        "formula": formula,
+        "expression": shown,
+        "facts": list(facts.values()),
+        "period": iso(ddate),
+        "qtrs": span or 0,
+        "note": note,
+    }
+    return ToolResult("measure", {"measure": m.id, "period": iso(ddate)}, value, numbers, detail)
+
+
+def _words(expression: str) -> list[str]:
+    """The expression split into names, numbers and operators (for the derivation's readable ``expression``)."""
+    return re.findall(r"[A-Za-z_]\w*|\d+(?:\.\d+)?|[()+\-*/]", expression)

@@ -1,0 +1,263 @@
+"""Companies as people name them: resolved against the graph's companies, the SEC ticker table and fuzzy matching.
+
+Issue 44 ("Companies"). A question says "Abbott", "J&J", "Johnson and Johnson's", "PFE" or "Colgate", the graph
+holds ``ABBOTT LABORATORIES``, ``JOHNSON & JOHNSON``, ``PFIZER INC``, ``COLGATE PALMOLIVE CO``. The index
+(:class:`CompanyIndex`) gives every graph company its aliases:
+
+1. its EDGAR name without the legal suffix, state tag and punctuation (``johnson & johnson``), with ``&`` and
+   ``and`` both ways;
+2. that name without a generic last word (``abbott laboratories`` -> ``abbott``; :data:`GENERIC_TAIL`), and its
+   first word when that word is distinctive (at least 4 letters, not a common word, the first word of no other
+   company in the graph);
+3. the initials of an ``X & Y`` name (``j&j``, ``p&g``);
+4. its tickers in the SEC's ticker table (``data/company_tickers.csv``, see ``data/NOTICE.md``), matched as an
+   upper-case word of the question (never a finance abbreviation such as ``ROE`` or ``EPS``: :data:`NOT_TICKERS`).
+
+An alias two companies share is not used for either (a short name never picks one of two companies silently).
+Words of the question that look like a name (capitalised) but match no alias are matched fuzzily (rapidfuzz
+``ratio``, a normalized edit distance, against the aliases, at least :data:`FUZZY_MIN`); when the best two candidates of different companies
+are within :data:`FUZZY_MARGIN` points, the question is ambiguous and the caller asks back with both.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from rapidfuzz import fuzz, process
+
+DATA = Path(__file__).resolve().parent / "data"
+
+_SUFFIX = re.compile(
+    r"\b(?:inc|incorporated|corp|corporation|co|company|ltd|limited|plc|lp|llc|l p|n v|nv|s a|sa|ag|the|de|"
+    r"holdings?|group)\b"
+)
+GENERIC_TAIL = frozenset(
+    {
+        "laboratories", "labs", "pharmaceuticals", "pharmaceutical", "industries", "international", "technologies",
+        "technology", "systems", "enterprises", "companies", "brands", "bancorp", "bancorporation", "financial",
+        "resources", "energy", "entertainment", "communications", "stores", "foods", "products", "worldwide",
+        "partners", "trust", "motors", "airlines", "petroleum", "oil", "electric", "semiconductor", "software",
+        "networks", "services", "solutions", "therapeutics", "biosciences", "medical", "healthcare",
+    }
+)  # fmt: skip
+"""Last words a name is often said without (``Abbott Laboratories`` -> ``Abbott``)."""
+
+COMMON_WORDS = frozenset(
+    {
+        "american", "first", "general", "united", "national", "international", "new", "bank", "energy", "global",
+        "capital", "financial", "home", "great", "southern", "northern", "western", "eastern", "pacific", "atlantic",
+        "central", "standard", "royal", "public", "service", "services", "community", "federal", "security",
+        "world", "china", "american", "north", "south", "west", "east", "city", "state", "what", "which", "revenue",
+        "sales", "income", "cash", "total", "quarter", "year", "fiscal", "debt", "equity", "margin", "ratio",
+        "growth", "profit", "assets", "value", "health", "life", "data", "power", "gold", "star", "sun", "park",
+        "industrial", "investors", "realty", "real", "apple", "mobile", "digital", "advanced", "applied", "allied",
+        "universal", "continental", "premier", "dynamic", "integrated", "innovative", "alliance", "heritage",
+        "pioneer", "liberty", "republic", "peoples", "citizens", "merchants", "farmers", "mutual", "diversified",
+    }
+)  # fmt: skip
+"""Words that are never a company's short name on their own."""
+
+NOT_TICKERS = frozenset(
+    {
+        "ROE", "ROA", "EPS", "USD", "EBIT", "EBITDA", "FCF", "OCF", "DSO", "TTM", "YOY", "QOQ", "SGA", "CEO", "CFO",
+        "SEC", "GAAP", "FY", "Q", "A", "I", "IT", "ON", "OR", "AND", "THE", "FOR", "BY", "TO", "IN", "OF", "AT",
+        "ALL", "ARE", "ANY", "CAN", "HAS", "NOW", "ONE", "WAS", "YTD", "CAPEX", "ETR", "D", "R", "US", "U", "S",
+        "UK", "EU", "NYSE", "GDP", "CPI", "ESG", "IPO", "M", "B", "K", "H", "PE", "PB", "EV", "DE", "VS", "HOW",
+        "WHO", "WHAT", "DID", "DO", "IS", "BE", "AN", "AS", "IF", "SO", "UP", "NET", "LT", "ST", "RD",
+    }
+)  # fmt: skip
+"""Upper-case words that are finance or English abbreviations, never read as tickers."""
+
+FUZZY_MIN = 88.0
+"""The least rapidfuzz ``ratio`` (normalized Levenshtein similarity, 0-100) for a fuzzy company match."""
+FUZZY_MARGIN = 4.0
+"""Two candidates of different companies closer than this are ambiguous (ask back)."""
+
+
+def normalize(text: str) -> str:
+    """Lower case, possessives dropped, punctuation to spaces, ``&`` kept (``Johnson & Johnson's`` ->
+    ``johnson & johnson``)."""
+    text = re.sub(r"['’]s\b", "", text.lower())
+    text = text.replace("&", " & ")
+    return " ".join(re.sub(r"[^a-z0-9&]+", " ", text).split())
+
+
+def core_name(name: str) -> str:
+    """An EDGAR name without its legal suffix, state tag and punctuation (``JOHNSON & JOHNSON /NJ/`` ->
+    ``johnson & johnson``, ``COLGATE PALMOLIVE CO`` -> ``colgate palmolive``)."""
+    name = re.sub(r"/[A-Za-z]{2,3}/?", " ", name)
+    return " ".join(_SUFFIX.sub(" ", normalize(name)).split())
+
+
+def aliases_of(name: str) -> set[str]:
+    """The aliases a name gives by rules 1-3 of the module doc, before uniqueness (first words included)."""
+    core = core_name(name)
+    if not core:
+        return set()
+    out = {core, core.replace(" & ", " and "), core.replace(" and ", " & ")}
+    words = core.split()
+    if len(words) > 1 and words[-1] in GENERIC_TAIL:
+        out.add(" ".join(words[:-1]))
+    if len(words) == 3 and words[1] == "&":
+        out.add(f"{words[0][0]}&{words[2][0]}")
+        out.add(f"{words[0][0]} & {words[2][0]}")
+    if len(words) >= 3 and words[1] not in ("&", "and", "of", "the", "for", "de"):
+        out.add(" ".join(words[:2]))
+    return {a for a in out if len(a.replace(" ", "")) >= 3 or "&" in a}
+
+
+@cache
+def ticker_table() -> dict[int, tuple[str, ...]]:
+    """CIK -> its tickers, from the SEC's ticker table (``data/company_tickers.csv``)."""
+    out: dict[int, list[str]] = {}
+    with (DATA / "company_tickers.csv").open(encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            out.setdefault(int(row["cik"]), []).append(row["ticker"].upper())
+    return {k: tuple(v) for k, v in out.items()}
+
+
+@dataclass(frozen=True)
+class CompanyHit:
+    """A company the question names: CIK, EDGAR name, the words that named it and how (``name``, ``alias``,
+    ``ticker``, ``cik``, ``fuzzy``), and where in the question."""
+
+    cik: int
+    name: str
+    text: str
+    how: str
+    at: int
+
+
+@dataclass
+class CompanyMatch:
+    """The companies a question names (in order), the names that fit several (``(words, [(cik, name)])``: ask
+    back) and the capitalised words that look like a name but match no company."""
+
+    found: list[CompanyHit] = field(default_factory=list)
+    ambiguous: list[tuple[str, list[tuple[int, str]]]] = field(default_factory=list)
+    unresolved: list[str] = field(default_factory=list)
+
+
+class CompanyIndex:
+    """The aliases of the graph's companies (see the module doc); built once per graph state.
+
+    Args:
+        companies: ``(cik, EDGAR name)`` pairs (``kg.cypher.COMPANY_NAMES``).
+        tickers: CIK -> tickers (default: :func:`ticker_table`).
+    """
+
+    def __init__(self, companies: Iterable[tuple[int, str]], tickers: dict[int, tuple[str, ...]] | None = None):
+        self.names: dict[int, str] = {int(c): n for c, n in companies}
+        tickers = ticker_table() if tickers is None else tickers
+        owners: dict[str, set[int]] = {}
+        exact: dict[str, set[int]] = {}
+        for cik, name in self.names.items():
+            exact.setdefault(core_name(name), set()).add(cik)
+            for a in aliases_of(name):
+                owners.setdefault(a, set()).add(cik)
+        firsts: dict[str, set[int]] = {}
+        for cik, name in self.names.items():
+            words = core_name(name).split()
+            if words and len(words[0]) >= 4 and words[0] not in COMMON_WORDS and words[0].isalpha():
+                firsts.setdefault(words[0], set()).add(cik)
+        for w, ciks in firsts.items():
+            owners.setdefault(w, set()).update(ciks)
+        for core, ciks in exact.items():  # a company's own name beats another's short form (Coca-Cola)
+            if len(ciks) == 1:
+                owners[core] = set(ciks)
+        self.aliases: dict[str, int] = {a: next(iter(c)) for a, c in owners.items() if len(c) == 1}
+        self.shared: dict[str, list[int]] = {a: sorted(c) for a, c in owners.items() if len(c) > 1}
+        self.tickers: dict[str, int] = {}
+        for cik in self.names:
+            for t in tickers.get(cik, ()):
+                if t not in NOT_TICKERS:
+                    self.tickers[t] = cik
+        self._choices = sorted(self.aliases)
+
+    def _label(self, ciks: Iterable[int]) -> list[tuple[int, str]]:
+        return [(c, self.names[c]) for c in ciks]
+
+    def find(self, question: str) -> CompanyMatch:
+        """The companies ``question`` names, in the order it names them, and the ambiguous names (see the module
+        doc). ``CIK 200406`` names a company by its CIK."""
+        out = CompanyMatch()
+        taken: list[tuple[int, int]] = []
+        # positions are in the normalized text; the original is only used for tickers and capitalised words
+        text = f" {normalize(question)} "
+
+        def free(a: int, b: int) -> bool:
+            return not any(x < b and a < y for x, y in taken)
+
+        for m in re.finditer(r"\bcik\s*(\d{1,10})\b", text):
+            cik = int(m.group(1))
+            if cik in self.names:
+                taken.append((m.start(), m.end()))
+                out.found.append(CompanyHit(cik, self.names[cik], m.group(), "cik", m.start()))
+        keys = sorted([*self.aliases, *self.shared], key=len, reverse=True)
+        for alias in keys:
+            for m in re.finditer(rf"(?<= ){re.escape(alias)}(?= )", text):
+                if not free(m.start(), m.end()):
+                    continue
+                taken.append((m.start(), m.end()))
+                if alias in self.aliases:
+                    cik = self.aliases[alias]
+                    how = "name" if alias == core_name(self.names[cik]) else "alias"
+                    out.found.append(CompanyHit(cik, self.names[cik], alias, how, m.start()))
+                else:
+                    out.ambiguous.append((alias, self._label(self.shared[alias])))
+        for m in re.finditer(r"(?<![\w&])\$?([A-Z][A-Z.]{0,5})(?![\w&])", question):
+            t = m.group(1).rstrip(".")
+            if t in self.tickers:
+                cik = self.tickers[t]
+                pos = len(normalize(question[: m.start()])) + 1
+                if all(h.cik != cik for h in out.found):
+                    out.found.append(CompanyHit(cik, self.names[cik], t, "ticker", pos))
+                    taken.append((pos, pos + len(t)))
+        self._fuzzy(question, text, out, free, taken)
+        seen: set[int] = set()
+        ordered = []
+        for h in sorted(out.found, key=lambda h: h.at):
+            if h.cik not in seen:
+                seen.add(h.cik)
+                ordered.append(h)
+        out.found = ordered
+        return out
+
+    def _fuzzy(self, question: str, text: str, out: CompanyMatch, free, taken: list[tuple[int, int]]) -> None:
+        """Capitalised word runs not yet matched, matched fuzzily against the aliases (margin rule)."""
+        skip = {"what", "which", "how", "who", "when", "where", "why", "did", "does", "was", "were", "is", "rank",
+                "compare", "give", "show", "tell", "list", "between", "and", "or", "the", "in", "of", "for", "q1", "q2",
+                "q3", "q4", "fy", "by", "than", "its", "their", "please", "during", "at", "as", "on", "from"}  # fmt: skip
+        months = {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+                  "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov",
+                  "dec"}  # fmt: skip
+        for m in re.finditer(r"(?:[A-Z][\w&.'’-]*)(?:\s+(?:&\s+)?[A-Z][\w&.'’-]*)*", question):
+            words = [w for w in normalize(m.group()).split() if w not in skip and w not in months]
+            phrase = " ".join(words)
+            if len(phrase.replace(" ", "")) < 4 or phrase.upper() in NOT_TICKERS:
+                continue
+            pos = text.find(f" {phrase} ")
+            if pos >= 0 and not free(pos + 1, pos + 1 + len(phrase)):
+                continue
+            if phrase in self.aliases or phrase in self.shared:
+                continue
+            best = process.extract(phrase, self._choices, scorer=fuzz.ratio, limit=8)
+            best = [(a, s) for a, s, _ in best if s >= FUZZY_MIN]
+            if not best:
+                out.unresolved.append(m.group())
+                continue
+            top_alias, top_score = best[0]
+            top_cik = self.aliases[top_alias]
+            rivals = [(a, s) for a, s in best[1:] if self.aliases[a] != top_cik and top_score - s < FUZZY_MARGIN]
+            if rivals:
+                ciks = [top_cik, *dict.fromkeys(self.aliases[a] for a, _ in rivals)]
+                out.ambiguous.append((m.group(), self._label(ciks)))
+                continue
+            at = pos + 1 if pos >= 0 else len(normalize(question[: m.start()])) + 1
+            out.found.append(CompanyHit(top_cik, self.names[top_cik], m.group(), "fuzzy", at))
+            taken.append((at, at + len(phrase)))

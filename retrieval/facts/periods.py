@@ -1,0 +1,233 @@
+"""Periods as users and filings state them, mapped to the SEC Financial Statement Data Sets' period keys.
+
+Issue 44 ("Periods"). FSDS keys every value by ``ddate``, "the end date for the data value, rounded to the
+nearest month end", and ``qtrs``, "the count of the number of quarters represented by the data value, rounded to
+the nearest whole number; 0 indicates it is a point-in-time value" (SEC, *Financial Statement Data Sets*, readme,
+field definitions of NUM). A filing states its fiscal dates exactly: Johnson & Johnson's second quarter of 2009
+ended on Sunday June 28, 2009, a 52/53-week retailer's year on the Saturday nearest January 31. So a stated date
+is rounded to the nearest month end (:func:`fsds_ddate`: June 28 -> 2009-06-30, January 2, 2010 -> 2009-12-31,
+January 30 -> January 31), which is how FSDS rounded it.
+
+What a question can say (:func:`find_periods`): an exact date ("the quarter ended June 28, 2009", "as of
+6/30/2009"), a quarter ("Q2 2009", "2Q09", "the second quarter of 2009", "fiscal 2010 second quarter": a
+fiscal quarter is resolved through the company's filings' ``fy``/``fp`` when one states it, see
+:class:`PeriodAsk`), a month ("the June 2009 quarter"), a year end ("end of 2009", "year-end 2009": the balance
+sheet at December 31), a span ("first half of 2009", "six months ended", "nine months", "fiscal year 2008": the
+flows' ``qtrs``), or nothing / "latest" / "last quarter" (the latest period the company reports).
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import re
+from dataclasses import dataclass
+
+MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m} | {
+    m.lower(): i for i, m in enumerate(calendar.month_abbr) if m
+}
+MONTHS["sept"] = 9
+_MONTH = r"(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+_ORD = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "last": 4}
+_ORDS = "|".join(_ORD)
+_YEAR = r"(?P<year>(?:19|20)\d\d)"
+_SPAN_WORDS = {
+    "three months": 1,
+    "3 months": 1,
+    "quarter": 1,
+    "six months": 2,
+    "6 months": 2,
+    "first half": 2,
+    "half year": 2,
+    "half-year": 2,
+    "h1": 2,
+    "nine months": 3,
+    "9 months": 3,
+    "twelve months": 4,
+    "12 months": 4,
+    "full year": 4,
+    "fiscal year": 4,
+    "year ended": 4,
+    "annual": 4,
+    "ttm": 4,
+    "trailing twelve months": 4,
+}
+LATEST_WORDS = re.compile(
+    r"\b(?:latest|most recent|last (?:reported )?quarter|last period|current quarter|recent quarter|"
+    r"this quarter|lately|right now|currently|now)\b",
+    re.I,
+)
+
+
+def month_end(year: int, month: int) -> dt.date:
+    """The last day of ``month`` of ``year``."""
+    return dt.date(year, month, calendar.monthrange(year, month)[1])
+
+
+def fsds_ddate(day: dt.date) -> str:
+    """A stated period end as FSDS's ``ddate`` (``YYYYMMDD``): the nearest month end (a tie goes to the later).
+
+    >>> fsds_ddate(dt.date(2009, 6, 28)), fsds_ddate(dt.date(2010, 1, 2)), fsds_ddate(dt.date(2009, 10, 3))
+    ('20090630', '20091231', '20090930')
+    """
+    this_end = month_end(day.year, day.month)
+    prev_end = day.replace(day=1) - dt.timedelta(days=1)
+    nearest = this_end if (this_end - day).days <= (day - prev_end).days else prev_end
+    return nearest.strftime("%Y%m%d")
+
+
+@dataclass(frozen=True)
+class PeriodAsk:
+    """One period a question names.
+
+    Attributes:
+        ddate: the FSDS period end (``YYYYMMDD``), or None for the latest the company reports.
+        qtrs: the span the question names for flows (1 a quarter, 2 a half, 3 nine months, 4 a year), or None
+            (the filing's own span: a 10-Q's quarter, a 10-K's year).
+        text: the words that named it. stated: the exact date as stated (ISO) when it is not a month end.
+        fiscal: ``(fy, fp)`` (``(2010, "Q2")``, ``(2008, "FY")``) when the question names a fiscal period: the
+            company's filing with that fiscal focus gives ``ddate`` (the calendar reading is the fallback).
+    """
+
+    ddate: str | None
+    qtrs: int | None = None
+    text: str = ""
+    stated: str | None = None
+    fiscal: tuple[int, str] | None = None
+
+    def describe(self) -> str:
+        """How an answer names the period (``the 3 months ended 2009-06-30``, ``the latest period``)."""
+        if self.ddate is None:
+            return "the latest period"
+        iso = f"{self.ddate[:4]}-{self.ddate[4:6]}-{self.ddate[6:]}"
+        return f"the period ended {iso}" + (f" (stated {self.stated})" if self.stated else "")
+
+
+def _span(text: str) -> int | None:
+    low = text.lower()
+    hits = [(low.find(w), q) for w, q in _SPAN_WORDS.items() if re.search(rf"\b{re.escape(w)}\b", low)]
+    if not hits:
+        return None
+    return max(q for _, q in hits) if any(q > 1 for _, q in hits) else 1
+
+
+_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # 2009-06-28, 20090628
+    ("iso", re.compile(r"\b(?P<year>(?:19|20)\d\d)-(?P<m>\d\d)-(?P<d>\d\d)\b")),
+    # June 28, 2009 / June 28 2009
+    ("mdy", re.compile(rf"\b{_MONTH}\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?,?\s+{_YEAR}\b", re.I)),
+    # 28 June 2009
+    ("dmy", re.compile(rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH}\s*,?\s+{_YEAR}\b", re.I)),
+    # 6/28/2009
+    ("slash", re.compile(r"\b(?P<m>\d{1,2})/(?P<d>\d{1,2})/(?P<year>(?:19|20)\d\d)\b")),
+    # Q2 2009, Q2 FY2010, Q2'09, 2Q09, 2Q 2009, second quarter of 2009, fiscal 2010 second quarter
+    (
+        "quarter",
+        re.compile(
+            r"\b(?:(?P<fisc1>fiscal\s+|fy\s*)?q(?P<q1>[1-4])\s*(?:of\s+)?(?P<fisc2>fiscal\s+|fy\s*)?'?(?P<y1>(?:19|20)?\d\d)\b"
+            r"|(?P<q2>[1-4])q\s*(?P<fisc3>fy\s*)?'?(?P<y2>(?:19|20)?\d\d)\b"
+            rf"|(?P<fisc4>fiscal\s+(?:year\s+)?)?(?P<y3>(?:19|20)\d\d)\s+(?P<o1>{_ORDS})[\s-]+(?:fiscal\s+)?quarter\b"
+            rf"|(?P<o2>{_ORDS})[\s-]+(?P<fisc5>fiscal\s+)?quarter\s+(?:of\s+|in\s+)?(?P<fisc6>fiscal\s+(?:year\s+)?|fy\s*)?(?P<y4>(?:19|20)\d\d)\b)",
+            re.I,
+        ),
+    ),
+    # first half of 2009, H1 2009, first nine months of 2009
+    (
+        "half",
+        re.compile(
+            rf"\b(?:(?P<h>first|second)\s+half|h(?P<hn>[12]))\s+(?:of\s+)?(?:fiscal\s+|fy\s*)?{_YEAR}\b",
+            re.I,
+        ),
+    ),
+    # fiscal 2008, fiscal year 2008, FY2008, FY 08
+    ("fy", re.compile(r"\b(?:fiscal(?:\s+year)?|fy)\s*'?(?P<year>(?:19|20)?\d\d)\b(?!\s+(?:first|second|third|fourth|q[1-4]))", re.I)),
+    # end of 2009, year-end 2009, close of 2009, December 2009 year end
+    (
+        "yearend",
+        re.compile(rf"\b(?:(?:the\s+)?end\s+of|year[\s-]?end(?:ed)?|close\s+of|as\s+at\s+end)\s+(?:of\s+)?(?:fiscal\s+)?{_YEAR}\b", re.I),
+    ),
+    # June 2009 (a month without a day)
+    ("month", re.compile(rf"\b{_MONTH}\s+(?:of\s+)?{_YEAR}\b", re.I)),
+)
+
+
+def _year4(text: str) -> int:
+    y = int(text)
+    return y + 2000 if y < 100 else y
+
+
+def find_periods(question: str) -> list[PeriodAsk]:
+    """The periods a question names, in the order stated (an empty list: the latest).
+
+    A span word ("six months ended", "first half", "fiscal year") sets ``qtrs``; an exact date is rounded to
+    FSDS's month end (:func:`fsds_ddate`); a quarter of a year is the calendar quarter's end month unless the
+    question says "fiscal" (then ``fiscal`` carries ``(fy, "Qn")`` for the company's filings to resolve, with the
+    calendar reading as ``ddate``'s fallback). A bare year ("in 2008") is a fiscal year (``fiscal`` ``(2008,
+    "FY")``, ``qtrs`` 4, fallback December 31).
+
+    Raises:
+        ValueError: a stated date does not exist (``February 30, 2009``), naming it.
+    """
+    taken: list[tuple[int, int]] = []
+    found: list[tuple[int, PeriodAsk]] = []
+    span = _span(question)
+
+    def free(m: re.Match[str]) -> bool:
+        return not any(a < m.end() and m.start() < b for a, b in taken)
+
+    for kind, pattern in _PATTERNS:
+        for m in pattern.finditer(question):
+            if not free(m):
+                continue
+            g = m.groupdict()
+            ask: PeriodAsk | None = None
+            if kind in ("iso", "mdy", "dmy", "slash"):
+                month = int(g["m"]) if g.get("m") else MONTHS[g["month"].lower().rstrip(".")]
+                try:
+                    day = dt.date(int(g["year"]), month, int(g["d"]))
+                except ValueError:
+                    raise ValueError(f"{m.group()!r} is not a date") from None
+                stated = None if day == month_end(day.year, day.month) else day.isoformat()
+                ask = PeriodAsk(fsds_ddate(day), span, m.group(), stated)
+            elif kind == "quarter":
+                q = int(g["q1"] or g["q2"] or _ORD[(g["o1"] or g["o2"]).lower()])
+                year = _year4(g["y1"] or g["y2"] or g["y3"] or g["y4"])
+                fiscal = any(g.get(f"fisc{i}") for i in range(1, 7)) or bool(re.search(r"\bfiscal\b", question, re.I))
+                ask = PeriodAsk(
+                    month_end(year, 3 * q).strftime("%Y%m%d"), 1 if span in (None, 1) else span, m.group(),
+                    fiscal=(year, f"Q{q}") if fiscal else None,
+                )  # fmt: skip
+            elif kind == "half":
+                half = 1 if (g["h"] or "").lower() == "first" or g["hn"] == "1" else 2
+                year = int(g["year"])
+                ask = PeriodAsk(month_end(year, 6 * half).strftime("%Y%m%d"), 2, m.group())
+            elif kind == "fy":
+                year = _year4(g["year"])
+                ask = PeriodAsk(month_end(year, 12).strftime("%Y%m%d"), 4, m.group(), fiscal=(year, "FY"))
+            elif kind == "yearend":
+                year = int(g["year"])
+                ask = PeriodAsk(month_end(year, 12).strftime("%Y%m%d"), span if span and span > 1 else None, m.group())
+            elif kind == "month":
+                year, month = int(g["year"]), MONTHS[g["month"].lower().rstrip(".")]
+                ask = PeriodAsk(month_end(year, month).strftime("%Y%m%d"), span, m.group())
+            if ask is not None:
+                taken.append((m.start(), m.end()))
+                found.append((m.start(), ask))
+    if not found:
+        for m in re.finditer(r"\b(?:in|for|during|of)\s+(?P<year>(?:19|20)\d\d)\b", question, re.I):
+            if free(m):
+                year = int(m.group("year"))
+                found.append((m.start(), PeriodAsk(f"{year}1231", 4, m.group(), fiscal=(year, "FY"))))
+    found.sort(key=lambda f: f[0])
+    return [a for _, a in found]
+
+
+def year_earlier(ddate: str) -> str:
+    """The same month end one year earlier (``20090630`` -> ``20080630``; February's end stays February's)."""
+    day = dt.date(int(ddate[:4]), int(ddate[4:6]), 1)
+    return month_end(day.year - 1, day.month).strftime("%Y%m%d")
+
+
+def iso(ddate: str) -> str:
+    """``20090630`` -> ``2009-06-30``."""
+    return f"{ddate[:4]}-{ddate[4:6]}-{ddate[6:]}"

@@ -1,0 +1,160 @@
+"""Question understanding without a server (issue 44): periods as filings state them, the measure catalog, and
+companies as people name them, resolved against the shipped 2009q3 quarter's real company names (sub.txt read
+here with pandas) and the SEC's ticker table.
+
+The FSDS rule under test is the SEC's own: ``ddate`` is "the end date for the data value, rounded to the nearest
+month end" (Financial Statement Data Sets readme, NUM).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import zipfile
+from functools import cache
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from retrieval.facts.measures import BY_ID, EXCLUDED_SYNONYMS, EXTRA_CONCEPTS, MEASURES, find_measures, synonym_group
+from retrieval.facts.names import CompanyIndex, core_name, ticker_table
+from retrieval.facts.periods import find_periods, fsds_ddate, year_earlier
+
+ROOT = Path(__file__).resolve().parents[1]
+QUARTER = ROOT / "data" / "sec-fsds" / "2009q3.zip"
+
+
+@pytest.mark.parametrize(
+    ("stated", "ddate"),
+    [
+        ("2009-06-28", "20090630"),  # J&J's second quarter ended on Sunday June 28, 2009
+        ("2010-01-02", "20091231"),  # a 52/53-week year ending on the Saturday nearest December 31
+        ("2009-10-03", "20090930"),
+        ("2010-01-30", "20100131"),  # a retailer's year nearest January 31
+        ("2009-06-30", "20090630"),
+        ("2009-02-13", "20090131"),
+        ("2009-02-14", "20090228"),  # 14 days after January's end, 14 before February's: a tie goes to the later
+    ],
+)
+def test_a_stated_period_end_rounds_to_the_nearest_month_end_as_fsds_does(stated, ddate):
+    assert fsds_ddate(dt.date.fromisoformat(stated)) == ddate
+
+
+@pytest.mark.parametrize(
+    ("question", "ddate", "qtrs", "fiscal"),
+    [
+        ("gross margin in the quarter ended June 28, 2009", "20090630", 1, None),
+        ("revenue for Q2 2009", "20090630", 1, None),
+        ("2Q09 sales", "20090630", 1, None),
+        ("sales in the second quarter of 2009", "20090630", 1, None),
+        ("revenue in the fiscal 2010 second quarter", "20100630", 1, (2010, "Q2")),
+        ("revenue in the first half of 2009", "20090630", 2, None),
+        ("revenue for the six months ended June 30, 2009", "20090630", 2, None),
+        ("revenue for the nine months ended September 30, 2009", "20090930", 3, None),
+        ("cash at the end of 2009", "20091231", None, None),
+        ("total assets as of 6/30/2009", "20090630", None, None),
+        ("revenue in the June 2009 quarter", "20090630", 1, None),
+        ("FY2008 revenue", "20081231", 4, (2008, "FY")),
+        ("revenue in 2008", "20081231", 4, (2008, "FY")),
+        ("total assets at 28 June 2009", "20090630", None, None),
+    ],
+)
+def test_periods_as_users_write_them(question, ddate, qtrs, fiscal):
+    (p,) = find_periods(question)
+    assert (p.ddate, p.qtrs, p.fiscal) == (ddate, qtrs, fiscal)
+
+
+def test_no_period_means_the_latest_and_an_impossible_date_is_named():
+    assert find_periods("What is Abbott's latest revenue?") == []
+    assert find_periods("How much did Abbott spend on R&D last quarter?") == []
+    with pytest.raises(ValueError, match="February 30, 2009"):
+        find_periods("revenue on February 30, 2009")
+    assert year_earlier("20090630") == "20080630" and year_earlier("20090228") == "20080229"
+
+
+@pytest.mark.parametrize(
+    ("question", "ids"),
+    [
+        ("What was J&J's gross margin?", ["gross_margin"]),
+        ("gross profit", ["gross_profit"]),
+        ("What is Abbott's debt to equity ratio?", ["debt_to_equity"]),
+        ("How much did Abbott spend on research and development?", ["rd_expense"]),
+        ("R&D as a percentage of sales", ["rd_intensity"]),
+        ("SG&A as a share of revenue", ["sga_ratio"]),
+        ("capital expenditure as a share of revenue", ["capex_to_revenue"]),
+        ("effective tax rate", ["effective_tax_rate"]),
+        ("free cash flow", ["free_cash_flow"]),
+        ("operating cash flow margin", ["ocf_margin"]),
+        ("operating margin", ["operating_margin"]),
+        ("return on equity", ["roe"]),
+        ("current assets and current liabilities", ["current_assets", "current_liabilities"]),
+        ("How profitable is it? net profit margin", ["net_margin"]),
+    ],
+)
+def test_measures_by_their_names_longest_first(question, ids):
+    assert [m.id for _, m in find_measures(question)] == ids
+
+
+def test_every_measure_has_a_unit_a_definition_and_known_operands():
+    known = {c.name for c in EXTRA_CONCEPTS} | {
+        "Revenues", "NetIncomeLoss", "OperatingCashFlow", "OperatingIncomeLoss", "GrossProfit", "CostOfRevenue",
+        "CurrentAssets", "CurrentLiabilities", "Cash", "Liabilities", "Assets", "StockholdersEquity",
+        "AccountsReceivable", "Inventory", "LongTermDebt",
+    }  # fmt: skip
+    assert len(MEASURES) >= 35 and len(BY_ID) == len(MEASURES)
+    for m in MEASURES:
+        assert m.unit in ("USD", "%", "x", "days") and m.definition and m.phrases, m.id
+        for f in (*m.formulas, *m.bank_formulas):
+            assert set(m.operands(f)) <= known, (m.id, f)
+    # the ratio question of issue 44's "Why" is a multiple, never an amount
+    assert BY_ID["debt_to_equity"].unit == "x" and BY_ID["effective_tax_rate"].unit == "%"
+
+
+def test_synonyms_come_from_edgartools_groups_less_the_documented_exclusions():
+    data = json.loads((ROOT / "retrieval/facts/data/edgartools_synonym_groups.json").read_text())
+    raw = next(g for g in data["groups"] if g["name"] == "income_tax_expense")["synonyms"]
+    assert "IncomeTaxesPaidNet" in raw and "IncomeTaxesPaidNet" in EXCLUDED_SYNONYMS
+    assert synonym_group("income_tax_expense") == tuple(t for t in raw if t != "IncomeTaxesPaidNet")
+    with pytest.raises(KeyError, match="no synonym group"):
+        synonym_group("no_such_group")
+
+
+@cache
+def index() -> CompanyIndex:
+    with zipfile.ZipFile(QUARTER) as z, z.open("sub.txt") as f:
+        sub = pd.read_csv(f, sep="\t", dtype=str, keep_default_na=False, encoding="latin-1")
+    return CompanyIndex({int(c): n for c, n in zip(sub.cik, sub.name, strict=True)}.items())
+
+
+@pytest.mark.parametrize(
+    ("question", "names"),
+    [
+        ("What was J&J's gross margin?", ["JOHNSON & JOHNSON"]),
+        ("Johnson and Johnson's tax rate", ["JOHNSON & JOHNSON"]),
+        ("How much did Abbott spend on R&D last quarter?", ["ABBOTT LABORATORIES"]),
+        ("What is ABT's debt to equity?", ["ABBOTT LABORATORIES"]),
+        ("Which had the higher operating margin, Pfizer or Merck, and by how much?", ["PFIZER INC", "MERCK & CO INC"]),
+        ("Colgate's net margin", ["COLGATE PALMOLIVE CO"]),
+        ("Exxon vs Chevron revenue", ["EXXON MOBIL CORP", "CHEVRON CORP"]),
+        ("Jonson & Jonson revenue", ["JOHNSON & JOHNSON"]),  # a typo, matched fuzzily
+        ("Coca-Cola revenue", ["COCA COLA CO"]),  # its own name beats Coca-Cola Enterprises' short form
+        ("IBM's return on equity", ["INTERNATIONAL BUSINESS MACHINES CORP"]),
+    ],
+)
+def test_companies_by_the_names_people_use(question, names):
+    assert [h.name for h in index().find(question).found] == names
+
+
+def test_a_short_name_two_companies_share_is_asked_back_never_guessed():
+    got = index().find("What is Johnson's cash?")
+    assert got.found == []
+    (words, candidates), *_ = got.ambiguous
+    assert words == "johnson" and {n for _, n in candidates} == {"JOHNSON & JOHNSON", "JOHNSON CONTROLS INC"}
+
+
+def test_a_name_that_matches_nothing_is_reported_not_matched_to_a_lookalike():
+    got = index().find("What is the net margin of Acme Widgets?")
+    assert got.found == [] and got.unresolved == ["Acme Widgets"]
+    assert core_name("JOHNSON & JOHNSON /NJ/") == "johnson & johnson"
+    assert "JNJ" in ticker_table()[200406]
