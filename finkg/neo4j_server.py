@@ -14,7 +14,9 @@ Users with Docker run ``docker compose up -d neo4j`` instead (docker-compose.yml
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import ctypes
 import errno
 import hashlib
 import os
@@ -23,6 +25,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
@@ -30,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import ClassVar
 
 from finkg.config import Settings
 from kg import Graph, GraphAuthError, GraphUnavailable
@@ -145,12 +149,24 @@ def java_major(java: str) -> int:
     return int(m.group(2)) if major == 1 and m.group(2) else major
 
 
+def _die_with_parent() -> None:
+    """In the forked child before ``exec``: ask Linux for SIGTERM when the parent dies (``PR_SET_PDEATHSIG``)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+
+
 class LocalNeo4j:
     """Assembles, configures, starts, stops and reports the local Neo4j server.
 
     Args:
         settings: finkg settings (``server_*`` fields, the Neo4j user and password).
     """
+
+    tie_to_parent: ClassVar[bool] = False
+    """When True, a server this process starts stops with it: it is stopped at interpreter exit and, on Linux,
+    gets SIGTERM from the kernel when the starting thread's process dies, even by SIGKILL (``PR_SET_PDEATHSIG``).
+    The test suite sets it (tests/conftest.py); `finkg neo4j start` leaves it False, its server outlives the
+    command. Process-local: a subprocess does not inherit it."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -226,6 +242,8 @@ class LocalNeo4j:
                 "".join(f"{k}={v}\n" for k, v in sorted(self.versions.items())), encoding="utf-8"
             )
             shutil.rmtree(work / "target", ignore_errors=True)
+            if self.is_assembled():  # another process assembled it meanwhile (and may be running from it)
+                return self.dist
             if self.dist.exists():
                 shutil.rmtree(self.dist)
             work.rename(self.dist)
@@ -495,6 +513,7 @@ class LocalNeo4j:
         ]
         if progress:
             progress(f"starting Neo4j {self.versions['neo4j.version']} at {self.home}")
+        tied = self.tie_to_parent
         with open(self.console_log, "ab") as log:
             proc = subprocess.Popen(
                 cmd,
@@ -502,10 +521,13 @@ class LocalNeo4j:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 env=self._env(),
-                start_new_session=True,
+                start_new_session=True,  # its own process group: a Ctrl-C meant for the caller does not reach it
                 cwd=self.home,
+                preexec_fn=_die_with_parent if tied and sys.platform.startswith("linux") else None,
             )
         self.pid_file.write_text(f"{proc.pid}\n")
+        if tied:
+            atexit.register(self.stop)
         self._wait_for_bolt(proc, password)
         return self.status(), True
 

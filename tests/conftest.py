@@ -1,26 +1,50 @@
-"""Fixtures for tests against the real Neo4j server the project starts (`finkg neo4j start`).
+"""Fixtures for tests against a real Neo4j server: the suite's own, never the user's.
 
-No mock, fake or in-memory stand-in: when Neo4j does not answer, the tests fail with the
-message that says how to start it. Each test writes under labels of its own (``T<hex>``) and
-removes them afterwards, so the suite can run against a database that holds real data.
+No mock, fake or in-memory stand-in. Before any test module is imported, this file points every settings
+source at a folder of this test run (``$FINKG_CACHE/test-suite/runs/<pid>-<hex>``, default under
+``~/.cache/finkg``): ``FINKG_CONFIG`` names a settings file written there (a generated password, free Bolt
+and HTTP ports, the server home and the LLM answer cache in that folder), and the environment variables
+that would override it (``NEO4J_*``, ``FINKG_NEO4J_*``, ``FINKG_SERVER_*``, ``FINKG_LLM_CACHE_DIR``, in
+both spellings) are removed, so `finkg` subprocesses a test starts inherit the same isolation. The user's
+settings are read once, only for what is shared and read-only: the Neo4j jars (``[server] dist_dir``, as
+`finkg neo4j start` assembled them), Java, Maven and the installed models.
+
+The first test marked ``neo4j`` starts that private server with the project's own code
+(:class:`finkg.neo4j_server.LocalNeo4j`, in its own process group, tied to this process:
+``LocalNeo4j.tie_to_parent``); it is stopped and its folder removed when the session ends, on a failure,
+Ctrl-C (SIGINT) or SIGTERM (turned into KeyboardInterrupt here), at interpreter exit, and by the kernel when
+this process is killed with SIGKILL. A run with no ``neo4j`` test (``-m "not neo4j"``) starts nothing.
+``FINKG_TEST_NEO4J_URI`` and ``FINKG_TEST_NEO4J_PASSWORD`` (``FINKG_TEST_NEO4J_USER``, default neo4j) use an
+already running server meant for tests instead; one at the user's configured URI is refused.
+tests/test_isolation.py proves it: a graph standing for the user's is the same after a wiping run.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import importlib.util
 import os
+import secrets
+import shutil
+import signal
 import socket
 import sys
+import threading
+import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
+from urllib.parse import urlsplit
 
 import pytest
 
 from finkg import models
 from finkg.api import open_graph
-from finkg.config import Settings, load_settings
+from finkg.config import LEGACY_NEO4J_ENV, Settings, load_settings
+from finkg.neo4j_server import ENTRY_POINT, LocalNeo4j
 from kg import Graph, cypher, schema
 
 # Tests configure their models explicitly: the installed-model defaults ([models] use_installed) would make
@@ -28,7 +52,7 @@ from kg import Graph, cypher, schema
 os.environ.setdefault("FINKG_MODELS__USE_INSTALLED", "false")
 
 
-NEO4J_FIXTURES = {"graph", "label", "keyed_label"}
+NEO4J_FIXTURES = {"graph", "label", "keyed_label", "test_neo4j"}
 # Fixtures that load model weights (SmolLM2, MiniLM), here and in the test modules.
 MODEL_FIXTURES = {
     "embedder", "gguf", "smol", "smol_client", "client", "model_id", "model_path", "evaluated", "tiny_model", "bert",
@@ -74,9 +98,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 _running = {"model": False}  # whether the test being set up or run is marked ``model``
 
 
-@pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Before the item's fixtures (after its skip marks, so a skipped test starts nothing): note whether it
+    is marked ``model``, and start the suite's own Neo4j for the first test marked ``neo4j`` (a CLI test's
+    subprocess finds it through the settings file this run's environment names)."""
     _running["model"] = item.get_closest_marker("model") is not None
+    if item.get_closest_marker("neo4j") is not None:
+        _SUITE.start()
 
 
 def model_weights(name: str) -> Path:
@@ -90,13 +118,282 @@ def model_weights(name: str) -> Path:
     return models.installed_path(name) or models.install([name])[0].path
 
 
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# --------------------------------------------------------------------------- the suite's own Neo4j (issue 45)
+
+TEST_URI_ENV, TEST_PASSWORD_ENV, TEST_USER_ENV = (
+    "FINKG_TEST_NEO4J_URI",
+    "FINKG_TEST_NEO4J_PASSWORD",
+    "FINKG_TEST_NEO4J_USER",
+)
+EMPTY_RUN_FAILS_ENV = "FINKG_TEST_EMPTY_RUN_FAILS"  # set by scripts/test: "no tests collected" (exit 5) fails
+SERVER_HEAP, SERVER_PAGECACHE = "2g", "1g"  # CI ran the suite on the defaults (2g, 4g): the heap is kept
+
+
+def suite_cache() -> Path:
+    """The suite's own cache folder: ``$FINKG_CACHE/test-suite`` (default ``~/.cache/finkg/test-suite``), the
+    same root scripts/bootstrap.sh uses. It holds each run's folder (``runs/``) and the tests' LLM answer cache."""
+    root = os.environ.get("FINKG_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "finkg"
+    return Path(root) / "test-suite"
+
+
+def endpoint(uri: str | None) -> tuple[str, int] | None:
+    """``(host, port)`` of a Bolt URI (``localhost`` and ``::1`` read as ``127.0.0.1``, port 7687 by default)."""
+    if not uri:
+        return None
+    parts = urlsplit(uri)
+    host = parts.hostname or ""
+    return ("127.0.0.1" if host in {"localhost", "::1", "127.0.0.1"} else host, parts.port or 7687)
+
+
+def _toml(value: object) -> str:
+    if isinstance(value, str | Path):
+        return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return str(value)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_stale_runs(runs: Path) -> list[Path]:
+    """Remove the folders of earlier runs whose pytest process is gone (one killed with SIGKILL cannot clean
+    up; the kernel stopped its server, ``PR_SET_PDEATHSIG``), first stopping a server still running from one.
+    Returns the folders removed."""
+    removed = []
+    for run in sorted(runs.glob("*-*")) if runs.is_dir() else []:
+        owner = run.name.split("-", 1)[0]
+        if not owner.isdigit() or _alive(int(owner)):
+            continue
+        pid_file = run / "neo4j" / "run" / "finkg-neo4j.pid"
+        with contextlib.suppress(OSError, ValueError):
+            pid = int(pid_file.read_text().strip())
+            if ENTRY_POINT in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace") and str(run) in (
+                Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+            ):
+                os.kill(pid, signal.SIGTERM)
+                for _ in range(200):
+                    if not _alive(pid):
+                        break
+                    time.sleep(0.3)
+        shutil.rmtree(run, ignore_errors=True)
+        removed.append(run)
+    return removed
+
+
+@dataclass
+class SuiteNeo4j:
+    """The Neo4j server of this test run and where its settings live.
+
+    Attributes:
+        work: this run's folder (settings file, server home); removed at the end.
+        config: the settings file ``FINKG_CONFIG`` names for the run and its subprocesses.
+        uri: the Bolt URI tests use.
+        user_uri: the URI the user's own settings name (never opened by the suite), None if unreadable.
+        user_home: the user's server home (``[server] home``), never touched.
+        external: True with ``FINKG_TEST_NEO4J_URI`` (a server started elsewhere; nothing is started here).
+        server: the private server once started (None before, and with ``external``).
+        start_seconds: wall seconds its start took (folders, password, JVM start, Bolt answering).
+    """
+
+    work: Path
+    config: Path
+    uri: str
+    user_uri: str | None
+    user_home: Path | None
+    external: bool
+    server: LocalNeo4j | None = None
+    start_seconds: float | None = None
+    _stopped: bool = field(default=False, repr=False)
+    _failed: str | None = field(default=None, repr=False)
+
+    def start(self) -> None:
+        """Start the private server (once per run; a no-op with ``external`` or when started).
+
+        Raises:
+            RuntimeError: it failed to start (then every later call says why, without a second try), or the
+                run is ending.
+        """
+        if self._failed:
+            raise RuntimeError(f"the suite's own Neo4j did not start: {self._failed}")
+        if self.external or self.server is not None:
+            return
+        if self._stopped:
+            raise RuntimeError("the suite's own Neo4j was already stopped (the session is ending)")
+        t0 = time.perf_counter()
+        server = LocalNeo4j(load_settings())
+        self.server = server  # before start: a signal during the start still finds its pid file to stop it
+        try:
+            server.start()
+        except Exception as exc:
+            server.stop()
+            self._failed = str(exc)
+            raise
+        self.start_seconds = time.perf_counter() - t0
+
+    def stop(self) -> None:
+        """Stop the private server and remove the run's folder (idempotent; at session end and at exit)."""
+        if self._stopped:
+            return
+        self._stopped = True
+        if self.server is not None:
+            self.server.stop()
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
+def _user_settings() -> Settings | None:
+    """The user's own settings, read once before the switch (None when the file is unreadable)."""
+    try:
+        return load_settings()
+    except Exception:  # an invalid settings file: the defaults stand for it, the run still starts
+        return None
+
+
+def isolate() -> SuiteNeo4j:
+    """Point every settings source of this process (and so of its subprocesses) at a folder of this run.
+
+    Raises:
+        pytest.UsageError: ``FINKG_TEST_NEO4J_URI`` without a password, or naming the user's own server.
+    """
+    user = _user_settings()
+    shared = user or Settings.model_validate({})
+    user_uri = user.uri if user else None
+    runs = suite_cache() / "runs"
+    sweep_stale_runs(runs)
+    runs.mkdir(parents=True, exist_ok=True)
+    work = runs / f"{os.getpid()}-{secrets.token_hex(4)}"
+    work.mkdir(mode=0o700)
+    external_uri = os.environ.get(TEST_URI_ENV)
+    if external_uri:
+        if endpoint(external_uri) == endpoint(user_uri):
+            raise pytest.UsageError(
+                f"{TEST_URI_ENV}={external_uri} is the server your finkg settings name: the tests never use it"
+            )
+        password = os.environ.get(TEST_PASSWORD_ENV)
+        if not password:
+            raise pytest.UsageError(f"{TEST_URI_ENV} is set: set {TEST_PASSWORD_ENV} to that server's password")
+        user_name = os.environ.get(TEST_USER_ENV, "neo4j")
+    else:
+        password, user_name = secrets.token_urlsafe(24), "neo4j"
+    # Free ports, none of them one the user's server uses (it may be stopped now and start later).
+    taken = {shared.server.bolt_port, shared.server.http_port, (endpoint(user_uri) or ("", 0))[1]}
+    bolt_port, http_port = _free_ports(2, taken)
+    uri = external_uri or f"bolt://127.0.0.1:{bolt_port}"
+    sections = {
+        "neo4j": {"uri": uri, "user": user_name, "password": password, "database": "neo4j"},
+        "server": {
+            "home": work / "neo4j",
+            "dist_dir": Path(shared.server.dist_dir).expanduser(),
+            "bolt_port": bolt_port,
+            "http_port": http_port,
+            "heap": SERVER_HEAP,
+            "pagecache": SERVER_PAGECACHE,
+            "java": shared.server.java,
+            "mvn": shared.server.mvn,
+        },
+        "llm": {"cache_dir": suite_cache() / "llm-cache"},
+        "models": {"dir": Path(shared.models.dir).expanduser()},
+    }
+    config = work / "config.toml"
+    text = "# Written by tests/conftest.py for one test run; removed at its end.\n" + "".join(
+        f"\n[{name}]\n" + "".join(f"{k} = {_toml(v)}\n" for k, v in body.items()) for name, body in sections.items()
+    )
+    fd = os.open(config, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    for var in list(os.environ):
+        if var in LEGACY_NEO4J_ENV or var.startswith(("FINKG_NEO4J_", "FINKG_SERVER_", "FINKG_LLM_CACHE_DIR")):
+            del os.environ[var]
+        elif var in {"FINKG_LLM__CACHE_DIR", TEST_URI_ENV, TEST_PASSWORD_ENV, TEST_USER_ENV}:
+            del os.environ[var]  # a subprocess pytest run by a test starts its own server
+    os.environ["FINKG_CONFIG"] = str(config)
+    return SuiteNeo4j(
+        work=work,
+        config=config,
+        uri=uri,
+        user_uri=user_uri,
+        user_home=Path(user.server.home).expanduser() if user else None,
+        external=bool(external_uri),
+    )
+
+
+def _free_ports(n: int, avoid: set[int]) -> list[int]:
+    """``n`` distinct free ports on 127.0.0.1, none in ``avoid``."""
+    found: list[int] = []
+    while len(found) < n:
+        port = free_port()
+        if port not in avoid and port not in found:
+            found.append(port)
+    return found
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+_SUITE = isolate()
+LocalNeo4j.tie_to_parent = True  # every server this process starts (here, tests/test_bulk_import.py ...) stops with it
+atexit.register(_SUITE.stop)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """SIGTERM ends the run as Ctrl-C does (pytest tears down, the suite's server stops), and the server is
+    stopped when pytest unconfigures, whatever happened before."""
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _terminate)
+    config.add_cleanup(_SUITE.stop)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """After the session's fixtures are torn down: stop the suite's server. Under scripts/test, "no tests
+    collected" (exit 5) is a failure (exit 1)."""
+    _SUITE.stop()
+    if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and os.environ.get(EMPTY_RUN_FAILS_ENV) == "1":
+        sys.stderr.write("scripts/test: pytest collected no tests; that is a failure\n")
+        session.exitstatus = 1
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """One line: where the suite's Neo4j ran and what its start cost."""
+    if _SUITE.external:
+        terminalreporter.write_line(f"finkg tests: Neo4j at {_SUITE.uri} ({TEST_URI_ENV})")
+    elif _SUITE.start_seconds is not None:
+        terminalreporter.write_line(
+            f"finkg tests: private Neo4j at {_SUITE.uri} (home {_SUITE.work / 'neo4j'}), started in "
+            f"{_SUITE.start_seconds:.1f} s"
+        )
+
+
+@pytest.fixture(scope="session")
+def test_neo4j() -> SuiteNeo4j:
+    """The suite's own Neo4j, started (its URI, folder, and the user's URI it is not)."""
+    _SUITE.start()
+    return _SUITE
+
+
 @pytest.fixture(scope="session")
 def settings() -> Settings:
+    """The run's settings: the file ``FINKG_CONFIG`` names (this run's folder), never the user's."""
     return load_settings()
 
 
 @pytest.fixture(scope="session")
-def graph(settings: Settings) -> Iterator[Graph]:
+def graph(settings: Settings, test_neo4j: SuiteNeo4j) -> Iterator[Graph]:
+    """The suite's own Neo4j (constraints and indexes applied, as `finkg db init` does)."""
+    assert endpoint(settings.uri) != endpoint(test_neo4j.user_uri) or test_neo4j.user_uri is None
     g = open_graph(settings)
     g.verify()  # raises GraphUnavailable naming the URI and `finkg neo4j start`
     schema.apply_schema(g)  # as `finkg db init` does for a user: constraints and indexes (idempotent)
@@ -119,13 +416,6 @@ def keyed_label(graph: Graph, label: str) -> Iterator[str]:
     graph.run_autocommit(cypher.create_constraint(name, "unique", label, ["key"]))
     yield label
     graph.run_autocommit(cypher.drop_constraint(name))
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def bench_script(name: str) -> ModuleType:

@@ -371,7 +371,8 @@ def smol_client():
 @pytest.fixture
 def sample_halves(graph):
     """The sample's contexts, training half, evaluation half and held-out table uids; the training half's
-    experiences are deleted before (what an interrupted earlier run left) and after."""
+    experiences are deleted before (what another test of this run left: the suite's own server,
+    tests/conftest.py) and after."""
     contexts = read_tatqa(SAMPLE)
     train, evaluation = split_contexts(contexts)
     mine = [experience_id("train", c.table_uid, q.question) for c in train for q in c.questions]

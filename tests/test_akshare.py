@@ -51,9 +51,10 @@ def _expected_observations(function: str, path: Path) -> int:
 def loaded(graph, settings):
     """The five shipped CSVs loaded into an empty series space (twice: the second summary is the rerun).
 
-    The series are removed before, so the first load's counts are its own, and left loaded after: the graph then
-    holds what ``finkg ingest akshare data/china-macro/*.csv data/china-bond/*.csv`` gives (what `scripts/demo`
-    loaded before the tests, and what the Browser's saved queries and the report tests read)."""
+    The series are removed before, so the first load's counts are its own (on the suite's own server,
+    tests/conftest.py: what is removed was loaded earlier in this run, never a user's graph), and left loaded
+    after: the graph then holds what ``finkg ingest akshare data/china-macro/*.csv data/china-bond/*.csv`` gives
+    (what the Browser's saved queries and the report tests read)."""
     functions = list(FUNCTIONS)
     graph.run_autocommit(DELETE_SERIES, {"functions": functions})
     paths = list(FILES.values())

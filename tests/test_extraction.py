@@ -42,6 +42,9 @@ def shared_cache(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def model_id(graph, tmp_path_factory):
+    """SmolLM2's model id, with no extraction of it in the graph before and after the module (every one of
+    them, and entities left without relationships, are deleted: on the suite's own server, tests/conftest.py,
+    they are this run's)."""
     s = _settings(tmp_path_factory.mktemp("ids"))
     text_ingest.ingest_text(graph, s, STATEMENTS)
     mid = client_from_settings(s).model_id

@@ -44,8 +44,8 @@ def _settings(**overrides):
 def fresh(graph):
     """Remove the given documents (and their chunks) before the test and again after it.
 
-    The documents of the shipped samples belong to these tests: after a test run, load them
-    again with ``finkg ingest text data/fomc-statements`` (the demo does) if you need them."""
+    On the suite's own server (tests/conftest.py), so what is removed was loaded by this run (another test's
+    load of the same shipped sample), never a user's graph."""
     ids: list[str] = []
 
     def use(doc_ids):

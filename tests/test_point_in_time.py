@@ -219,8 +219,8 @@ def test_bad_inputs_name_the_item_and_field(tmp_path):
 
 @pytest.fixture(scope="module")
 def tweets_in_graph(graph):
-    """The tweet sample ingested as Documents and Chunks (the real text ingest); removed afterwards, with
-    its ingest run."""
+    """The tweet sample ingested as Documents and Chunks (the real text ingest); removed before (another test of
+    this run may have loaded it: the suite's own server, tests/conftest.py) and afterwards, with its ingest run."""
     ids = [d.id for d in read_tweets(FILES).documents]
     drop = "UNWIND $ids AS id MATCH (d:Document {id: id}) OPTIONAL MATCH (d)-[:HAS_CHUNK]->(c:Chunk) DETACH DELETE c, d"
     graph.write(drop, {"ids": ids})
