@@ -263,12 +263,27 @@ def ensure_loaded() -> None:
     from finkg.api import open_graph
     from finkg.config import load_settings
     from finkg.pipelines.sec import ingest_sec
+    from ingest.runs import host, process_alive
     from retrieval.facts.fact_map import list_filings
 
     settings = load_settings()
     with open_graph(settings) as graph:
-        if len(list_filings(graph, source=QUARTER.name)) != 435:
-            ingest_sec(graph, settings, [QUARTER])
+        while len(list_filings(graph, source=QUARTER.name)) != 435:
+            # another process loading the quarter now (its run is `running` and its process alive): wait for it
+            live = [
+                r
+                for r in graph.read(
+                    "MATCH (r:IngestRun {status: 'running'}) WHERE r.source ENDS WITH $name "
+                    "RETURN r.pid AS pid, r.proc_start AS started, r.host AS host",
+                    {"name": QUARTER.name},
+                )
+                if r["host"] == host() and r["pid"] and process_alive(int(r["pid"]), r["started"])
+            ]
+            if not live:
+                ingest_sec(graph, settings, [QUARTER])
+                break
+            print(f"waiting for the ingest of {QUARTER.name} by process {live[0]['pid']}", flush=True)
+            time.sleep(30)
 
 
 def ensure_base(base_dir: Path, commit: str) -> None:
