@@ -201,6 +201,16 @@ def schema_status(*, graph: Graph | None = None, settings: Settings | None = Non
 # --------------------------------------------------------------------------- ingest
 
 
+def _schema_ready(g: Graph) -> None:
+    """Apply the schema when the graph is behind it (as ``finkg db init`` does): without the Fact key constraint an
+    ingest's keyed MERGE scans every fact (measured here: 20,000 of 106,922 facts in 25 minutes, against the whole
+    quarter in 33 s with it)."""
+    from kg import schema
+
+    if schema.current_version(g) < schema.STEPS[-1].version:
+        schema.apply_schema(g)
+
+
 def ingest_sec(
     paths: Sequence[Path],
     *,
@@ -218,6 +228,7 @@ def ingest_sec(
 
     files = source_files(paths)  # before connecting: a wrong path is named even with no server running
     with _opened(graph, settings) as (g, s):
+        _schema_ready(g)
         return sec.ingest_sec(g, s, files, progress=progress)
 
 
@@ -1579,6 +1590,7 @@ def ask(
     company: str | None = None,
     as_of: date | None = None,
     record: bool = True,
+    llm: bool = False,
     graph: Graph | None = None,
     settings: Settings | None = None,
 ) -> AskResult:
@@ -1589,17 +1601,21 @@ def ask(
     Args:
         question: e.g. "What is Johnson & Johnson's current ratio?". company: a CIK or part of a name (else the
             question's). as_of: only filings public by the end of that day count (None: all). record: write the
-            run as ``(:AgentRun)-[:STEP]->(:Step)``, steps linked to the facts they used.
+            run as ``(:AgentRun)-[:STEP]->(:Step)``, steps linked to the facts they used. llm: when the words name no
+            company or measure the engine knows, the configured LLM reads the question into the plan under a JSON
+            schema (resolved against the graph's catalogs; never a number from the model).
 
     Raises:
-        GraphError: Neo4j is unavailable.
+        GraphError: Neo4j is unavailable. LLMUnavailable, ModelError: ``llm`` and the model cannot be used.
     """
     from generation.agent.ask import answer_sec_question, run_record
     from generation.agent.trajectory import write_runs
+    from generation.llm import client_from_settings
     from kg import cypher as kg_cypher
 
-    with _opened(graph, settings) as (g, _):
-        got = answer_sec_question(g, question, company, as_of)
+    with _opened(graph, settings) as (g, s):
+        client = client_from_settings(s) if llm else None
+        got = answer_sec_question(g, question, company, as_of, client)
         verdict = got.verdict.as_dict() if got.verdict is not None else None
         rid = None
         if record:

@@ -565,7 +565,7 @@ class ExtractSettings(BaseModel):
     content_filter: bool = Field(
         default=True,
         description="skip sentences with no financial content (no number, no word of the financial lexicon) "
-        "without an LLM call; what it loses on the gold set: README, Extraction",
+        "without an LLM call; what it loses on the gold set: docs/text-kg.md",
     )
     verify: bool = Field(
         default=False,
@@ -990,7 +990,7 @@ cost_bps = 10.0
 # reuse_sentences: a sentence identical to one already extracted (FOMC statements repeat many) takes
 # over that sentence's triples and verdicts instead of a new call; content_filter: sentences with no
 # number and no word of the financial lexicon are not sent; verify: the LLM verification pass by default
-# (off: on the gold set it removed more correct triples than wrong ones; README, Extraction).
+# (off: on the gold set it removed more correct triples than wrong ones; docs/text-kg.md).
 sentences_per_call = 4
 max_tokens = 384
 batch_chunks = 8

@@ -25,6 +25,14 @@ def ask(
         str | None, typer.Option("--as-of", help="Only filings public by the end of this day (YYYY-MM-DD).")
     ] = None,
     record: Annotated[bool, typer.Option(help="Write the run to the graph as (:AgentRun)-[:STEP]->(:Step).")] = True,
+    llm: Annotated[
+        bool,
+        typer.Option(
+            "--llm",
+            help="When the words name no company or measure finkg knows, let the configured LLM read the question "
+            "into a plan (JSON schema; resolved against the graph, never a number from the model).",
+        ),
+    ] = False,
     fmt: Annotated[Format, typer.Option("--format", help="table or json")] = Format.table,
 ) -> None:
     """Answer a question in your own words from the graph's SEC facts: companies by short name or ticker, measures
@@ -32,7 +40,7 @@ def ask(
     deterministic tools and gated (numbers traced, the answer is the one asked). Prints the answer, its derivation
     (operands with their fact keys, the formula, the expression, the result) and the gate's verdict. What the graph
     does not hold is answered as such, with what was searched; an ambiguous company name is asked back."""
-    result = api.ask(question, company=company, as_of=day(as_of, "--as-of"), record=record)
+    result = api.ask(question, company=company, as_of=day(as_of, "--as-of"), record=record, llm=llm)
     if fmt is Format.json:
         print(json.dumps(result.__dict__, indent=1, default=str))
         return

@@ -123,7 +123,7 @@ def check_local(settings: Settings) -> None:
     raise BulkImportError(
         f"[neo4j] uri is {settings.neo4j.uri}, not the local server (bolt://127.0.0.1:{settings.server.bolt_port}); "
         "a bulk import writes database files on this machine. Write the CSV files with --csv DIR --csv-only "
-        "and run neo4j-admin database import on the server's machine (README, 'At scale'), or load "
+        "and run neo4j-admin database import on the server's machine (docs/scale.md), or load "
         "transactionally with `finkg ingest sec`."
     )
 

@@ -36,6 +36,7 @@ from generation.agent.loop import format_result
 from generation.agent.measure import measure_value
 from generation.agent.results import ToolError, ToolResult
 from generation.agent.trajectory import RunRecord, StepRecord, run_id, tool_step
+from generation.llm.client import LLMClient
 from kg import Graph, cypher
 from retrieval.contract import AsOf, as_of_cutoff, available
 from retrieval.facts import concepts as cc
@@ -53,9 +54,7 @@ _COMPARATIVE = re.compile(
     r"lower|lowest|smaller|smallest|less|least|fewer|fewest|worse|worst|weaker|weakest|compare|compared|versus|vs)\b",
     re.I,
 )
-_SMALLER = re.compile(
-    r"\b(?:lower|lowest|smaller|smallest|less|least|fewer|fewest|worse|worst|weaker|weakest)\b", re.I
-)
+_SMALLER = re.compile(r"\b(?:lower|lowest|smaller|smallest|less|least|fewer|fewest|worse|worst|weaker|weakest)\b", re.I)
 _BY_HOW_MUCH = re.compile(
     r"\bby how much\b|\bhow much (?:higher|more|larger|bigger|greater|lower|less|smaller)\b|\bby what (?:margin|amount)\b"
     r"|\b(?:and|what(?:'s| is| was)) the (?:difference|gap)\b|\bhow (?:big|large|wide) (?:is|was) the (?:difference|gap)\b",
@@ -127,7 +126,8 @@ class SecAnswer:
 
     Attributes:
         answer: the gated answer text, or None. status: ``answered``, ``could not verify``, ``not in graph``,
-        ``ask back`` (a company name fits several) or ``could not answer``. reasons: why not answered (or what to
+        ``ask back`` (a company name fits several), ``not understood`` (the LLM's plan did not resolve) or
+        ``could not answer``. reasons: why not answered (or what to
         ask back). verdict: the gate's (None when it did not run). derivation: ``operands`` (name -> ``{value,
         fact_key, company, concept, period, filing}``), ``formula``, ``expression``, ``result``. tool_results: every
         tool call in order. plan: the question's :class:`Plan`. value: the answer's number in ``unit`` (a percent
@@ -220,8 +220,10 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         plan.kind = "unknown"
     elif n >= 2 and _RANK.search(question):
         plan.kind = "rank"
-    elif n >= 2 and (_WHICH.search(question) or _COMPARATIVE.search(question)) and not (
-        _DIFFERENCE.search(question) and not _WHICH.search(question)
+    elif (
+        n >= 2
+        and (_WHICH.search(question) or _COMPARATIVE.search(question))
+        and not (_DIFFERENCE.search(question) and not _WHICH.search(question))
     ):
         plan.kind = "compare"
     elif n >= 2 and (_DIFFERENCE.search(question) or plan.by_how_much):
@@ -394,7 +396,7 @@ def _run(run: _Runner) -> tuple[list[str] | str, str, dict[str, Any]]:
         items = [f"{n}: {format_value(r.value, m.unit)}" for (_, n), r in zip(plan.companies, results, strict=True)]
         return items, "multi-span", derivation
     if kind == "change":
-        cik, name = plan.companies[0]
+        cik, _name = plan.companies[0]
         if len(plan.periods) >= 2:
             ddate, qtrs = run.period(cik, m, 0)
             before_ddate, _ = run.period(cik, m, 1)
@@ -409,9 +411,7 @@ def _run(run: _Runner) -> tuple[list[str] | str, str, dict[str, Any]]:
             calc = run.call(calculate("now - before", {"now": now.value, "before": before.value}))
             out.unit = "pp"
         else:
-            calc = run.call(
-                calculate("(now - before) / abs(before) * 100", {"now": now.value, "before": before.value})
-            )
+            calc = run.call(calculate("(now - before) / abs(before) * 100", {"now": now.value, "before": before.value}))
             out.unit = "%"
         out.value = float(calc.value)
         derivation = {
@@ -433,7 +433,10 @@ def _run(run: _Runner) -> tuple[list[str] | str, str, dict[str, Any]]:
         results.append(run.measure(cik, x, ddate, qtrs))
     periods = {r.detail["period"] for r in results}
     if len(periods) > 1 and not plan.periods:
-        out.notes.append("latest periods differ: " + ", ".join(f"{n} {r.detail['period']}" for (_, n, _), r in zip(pairs, results, strict=True)))
+        out.notes.append(
+            "latest periods differ: "
+            + ", ".join(f"{n} {r.detail['period']}" for (_, n, _), r in zip(pairs, results, strict=True))
+        )
     values = [float(r.value) for r in results]
     derivation: dict[str, Any] = {
         "operands": _operands(results, lambda i: "abcdefghij"[i] + "_"),
@@ -496,7 +499,9 @@ def plan_checks(plan: Plan, question: str, out: SecAnswer) -> list[str]:
                 asked |= {iso(p.ddate), iso(year_earlier(p.ddate))} if plan.kind == "change" else {iso(p.ddate)}
         fiscal = any(p.fiscal for p in plan.periods)
         if not fiscal and not wanted <= asked:
-            reasons.append(f"the question asks for {', '.join(sorted(asked))} but the answer uses {', '.join(sorted(wanted))}")
+            reasons.append(
+                f"the question asks for {', '.join(sorted(asked))} but the answer uses {', '.join(sorted(wanted))}"
+            )
     for r in measured:
         m = next((x for x in plan.measures if x.id == r.detail["measure"]), None)
         if m is not None and r.detail["formula"] not in (*m.formulas, *m.bank_formulas):
@@ -505,13 +510,19 @@ def plan_checks(plan: Plan, question: str, out: SecAnswer) -> list[str]:
 
 
 def answer_sec_question(
-    graph: Graph, question: str, company: str | None = None, as_of: AsOf | None = None
+    graph: Graph,
+    question: str,
+    company: str | None = None,
+    as_of: AsOf | None = None,
+    client: LLMClient | None = None,
 ) -> SecAnswer:
     """Answer an SEC question from the graph (see the module doc).
 
     Args:
         graph: the Neo4j graph with SEC facts. question: the question. company: a CIK or part of a name (else the
             question's). as_of: only filings public by then count (a date, datetime or ISO text; None: all).
+        client: an LLM that reads the question into the plan under a JSON schema when the word-based reading
+            finds no company or no measure (:func:`generation.agent.understand.llm_plan`); None: words only.
 
     Returns:
         :class:`SecAnswer`: ``answered`` with a gated answer, its value, unit and derivation; ``not in graph`` (the
@@ -521,6 +532,14 @@ def answer_sec_question(
         GraphError: Neo4j is unavailable.
     """
     plan = plan_question(graph, question, company)
+    if client is not None and plan.kind in ("no company", "unknown") and not company:
+        from generation.agent.understand import llm_plan  # understand builds on this module's Plan
+
+        index, sic = company_index(graph)
+        read, why = llm_plan(client, question, index, sic)
+        if read is None:
+            return SecAnswer(None, "not understood", [why], plan=plan)
+        plan = read
     out = SecAnswer(None, "not in graph", plan=plan)
     if plan.kind == "ambiguous":
         words, cands = plan.ambiguous[0]

@@ -119,9 +119,7 @@ def _evaluate(
             f"the {months} months ended {iso(ddate)} (year to date): the filing reports no "
             f"{3 * preferred}-month figure for {', '.join(c for c in facts if ALL_CONCEPTS[c].duration)}"
         )
-    shown = " ".join(
-        f"{facts[w]['value']:.0f}" if w in facts else str(operands.get(w, w)) for w in _words(expression)
-    )
+    shown = " ".join(f"{facts[w]['value']:.0f}" if w in facts else str(operands.get(w, w)) for w in _words(expression))
     numbers = (value, *(x for f in facts.values() for x in _fact_numbers(f)))
     if m.unit == "%":
         numbers += (value / 100,)

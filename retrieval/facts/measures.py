@@ -63,8 +63,7 @@ def synonym_group(name: str) -> tuple[str, ...]:
 EXTRA_CONCEPTS: tuple[CanonicalConcept, ...] = (
     CanonicalConcept(
         "ResearchAndDevelopment",
-        synonym_group("research_and_development")
-        + ("ResearchAndDevelopmentExpenseExcludingAcquiredInProcessCost",),
+        (*synonym_group("research_and_development"), "ResearchAndDevelopmentExpenseExcludingAcquiredInProcessCost"),
         True,
         "research and development expense",
         "Innovation spend",
@@ -78,8 +77,10 @@ EXTRA_CONCEPTS: tuple[CanonicalConcept, ...] = (
     ),
     CanonicalConcept(
         "PretaxIncome",
-        synonym_group("income_before_tax")
-        + ("IncomeLossFromContinuingOperationsBeforeIncomeTaxesMinorityInterestAndIncomeLossFromEquityMethodInvestments",),
+        (
+            *synonym_group("income_before_tax"),
+            "IncomeLossFromContinuingOperationsBeforeIncomeTaxesMinorityInterestAndIncomeLossFromEquityMethodInvestments",
+        ),
         True,
         "income before income taxes",
         "Tax base",

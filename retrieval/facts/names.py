@@ -52,7 +52,7 @@ COMMON_WORDS = frozenset(
         "american", "first", "general", "united", "national", "international", "new", "bank", "energy", "global",
         "capital", "financial", "home", "great", "southern", "northern", "western", "eastern", "pacific", "atlantic",
         "central", "standard", "royal", "public", "service", "services", "community", "federal", "security",
-        "world", "china", "american", "north", "south", "west", "east", "city", "state", "what", "which", "revenue",
+        "world", "china", "north", "south", "west", "east", "city", "state", "what", "which", "revenue",
         "sales", "income", "cash", "total", "quarter", "year", "fiscal", "debt", "equity", "margin", "ratio",
         "growth", "profit", "assets", "value", "health", "life", "data", "power", "gold", "star", "sun", "park",
         "industrial", "investors", "realty", "real", "apple", "mobile", "digital", "advanced", "applied", "allied",

@@ -140,11 +140,20 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     # fiscal 2008, fiscal year 2008, FY2008, FY 08
-    ("fy", re.compile(r"\b(?:fiscal(?:\s+year)?|fy)\s*'?(?P<year>(?:19|20)?\d\d)\b(?!\s+(?:first|second|third|fourth|q[1-4]))", re.I)),
+    (
+        "fy",
+        re.compile(
+            r"\b(?:fiscal(?:\s+year)?|fy)\s*'?(?P<year>(?:19|20)?\d\d)\b(?!\s+(?:first|second|third|fourth|q[1-4]))",
+            re.I,
+        ),
+    ),
     # end of 2009, year-end 2009, close of 2009, December 2009 year end
     (
         "yearend",
-        re.compile(rf"\b(?:(?:the\s+)?end\s+of|year[\s-]?end(?:ed)?|close\s+of|as\s+at\s+end)\s+(?:of\s+)?(?:fiscal\s+)?{_YEAR}\b", re.I),
+        re.compile(
+            rf"\b(?:(?:the\s+)?end\s+of|year[\s-]?end(?:ed)?|close\s+of|as\s+at\s+end)\s+(?:of\s+)?(?:fiscal\s+)?{_YEAR}\b",
+            re.I,
+        ),
     ),
     # June 2009 (a month without a day)
     ("month", re.compile(rf"\b{_MONTH}\s+(?:of\s+)?{_YEAR}\b", re.I)),

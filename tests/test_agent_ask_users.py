@@ -1,0 +1,116 @@
+"""Issue 44's "Why" examples, each a test: questions in a user's own words on the shipped 2009q3 graph, answered
+right or refused with the reason, never answered with a different question's value.
+
+Gold values come from the quarter's num.txt with pandas (:func:`test_agent_ask.gold`), from the filing, tag,
+period end and span named here; never through finkg code.
+"""
+
+from __future__ import annotations
+
+import test_agent_ask
+from test_agent_ask import gold
+
+from generation.agent.ask import SecAnswer, answer_sec_question, plan_checks, plan_question
+
+loaded = test_agent_ask.loaded  # the fixture: the shipped quarter, loaded once
+ABT = "0001104659-09-048013"  # Abbott Laboratories, 10-Q for the quarter ended 2009-06-30
+JNJ = "0000950123-09-029672"  # Johnson & Johnson, 10-Q for the quarter ended 2009-06-28 (FSDS: 2009-06-30)
+PFE = "0001157523-09-005774"  # Pfizer Inc
+MRK = "0000950123-09-028634"  # Merck & Co Inc
+
+
+def close(got: SecAnswer, want: float, rel: float = 1e-9) -> bool:
+    return got.value is not None and abs(got.value - want) <= rel * abs(want) + 5e-3
+
+
+def test_a_ratio_question_is_answered_with_the_ratio_never_with_an_amount(loaded):
+    got = answer_sec_question(loaded, "What is Abbott Laboratories's debt to equity ratio?")
+    want = gold(ABT, "LongTermDebtNoncurrent", "20090630", 0) / gold(ABT, "StockholdersEquity", "20090630", 0)
+    assert got.status == "answered" and got.unit == "x" and close(got, want)
+    assert got.answer == f"{want:.2f}" and "USD" not in got.answer
+    assert got.derivation["formula"] == "LongTermDebt / StockholdersEquity"
+
+
+def test_gross_margin_at_a_fiscal_date_as_the_filing_states_it(loaded):
+    got = answer_sec_question(loaded, "What was Johnson & Johnson's gross margin in the quarter ended June 28, 2009?")
+    want = gold(JNJ, "GrossProfit", "20090630", 1) / gold(JNJ, "SalesRevenueGoodsNet", "20090630", 1) * 100
+    assert got.status == "answered" and got.unit == "%" and close(got, want)
+    assert got.answer == f"{want:.2f}%"
+    assert {o["period"] for o in got.derivation["operands"].values()} == {"2009-06-30"}
+
+
+def test_a_short_company_name_and_r_and_d_last_quarter(loaded):
+    got = answer_sec_question(loaded, "How much did Abbott spend on research and development last quarter?")
+    want = gold(ABT, "ResearchAndDevelopmentExpenseExcludingAcquiredInProcessCost", "20090630", 1)
+    assert got.status == "answered" and got.unit == "USD" and close(got, want)
+    assert got.answer == f"USD {want:,.0f}"
+
+
+def test_effective_tax_rate_and_r_and_d_share_of_sales(loaded):
+    pretax = (
+        "IncomeLossFromContinuingOperationsBeforeIncomeTaxesMinorityInterestAndIncomeLossFromEquityMethodInvestments"
+    )
+    got = answer_sec_question(loaded, "What was Pfizer's effective tax rate in Q2 2009?")
+    want = gold(PFE, "IncomeTaxExpenseBenefit", "20090630", 1) / gold(PFE, pretax, "20090630", 1) * 100
+    assert got.status == "answered" and close(got, want)
+    got = answer_sec_question(loaded, "Merck's R&D as a percentage of sales, second quarter of 2009")
+    want = gold(MRK, "ResearchAndDevelopmentExpense", "20090630", 1) / gold(MRK, "Revenues", "20090630", 1) * 100
+    assert got.status == "answered" and got.unit == "%" and close(got, want)
+
+
+def test_free_cash_flow_of_a_10q_is_year_to_date_and_says_so(loaded):
+    got = answer_sec_question(loaded, "What was J&J's free cash flow last quarter?")
+    want = gold(JNJ, "NetCashProvidedByUsedInOperatingActivities", "20090630", 2) - gold(
+        JNJ, "PaymentsToAcquirePropertyPlantAndEquipment", "20090630", 2
+    )
+    assert got.status == "answered" and close(got, want)
+    assert got.notes and "6 months ended 2009-06-30" in got.notes[0]
+
+
+def test_which_of_two_companies_and_by_how_much(loaded):
+    got = answer_sec_question(loaded, "Which had the higher net margin in Q2 2009, Pfizer or Merck, and by how much?")
+    pfe = gold(PFE, "NetIncomeLoss", "20090630", 1) / gold(PFE, "SalesRevenueNet", "20090630", 1) * 100
+    mrk = gold(MRK, "NetIncomeLoss", "20090630", 1) / gold(MRK, "Revenues", "20090630", 1) * 100
+    winner = "PFIZER INC" if pfe > mrk else "MERCK & CO INC"
+    assert got.status == "answered" and got.pick == [winner] and got.unit == "pp"
+    assert close(got, abs(pfe - mrk), 1e-6)
+    assert got.answer is not None and got.answer.startswith(f"{winner}, by ")
+
+
+def test_a_difference_between_two_companies_figures(loaded):
+    got = answer_sec_question(loaded, "How much more revenue did Pfizer have than Merck in the June 2009 quarter?")
+    want = gold(PFE, "SalesRevenueNet", "20090630", 1) - gold(MRK, "Revenues", "20090630", 1)
+    assert got.status == "answered" and close(got, want) and got.unit == "USD"
+
+
+def test_rank_three_named_companies(loaded):
+    got = answer_sec_question(loaded, "Rank Pfizer, Merck and Abbott by long-term debt")
+    values = {
+        "PFIZER INC": gold(PFE, "LongTermDebtNoncurrent", "20090630", 0),
+        "MERCK & CO INC": gold(MRK, "LongTermDebtNoncurrent", "20090630", 0),
+        "ABBOTT LABORATORIES": gold(ABT, "LongTermDebtNoncurrent", "20090630", 0),
+    }
+    assert got.status == "answered" and got.pick == sorted(values, key=values.__getitem__, reverse=True)
+
+
+def test_an_ambiguous_short_name_is_asked_back(loaded):
+    got = answer_sec_question(loaded, "What is Johnson's cash?")
+    assert got.status == "ask back" and got.answer is None
+    assert "JOHNSON & JOHNSON" in got.reasons[0] and "JOHNSON CONTROLS" in got.reasons[0]
+
+
+def test_a_period_no_filing_reports_is_not_answered_with_another(loaded):
+    got = answer_sec_question(loaded, "What was Abbott's revenue at the end of 2012?")
+    assert got.answer is None and got.status == "not in graph" and "2012-12-31" in got.reasons[0]
+
+
+def test_the_second_gate_refuses_an_amount_for_a_ratio_question_and_a_missing_company(loaded):
+    """plan_checks on a real answer whose question asks something else: it can fail."""
+    got = answer_sec_question(loaded, "What is Abbott's long-term debt?")
+    assert got.status == "answered" and got.unit == "USD"
+    assert plan_checks(got.plan, "What is Abbott's long-term debt?", got) == []  # type: ignore[arg-type]
+    reasons = plan_checks(got.plan, "What is Abbott's long-term debt ratio?", got)  # type: ignore[arg-type]
+    assert reasons and "asks for a ratio" in reasons[0]
+    other = plan_question(loaded, "What is Pfizer's long-term debt?")
+    reasons = plan_checks(other, "What is Pfizer's long-term debt?", got)
+    assert any("PFIZER INC" in r for r in reasons)
