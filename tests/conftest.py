@@ -67,10 +67,11 @@ RELIABILITY_FAMILIES = {
     "crash": "kill -9 at each ingest stage, during a memo batch and a report batch (then a rerun equals a clean "
     "run); two ingests of one file at once",
     "guard": "the Cypher corpus through the allow-list, EXPLAIN and the read transaction; writes, "
-    "server-state procedures and other sessions' transactions",
+    "server-state procedures and other sessions' transactions; comment, escape and Unicode bypasses (the plan decides)",
     "non-finite": "NaN, inf, 1e999 in FSDS num.txt, companyfacts and XBRL instances",
     "input": "oversized, undecodable, truncated and generated input to every parser; XML entity attacks",
-    "limits": "runaway and memory-hungry queries (time limit, memory cap), Ctrl-C of finkg cypher",
+    "limits": "runaway and memory-hungry queries (time limit, memory cap), Ctrl-C of finkg cypher; overlong and "
+    "deeply nested queries, EXPLAIN past its time limit, a connection dropped under a query",
     "secrets": "file modes of the settings file and the server's folders, the password in ps, logs and "
     "docker-compose, masked settings",
     "small": "an http:// URI, memo --source unknown, malformed limits, an unreachable server, a syntax error, "
@@ -104,7 +105,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     subprocess finds it through the settings file this run's environment names)."""
     _running["model"] = item.get_closest_marker("model") is not None
     if item.get_closest_marker("neo4j") is not None:
-        _SUITE.start()
+        suite().start()
 
 
 def model_weights(name: str) -> Path:
@@ -270,11 +271,6 @@ def isolate() -> SuiteNeo4j:
     user = _user_settings()
     shared = user or Settings.model_validate({})
     user_uri = user.uri if user else None
-    runs = suite_cache() / "runs"
-    sweep_stale_runs(runs)
-    runs.mkdir(parents=True, exist_ok=True)
-    work = runs / f"{os.getpid()}-{secrets.token_hex(4)}"
-    work.mkdir(mode=0o700)
     external_uri = os.environ.get(TEST_URI_ENV)
     if external_uri:
         if endpoint(external_uri) == endpoint(user_uri):
@@ -287,12 +283,23 @@ def isolate() -> SuiteNeo4j:
         user_name = os.environ.get(TEST_USER_ENV, "neo4j")
     else:
         password, user_name = secrets.token_urlsafe(24), "neo4j"
+    runs = suite_cache() / "runs"
+    sweep_stale_runs(runs)
+    runs.mkdir(parents=True, exist_ok=True)
+    work = runs / f"{os.getpid()}-{secrets.token_hex(4)}"
+    work.mkdir(mode=0o700)
     # Free ports, none of them one the user's server uses (it may be stopped now and start later).
     taken = {shared.server.bolt_port, shared.server.http_port, (endpoint(user_uri) or ("", 0))[1]}
     bolt_port, http_port = _free_ports(2, taken)
     uri = external_uri or f"bolt://127.0.0.1:{bolt_port}"
     sections = {
-        "neo4j": {"uri": uri, "user": user_name, "password": password, "database": "neo4j"},
+        # uri only for a server started elsewhere; the private one's is bolt://127.0.0.1:<bolt_port>, as after `finkg init`
+        "neo4j": {
+            **({"uri": uri} if external_uri else {}),
+            "user": user_name,
+            "password": password,
+            "database": "neo4j",
+        },
         "server": {
             "home": work / "neo4j",
             "dist_dir": Path(shared.server.dist_dir).expanduser(),
@@ -343,24 +350,34 @@ def _terminate(signum: int, frame: object) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
-_SUITE = isolate()
-LocalNeo4j.tie_to_parent = True  # every server this process starts (here, tests/test_bulk_import.py ...) stops with it
-atexit.register(_SUITE.stop)
+_SUITE: list[SuiteNeo4j] = []  # this run's, made by pytest_configure
 
 
+def suite() -> SuiteNeo4j:
+    """This run's :class:`SuiteNeo4j` (made when pytest configures, before any test module is imported)."""
+    return _SUITE[0]
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    """SIGTERM ends the run as Ctrl-C does (pytest tears down, the suite's server stops), and the server is
-    stopped when pytest unconfigures, whatever happened before."""
+    """Isolate the run (:func:`isolate`; a bad ``FINKG_TEST_NEO4J_URI`` is a usage error). SIGTERM ends the run
+    as Ctrl-C does (pytest tears down, the suite's server stops), and the server is stopped when pytest
+    unconfigures and at interpreter exit, whatever happened before."""
+    if not _SUITE:
+        _SUITE.append(isolate())
+        atexit.register(suite().stop)
+    LocalNeo4j.tie_to_parent = True  # every server this process starts (e.g. tests/test_bulk_import.py's) stops with it
     if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
         signal.signal(signal.SIGTERM, _terminate)
-    config.add_cleanup(_SUITE.stop)
+    config.add_cleanup(suite().stop)
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """After the session's fixtures are torn down: stop the suite's server. Under scripts/test, "no tests
     collected" (exit 5) is a failure (exit 1)."""
-    _SUITE.stop()
+    if _SUITE:
+        suite().stop()
     if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and os.environ.get(EMPTY_RUN_FAILS_ENV) == "1":
         sys.stderr.write("scripts/test: pytest collected no tests; that is a failure\n")
         session.exitstatus = 1
@@ -368,20 +385,20 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 def pytest_terminal_summary(terminalreporter) -> None:
     """One line: where the suite's Neo4j ran and what its start cost."""
-    if _SUITE.external:
-        terminalreporter.write_line(f"finkg tests: Neo4j at {_SUITE.uri} ({TEST_URI_ENV})")
-    elif _SUITE.start_seconds is not None:
+    run = suite()
+    if run.external:
+        terminalreporter.write_line(f"finkg tests: Neo4j at {run.uri} ({TEST_URI_ENV})")
+    elif run.start_seconds is not None:
         terminalreporter.write_line(
-            f"finkg tests: private Neo4j at {_SUITE.uri} (home {_SUITE.work / 'neo4j'}), started in "
-            f"{_SUITE.start_seconds:.1f} s"
+            f"finkg tests: private Neo4j at {run.uri} (home {run.work / 'neo4j'}), started in {run.start_seconds:.1f} s"
         )
 
 
 @pytest.fixture(scope="session")
 def test_neo4j() -> SuiteNeo4j:
     """The suite's own Neo4j, started (its URI, folder, and the user's URI it is not)."""
-    _SUITE.start()
-    return _SUITE
+    suite().start()
+    return suite()
 
 
 @pytest.fixture(scope="session")

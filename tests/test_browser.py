@@ -122,9 +122,10 @@ def test_every_query_has_a_linked_screenshot_that_exists():
         assert png.is_file() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", png
 
 
-def test_browser_url_from_the_settings(monkeypatch):
+def test_browser_url_from_the_settings(monkeypatch, tmp_path):
     for var in ("FINKG_SERVER_HTTP_PORT", "FINKG_SERVER_BOLT_PORT", "NEO4J_URI"):
         monkeypatch.delenv(var, raising=False)  # the settings below, not this shell's
+    monkeypatch.setenv("FINKG_CONFIG", str(tmp_path / "none.toml"))  # nor the test run's file (its own ports)
     local = Settings.model_validate({"neo4j": {"password": "x"}, "server": {"http_port": 7575}})
     assert api.browser_url(local) == "http://127.0.0.1:7575/browser/"
     remote = Settings.model_validate({"neo4j": {"password": "x", "uri": "neo4j+s://db.example.org:7687"}})

@@ -277,10 +277,11 @@ def test_killing_the_test_run_leaves_no_neo4j_running(user, tmp_path, sig):
     run's sweep). The user's graph is unchanged. (`bash scripts/test` execs pytest: the same process.)"""
     out = tmp_path / "probe"
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", PROBE_ID]
-    proc = start_probe(user, out, command, **{PROBE_HOLD: "1", PROBE_SECOND: "1"})
+    second = "0" if sig == signal.SIGINT else "1"  # SIGINT takes SIGTERM's path (KeyboardInterrupt): one server
+    proc = start_probe(user, out, command, **{PROBE_HOLD: "1", PROBE_SECOND: second})
     try:
         seen = wait_for_probe(proc, out)
-        pids = [seen["pid"], seen["second_pid"]]
+        pids = [seen["pid"], *([seen["second_pid"]] if second == "1" else [])]
         assert all(not gone(p) for p in pids)
         os.kill(proc.pid, sig)
         proc.wait(timeout=240)
@@ -288,12 +289,24 @@ def test_killing_the_test_run_leaves_no_neo4j_running(user, tmp_path, sig):
     finally:
         stop_probe(proc)
     work = Path(seen["work"])
-    if sig == signal.SIGKILL:
-        assert work.exists()  # nothing ran in the killed process ...
-        assert work in sweep_stale_runs(work.parent) and not work.exists()  # ... the next run removes it
+    if sig == signal.SIGKILL:  # nothing ran in the killed process: the next run's sweep (this one's, or another
+        sweep_stale_runs(work.parent)  # run's that started meanwhile) removes its folder
+        assert not work.exists()
     else:
         assert proc.returncode == pytest.ExitCode.INTERRUPTED and not work.exists(), output(out)
     assert user_graph_now(user) == user["before"]
+
+
+def test_the_sweep_removes_the_folders_of_dead_runs_only(tmp_path):
+    """A run killed with SIGKILL leaves its folder; the next run removes it, and never a live run's."""
+    finished = subprocess.Popen(["true"])  # its pid has exited
+    finished.wait(timeout=60)
+    stale, live = tmp_path / f"{finished.pid}-00000000", tmp_path / f"{os.getpid()}-00000000"
+    for run in (stale, live):
+        (run / "neo4j" / "run").mkdir(parents=True)
+        (run / "neo4j" / "run" / "finkg-neo4j.pid").write_text(f"{os.getpid()}\n")  # not a Neo4j: never signalled
+    assert sweep_stale_runs(tmp_path) == [stale]
+    assert not stale.exists() and live.exists()
 
 
 def test_scripts_test_hands_signals_to_pytest():
