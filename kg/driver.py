@@ -12,7 +12,14 @@ from dataclasses import dataclass, field
 from typing import Any, LiteralString, TypeVar, cast
 
 import neo4j
-from neo4j.exceptions import AuthError, ConfigurationError, DriverError, Neo4jError, ServiceUnavailable
+from neo4j.exceptions import (
+    AuthError,
+    ConfigurationError,
+    DriverError,
+    Neo4jError,
+    ServiceUnavailable,
+    SessionExpired,
+)
 from tenacity import (
     Retrying,
     before_sleep_log,
@@ -26,8 +33,10 @@ from kg.errors import (
     ConfigError,
     GraphAuthError,
     GraphUnavailable,
+    QueryBrokeConnection,
     QueryLimitExceeded,
     QueryMemoryExceeded,
+    QueryStackOverflow,
     QueryTimeout,
 )
 
@@ -51,6 +60,11 @@ TIMEOUT_CODES = frozenset(
 too, so which limit it was is told by whether the client set one)."""
 MEMORY_CODE_PARTS = ("MemoryPoolOutOfMemoryError", "OutOfMemoryError", "TransactionMemoryLimit")
 """Parts of the status codes of a transaction stopped for memory (``Neo.TransientError.General.*``)."""
+STACK_OVERFLOW = "StackOverflowError"
+"""What the server's message holds when parsing or planning a query ran out of stack (too deeply nested)."""
+DEADLINE_GRACE_S = 5.0
+"""Seconds a user query may outlive its timeout before the client stops waiting (:meth:`Graph.run_user`):
+Neo4j checks a transaction's timeout while it executes, not while it parses or plans."""
 QUERY_TAG = "finkg_query"
 """The transaction-metadata key that tags a user query (:meth:`Graph.run_user`), so Ctrl-C can find it."""
 
@@ -69,11 +83,15 @@ MEMORY_HINT = (
 
 
 def _is_limit(exc: BaseException) -> bool:
-    """True for a transaction the server stopped at a limit (timeout or memory)."""
+    """True for a transaction the server stopped at a limit (timeout, memory, or its stack)."""
     if not isinstance(exc, Neo4jError):
         return False
     code = exc.code or ""
-    return code in TIMEOUT_CODES or any(part in code for part in MEMORY_CODE_PARTS)
+    return (
+        code in TIMEOUT_CODES
+        or any(part in code for part in MEMORY_CODE_PARTS)
+        or STACK_OVERFLOW in (exc.message or "")
+    )
 
 
 def _is_transient(exc: BaseException) -> bool:
@@ -94,6 +112,11 @@ def limit_error(exc: Neo4jError, timeout: float | None) -> QueryLimitExceeded | 
     a timeout is that one, else the server's db.transaction.timeout)."""
     code = exc.code or ""
     first = (exc.message or "").strip().split("\n")[0]
+    if STACK_OVERFLOW in (exc.message or ""):
+        return QueryStackOverflow(
+            "the server ran out of stack parsing or planning the query (StackOverflowError): it nests too "
+            "deeply; write it flatter (UNWIND, a list parameter) instead of thousands of nested brackets"
+        )
     if code in TIMEOUT_CODES and timeout:  # Neo4j 5.26 reports either limit as ...ClientConfiguration
         limit = f" ({timeout:g} s)"
         return QueryTimeout(
@@ -224,6 +247,7 @@ class Graph:
         timeout: float | None = None,
         metadata: Mapping[str, Any] | None = None,
         cancelled: threading.Event | None = None,
+        retry: bool = True,
     ) -> T:
         if not self._verified:
             self.verify()
@@ -235,7 +259,7 @@ class Graph:
 
         retrying = Retrying(
             retry=retry_if_exception(again),
-            stop=stop_after_attempt(self.max_attempts),
+            stop=stop_after_attempt(self.max_attempts if retry else 1),
             wait=wait_exponential(multiplier=0.2, max=5),
             before_sleep=before_sleep_log(log, logging.WARNING),
             reraise=True,
@@ -249,13 +273,29 @@ class Graph:
                     return session.execute_write(work)
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def _answers(self) -> bool:
+        """Whether the server answers on a fresh connection now (after one was lost)."""
+        try:
+            self._driver.get_server_info()
+        except (DriverError, Neo4jError, OSError, ValueError):
+            return False
+        return True
+
     @contextlib.contextmanager
     def _translated(self, timeout: float | None) -> Iterator[None]:
-        """Raise a lost server as :class:`GraphUnavailable` and a transaction stopped at a time or memory
-        limit as :class:`QueryTimeout` / :class:`QueryMemoryExceeded` (see :func:`limit_error`)."""
+        """Raise a lost server as :class:`GraphUnavailable`; a connection lost while the server still answers
+        as :class:`QueryBrokeConnection` (the work itself broke it: never "not reachable"); a transaction
+        stopped at a time, memory or stack limit as :class:`QueryTimeout` / :class:`QueryMemoryExceeded` /
+        :class:`QueryStackOverflow` (see :func:`limit_error`)."""
         try:
             yield
-        except ServiceUnavailable as exc:
+        except (ServiceUnavailable, SessionExpired) as exc:
+            if self._answers():
+                raise QueryBrokeConnection(
+                    f"the server at {self.uri} dropped the connection while running the query, and answers "
+                    "other queries: the query itself broke it (the server's logs/debug.log says why, e.g. a "
+                    "StackOverflowError from deep nesting or an OutOfMemoryError)"
+                ) from None
             raise self._unavailable(exc) from exc
         except Neo4jError as exc:
             limit = limit_error(exc, timeout)
@@ -271,6 +311,7 @@ class Graph:
         timeout: float | None = None,
         metadata: Mapping[str, Any] | None = None,
         cancelled: threading.Event | None = None,
+        retry: bool = True,
     ) -> list[dict[str, Any]]:
         """Run ``query`` in a read transaction; returns its records as dicts (nodes as property maps).
 
@@ -278,6 +319,7 @@ class Graph:
             timeout: seconds the server lets the transaction run (None: the server's db.transaction.timeout).
             metadata: transaction metadata (``SHOW TRANSACTIONS`` shows it).
             cancelled: once set, a failure is not retried (the caller has given up on the work).
+            retry: False runs it once (a user's query: its failure is shown, not retried).
 
         Raises:
             QueryTimeout, QueryMemoryExceeded: the server stopped the transaction at a limit (not retried).
@@ -286,7 +328,7 @@ class Graph:
         def work(tx: neo4j.ManagedTransaction) -> list[dict[str, Any]]:
             return [r.data() for r in tx.run(_text(query), dict(params or {}))]
 
-        return self._run("r", work, timeout, metadata, cancelled)
+        return self._run("r", work, timeout, metadata, cancelled, retry)
 
     def write(self, query: str, params: Mapping[str, Any] | None = None) -> WriteResult:
         """Run ``query`` in one write transaction; returns its records and update counters."""
@@ -321,17 +363,41 @@ class Graph:
     def run_user(
         self, query: str, params: Mapping[str, Any] | None = None, *, write: bool = False, timeout: float | None = None
     ) -> list[dict[str, Any]]:
-        """Run a query a person typed (``finkg cypher``) so that Ctrl-C stops it, on the server too.
+        """Run a query a person typed (``finkg cypher``) once, so that Ctrl-C and its time limit stop it, on
+        the server too.
 
-        The query runs in a worker thread, in a read transaction (``write``: auto-commit), with
-        ``timeout`` seconds and its transaction tagged in the metadata (:data:`QUERY_TAG`). The calling
-        thread waits; when Ctrl-C interrupts the wait, the tagged transaction is terminated
-        (``TERMINATE TRANSACTIONS``; the driver alone would wait for the query to finish before it
-        rolls back) and the KeyboardInterrupt goes on.
+        The query runs in a read transaction (``write``: auto-commit) with ``timeout`` seconds, tagged in its
+        metadata (:data:`QUERY_TAG`), and is never retried: its failure is shown as it is (see :meth:`_watched`).
+
+        Returns:
+            The records as dicts (nodes as property maps).
 
         Raises:
-            QueryTimeout, QueryMemoryExceeded: the query hit a limit; KeyboardInterrupt: Ctrl-C (after
-            the server's transaction is stopped); what the query itself raises.
+            QueryTimeout, QueryMemoryExceeded, QueryStackOverflow: the query hit a limit; QueryBrokeConnection:
+            the server dropped the connection while running it; KeyboardInterrupt: Ctrl-C (after the
+            server's transaction is stopped); what the query itself raises.
+        """
+
+        def call(tag: dict[str, str], cancelled: threading.Event) -> list[dict[str, Any]]:
+            if write:
+                return self.run_autocommit(query, params, timeout=timeout, metadata=tag).records
+            return self.read(query, params, timeout=timeout, metadata=tag, cancelled=cancelled, retry=False)
+
+        return self._watched(call, timeout)
+
+    def _watched(self, call: Callable[[dict[str, str], threading.Event], T], timeout: float | None) -> T:
+        """Run ``call(tag, cancelled)`` in a worker thread and wait for it, stopping the tagged transaction when
+        the wait ends early.
+
+        ``tag`` is the transaction metadata to send (``{QUERY_TAG: <uuid>}``). When Ctrl-C interrupts the wait,
+        or the worker is still running ``timeout`` + :data:`DEADLINE_GRACE_S` seconds after it started (Neo4j
+        does not apply a transaction's timeout while it parses or plans), the tagged transaction is terminated
+        (``TERMINATE TRANSACTIONS``; the driver alone would wait for the query to finish) and the wait ends
+        with KeyboardInterrupt or :class:`QueryTimeout`. A worker the server does not release is left behind
+        (a daemon thread).
+
+        Raises:
+            QueryTimeout: the deadline passed; KeyboardInterrupt: Ctrl-C; what ``call`` raises.
         """
         tag = {QUERY_TAG: uuid.uuid4().hex}
         box: dict[str, Any] = {}
@@ -339,25 +405,30 @@ class Graph:
 
         def target() -> None:
             try:
-                if write:
-                    box["rows"] = self.run_autocommit(query, params, timeout=timeout, metadata=tag).records
-                else:
-                    box["rows"] = self.read(query, params, timeout=timeout, metadata=tag, cancelled=cancelled)
+                box["result"] = call(tag, cancelled)
             except BaseException as exc:  # handed to the calling thread
                 box["error"] = exc
 
+        deadline = time.monotonic() + timeout + DEADLINE_GRACE_S if timeout else None
         worker = threading.Thread(target=target, name="finkg-user-query", daemon=True)
         worker.start()
         try:
             while worker.is_alive():
                 worker.join(0.1)
+                if deadline is not None and worker.is_alive() and time.monotonic() > deadline:
+                    cancelled.set()
+                    self._terminate(tag[QUERY_TAG], worker, wait=2.0)
+                    raise QueryTimeout(
+                        f"the query ran past its time limit ({timeout:g} s) while the server was still parsing or "
+                        f"planning it, and the client stopped waiting; {TIMEOUT_HINT}, or make the query simpler"
+                    )
         except KeyboardInterrupt:
             cancelled.set()
             self._terminate(tag[QUERY_TAG], worker)
             raise
         if "error" in box:
             raise box["error"]
-        return box["rows"]
+        return box["result"]
 
     def _terminate(self, tag: str, worker: threading.Thread, wait: float = 10.0) -> None:
         """Terminate the transaction tagged ``tag`` until ``worker`` (which runs it) has ended, at most ``wait`` s."""
@@ -378,13 +449,27 @@ class Graph:
         """The server's running transactions: id, query, metadata, status, elapsed_ms (``SHOW TRANSACTIONS``)."""
         return self.run_autocommit(cypher.SHOW_TRANSACTIONS).records
 
-    def explain(self, query: str, params: Mapping[str, Any] | None = None) -> neo4j.ResultSummary:
-        """Plan ``query`` with EXPLAIN (runs nothing) and return the summary (query_type, plan)."""
+    def explain(
+        self, query: str, params: Mapping[str, Any] | None = None, *, timeout: float | None = None
+    ) -> neo4j.ResultSummary:
+        """Plan ``query`` with EXPLAIN (runs nothing) and return the summary (``query_type``, ``plan``: a dict
+        of ``operatorType``, ``args``, ``identifiers``, ``children``).
 
-        def work(tx: neo4j.ManagedTransaction) -> neo4j.ResultSummary:
-            return tx.run(_text(cypher.explain(query)), dict(params or {})).consume()
+        It runs as a user query does (:meth:`run_user`): once, tagged, under ``timeout`` seconds (and the
+        client's deadline), stopped by Ctrl-C.
 
-        return self._run("r", work)
+        Raises:
+            neo4j.exceptions.ClientError: the query does not parse or names something unknown;
+            QueryTimeout, QueryStackOverflow, QueryBrokeConnection: as :meth:`run_user`.
+        """
+
+        def call(tag: dict[str, str], cancelled: threading.Event) -> neo4j.ResultSummary:
+            def work(tx: neo4j.ManagedTransaction) -> neo4j.ResultSummary:
+                return tx.run(_text(cypher.explain(query)), dict(params or {})).consume()
+
+            return self._run("r", work, timeout, tag, cancelled, retry=False)
+
+        return self._watched(call, timeout)
 
     def server_components(self) -> list[dict[str, Any]]:
         """``dbms.components()``: name, versions and edition of the server."""

@@ -10,8 +10,8 @@ users.
 Families:
 
 - :class:`ConfigError`: the settings file, an environment variable or a command-line value.
-- :class:`GraphError`: Neo4j (unavailable, authentication, the read-only guard, schema, server, a query's
-  time or memory limit: :class:`QueryLimitExceeded`).
+- :class:`GraphError`: Neo4j (unavailable, authentication, the read-only guard and its caps, schema, server,
+  a query's time, memory or stack limit: :class:`QueryLimitExceeded`, a connection a query broke).
 - :class:`IngestError`: an input file or source (malformed rows name file, line and field).
 - :class:`ModelError`: a model directory or file (embedder, reranker, BERTScore, installs).
 - :class:`LLMError`: the LLM backend (unavailable, malformed answer, token budget).
@@ -48,6 +48,11 @@ class ReadOnlyViolation(GraphError):
     """A query given to the read-only runner would write, change the schema or read server files."""
 
 
+class QueryTooLarge(GraphError):
+    """A query given to ``finkg cypher`` is longer or more deeply nested than it sends (kg.guard's caps);
+    refused before anything reaches the server."""
+
+
 class QueryLimitExceeded(GraphError):
     """A query hit a limit the server enforces (time or memory); never retried. The message names the
     limit and how to raise it."""
@@ -59,6 +64,15 @@ class QueryTimeout(QueryLimitExceeded):
 
 class QueryMemoryExceeded(QueryLimitExceeded):
     """A transaction needed more heap than ``db.memory.transaction.max`` (or the server's total) allows."""
+
+
+class QueryStackOverflow(QueryLimitExceeded):
+    """The server ran out of stack parsing or planning a query (a StackOverflowError: nesting too deep)."""
+
+
+class QueryBrokeConnection(GraphError):
+    """The server dropped the connection while running a query, yet answers on a fresh one: the query itself
+    broke it (never reported as "not reachable")."""
 
 
 class SchemaConflict(GraphError):

@@ -31,7 +31,9 @@ from test_cli import finkg
 from finkg.config import load_settings, write_settings_file
 from finkg.neo4j_server import LocalNeo4j
 from kg import Graph
-from kg.errors import QueryMemoryExceeded, QueryTimeout
+from kg.driver import DEADLINE_GRACE_S
+from kg.errors import QueryMemoryExceeded, QueryTimeout, QueryTooLarge
+from kg.guard import MAX_NESTING, MAX_QUERY_CHARS, MAX_TOKENS, check_bounds, run_user_query
 
 ROOT = Path(__file__).resolve().parents[1]
 SLOW = "UNWIND range(1, 3000000000) AS x RETURN count(x) AS n"  # about a minute of work, no memory
@@ -116,6 +118,86 @@ def test_ctrl_c_stops_the_query_on_the_server_and_exits_130(graph, write):
     assert "Traceback" not in stderr and "interrupted" in stderr
     assert "Retrying" not in stderr  # the interrupted query is not run again
     assert _mine(graph, marker) == []  # the server's transaction is gone
+
+
+# --- bounded queries (issue 47): length, tokens and nesting capped before sending; EXPLAIN under the limit ------
+
+
+def _nested(levels: int) -> str:
+    return "RETURN " + "[" * levels + "1" + "]" * levels + " AS x"
+
+
+@pytest.mark.neo4j
+@pytest.mark.parametrize("levels", [300, 10_000])
+@pytest.mark.parametrize("write", [False, True], ids=["read", "write"])
+@pytest.mark.reliability("limits")
+def test_deeply_nested_query_is_one_line_before_sending(graph, levels, write):
+    """The attack of issue 47: a 10,000-deep list ran 608 s, was retried 5 times and ended "not reachable"."""
+    started = time.monotonic()
+    line = _one_line_error(finkg("cypher", _nested(levels), *(["--write"] if write else [])))
+    if len(_nested(levels)) > MAX_QUERY_CHARS:  # 10,000 levels: the length cap speaks first
+        assert f"{len(_nested(levels)):,} characters long" in line, line
+    else:
+        assert f"nests {levels} levels" in line and f"at most {MAX_NESTING}" in line, line
+    assert "not reachable" not in line
+    assert time.monotonic() - started < 30  # refused before anything reaches the server
+
+
+@pytest.mark.neo4j
+@pytest.mark.reliability("limits")
+def test_a_syntax_error_is_one_line():
+    """Issue 47 ("also seen"): a syntax error printed three lines (the server's message and its caret)."""
+    line = _one_line_error(finkg("cypher", "MATCH (n RETURN n"))
+    assert "Neo4j refused the query: Neo.ClientError.Statement.SyntaxError" in line
+
+
+@pytest.mark.parametrize(
+    ("query", "what"),
+    [
+        ("RETURN 1 AS x // " + "x" * MAX_QUERY_CHARS, "characters long"),
+        ("RETURN " + " + ".join(["1"] * (MAX_TOKENS // 2 + 1)) + " AS x", "tokens"),
+        ("RETURN " + "NOT " * (MAX_NESTING + 1) + "true AS x", "chained NOT"),
+        ("RETURN " + "(" * (MAX_NESTING + 1) + "1" + ")" * (MAX_NESTING + 1) + " AS x", "nests"),
+        ("RETURN " + "{a: " * (MAX_NESTING + 1) + "1" + "}" * (MAX_NESTING + 1) + " AS x", "nests"),
+        ("RETURN '" + "[" * 300 + "' AS s, " + "[" * (MAX_NESTING + 1) + "1" + "]" * (MAX_NESTING + 1), "nests"),
+        ("RETURN '" + "(" * 300, "nests"),  # unterminated: every bracket counts
+    ],
+    ids=["length", "tokens", "not chain", "parens", "maps", "brackets after a string", "unterminated"],
+)
+@pytest.mark.reliability("limits")
+def test_the_caps_refuse_with_one_clear_line(query, what):
+    with pytest.raises(QueryTooLarge, match=f"refused: .*{what}") as info:
+        check_bounds(query)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.neo4j
+@pytest.mark.reliability("limits")
+def test_queries_at_the_caps_run_quickly(graph):
+    """Just under the caps the server plans and runs the query in seconds (the caps sit below its cliff)."""
+    started = time.monotonic()
+    deep = _nested(MAX_NESTING)
+    assert run_user_query(graph, deep, timeout=60)[0]["x"] is not None
+    assert run_user_query(graph, "RETURN " + "NOT " * MAX_NESTING + "true AS x", timeout=60) == [{"x": True}]
+    assert run_user_query(graph, "RETURN '" + "[" * 300 + "' AS s") == [{"s": "[" * 300}]  # data, not nesting
+    long = "RETURN " + " + ".join(["1"] * (MAX_TOKENS // 2 - 5)) + " AS x"
+    assert run_user_query(graph, long, timeout=60) == [{"x": MAX_TOKENS // 2 - 5}]
+    assert time.monotonic() - started < 60
+
+
+@pytest.mark.neo4j
+@pytest.mark.reliability("limits")
+def test_explain_holds_the_time_limit_and_a_stack_overflow_is_not_retried(graph, caplog):
+    """Behind the caps: 3,000 nested lists overflow Neo4j's parser stack (200 already may: where depends on
+    the JIT) and the server never answers; the guard's EXPLAIN runs under the query's time limit, so it ends as
+    a named timeout, once, not "not reachable", and the server keeps answering."""
+    caplog.set_level(logging.WARNING, logger="kg.driver")
+    started = time.monotonic()
+    with pytest.raises(QueryTimeout, match=r"time limit \(2 s\)"):
+        graph.explain(_nested(3000), timeout=2.0)
+    assert time.monotonic() - started < 2 + DEADLINE_GRACE_S + 6
+    assert not [r for r in caplog.records if "Retrying" in r.getMessage()]
+    assert graph.read("RETURN 1 AS one") == [{"one": 1}]
 
 
 # --- a second server with small limits ---------------------------------------------------------------------

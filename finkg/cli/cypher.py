@@ -6,11 +6,13 @@ import json
 from typing import Annotated
 
 import typer
+from neo4j.exceptions import ClientError
 
 from finkg import api
 from finkg.cli._common import console
 from finkg.output import Format, render
 from kg.cypher import EXAMPLE_QUERY
+from kg.errors import GraphError
 
 
 def cypher(
@@ -31,8 +33,9 @@ def cypher(
 ) -> None:
     """Run Cypher for exploration: planned with EXPLAIN first, refused unless read-only (or --write).
 
-    The server stops a query that runs past its time limit; Ctrl-C stops it too (server side as well)
-    and exits 130."""
+    The query must be at most 20,000 characters, 3,000 tokens and 64 levels deep (kg.guard's caps); the
+    server stops a query (and its EXPLAIN) that runs past its time limit; Ctrl-C stops it too (server side as
+    well) and exits 130. Every error is one line, exit 2."""
     params = {}
     for p in param:
         name, sep, raw = p.partition("=")
@@ -42,4 +45,9 @@ def cypher(
             params[name] = json.loads(raw)
         except json.JSONDecodeError:
             params[name] = raw
-    render(api.cypher(query, params, write=write, timeout=timeout), fmt, console)
+    try:
+        rows = api.cypher(query, params, write=write, timeout=timeout)
+    except ClientError as exc:  # a syntax error, an unknown name: the server's first line, without its caret
+        lines = (exc.message or "").strip().splitlines() or [""]
+        raise GraphError(f"Neo4j refused the query: {exc.code}: {lines[0]}") from None
+    render(rows, fmt, console)
