@@ -17,6 +17,12 @@ attack was mishandled.
     python bench/reliability.py                       # every family (--no-models took 19 min on 2 cores at load 17)
     python bench/reliability.py --family guard --family small
     python bench/reliability.py --no-models           # without the SmolLM2 report-batch kills
+    python bench/reliability.py --family guard --family limits --merge   # rerun two, keep the others' rows
+
+``--merge`` (with ``--family``) replaces only the rerun families' rows of the existing results file and keeps
+the others as they were measured; the file records which rows are new (``rerun_families``) and the date,
+commit and options of the run the kept rows come from (``kept_rows_from``), and the totals are summed over
+the merged rows.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests"
 sys.path.insert(0, str(ROOT))
 
-from finkg.eval.results import write_result  # noqa: E402
+from finkg.eval.results import read_result, write_result  # noqa: E402
 
 
 def attack_modules() -> list[Path]:
@@ -97,12 +103,44 @@ class Tally:
         return rows
 
 
+def merged_rows(rows: list[dict[str, Any]], order: list[str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """``rows`` (the families just rerun) merged into the stored results file's rows, in ``order``: a rerun
+    family's row replaces the stored one, every other stored row is kept as measured (a family no longer
+    defined is dropped). Returns the rows and where the kept ones come from (date, commit, command, models,
+    families, and that run's mishandled cases: the stored file does not say which family each belongs to).
+
+    Raises:
+        FileNotFoundError: there is no stored results file to merge into (run without ``--merge`` first).
+    """
+    stored = read_result("reliability")
+    new = {r["family"]: r for r in rows}
+    old = {r["family"]: {**r, "mishandled_cases": []} for r in stored.get("tables", {}).get("families", [])}
+    merged = [new.get(f) or old[f] for f in order if f in new or f in old]
+    kept = [r["family"] for r in merged if r["family"] not in new]
+    source = {
+        "date": stored.get("date"),
+        "git_sha": stored.get("git_sha"),
+        "command": stored.get("command"),
+        "models": stored["parameters"].get("models"),
+        "families": kept,
+        "mishandled_cases": stored["parameters"].get("mishandled_cases", []),  # of that whole run
+    }
+    return [{k: v for k, v in r.items() if k != "what"} for r in merged], source
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--family", action="append", help="only this family (repeatable); default: every family")
     ap.add_argument("--no-models", action="store_true", help="leave out the attacks that load model weights")
     ap.add_argument("--no-write", action="store_true", help="print the figures, do not write the results file")
+    ap.add_argument(
+        "--merge",
+        action="store_true",
+        help="with --family: replace only these families' rows in the existing results file, keep the others",
+    )
     a = ap.parse_args(argv)
+    if a.merge and not a.family:
+        ap.error("--merge needs --family (the families to rerun)")
 
     tally = Tally(set(a.family) if a.family else None)
     marker = "reliability and not model" if a.no_models else "reliability"
@@ -115,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     seconds = time.perf_counter() - t0
     load.append(round(os.getloadavg()[0], 1))
-    from conftest import RELIABILITY_FAMILIES  # imported by pytest.main from tests/ (one definition)
+    from conftest import RELIABILITY_FAMILIES  # pyright: ignore[reportMissingImports]  (tests/, put on sys.path by pytest.main)
 
     unknown = sorted(set(tally.family.values()) - set(RELIABILITY_FAMILIES))
     if unknown or (a.family and set(a.family) - set(RELIABILITY_FAMILIES)):
@@ -125,6 +163,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no reliability test collected (pytest exit {int(code)})")
         return 2
     rows = tally.rows(list(RELIABILITY_FAMILIES))
+    kept_from: dict[str, Any] | None = None
+    if a.merge:
+        rows, kept_from = merged_rows(rows, list(RELIABILITY_FAMILIES))
     figures: dict[str, Any] = {}
     for r in rows:
         for k in ("attempts", "handled", "mishandled", "skipped"):
@@ -132,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         figures[f"{r['family']}_s"] = r["seconds"]
     for k in ("attempts", "handled", "mishandled", "skipped"):
         figures[f"total_{k}"] = sum(r[k] for r in rows)
-    figures["wall_s"] = round(seconds, 1)
+    figures["wall_s"] = round(seconds, 1)  # of this run (the rerun families only, with --merge)
 
     print(f"\n{'family':<11} {'attempts':>8} {'handled':>8} {'mishandled':>10} {'skipped':>8} {'seconds':>8}")
     for r in rows:
@@ -153,10 +194,12 @@ def main(argv: list[str] | None = None) -> int:
             {**{k: v for k, v in r.items() if k != "mishandled_cases"}, "what": RELIABILITY_FAMILIES[r["family"]]}
             for r in rows
         ]
+        merge = {"rerun_families": a.family, "kept_rows_from": kept_from} if a.merge else {}
         path = write_result(
             "reliability",
             {
-                "families": a.family or list(RELIABILITY_FAMILIES),
+                "families": [r["family"] for r in rows] if a.merge else a.family or list(RELIABILITY_FAMILIES),
+                **merge,
                 "models": not a.no_models,
                 "pytest_marker": marker,
                 "modules": [str(p.relative_to(ROOT)) for p in attack_modules()],

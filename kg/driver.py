@@ -32,6 +32,7 @@ from kg import cypher
 from kg.errors import (
     ConfigError,
     GraphAuthError,
+    GraphError,
     GraphUnavailable,
     QueryBrokeConnection,
     QueryLimitExceeded,
@@ -150,7 +151,10 @@ class Graph:
     Every unit of work runs in a managed transaction. Transient failures (deadlocks, a dropped
     connection, a database briefly unavailable) are retried with exponential backoff (tenacity:
     ``max_attempts`` tries, waits from 0.2 s doubling up to 5 s); the driver's own retry loop is
-    switched off so there is exactly one, visible, policy.
+    switched off so there is exactly one, visible, policy. A query a person typed (:meth:`run_user`,
+    :meth:`explain`) runs once; a transaction stopped at a time, memory or stack limit is never retried; a
+    connection lost while the server still answers a fresh one is :class:`QueryBrokeConnection`, never
+    "not reachable".
 
     Args:
         uri: Bolt URI, e.g. ``bolt://127.0.0.1:7687``.
@@ -431,17 +435,16 @@ class Graph:
         return box["result"]
 
     def _terminate(self, tag: str, worker: threading.Thread, wait: float = 10.0) -> None:
-        """Terminate the transaction tagged ``tag`` until ``worker`` (which runs it) has ended, at most ``wait`` s."""
+        """Terminate the transaction tagged ``tag`` until ``worker`` (which runs it) has ended, at most ``wait`` s
+        (each of its own queries under that time limit too)."""
         deadline = time.monotonic() + wait
         while worker.is_alive() and time.monotonic() < deadline:
             try:
-                ids = [
-                    r["id"]
-                    for r in self.run_autocommit(cypher.TAGGED_TRANSACTIONS, {"key": QUERY_TAG, "tag": tag}).records
-                ]
+                found = self.run_autocommit(cypher.TAGGED_TRANSACTIONS, {"key": QUERY_TAG, "tag": tag}, timeout=wait)
+                ids = [r["id"] for r in found.records]
                 if ids:
-                    self.run_autocommit(cypher.TERMINATE_TRANSACTIONS, {"ids": ids})
-            except (Neo4jError, DriverError, GraphUnavailable) as exc:  # the query may just have ended
+                    self.run_autocommit(cypher.TERMINATE_TRANSACTIONS, {"ids": ids}, timeout=wait)
+            except (Neo4jError, DriverError, GraphError) as exc:  # the query may just have ended
                 log.debug("terminating the interrupted query: %s", exc)
             worker.join(0.3)
 

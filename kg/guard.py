@@ -1,8 +1,9 @@
 """Running user-typed Cypher safely: the walls before a query typed into ``finkg cypher`` runs.
 
-0. **Bounds** (:func:`check_bounds`): at most :data:`MAX_QUERY_CHARS` characters and :data:`MAX_NESTING`
-   levels of brackets, parentheses and braces, checked before anything is sent (Neo4j 5.26's parser
-   recurses per level: a few hundred levels take minutes to plan, 10,000 overflow its stack).
+0. **Bounds** (:func:`check_bounds`): at most :data:`MAX_QUERY_CHARS` characters, :data:`MAX_TOKENS` tokens
+   and :data:`MAX_NESTING` levels (brackets, parentheses, braces, chained NOT), checked before anything is
+   sent, with or without ``--write`` (Neo4j 5.26's parser recurses per level: about 200 nested lists
+   overflow its stack, and the server then never answers).
 1. **A text pre-check** (:func:`screen`), a cheap first wall on the query's tokens read as Neo4j's lexer
    reads them (``\\uXXXX`` escapes resolved first, anywhere in the text, as Neo4j's Java-style input
    stream resolves them; ``//`` comments end at a line feed or a carriage return): one statement; no clause
@@ -14,17 +15,18 @@
    indexes, constraints, procedures and functions (``SHOW TRANSACTIONS`` shows other users' query text,
    ``SHOW USERS``/``PRIVILEGES``/``SETTINGS`` the server's set-up).
 2. **The plan** (:func:`check_plan`), the wall that decides: the same allow-list applied to what the server
-   itself parsed, its EXPLAIN plan. The planned query type must be ``"r"``; every operator is walked:
+   itself parsed, its EXPLAIN plan. Every operator is walked:
    ``ProcedureCall`` must name an allowed procedure, ``Show*`` operators only the allowed SHOW commands,
    ``Terminate*`` and the other command operators are refused, as is ``LoadCSV``; a namespaced function in
-   any operator's details must be in an allowed namespace. No comment, escape or Unicode trick can make
-   this wall and the server disagree, because it reads the server's own parse. A statement Neo4j cannot
-   EXPLAIN (administration commands) is refused.
+   any operator's details must be in an allowed namespace; then the planned query type must be ``"r"``
+   (``"s"`` for ``dbms.components()`` alone). No comment, escape or Unicode trick can make this wall and
+   the server disagree, because it reads the server's own parse. Administration commands plan as
+   ``AdministrationCommand`` or cannot be EXPLAINed at all: both are refused.
 3. **A read transaction** in READ access mode: the server itself rejects any write.
 
 ``db.stats.*``, ``TERMINATE TRANSACTIONS`` and the other procedures that change server state or act on
 other sessions are therefore refused although Neo4j plans them as reads. EXPLAIN runs under the same time
-limit as the query (:func:`run_user_query`). With ``--write`` (``allow_write``) walls 1 to 3 do not apply
+limit as the query, once, never retried (:func:`run_user_query`). With ``--write`` (``allow_write``) walls 1 to 3 do not apply
 (the bounds do): the query runs in an auto-commit transaction. Borrowed habit: the read-only guard of
 neo4j-graphrag-python's ``retrievers/text2cypher.py``, hardened as ../shared/NEO4J.md advises.
 """
@@ -271,10 +273,13 @@ def _dotted(tokens: list[tuple[str, str]], i: int) -> tuple[str, int]:
 
 
 def screen(query: str) -> None:
-    """The allow-list wall: refuse a query that is not a plain read, whatever Neo4j would plan.
+    """The text pre-check, a cheap first wall: the allow-list on ``query``'s tokens read as Neo4j 5.26 reads
+    them (``\\uXXXX`` escapes resolved first, ``//`` comments ended at CR or LF); refuses a query that is not a
+    plain read before anything is sent. :func:`check_plan` decides on the server's own parse after it.
 
     Raises:
-        ReadOnlyViolation: the message says what was found and why it needs ``--write``.
+        ReadOnlyViolation: the message says what was found and why it needs ``--write`` (or names an
+            unterminated string or comment, or an invalid ``\\u`` escape).
     """
     tokens = _tokens(resolve_unicode_escapes(query))
     if any(t == ("punct", ";") for t in tokens[:-1]) or not tokens:
