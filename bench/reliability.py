@@ -19,10 +19,10 @@ attack was mishandled.
     python bench/reliability.py --no-models           # without the SmolLM2 report-batch kills
     python bench/reliability.py --family guard --family limits --merge   # rerun two, keep the others' rows
 
-``--merge`` (with ``--family``) replaces only the rerun families' rows of the existing results file and keeps
-the others as they were measured; the file records which rows are new (``rerun_families``) and the date,
-commit and options of the run the kept rows come from (``kept_rows_from``), and the totals are summed over
-the merged rows.
+Every family's row carries the date and commit it was measured at (``measured``, ``git_sha``). ``--merge``
+(with ``--family``) replaces only the rerun families' rows of the existing results file and keeps the others
+as they were measured; the file records which rows are new (``rerun_families``) and where the kept rows come
+from (``kept_rows_from``); the totals are summed over the merged rows.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import os
 import sys
 import time
 from collections import defaultdict
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests"
 sys.path.insert(0, str(ROOT))
 
-from finkg.eval.results import read_result, write_result  # noqa: E402
+from finkg.eval.results import git_sha, read_result, write_result  # noqa: E402
 
 
 def attack_modules() -> list[Path]:
@@ -104,25 +105,35 @@ class Tally:
 
 
 def merged_rows(rows: list[dict[str, Any]], order: list[str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """``rows`` (the families just rerun) merged into the stored results file's rows, in ``order``: a rerun
-    family's row replaces the stored one, every other stored row is kept as measured (a family no longer
-    defined is dropped). Returns the rows and where the kept ones come from (date, commit, command, models,
-    families, and that run's mishandled cases: the stored file does not say which family each belongs to).
+    """``rows`` (the families just rerun, stamped ``measured`` and ``git_sha``) merged into the stored results
+    file's rows, in ``order``: a rerun family's row replaces the stored one, every other stored row is kept as
+    measured, with the date and commit of the run that measured it (a family no longer defined is dropped).
+    Returns the rows and where the kept ones come from (per family, and the stored run's command, models and
+    mishandled cases: the stored file does not say which family each case belongs to).
 
     Raises:
         FileNotFoundError: there is no stored results file to merge into (run without ``--merge`` first).
     """
     stored = read_result("reliability")
+    prior = stored["parameters"].get("kept_rows_from") or {}  # a stored file that was itself merged
     new = {r["family"]: r for r in rows}
-    old = {r["family"]: {**r, "mishandled_cases": []} for r in stored.get("tables", {}).get("families", [])}
+    old: dict[str, dict[str, Any]] = {}
+    for r in stored.get("tables", {}).get("families", []):
+        fam = r["family"]
+        if "measured" not in r:  # a row written before rows were stamped
+            earlier = fam in prior.get("families", [])
+            r = {
+                **r,
+                "measured": prior.get("date") if earlier else stored.get("date"),
+                "git_sha": prior.get("git_sha") if earlier else stored.get("git_sha"),
+            }
+        old[fam] = {**r, "mishandled_cases": []}
     merged = [new.get(f) or old[f] for f in order if f in new or f in old]
     kept = [r["family"] for r in merged if r["family"] not in new]
     source = {
-        "date": stored.get("date"),
-        "git_sha": stored.get("git_sha"),
+        "families": {f: {"measured": old[f]["measured"], "git_sha": old[f]["git_sha"]} for f in kept},
         "command": stored.get("command"),
         "models": stored["parameters"].get("models"),
-        "families": kept,
         "mishandled_cases": stored["parameters"].get("mishandled_cases", []),  # of that whole run
     }
     return [{k: v for k, v in r.items() if k != "what"} for r in merged], source
@@ -163,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no reliability test collected (pytest exit {int(code)})")
         return 2
     rows = tally.rows(list(RELIABILITY_FAMILIES))
+    stamp = {"measured": datetime.now(UTC).replace(microsecond=0).isoformat(), "git_sha": git_sha()}
+    rows = [{**r, **stamp} for r in rows]
     kept_from: dict[str, Any] | None = None
     if a.merge:
         rows, kept_from = merged_rows(rows, list(RELIABILITY_FAMILIES))

@@ -153,8 +153,8 @@ class Graph:
     ``max_attempts`` tries, waits from 0.2 s doubling up to 5 s); the driver's own retry loop is
     switched off so there is exactly one, visible, policy. A query a person typed (:meth:`run_user`,
     :meth:`explain`) runs once; a transaction stopped at a time, memory or stack limit is never retried; a
-    connection lost while the server still answers a fresh one is :class:`QueryBrokeConnection`, never
-    "not reachable".
+    connection lost while the server still answers a fresh one is not retried either (the work broke it) and
+    is :class:`QueryBrokeConnection`, never "not reachable".
 
     Args:
         uri: Bolt URI, e.g. ``bolt://127.0.0.1:7687``.
@@ -258,8 +258,13 @@ class Graph:
         if timeout is not None or metadata:
             work = neo4j.unit_of_work(timeout=timeout, metadata=dict(metadata or {}) or None)(work)
 
-        def again(exc: BaseException) -> bool:  # never after Ctrl-C stopped the work
-            return _is_transient(exc) and not (cancelled is not None and cancelled.is_set())
+        def again(exc: BaseException) -> bool:
+            """Retry a transient failure, but never after Ctrl-C stopped the work, nor when the connection was
+            lost while the server answers a fresh one (the work itself broke it: a StackOverflowError, the
+            server out of memory; the same work would break it again)."""
+            if not _is_transient(exc) or (cancelled is not None and cancelled.is_set()):
+                return False
+            return not (isinstance(exc, (ServiceUnavailable, SessionExpired)) and self._answers())
 
         retrying = Retrying(
             retry=retry_if_exception(again),
