@@ -64,10 +64,17 @@ _DIFFERENCE = re.compile(
     r"\b(?:difference|gap|how much more|how much less|exceed|exceeded|exceeds|minus|net of|less than|more than)\b", re.I
 )
 _GROWTH = re.compile(
-    r"\b(?:growth|grow|grew|grown|year[- ]over[- ]year|yoy|y/y|change|changed|increase|increased|decrease|decreased|"
-    r"decline|declined|rise|rose|fall|fell|from a year (?:earlier|ago|before)|versus a year (?:earlier|ago)|"
-    r"(?:compared|relative) (?:with|to) (?:a|the) year (?:earlier|ago|before))\b",
+    r"\b(?:growth|grow|grew|grown|year[- ](?:over|on)[- ]year|yoy|y/y|change|changed|increase|increased|decrease|"
+    r"decreased|decline|declined|rise|rose|fall|fell|year[- ]ago|a year (?:earlier|ago|before)|prior[- ]year|"
+    r"previous year|same (?:quarter|period) (?:of |in )?(?:the )?(?:last|previous|prior) year|last year's)\b",
     re.I,
+)
+_TWO_WAY = re.compile(r"\b(?:than|between|versus|vs|or|rank|order|which|who|whose)\b", re.I)
+_DESCENDING = re.compile(
+    r"\b(?:highest|largest|biggest|greatest|most) to (?:lowest|smallest|least)\b|\bdescending\b", re.I
+)
+_ASCENDING = re.compile(
+    r"\b(?:lowest|smallest|least) to (?:highest|largest|biggest|greatest|most)\b|\bascending\b", re.I
 )
 _RATIO_OF = re.compile(
     r"\bratio of\b|\bdivided by\b|\bas an? (?:share|percentage|percent|proportion|fraction) of\b|\brelative to\b"
@@ -182,6 +189,18 @@ def _composed(question: str, measures: list[Measure]) -> list[Measure]:
     ]
 
 
+def _without_definition(measures: list[Measure]) -> list[Measure]:
+    """The measures less those that spell out the first one's formula: "working capital (current assets minus
+    current liabilities)" asks for working capital, not for a difference of working capital and current assets."""
+    if len(measures) < 2:
+        return measures
+    first = set(measures[0].operands(measures[0].formulas[0]))
+    if len(first) < 2:
+        return measures
+    rest = [m for m in measures[1:] if not (len(m.formulas[0].split()) == 1 and m.formulas[0] in first)]
+    return [measures[0], *rest]
+
+
 def plan_question(graph: Graph, question: str, company: str | None = None) -> Plan:
     """The :class:`Plan` of a question (see the module doc); the word-based reading, no LLM.
 
@@ -193,6 +212,7 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
     if company:
         plan.companies = _named_company(graph, company)
         plan.searched.append(f"the companies whose CIK, ticker or name matches {company!r}")
+        found = None
     else:
         found = index.find(question)
         plan.companies = [(h.cik, h.name) for h in found.found]
@@ -208,8 +228,11 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         plan.kind = "unknown"
         plan.searched.append(str(exc))
         return plan
-    plan.measures = _composed(question, [m for _, m in find_measures(question)])
+    said = [h.text for h in found.found] if found is not None else []
+    plan.measures = _composed(question, _without_definition([m for _, m in find_measures(question, said)]))
     plan.smaller = bool(_SMALLER.search(question))
+    if _DESCENDING.search(question) or _ASCENDING.search(question):
+        plan.smaller = bool(_ASCENDING.search(question))
     plan.by_how_much = bool(_BY_HOW_MUCH.search(question))
     n, k = len(plan.companies), len(plan.measures)
     if plan.ambiguous and n < 2:
@@ -234,6 +257,15 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         plan.kind = "difference"
     elif _GROWTH.search(question):
         plan.kind = "change"
+    elif (
+        n == 1
+        and k == 1
+        and _TWO_WAY.search(question)
+        and (
+            _DIFFERENCE.search(question) or _COMPARATIVE.search(question) or _RANK.search(question) or plan.by_how_much
+        )
+    ):
+        plan.kind = "one of two"  # a comparison that found one company: never answered with its value alone
     if plan.kind == "compare" and n == 1 and _RANK.search(question) is None:
         plan.by_how_much = plan.by_how_much and k >= 2
     if plan.measures:
@@ -373,6 +405,15 @@ def _operands(results: Sequence[ToolResult], prefix: Callable[[int], str]) -> di
     return ops
 
 
+def _named_expression(result: ToolResult, prefix: str = "") -> str:
+    """A ``measure`` result's formula over its operands' derivation names (``currentassets_2009_06_30 -
+    currentliabilities_2009_06_30``; ``* 100`` for a percent)."""
+    text = result.detail["formula"]
+    for f in result.detail["facts"]:
+        text = re.sub(rf"\b{f['concept']}\b", _slug(prefix + f"{f['concept']}_{f['period']}"), text)
+    return f"({text}) * 100" if result.detail["unit"] == "%" else text
+
+
 def _run(run: _Runner) -> tuple[list[str] | str, str, dict[str, Any]]:
     """Run the plan; returns ``(answer text or items, gate question type, derivation)`` and fills value/unit/pick."""
     plan, out = run.plan, run.out
@@ -386,7 +427,8 @@ def _run(run: _Runner) -> tuple[list[str] | str, str, dict[str, Any]]:
         derivation = {
             "operands": _operands(results, lambda i: f"{i}_" if len(results) > 1 else ""),
             "formula": results[0].detail["formula"],
-            "expression": results[0].detail["expression"],
+            "expression": _named_expression(results[0], "0_" if len(results) > 1 else ""),
+            "values": results[0].detail["expression"],
             "result": results[0].value,
         }
         out.unit = m.unit
@@ -470,6 +512,20 @@ def _run(run: _Runner) -> tuple[list[str] | str, str, dict[str, Any]]:
     return labels[top], "span", derivation
 
 
+def _without_names(answer: str | list[str], plan: Plan) -> str | list[str]:
+    """The answer with the plan's company names and measure labels replaced by ``X``: the number gate traces the
+    numbers, the names are the plan's (checked by :func:`plan_checks`), so a name's digits (``3M``) or words
+    (``General Growth``) are not read as numbers or directions."""
+    names = sorted([n for _, n in plan.companies] + [m.label for m in plan.measures], key=len, reverse=True)
+
+    def blank(text: str) -> str:
+        for n in names:
+            text = text.replace(n, "X")
+        return text
+
+    return blank(answer) if isinstance(answer, str) else [blank(a) for a in answer]
+
+
 def plan_checks(plan: Plan, question: str, out: SecAnswer) -> list[str]:
     """Whether the answer answers the question asked (issue 44's second gate), one reason per failed check.
 
@@ -478,8 +534,12 @@ def plan_checks(plan: Plan, question: str, out: SecAnswer) -> list[str]:
     2. Every company the question names is in the derivation's facts.
     3. Every period the question names is the period of the derivation's facts (a year earlier for a change).
     4. Every measure's formula is the catalog's.
+    5. A comparison or ranking picks only companies (or measures) the question names.
     """
     reasons: list[str] = []
+    named = {n for _, n in plan.companies} | {m.label for m in plan.measures}
+    if out.pick and not set(out.pick) <= named:
+        reasons.append(f"the answer picks {', '.join(sorted(set(out.pick) - named))}, which the question does not name")
     measured = [r for r in out.tool_results if r.ok and r.tool == "measure"]
     asks_ratio = bool(_ASKS_RATIO.search(re.sub(r"\b(?:profit|gross|net|operating) margin\b", "margin", question)))
     if asks_ratio and plan.kind in ("value", "difference", "compare", "rank") and out.unit == "USD":
@@ -558,7 +618,9 @@ def answer_sec_question(
             f"knows: {known}"
         ]
         return out
-    if plan.kind in ("compare", "difference", "rank") and len(plan.companies) < 2 and len(plan.measures) < 2:
+    if plan.kind == "one of two" or (
+        plan.kind in ("compare", "difference", "rank") and len(plan.companies) < 2 and len(plan.measures) < 2
+    ):
         unmatched = f"; no company matches {', '.join(repr(u) for u in plan.unresolved)}" if plan.unresolved else ""
         out.reasons = [
             f"not in the graph: the question compares companies but only {plan.companies[0][1]} was found"
@@ -572,7 +634,7 @@ def answer_sec_question(
         out.status = "not in graph" if str(exc).startswith(("not in the graph", "no ")) else "could not answer"
         out.value = out.unit = out.pick = None
         return out
-    verdict = check_answer(answer, qtype, out.tool_results, [])
+    verdict = check_answer(_without_names(answer, plan), qtype, out.tool_results, [])
     extra = plan_checks(plan, question, out)
     if extra:
         checks = {**verdict.checks, "answers_the_question": False}

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -268,7 +269,18 @@ MEASURES: tuple[Measure, ...] = (
         "income tax expense",
         "USD",
         ("IncomeTax",),
-        ("income tax expense", "income taxes", "tax expense", "provision for income taxes", "tax bill", "taxes"),
+        (
+            "income tax expense",
+            "income taxes",
+            "tax expense",
+            "provision for income taxes",
+            "income tax provision",
+            "tax provision",
+            "provision for taxes",
+            "tax charge",
+            "tax bill",
+            "taxes",
+        ),
         "income tax expense (benefit)",
     ),
     _m(
@@ -538,14 +550,18 @@ def _phrase_index() -> tuple[tuple[str, str], ...]:
     return tuple(sorted(pairs, key=lambda kv: (-len(kv[0]), kv[1])))
 
 
-def find_measures(question: str) -> list[tuple[int, Measure]]:
-    """The catalog measures a question names, as ``(position, measure)`` in the order they appear.
+def find_measures(question: str, names: Sequence[str] = ()) -> list[tuple[int, Measure]]:
+    """The catalog measures a question names, as ``(position, measure)`` in the order they appear; the words of
+    ``names`` (the companies found, e.g. ``equity residential``) are not read as measures.
 
     The longest phrase wins where phrases overlap (``gross margin`` before ``margin``, ``net income margin``
     before ``net income``). A USD flow followed by "as a share of revenue" (or "% of sales", "to revenue",
     "intensity") becomes its share of revenue (:func:`share_of_revenue`).
     """
     text = f" {_norm(question)} "
+    for name in names:  # blank a company's words out, keeping positions
+        alias = _norm(name)
+        text = re.sub(rf"(?<= ){re.escape(alias)}(?= )", lambda m: " " * len(m.group()), text) if alias else text
     taken: list[tuple[int, int]] = []
     shares: list[tuple[int, int]] = []
     hits: list[tuple[int, Measure]] = []

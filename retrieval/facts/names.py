@@ -101,14 +101,23 @@ def aliases_of(name: str) -> set[str]:
         return set()
     out = {core, core.replace(" & ", " and "), core.replace(" and ", " & ")}
     words = core.split()
-    if len(words) > 1 and words[-1] in GENERIC_TAIL:
-        out.add(" ".join(words[:-1]))
+    if len(words) > 1 and all(len(w) == 1 for w in words):  # V F -> vf
+        out.add("".join(words))
+    head = " ".join(words[:-1])
+    if len(words) > 1 and words[-1] in GENERIC_TAIL and head not in COMMON_WORDS and len(head) >= 4:
+        out.add(head)
     if len(words) == 3 and words[1] == "&":
         out.add(f"{words[0][0]}&{words[2][0]}")
         out.add(f"{words[0][0]} & {words[2][0]}")
     if len(words) >= 3 and words[1] not in ("&", "and", "of", "the", "for", "de"):
         out.add(" ".join(words[:2]))
-    return {a for a in out if len(a.replace(" ", "")) >= 3 or "&" in a}
+    return {a for a in out if len(a.replace(" ", "")) >= 3 or "&" in a or (len(a) == 2 and a.isalpha())}
+
+
+def _capitalised(question: str, word: str) -> bool:
+    """True when ``word`` appears in ``question`` with a capital letter (``Abbott``, ``eBay``: a name, not a common
+    word such as "the gap between")."""
+    return any(any(c.isupper() for c in m.group()) for m in re.finditer(rf"(?<![A-Za-z]){re.escape(word)}(?![A-Za-z])", question, re.I))
 
 
 @cache
@@ -199,10 +208,13 @@ class CompanyIndex:
                 taken.append((m.start(), m.end()))
                 out.found.append(CompanyHit(cik, self.names[cik], m.group(), "cik", m.start()))
         keys = sorted([*self.aliases, *self.shared], key=len, reverse=True)
+        lower_case_question = question == question.lower()
         for alias in keys:
             for m in re.finditer(rf"(?<= ){re.escape(alias)}(?= )", text):
                 if not free(m.start(), m.end()):
                     continue
+                if " " not in alias and not lower_case_question and not _capitalised(question, alias):
+                    continue  # "the gap between", "selling, general and ...": a word, not Gap Inc. or GE
                 taken.append((m.start(), m.end()))
                 if alias in self.aliases:
                     cik = self.aliases[alias]
@@ -231,6 +243,7 @@ class CompanyIndex:
     def _fuzzy(self, question: str, text: str, out: CompanyMatch, free, taken: list[tuple[int, int]]) -> None:
         """Capitalised word runs not yet matched, matched fuzzily against the aliases (margin rule)."""
         skip = {"what", "which", "how", "who", "when", "where", "why", "did", "does", "was", "were", "is", "rank",
+                "compute", "calculate", "find", "get", "order", "sort", "name", "report", "state", "provide", "return",
                 "compare", "give", "show", "tell", "list", "between", "and", "or", "the", "in", "of", "for", "q1", "q2",
                 "q3", "q4", "fy", "by", "than", "its", "their", "please", "during", "at", "as", "on", "from"}  # fmt: skip
         months = {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
@@ -241,6 +254,8 @@ class CompanyIndex:
             phrase = " ".join(words)
             if len(phrase.replace(" ", "")) < 4 or phrase.upper() in NOT_TICKERS:
                 continue
+            if " " not in phrase and (len(phrase) < 5 or not question[: m.start()].strip()):
+                continue  # one short word, or the question's first word ("Compute"): too weak for a fuzzy match
             pos = text.find(f" {phrase} ")
             if pos >= 0 and not free(pos + 1, pos + 1 + len(phrase)):
                 continue

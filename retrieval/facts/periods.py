@@ -127,7 +127,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"\b(?:(?P<fisc1>fiscal\s+|fy\s*)?q(?P<q1>[1-4])\s*(?:of\s+)?(?P<fisc2>fiscal\s+|fy\s*)?'?(?P<y1>(?:19|20)?\d\d)\b"
             r"|(?P<q2>[1-4])q\s*(?P<fisc3>fy\s*)?'?(?P<y2>(?:19|20)?\d\d)\b"
             rf"|(?P<fisc4>fiscal\s+(?:year\s+)?)?(?P<y3>(?:19|20)\d\d)\s+(?P<o1>{_ORDS})[\s-]+(?:fiscal\s+)?quarter\b"
-            rf"|(?P<o2>{_ORDS})[\s-]+(?P<fisc5>fiscal\s+)?quarter\s+(?:of\s+|in\s+)?(?P<fisc6>fiscal\s+(?:year\s+)?|fy\s*)?(?P<y4>(?:19|20)\d\d)\b)",
+            rf"|(?P<o2>{_ORDS})[\s-]+(?P<fisc5>fiscal\s+)?quarter\s+(?:of\s+|in\s+)?(?P<fisc6>fiscal\s+(?:year\s+)?|fy\s*)?(?P<y4>(?:19|20)\d\d)\b"
+            r"|(?P<fisc7>fiscal\s+|fy\s*)?(?P<y5>(?:19|20)\d\d)\s*[-/ ]?\s*q(?P<q3>[1-4])\b)",
             re.I,
         ),
     ),
@@ -136,6 +137,14 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "half",
         re.compile(
             rf"\b(?:(?P<h>first|second)\s+half|h(?P<hn>[12]))\s+(?:of\s+)?(?:fiscal\s+|fy\s*)?{_YEAR}\b",
+            re.I,
+        ),
+    ),
+    # the first six months of 2009, first nine months of 2009, six months of 2009
+    (
+        "months",
+        re.compile(
+            rf"\b(?:first\s+)?(?P<n>three|3|six|6|nine|9|twelve|12)\s+months\s+(?:of|in)\s+(?:fiscal\s+|fy\s*)?{_YEAR}\b",
             re.I,
         ),
     ),
@@ -199,9 +208,9 @@ def find_periods(question: str) -> list[PeriodAsk]:
                 stated = None if day == month_end(day.year, day.month) else day.isoformat()
                 ask = PeriodAsk(fsds_ddate(day), span, m.group(), stated)
             elif kind == "quarter":
-                q = int(g["q1"] or g["q2"] or _ORD[(g["o1"] or g["o2"]).lower()])
-                year = _year4(g["y1"] or g["y2"] or g["y3"] or g["y4"])
-                fiscal = any(g.get(f"fisc{i}") for i in range(1, 7)) or bool(re.search(r"\bfiscal\b", question, re.I))
+                q = int(g["q1"] or g["q2"] or g["q3"] or _ORD[(g["o1"] or g["o2"]).lower()])
+                year = _year4(g["y1"] or g["y2"] or g["y3"] or g["y4"] or g["y5"])
+                fiscal = any(g.get(f"fisc{i}") for i in range(1, 8)) or bool(re.search(r"\bfiscal\b", question, re.I))
                 ask = PeriodAsk(
                     month_end(year, 3 * q).strftime("%Y%m%d"), 1 if span in (None, 1) else span, m.group(),
                     fiscal=(year, f"Q{q}") if fiscal else None,
@@ -210,6 +219,10 @@ def find_periods(question: str) -> list[PeriodAsk]:
                 half = 1 if (g["h"] or "").lower() == "first" or g["hn"] == "1" else 2
                 year = int(g["year"])
                 ask = PeriodAsk(month_end(year, 6 * half).strftime("%Y%m%d"), 2, m.group())
+            elif kind == "months":
+                n = {"three": 3, "six": 6, "nine": 9, "twelve": 12}.get(g["n"].lower(), None) or int(g["n"])
+                year = int(g["year"])
+                ask = PeriodAsk(month_end(year, n).strftime("%Y%m%d"), n // 3, m.group())
             elif kind == "fy":
                 year = _year4(g["year"])
                 ask = PeriodAsk(month_end(year, 12).strftime("%Y%m%d"), 4, m.group(), fiscal=(year, "FY"))
