@@ -117,7 +117,10 @@ def aliases_of(name: str) -> set[str]:
 def _capitalised(question: str, word: str) -> bool:
     """True when ``word`` appears in ``question`` with a capital letter (``Abbott``, ``eBay``: a name, not a common
     word such as "the gap between")."""
-    return any(any(c.isupper() for c in m.group()) for m in re.finditer(rf"(?<![A-Za-z]){re.escape(word)}(?![A-Za-z])", question, re.I))
+    return any(
+        any(c.isupper() for c in m.group())
+        for m in re.finditer(rf"(?<![A-Za-z]){re.escape(word)}(?![A-Za-z])", question, re.I)
+    )
 
 
 @cache

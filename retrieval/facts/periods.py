@@ -220,7 +220,7 @@ def find_periods(question: str) -> list[PeriodAsk]:
                 year = int(g["year"])
                 ask = PeriodAsk(month_end(year, 6 * half).strftime("%Y%m%d"), 2, m.group())
             elif kind == "months":
-                n = {"three": 3, "six": 6, "nine": 9, "twelve": 12}.get(g["n"].lower(), None) or int(g["n"])
+                n = {"three": 3, "six": 6, "nine": 9, "twelve": 12}.get(g["n"].lower()) or int(g["n"])
                 year = int(g["year"])
                 ask = PeriodAsk(month_end(year, n).strftime("%Y%m%d"), n // 3, m.group())
             elif kind == "fy":
