@@ -118,13 +118,13 @@ MAX_TOKENS = 3_000
 plan ``RETURN 1 + 1 + ...`` with 1,000 additions, 5 s with 2,000."""
 MAX_NESTING = 64
 """The deepest nesting ``finkg cypher`` sends: ``(`` ``[`` ``{`` levels outside strings and comments, plus
-a chain of ``NOT``. Measured on Neo4j 5.26 (EXPLAIN): 150 nested lists plan in 0.6 s, 200 overflow the
-parser's stack (a StackOverflowError the server cannot even report: the client waits for an answer that
-never comes), as do 300 chained NOTs."""
+a chain of ``NOT``. Measured on Neo4j 5.26 (EXPLAIN): 150 nested lists plan in 0.6 s; 200 overflowed the
+parser's stack on one server (where exactly depends on the JIT; 3,000 always do), as do 300 chained NOTs: a
+StackOverflowError the server cannot even report, so the client waits for an answer that never comes."""
 
 LINE_ENDS = "\r\n"
-r"""The characters that end a ``//`` comment in Neo4j 5.26 (its lexer: ``'//' ~[\r\n]*``; a Unicode line or
-paragraph separator or NEL does not end one)."""
+r"""The characters that end a ``//`` comment in Neo4j 5.26, found by experiment on the server: CR and LF (raw or
+as ``\u000d``/``\u000a``); a Unicode line or paragraph separator, NEL, FF or VT does not end one."""
 
 _TOKEN = re.compile(
     rf"""
@@ -233,12 +233,12 @@ def nesting_depth(tokens: list[tuple[str, str]]) -> int:
 
 
 def check_bounds(query: str) -> None:
-    """Refuse a query longer than :data:`MAX_QUERY_CHARS` or nested deeper than :data:`MAX_NESTING`, before it
-    is sent (with or without ``--write``): Neo4j's parser takes minutes over a few hundred levels and
-    overflows its stack on thousands, whatever the query's time limit.
+    """Refuse a query longer than :data:`MAX_QUERY_CHARS`, with more than :data:`MAX_TOKENS` tokens or nested
+    deeper than :data:`MAX_NESTING`, before it is sent (with or without ``--write``): past a few hundred levels
+    Neo4j's parser overflows its stack and never answers, and long operator chains plan slowly.
 
     Raises:
-        QueryTooLarge: one line with the length or depth found and the cap.
+        QueryTooLarge: one line with the length, token count or depth found and the cap.
     """
     if len(query) > MAX_QUERY_CHARS:
         raise QueryTooLarge(
@@ -258,7 +258,7 @@ def check_bounds(query: str) -> None:
     if depth > MAX_NESTING:
         raise QueryTooLarge(
             f"refused: the query nests {depth} levels (brackets, parentheses, braces, chained NOT); finkg cypher "
-            f"sends at most {MAX_NESTING} (Neo4j's parser runs out of stack a few levels beyond)"
+            f"sends at most {MAX_NESTING} (Neo4j's parser runs out of stack from about 200)"
         )
 
 
