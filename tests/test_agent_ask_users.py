@@ -114,3 +114,46 @@ def test_the_second_gate_refuses_an_amount_for_a_ratio_question_and_a_missing_co
     other = plan_question(loaded, "What is Pfizer's long-term debt?")
     reasons = plan_checks(other, "What is Pfizer's long-term debt?", got)
     assert any("PFIZER INC" in r for r in reasons)
+
+
+def test_a_reports_numbers_are_the_engines_computed_facts_with_their_sources(loaded):
+    """The flagship report's working capital (issue 44: the LLM wrote 15,603,000,000) is a fact computed by the engine."""
+    from generation.agent.computed import computed_facts
+
+    facts = {f.indicator: f for f in computed_facts(loaded, ["JOHNSON & JOHNSON"], "2009-09-30")}
+    ca = gold(JNJ, "AssetsCurrent", "20090630", 0)
+    cl = gold(JNJ, "LiabilitiesCurrent", "20090630", 0)
+    wc = facts["measure:working_capital"]
+    assert "USD 15,608,000,000" in wc.text and wc.numbers[0] == ca - cl == 15_608_000_000
+    cited = [k for _, _, k in wc.cites]
+    assert len(cited) == 2 and all(k.startswith(JNJ) for k in cited)
+    assert {k.split(":")[1] for k in cited} == {"AssetsCurrent", "LiabilitiesCurrent"}
+    assert facts["measure:current_ratio"].numbers[0] == ca / cl
+    assert {"measure:net_margin", "measure:liabilities_to_assets", "measure:gross_margin"} <= set(facts)
+    # before the 10-Q was public, nothing is computed from it
+    assert computed_facts(loaded, ["JOHNSON & JOHNSON"], "2009-08-03") == []
+    assert computed_facts(loaded, ["Acme Widgets"], "2009-09-30") == []
+
+
+def test_knowledge_about_named_companies_only():
+    from retrieval.facts.names import mentions_company
+
+    assert mentions_company("J&J said its cash position remained strong.", ["JOHNSON & JOHNSON"])
+    assert mentions_company("Johnson and Johnson cut costs", ["JOHNSON & JOHNSON"])
+    assert not mentions_company(
+        "The Committee decided to keep the federal funds rate at 0 to 1/4 percent.", ["JOHNSON & JOHNSON"]
+    )
+
+
+def test_the_scale_check_flags_a_value_a_thousand_times_off_the_filers_other_periods(loaded):
+    import dataclasses
+
+    from generation.agent.ask import scale_checks
+
+    got = answer_sec_question(loaded, "What were Pfizer's total assets at June 30, 2009?")
+    assert got.status == "answered" and scale_checks(loaded, got) == []
+    (res,) = [r for r in got.tool_results if r.tool == "measure"]
+    slipped = [{**f, "value": f["value"] * 1000} for f in res.detail["facts"]]
+    bad = dataclasses.replace(got, tool_results=[dataclasses.replace(res, detail={**res.detail, "facts": slipped})])
+    (reason,) = scale_checks(loaded, bad)
+    assert "scale check" in reason and "PFIZER INC" in reason and "Assets" in reason

@@ -49,6 +49,7 @@ from pydantic import BaseModel, Field, FiniteFloat, ValidationError, field_valid
 from finkg import plots
 from finkg.config import Settings
 from finkg.output import short_model_id, write_text_atomic
+from generation.agent.computed import computed_facts
 from generation.agent.evidence import ScopedRetriever
 from generation.agent.gate import gate_report
 from generation.agent.reader import ReaderAnswer, read_question
@@ -377,6 +378,10 @@ class ReportContext:
         if found is not None:
             facts += found.facts
             call("company-facts", len(found.facts))
+            # the engine's measures (issue 44): the report's numbers are computed, the prose model cites them
+            measured = computed_facts(self.graph, q.companies, when)
+            facts = measured + facts
+            call("engine-measures", len(measured))
         facts += [
             FinancialFact(
                 id=f"extra:{q.id}:{x.id}",
@@ -641,9 +646,9 @@ def _one(
     t0 = time.perf_counter()
     as_of = q.as_of.isoformat() if q.as_of else None
     gen = (
-        ctx.generator.run(q.question, facts, as_of)
+        ctx.generator.run(q.question, facts, as_of, scope=q.companies)
         if ctx.mode == "two-stage"
-        else ctx.generator.single_stage(q.question, facts, as_of)
+        else ctx.generator.single_stage(q.question, facts, as_of, scope=q.companies)
     )
     short = {f"F{i}": f.id for i, f in enumerate(gen.selected, 1)}
     marked, checks = check_numbers(gen.answer, q.question, gen.selected, short)

@@ -526,6 +526,60 @@ def _without_names(answer: str | list[str], plan: Plan) -> str | list[str]:
     return blank(answer) if isinstance(answer, str) else [blank(a) for a in answer]
 
 
+STABLE_CONCEPTS = frozenset(
+    {
+        "Revenues", "CostOfRevenue", "CurrentAssets", "CurrentLiabilities", "Assets", "Liabilities", "Cash",
+        "StockholdersEquity", "Inventory", "AccountsReceivable", "LongTermDebt", "ResearchAndDevelopment",
+        "SellingGeneralAndAdministrative",
+    }
+)  # fmt: skip
+"""Concepts whose size moves slowly from period to period (levels, not results that cross zero): what the scale
+check judges."""
+SCALE_SLIP = 500.0
+"""A stable concept's value this many times larger or smaller than the median of the filer's other periods is a
+scale slip (a 10^3 or 10^6 error), flagged, not answered."""
+
+
+def scale_checks(graph: Graph, out: SecAnswer) -> list[str]:
+    """Issue 44's scale check: every stable-concept fact of the derivation against the same filer's values of the same
+    tag and span in its other periods (any filing, comparatives included); one reason per fact
+    :data:`SCALE_SLIP` times off their median.
+
+    Raises:
+        GraphError: Neo4j is unavailable.
+    """
+    facts = [
+        f
+        for r in out.tool_results
+        if r.ok and r.tool == "measure"
+        for f in r.detail["facts"]
+        if f["concept"] in STABLE_CONCEPTS and f.get("tag") not in (None, "derived")
+    ]
+    if not facts:
+        return []
+    rows = [{"adsh": f["key"], "cik": int(f["cik"]), "coreg": None, "tags": [f["tag"]]} for f in facts]
+    others = {r["adsh"]: r["facts"] for r in graph.read(cypher.FILER_TAG_VALUES, {"rows": rows})}
+    reasons = []
+    for f in facts:
+        period = f["period"].replace("-", "")
+        values = sorted(
+            abs(float(x["value"]))
+            for x in others.get(f["key"], [])
+            if x["tag"] == f["tag"] and x["ddate"] != period and int(x["qtrs"] or 0) == int(f["qtrs"] or 0)
+        )
+        values = [v for v in values if v > 0]
+        if not values or f["value"] == 0:
+            continue
+        median = values[len(values) // 2]
+        ratio = abs(f["value"]) / median
+        if ratio >= SCALE_SLIP or ratio <= 1 / SCALE_SLIP:
+            reasons.append(
+                f"scale check: {f['company']}'s {f['tag']} at {f['period']} is {abs(f['value']):,.0f}, "
+                f"{ratio:,.4g} times the median ({median:,.0f}) of its other periods: a scale slip, not answered"
+            )
+    return reasons
+
+
 def plan_checks(plan: Plan, question: str, out: SecAnswer) -> list[str]:
     """Whether the answer answers the question asked (issue 44's second gate), one reason per failed check.
 
@@ -635,7 +689,7 @@ def answer_sec_question(
         out.value = out.unit = out.pick = None
         return out
     verdict = check_answer(_without_names(answer, plan), qtype, out.tool_results, [])
-    extra = plan_checks(plan, question, out)
+    extra = plan_checks(plan, question, out) + scale_checks(graph, out)
     if extra:
         checks = {**verdict.checks, "answers_the_question": False}
         verdict = Verdict(False, (*verdict.reasons, *extra), verdict.numbers, verdict.direction, verdict.change,

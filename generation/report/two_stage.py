@@ -41,6 +41,7 @@ from typing import Any
 from generation.llm import LLMAnswerError
 from retrieval.contract import as_of_cutoff
 from retrieval.facts.indicators import FinancialFact
+from retrieval.facts.names import mentions_company
 from retrieval.knowledge import Knowledge, KnowledgeRetriever
 
 SELECT_SYSTEM = (
@@ -103,6 +104,7 @@ class Generation:
         calls: ``{"select": StageCall, "answer": StageCall}``; seconds_retrieval: time spent retrieving.
         knowledge_trimmed: per stage, the lowest-ranked retrieved items left out because the prompt would
             not fit the model's context window (``k1``/``k2`` hold only what was shown).
+        scope: the companies the question names (knowledge must mention one of them; empty: no scope).
         retrieval_calls: one record per retrieval call: ``stage`` (K1/K2), ``retriever`` (the system),
             ``as_of`` (the ISO UTC cutoff used: nothing available later was scored), ``as_of_from``
             (``question``, or ``now`` when the question has no date), ``k`` and ``returned``.
@@ -125,6 +127,7 @@ class Generation:
     seconds_retrieval: float = 0.0
     knowledge_trimmed: dict[str, int] = field(default_factory=dict)
     retrieval_calls: list[dict[str, Any]] = field(default_factory=list)
+    scope: list[str] = field(default_factory=list)
 
     @property
     def knowledge(self) -> list[Knowledge]:
@@ -315,10 +318,15 @@ class TwoStageGenerator:
         gen.facts = unique[: self.max_facts]
 
     def _retrieve(self, gen: Generation, query: str, stage: str) -> list[Knowledge]:
-        """Retrieve as of the question's date (else now, recorded as such): the point-in-time contract."""
+        """Retrieve as of the question's date (else now, recorded as such): the point-in-time contract. A question
+        about named companies (``gen.scope``) keeps only knowledge that mentions one of them (issue 44: a question
+        about Johnson & Johnson's liquidity gets that company's text, or none, never FOMC statements)."""
         t0 = time.perf_counter()
         when = gen.as_of or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         out = self.retriever.retrieve(query, as_of=when)
+        returned = len(out)
+        if gen.scope:
+            out = [k for k in out if mentions_company(k.text, gen.scope)]
         gen.seconds_retrieval += time.perf_counter() - t0
         gen.retrieval_calls.append(
             {
@@ -328,6 +336,7 @@ class TwoStageGenerator:
                 "as_of_from": "question" if gen.as_of else "now",
                 "k": self.retriever.k,
                 "returned": len(out),
+                "out_of_scope": returned - len(out),
             }
         )
         return out
@@ -395,9 +404,12 @@ class TwoStageGenerator:
         gen.cited_knowledge = [knowledge[i].id for i in ki]
         return knowledge
 
-    def run(self, question: str, facts: Sequence[FinancialFact], as_of: str | None = None) -> Generation:
-        """Both stages for ``question`` with facts F (equations 1 and 2)."""
-        gen = Generation(question, as_of, "two-stage")
+    def run(
+        self, question: str, facts: Sequence[FinancialFact], as_of: str | None = None, scope: Sequence[str] = ()
+    ) -> Generation:
+        """Both stages for ``question`` with facts F (equations 1 and 2); ``scope``: the companies the question
+        names (knowledge must mention one of them)."""
+        gen = Generation(question, as_of, "two-stage", scope=list(scope))
         self._facts(gen, facts)
         gen.k1 = self._retrieve(gen, question, "K1")
         if gen.facts:
@@ -420,9 +432,11 @@ class TwoStageGenerator:
         gen.k2 = self._answer(gen, gen.selected, gen.k2)
         return gen
 
-    def single_stage(self, question: str, facts: Sequence[FinancialFact], as_of: str | None = None) -> Generation:
+    def single_stage(
+        self, question: str, facts: Sequence[FinancialFact], as_of: str | None = None, scope: Sequence[str] = ()
+    ) -> Generation:
         """The ablation without fact selection: ``K = Retriever(Q)``, ``A = LLM(Q, F, K)``."""
-        gen = Generation(question, as_of, "single-stage")
+        gen = Generation(question, as_of, "single-stage", scope=list(scope))
         self._facts(gen, facts)
         gen.k1 = self._retrieve(gen, question, "K1")
         gen.selected = list(gen.facts)

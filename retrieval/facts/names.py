@@ -279,3 +279,17 @@ class CompanyIndex:
             at = pos + 1 if pos >= 0 else len(normalize(question[: m.start()])) + 1
             out.found.append(CompanyHit(top_cik, self.names[top_cik], m.group(), "fuzzy", at))
             taken.append((at, at + len(phrase)))
+
+
+def mentions_company(text: str, companies: Iterable[str]) -> bool:
+    """True when ``text`` names one of ``companies`` (EDGAR names) by its name or one of its aliases (rules 1-3
+    of the module doc; a first word only when it is not a common word), whole words, any case."""
+    words = f" {normalize(text)} "
+    for name in companies:
+        aliases = aliases_of(name)
+        first = core_name(name).split()[:1]
+        if first and len(first[0]) >= 4 and first[0] not in COMMON_WORDS:
+            aliases.add(first[0])
+        if any(f" {a} " in words for a in aliases):
+            return True
+    return False
