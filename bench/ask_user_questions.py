@@ -34,6 +34,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from finkg.eval.results import write_result
+
 ROOT = Path(__file__).resolve().parents[1]
 QUESTIONS = ROOT / "data" / "questions" / "sec-user.jsonl"
 QUARTER = ROOT / "data" / "sec-fsds" / "2009q3.zip"
@@ -462,27 +464,49 @@ def main() -> None:
                                capture_output=True, text=True).stdout.strip()  # fmt: skip
         return r.stdout.strip() + ("+uncommitted" if dirty else "")
 
-    result = {
-        "bench": "ask-user-questions",
+    systems_run = {
+        s: {"source": str(sources[s]), "commit": head(sources[s]) if (sources[s] / ".git").exists() else None}
+        for s in systems
+    }
+    label = {"baseline": f"today's finkg ask ({BASE_COMMIT})", "current": "the answer engine (this checkout)"}
+
+    def cell(m: dict[str, Any], key: str) -> str:
+        lo, hi = m[key]["wilson95"]
+        return f"{m[key]['count']} ({100 * m[key]['rate']:.1f} % [{100 * lo:.0f}, {100 * hi:.0f}])"
+
+    system_rows = [
+        {
+            "split": args.split,
+            "system": label.get(s, s),
+            "n": summary[s]["n"],
+            "correct": cell(summary[s], "correct"),
+            "abstained": cell(summary[s], "abstained"),
+            "wrong, gate passed": cell(summary[s], "wrong_gate_passed"),
+            "median s": "n/a" if summary[s]["median_seconds"] is None else f"{summary[s]['median_seconds']:.2f}",
+        }
+        for s in systems
+    ]
+
+    def counts(m: dict[str, Any]) -> str:
+        return f"{m['correct']['count']}/{m['abstained']['count']}/{m['wrong_gate_passed']['count']} of {m['n']}"
+
+    kind_rows = [{"kind": k, **{label.get(s, s): counts(by_kind[s][k]) for s in systems}} for k in kinds]
+    parameters = {
         "split": args.split,
         "questions": str(QUESTIONS.relative_to(ROOT)),
         "n": len(qs),
         "tolerance": TOLERANCE,
-        "systems": {
-            s: {"source": str(sources[s]), "commit": head(sources[s]) if (sources[s] / ".git").exists() else None}
-            for s in systems
-        },
-        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "systems": systems_run,
         "cores": os.cpu_count(),
-        "summary": summary,
-        "by_kind": by_kind,
-        "rows": rows,
+        **({"limit": args.limit} if args.limit else {}),
     }
-    if args.limit:
-        result["limit"] = args.limit
-    args.results_dir.mkdir(parents=True, exist_ok=True)
-    path = args.results_dir / f"ask-user-questions-{args.split}.json"
-    path.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    path = write_result(
+        f"ask-user-questions-{args.split}",
+        parameters,
+        {"summary": summary, "by_kind": by_kind},
+        tables={"systems": system_rows, "kinds": kind_rows, "rows": rows},
+        directory=args.results_dir,
+    )
     console.print(f"wrote {path}")
 
 

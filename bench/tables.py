@@ -472,6 +472,29 @@ EVAL_AGENT_SEC = Table(
     ],
 )
 
+ASK_USER_SPLITS = ("ask-user-questions-test", "ask-user-questions-dev")
+ASK_USER = Table(
+    list(ASK_USER_SPLITS),
+    lambda records: [row for name in ASK_USER_SPLITS for row in records[name].get("tables", {}).get("systems", [])],
+    [
+        Column(key, lambda r, key=key: str(r[key]))
+        for key in ("split", "system", "n", "correct", "abstained", "wrong, gate passed", "median s")
+    ],
+)
+ASK_USER_KINDS = Table(
+    ["ask-user-questions-test"],
+    lambda records: records["ask-user-questions-test"].get("tables", {}).get("kinds", []),
+    [
+        Column("kind (test half)", lambda r: str(r["kind"])),
+        Column(
+            "today's finkg ask: correct/abstained/wrong", lambda r: str(r.get("today's finkg ask (cd12569)", "n/a"))
+        ),
+        Column(
+            "answer engine: correct/abstained/wrong", lambda r: str(r.get("the answer engine (this checkout)", "n/a"))
+        ),
+    ],
+)
+
 FEEDBACK_NAMES = {
     "no-memory": "no memory",
     "memory": "memory",
@@ -1001,6 +1024,18 @@ def _sec_exact(record: dict[str, Any]) -> str:
 
 
 # The README's headline figures: (what, results file, the figure read from it).
+def _ask_user(record: dict[str, Any]) -> str:
+    m = record["figures"]["summary"]["current"]
+    base = record["figures"]["summary"].get("baseline")
+    text = (
+        f"{m['correct']['count']} of {m['n']} ({100 * m['correct']['rate']:.1f} %) / "
+        f"{m['wrong_gate_passed']['count']} wrong"
+    )
+    if base:
+        text += f" (today's `finkg ask` at cd12569: {base['correct']['count']} / {base['wrong_gate_passed']['count']})"
+    return text
+
+
 HEADLINE_FIGURES: list[tuple[str, str, Callable[[dict[str, Any]], str]]] = [
     (
         "risk memos: numbers stated exactly, against a gold computed outside finkg (2009q3)",
@@ -1008,6 +1043,11 @@ HEADLINE_FIGURES: list[tuple[str, str, Callable[[dict[str, Any]], str]]] = [
         _memo_exact,
     ),
     ("SEC questions answered exactly by `finkg ask` (no LLM; 2009q3 10-Qs)", "eval-agent", _sec_exact),
+    (
+        "analyst questions in users' words, test half: correct / wrong with the gate passed (`finkg ask`, no LLM)",
+        "ask-user-questions-test",
+        _ask_user,
+    ),
     (
         "TAT-QA, the analyst agent with Qwen2.5-Coder-1.5B (development sample)",
         "eval-tatqa-memory-routes",
@@ -1127,6 +1167,8 @@ TABLES: dict[str, Table] = {
     "eval-agent-tatqa": EVAL_AGENT_TATQA,
     "eval-agent-diff": EVAL_AGENT_DIFF,
     "eval-agent-sec": EVAL_AGENT_SEC,
+    "ask-user-questions": ASK_USER,
+    "ask-user-questions-kinds": ASK_USER_KINDS,
     "eval-feedback": FEEDBACK,
     "eval-rerank": RERANK,
     "train-embedder": TRAIN_EMBEDDER,

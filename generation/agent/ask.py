@@ -356,7 +356,7 @@ def _fact_operand(f: dict[str, Any]) -> dict[str, Any]:
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"\W+", "_", text.lower()).strip("_")[:32] or "x"
+    return re.sub(r"\W+", "_", text.lower()).strip("_")[:64] or "x"
 
 
 class _Runner:
