@@ -189,6 +189,15 @@ def _composed(question: str, measures: list[Measure]) -> list[Measure]:
     ]
 
 
+def _without_companies(question: str, said: Sequence[str]) -> str:
+    """The question with the words that named its companies blanked out (case-insensitive, whole words)."""
+    for words in sorted(said, key=len, reverse=True):
+        pattern = r"[\s&.'’-]+".join(re.escape(w) for w in re.split(r"[\s&]+", words) if w)
+        if pattern:
+            question = re.sub(rf"(?<![A-Za-z]){pattern}(?![A-Za-z])", " ", question, flags=re.I)
+    return question
+
+
 def _without_definition(measures: list[Measure]) -> list[Measure]:
     """The measures less those that spell out the first one's formula: "working capital (current assets minus
     current liabilities)" asks for working capital, not for a difference of working capital and current assets."""
@@ -217,7 +226,7 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         found = index.find(question)
         plan.companies = [(h.cik, h.name) for h in found.found]
         plan.ambiguous = found.ambiguous
-        plan.unresolved = found.unresolved
+        plan.unresolved = [u for u in found.unresolved if not find_measures(u)]  # "SG&A" is a measure
         plan.searched.append(
             f"the names, short names and tickers of the graph's {len(index.names)} companies"
             + (f"; no company matches {', '.join(repr(u) for u in found.unresolved)}" if found.unresolved else "")
@@ -229,7 +238,9 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         plan.searched.append(str(exc))
         return plan
     said = [h.text for h in found.found] if found is not None else []
-    plan.measures = _composed(question, _without_definition([m for _, m in find_measures(question, said)]))
+    measures = list({m.id: m for _, m in find_measures(question, said)}.values())  # "effective tax rate (ETR)": one
+    plan.measures = _composed(question, _without_definition(measures))
+    question = _without_companies(question, said)  # "Gap" and "Equity Residential" are names, not operation words
     plan.smaller = bool(_SMALLER.search(question))
     if _DESCENDING.search(question) or _ASCENDING.search(question):
         plan.smaller = bool(_ASCENDING.search(question))
@@ -673,11 +684,14 @@ def answer_sec_question(
         ]
         return out
     if plan.kind == "one of two" or (
-        plan.kind in ("compare", "difference", "rank") and len(plan.companies) < 2 and len(plan.measures) < 2
+        plan.kind in ("compare", "difference", "rank")
+        and (plan.unresolved or len(plan.companies) < 2)
+        and len(plan.measures) < 2
     ):
         unmatched = f"; no company matches {', '.join(repr(u) for u in plan.unresolved)}" if plan.unresolved else ""
         out.reasons = [
-            f"not in the graph: the question compares companies but only {plan.companies[0][1]} was found"
+            f"not in the graph: the question compares companies but only {', '.join(n for _, n in plan.companies)} "
+            "found"
             f"{unmatched}; searched the graph's company names, short names and tickers"
         ]
         return out

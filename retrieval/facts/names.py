@@ -73,6 +73,9 @@ NOT_TICKERS = frozenset(
 )  # fmt: skip
 """Upper-case words that are finance or English abbreviations, never read as tickers."""
 
+LEGAL_WORDS = frozenset({"INC", "CORP", "CO", "LTD", "LP", "LLC", "PLC", "NV", "SA", "AG", "DE", "L", "P"})
+"""Upper-case legal-form words of a name, never a ticker or a name of their own."""
+
 FUZZY_MIN = 88.0
 """The least rapidfuzz ``ratio`` (normalized Levenshtein similarity, 0-100) for a fuzzy company match."""
 FUZZY_MARGIN = 4.0
@@ -99,10 +102,18 @@ def aliases_of(name: str) -> set[str]:
     core = core_name(name)
     if not core:
         return set()
-    out = {core, core.replace(" & ", " and "), core.replace(" and ", " & ")}
+    full = normalize(re.sub(r"/[A-Za-z]{2,3}/?", " ", name))  # the name as written, legal suffix kept
+    out = {core, core.replace(" & ", " and "), core.replace(" and ", " & "), full, full.replace(" & ", " and ")}
     words = core.split()
     if len(words) > 1 and all(len(w) == 1 for w in words):  # V F -> vf
         out.add("".join(words))
+    lead = 0
+    while lead < len(words) and len(words[lead]) == 1 and words[lead].isalpha():
+        lead += 1
+    if 2 <= lead < len(words):  # J P MORGAN CHASE -> jpmorgan chase, jp morgan chase, jpmorgan
+        joined = "".join(words[:lead])
+        out |= {" ".join([joined + words[lead], *words[lead + 1 :]]), " ".join([joined, *words[lead:]])}
+        out.add(joined + words[lead])
     head = " ".join(words[:-1])
     if len(words) > 1 and words[-1] in GENERIC_TAIL and head not in COMMON_WORDS and len(head) >= 4:
         out.add(head)
@@ -111,6 +122,11 @@ def aliases_of(name: str) -> set[str]:
         out.add(f"{words[0][0]} & {words[2][0]}")
     if len(words) >= 3 and words[1] not in ("&", "and", "of", "the", "for", "de"):
         out.add(" ".join(words[:2]))
+    last = words[-1]
+    if len(words) == 2 and len(last) >= 5 and last not in GENERIC_TAIL and last not in COMMON_WORDS and last.isalpha():
+        out.add(last)  # walt disney -> disney
+    if len(words) == 1 and core.endswith("s") and len(core) >= 6:
+        out.add(core[:-1])  # mcdonalds -> mcdonald (the question's "McDonald's" loses its 's as a possessive)
     return {a for a in out if len(a.replace(" ", "")) >= 3 or "&" in a or (len(a) == 2 and a.isalpha())}
 
 
@@ -121,6 +137,15 @@ def _capitalised(question: str, word: str) -> bool:
         any(c.isupper() for c in m.group())
         for m in re.finditer(rf"(?<![A-Za-z]){re.escape(word)}(?![A-Za-z])", question, re.I)
     )
+
+
+def acronyms_of(name: str) -> set[str]:
+    """The initials of a name, with and without its legal suffix, when 3 to 5 letters (``COMPUTER SCIENCES CORP`` ->
+    ``CSC``, ``PHILIP MORRIS INTERNATIONAL INC`` -> ``PMI``, ``COCA COLA ENTERPRISES INC`` -> ``CCE``)."""
+    full = [w for w in normalize(re.sub(r"/[A-Za-z]{2,3}/?", " ", name)).split() if w not in ("&", "and", "of", "the")]
+    core = [w for w in core_name(name).split() if w not in ("&", "and", "of", "the")]
+    out = {"".join(w[0] for w in ws).upper() for ws in (full, core) if len(ws) >= 2}
+    return {a for a in out if 3 <= len(a) <= 5 and a.isalpha()}
 
 
 @cache
@@ -189,6 +214,13 @@ class CompanyIndex:
             for t in tickers.get(cik, ()):
                 if t not in NOT_TICKERS:
                     self.tickers[t] = cik
+        initials: dict[str, set[int]] = {}
+        for cik, name in self.names.items():
+            for a in acronyms_of(name):
+                initials.setdefault(a, set()).add(cik)
+        for a, ciks in initials.items():  # an acronym is a name only when it is no other company's ticker
+            if len(ciks) == 1 and a not in self.tickers and a not in NOT_TICKERS:
+                self.tickers[a] = next(iter(ciks))
         self._choices = sorted(self.aliases)
 
     def _label(self, ciks: Iterable[int]) -> list[tuple[int, str]]:
@@ -227,12 +259,18 @@ class CompanyIndex:
                     out.ambiguous.append((alias, self._label(self.shared[alias])))
         for m in re.finditer(r"(?<![\w&])\$?([A-Z][A-Z.]{0,5})(?![\w&])", question):
             t = m.group(1).rstrip(".")
+            pos = len(normalize(question[: m.start()])) + 1
+            if not free(pos, pos + len(t)) or t in NOT_TICKERS or t in LEGAL_WORDS:
+                continue  # a word of a name already found ("CNX" in "CNX Gas"), or not a ticker
+            before, after = question[: m.start()].rstrip(), question[m.end() :].lstrip(" .")
+            in_name = bool(re.search(r"[A-Z][\w&'’.-]*$", before)) or bool(re.match(r"[A-Z]", after))
             if t in self.tickers:
                 cik = self.tickers[t]
-                pos = len(normalize(question[: m.start()])) + 1
                 if all(h.cik != cik for h in out.found):
                     out.found.append(CompanyHit(cik, self.names[cik], t, "ticker", pos))
                     taken.append((pos, pos + len(t)))
+            elif len(t) >= 2 and "." not in t and not in_name:
+                out.unresolved.append(t)  # "TI", "GOOG": an upper-case name no company of the graph has
         self._fuzzy(question, text, out, free, taken)
         seen: set[int] = set()
         ordered = []
