@@ -6,7 +6,6 @@ import json
 from typing import Annotated
 
 import typer
-from neo4j.exceptions import ClientError
 
 from finkg import api
 from finkg.cli._common import console
@@ -45,6 +44,8 @@ def cypher(
             params[name] = json.loads(raw)
         except json.JSONDecodeError:
             params[name] = raw
+    from neo4j.exceptions import ClientError  # here, not at the top: `finkg --help` loads no driver
+
     try:
         rows = api.cypher(query, params, write=write, timeout=timeout)
     except ClientError as exc:  # a syntax error, an unknown name: the server's first line, without its caret
