@@ -157,3 +157,20 @@ def test_the_scale_check_flags_a_value_a_thousand_times_off_the_filers_other_per
     bad = dataclasses.replace(got, tool_results=[dataclasses.replace(res, detail={**res.detail, "facts": slipped})])
     (reason,) = scale_checks(loaded, bad)
     assert "scale check" in reason and "PFIZER INC" in reason and "Assets" in reason
+
+
+def test_a_banks_revenue_is_interest_and_dividend_income_plus_noninterest_income(loaded):
+    """Issue 44 (7): a bank's revenue is not one interest-income line (memos gave net margins of 66 % and 122 %)."""
+    wfc = "0000950123-09-032191"  # Wells Fargo & Co, SIC 6021
+    revenue = gold(wfc, "InterestAndDividendIncomeOperating", "20090630", 1) + gold(
+        wfc, "NoninterestIncome", "20090630", 1
+    )
+    got = answer_sec_question(loaded, "What was Wells Fargo's revenue in Q2 2009?")
+    assert got.status == "answered" and close(got, revenue)
+    assert got.derivation["formula"] == "InterestAndDividendIncome + NoninterestIncome"
+    got = answer_sec_question(loaded, "Wells Fargo net margin, second quarter of 2009")
+    assert got.status == "answered" and close(got, gold(wfc, "NetIncomeLoss", "20090630", 1) / revenue * 100)
+    # a bank that reports only its revenue total gets that total
+    stt = "0001193125-09-169449"  # State Street Corp, SIC 6022
+    got = answer_sec_question(loaded, "State Street's revenue for the June 2009 quarter?")
+    assert got.status == "answered" and close(got, gold(stt, "Revenues", "20090630", 1))
