@@ -174,3 +174,9 @@ def test_a_banks_revenue_is_interest_and_dividend_income_plus_noninterest_income
     stt = "0001193125-09-169449"  # State Street Corp, SIC 6022
     got = answer_sec_question(loaded, "State Street's revenue for the June 2009 quarter?")
     assert got.status == "answered" and close(got, gold(stt, "Revenues", "20090630", 1))
+
+
+def test_a_question_about_profit_per_dollar_of_sales_is_not_answered_with_sales(loaded):
+    got = answer_sec_question(loaded, "How much did Johnson & Johnson earn per dollar of sales?")
+    assert got.answer is None and got.status == "could not verify"
+    assert any("asks for a ratio" in r for r in got.reasons)

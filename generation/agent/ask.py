@@ -83,7 +83,7 @@ _RATIO_OF = re.compile(
 )
 _ASKS_RATIO = re.compile(
     r"\b(?:ratio|margin|rate|percent|percentage|share of|proportion|coverage|turnover|return on|multiple|intensity|"
-    r"yield)\b|%",
+    r"yield|profitab\w*|per dollar|per share|for every dollar|of each dollar|how many times)\b|%",
     re.I,
 )
 
