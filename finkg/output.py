@@ -31,17 +31,19 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from kg import atomic
 from kg.progress import Advance, StageProgress
 
 
 def write_text_atomic(path: Path, text: str) -> Path:
-    """Replace ``path`` with ``text`` (UTF-8), whole or not at all: the text goes to ``<name>.part`` beside it,
-    which is then renamed over ``path`` (a process killed mid-write leaves the old file or none, never half of
-    one, so a rerun that trusts an existing output file never trusts a truncated one). Returns ``path``."""
-    tmp = path.with_name(path.name + ".part")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-    return path
+    """Replace ``path`` with ``text`` (UTF-8), whole or not at all: the text goes to a uniquely named
+    ``<name>.<random>.part`` beside it, which is then renamed over ``path`` (a process killed mid-write leaves
+    the old file or none, never half of one, so a rerun that trusts an existing output file never trusts a
+    truncated one; two runs writing it at once both finish). Returns ``path``.
+
+    Raises:
+        OSError: the folder cannot be written."""
+    return atomic.write_text(path, text)
 
 
 #: Console width when the output is not a terminal: wide enough that no table cell wraps.

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kg.atomic import replacing
 from kg.errors import EvaluationError
 
 if TYPE_CHECKING:
@@ -25,11 +26,10 @@ CONTROL = "#9a9a9a"
 
 
 def _atomic(path: Path, write: Callable[[Path], object]) -> Path:
-    """Run ``write(tmp)`` on a temporary file beside ``path``, then rename it into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.stem + ".part.png")
-    write(tmp)
-    tmp.replace(path)
+    """Run ``write(tmp)`` on a uniquely named temporary file beside ``path``, then rename it into place
+    (:func:`kg.atomic.replacing`: two runs drawing the same picture at once both finish, the file whole)."""
+    with replacing(path, suffix=".part.png") as tmp:
+        write(tmp)
     return path
 
 

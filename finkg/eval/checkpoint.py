@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from kg.atomic import replacing
 from kg.errors import EvaluationError
 
 MANIFEST = "manifest.json"
@@ -70,12 +71,9 @@ class ItemLog:
 
     def rewrite(self, records: Iterable[Mapping[str, Any]]) -> None:
         """Replace the file with ``records``, one per line (written beside it, then renamed: never half-written)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        with tmp.open("w", encoding="utf-8") as fh:
+        with replacing(self.path, suffix=".tmp") as tmp, tmp.open("w", encoding="utf-8") as fh:
             for r in records:
                 fh.write(json.dumps(r, ensure_ascii=False) + "\n")
-        tmp.replace(self.path)
 
     @contextmanager
     def appending(self) -> Iterator[tuple[list[dict[str, Any]], Callable[[Mapping[str, Any]], None]]]:

@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 import networkx as nx
 
+from kg.atomic import replacing
 from kg.errors import GenerationError
 
 ExportFormat = Literal["graphml", "gexf"]
@@ -221,11 +222,9 @@ def export(
         out.add_node(node, **row)
     for u, v, key, attrs in g.edges(keys=True, data=True):
         out.add_edge(u, v, key=key, id=key, **{k: val for k, val in attrs.items() if val is not None})
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".part")
-    if fmt == "graphml":
-        nx.write_graphml(out, tmp)
-    else:
-        nx.write_gexf(out, tmp)
-    tmp.replace(path)
+    with replacing(path) as tmp:  # a unique temporary name: two exports of one path at once both finish
+        if fmt == "graphml":
+            nx.write_graphml(out, tmp)
+        else:
+            nx.write_gexf(out, tmp)
     return out.number_of_nodes(), out.number_of_edges()
