@@ -59,6 +59,37 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: Maximum sizes of the fields the graph keys and indexes are made of, from the SEC's own layout (the readme.htm
+#: of every FSDS archive, "Fields in the ... data set": adsh ALPHANUMERIC 20, tag 256, version 20, uom 20, coreg
+#: 256, segments 1024, name 150, form 10). ``value`` is NUMERIC(28,4), at most 30 characters written out; 40 are
+#: allowed. The free text the graph keeps (plabel, tlabel, footnote: 512 in the layout) may hold four times that,
+#: 2048 (2009q3 has a 515-character footnote). A longer field is refused at read with its file, line and column
+#: (Neo4j refuses an index key above ~8 kB only when it is written, with a traceback: "Property value is too large
+#: to index").
+MAX_CHARS: dict[str, int] = {
+    "adsh": 20,
+    "tag": 256,
+    "version": 20,
+    "uom": 20,
+    "coreg": 256,
+    "segments": 1024,
+    "name": 150,
+    "form": 10,
+    "value": 40,
+    "plabel": 2048,
+    "tlabel": 2048,
+    "footnote": 2048,
+}
+
+ADSH = re.compile(r"\d{10}-\d{2}-\d{6}")
+"""An accession number as the SEC's layout writes it: ``nnnnnnnnnn-nn-nnnnnn`` (20 characters)."""
+
+DATE_RANGE = ("19000101", "21001231")
+"""The dates an FSDS date column (``ddate``, ``period``, ``filed``) may hold: a real date YYYYMMDD within these."""
+
+MEMBERS = tuple(REQUIRED_COLUMNS)
+"""The FSDS members: an archive holding one of them twice (in two folders) is refused, not read as one."""
+
 LEGAL_ENTITY = re.compile(r"LegalEntity=[^;]*;?")
 """The segments part that names a co-registrant (``LegalEntity=ParentCompany;``): not a dimension of the figure."""
 
@@ -74,8 +105,16 @@ def _rows(
     in ``members`` wherever the archive keeps it), validated against its required columns.
 
     Lines end with LF or CRLF (the daily layout). Each line is decoded on its own, so text that is not
-    UTF-8 is named with its exact line number."""
+    UTF-8 is named with its exact line number. Every field of :data:`MAX_CHARS` is checked against the SEC's
+    maximum size and every ``adsh`` against :data:`ADSH`.
+
+    Raises:
+        FsdsFormatError: a missing column, a line with the wrong number of fields, text that is not UTF-8, a
+            field longer than the layout allows, a malformed accession number, or a damaged member."""
     line = 0
+    limits: list[tuple[int, str, int]] = []
+    adsh_at: int | None = None
+    last_adsh = ""
     try:
         with zf.open(members[member]) as raw:
             header: list[str] | None = None
@@ -95,6 +134,8 @@ def _rows(
                     missing = [c for c in REQUIRED_COLUMNS[member] if c not in header]
                     if missing:
                         raise FsdsFormatError(f"{path}: {member} line 1: missing column(s) {missing}")
+                    limits = [(i, c, MAX_CHARS[c]) for i, c in enumerate(header) if c in MAX_CHARS]
+                    adsh_at = header.index("adsh") if "adsh" in header else None
                     continue
                 if not text:
                     continue
@@ -103,11 +144,43 @@ def _rows(
                     raise FsdsFormatError(
                         f"{path}: {member} line {line}: expected {len(header)} tab-separated fields, got {len(fields)}"
                     )
+                for i, column, most in limits:
+                    if len(fields[i]) > most:
+                        raise FsdsFormatError(
+                            f"{path}: {member} line {line}: column {column!r} is {len(fields[i]):,} characters, "
+                            f"the SEC's layout allows at most {most}: {fields[i][:40]!r}..."
+                        )
+                if adsh_at is not None and fields[adsh_at] != last_adsh:  # rows come grouped by filing
+                    if not ADSH.fullmatch(fields[adsh_at]):
+                        raise FsdsFormatError(
+                            f"{path}: {member} line {line}: column 'adsh' is not an accession number "
+                            f"nnnnnnnnnn-nn-nnnnnn: {fields[adsh_at]!r}"
+                        )
+                    last_adsh = fields[adsh_at]
                 yield line, dict(zip(header, fields))
             if header is None:
                 raise FsdsFormatError(f"{path}: {member} is empty")
     except (zipfile.BadZipFile, EOFError, zlib.error) as exc:
         raise FsdsFormatError(f"{path}: {member}: archive member is damaged or truncated ({exc})") from exc
+
+
+def _members(path: Path, zf: zipfile.ZipFile) -> dict[str, str]:
+    """``{file name: member name}`` of the archive's files, wherever it keeps them (``20250404/num.txt``).
+
+    Raises:
+        FsdsFormatError: an FSDS member (:data:`MEMBERS`) is in the archive more than once (in two folders,
+            or twice under one name): which one holds the data cannot be told, so none is read."""
+    found: dict[str, list[str]] = {}
+    for n in zf.namelist():
+        if not n.endswith("/"):
+            found.setdefault(Path(n).name, []).append(n)
+    for m in MEMBERS:
+        if len(found.get(m, ())) > 1:
+            raise FsdsFormatError(
+                f"{path}: the archive holds {m} {len(found[m])} times ({', '.join(found[m])}); an FSDS archive "
+                "has one, and which to read cannot be told"
+            )
+    return {name: names[-1] for name, names in found.items()}
 
 
 @dataclass
@@ -152,7 +225,10 @@ def _date(
 @overload
 def _date(row: dict[str, str], name: str, path: Path, member: str, line: int, required: bool) -> str | None: ...
 def _date(row: dict[str, str], name: str, path: Path, member: str, line: int, required: bool = True) -> str | None:
-    """``row[name]`` checked as a calendar date ``YYYYMMDD`` (returned unchanged)."""
+    """``row[name]`` checked as a calendar date ``YYYYMMDD`` within :data:`DATE_RANGE` (returned unchanged).
+
+    Raises:
+        FsdsFormatError: not such a date (or empty where ``required``)."""
     raw = row.get(name, "").strip()
     if not raw and not required:
         return None
@@ -160,8 +236,13 @@ def _date(row: dict[str, str], name: str, path: Path, member: str, line: int, re
         datetime.strptime(raw, "%Y%m%d")
     except ValueError:
         raise FsdsFormatError(
-            f"{path}: {member} line {line}: column {name!r} is not a date YYYYMMDD: {raw!r}"
+            f"{path}: {member} line {line}: column {name!r} is not a date YYYYMMDD: {raw[:40]!r}"
         ) from None
+    if len(raw) != 8 or not DATE_RANGE[0] <= raw <= DATE_RANGE[1]:
+        raise FsdsFormatError(
+            f"{path}: {member} line {line}: column {name!r} is not a date YYYYMMDD between "
+            f"{DATE_RANGE[0]} and {DATE_RANGE[1]}: {raw!r}"
+        )
     return raw
 
 
@@ -174,8 +255,10 @@ def read_fsds(path: Path) -> FsdsData:
     Raises:
         FileNotFoundError: ``path`` does not exist.
         FsdsFormatError: not a ZIP (or a truncated one), a required member or column missing, a
-            malformed line, a non-numeric value, an integer out of range, a date that is not YYYYMMDD,
-            text that is not UTF-8 (its line named), or a fact whose filing is not in sub.txt.
+            malformed line, a non-numeric value, an integer out of range, a date that is not YYYYMMDD
+            between 1900 and 2100, a field longer than the SEC's layout allows (:data:`MAX_CHARS`), an
+            accession number not ``nnnnnnnnnn-nn-nnnnnn``, text that is not UTF-8 (its line named), a member
+            present twice, or a fact whose filing is not in sub.txt.
     """
     path = Path(path)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -185,7 +268,7 @@ def read_fsds(path: Path) -> FsdsData:
         raise FsdsFormatError(f"{path}: not a ZIP archive ({exc})") from exc
     data = FsdsData(source=path, sha256=digest)
     with zf:
-        members = {Path(n).name: n for n in zf.namelist()}
+        members = _members(path, zf)
         for m in ("sub.txt", "num.txt"):
             if m not in members:
                 raise FsdsFormatError(f"{path}: member {m} is missing (found {sorted(members)})")
