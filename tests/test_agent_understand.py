@@ -36,8 +36,8 @@ def read(**kw):
 
 
 def test_a_read_plan_is_resolved_by_the_catalogs():
-    plan, why = resolve(read(companies=["the maker of Tylenol, J&J"][:0] + ["J&J"], measure="gross_margin",
-                             periods=["the quarter ended June 28, 2009"]), index(), {})  # fmt: skip
+    data = read(companies=["J&J"], measure="gross_margin", periods=["the quarter ended June 28, 2009"])
+    plan, why = resolve(data, index(), {})
     assert why == "" and plan is not None
     assert plan.companies == [(200406, "JOHNSON & JOHNSON")] and plan.measures == [BY_ID["gross_margin"]]
     assert [p.ddate for p in plan.periods] == ["20090630"] and plan.kind == "value" and plan.unit == "%"
