@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import ctypes
 import errno
 import hashlib
 import os
@@ -25,7 +24,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
@@ -38,6 +36,7 @@ from typing import ClassVar
 from finkg.config import Settings
 from kg import Graph, GraphAuthError, GraphUnavailable
 from kg.errors import GraphError
+from kg.processes import spawn
 
 POM = resources.files("finkg") / "neo4j" / "pom.xml"
 ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"
@@ -149,12 +148,6 @@ def java_major(java: str) -> int:
     return int(m.group(2)) if major == 1 and m.group(2) else major
 
 
-def _die_with_parent() -> None:
-    """In the forked child before ``exec``: ask Linux for SIGTERM when the parent dies (``PR_SET_PDEATHSIG``)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # 1: PR_SET_PDEATHSIG
-
-
 class LocalNeo4j:
     """Assembles, configures, starts, stops and reports the local Neo4j server.
 
@@ -164,9 +157,9 @@ class LocalNeo4j:
 
     tie_to_parent: ClassVar[bool] = False
     """When True, a server this process starts stops with it: it is stopped at interpreter exit and, on Linux,
-    gets SIGTERM from the kernel when the starting thread's process dies, even by SIGKILL (``PR_SET_PDEATHSIG``).
-    The test suite sets it (tests/conftest.py); `finkg neo4j start` leaves it False, its server outlives the
-    command. Process-local: a subprocess does not inherit it."""
+    gets SIGTERM from the kernel when this process dies, even by SIGKILL (``PR_SET_PDEATHSIG``, through
+    :func:`kg.processes.spawn`). The test suite sets it (tests/conftest.py); `finkg neo4j start` leaves it False,
+    its server outlives the command. Process-local: a subprocess does not inherit it."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -515,15 +508,15 @@ class LocalNeo4j:
             progress(f"starting Neo4j {self.versions['neo4j.version']} at {self.home}")
         tied = self.tie_to_parent
         with open(self.console_log, "ab") as log:
-            proc = subprocess.Popen(
+            # its own process group (a Ctrl-C meant for the caller does not reach it); tied: SIGTERM when we die
+            proc = spawn(
                 cmd,
+                tie=tied,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 env=self._env(),
-                start_new_session=True,  # its own process group: a Ctrl-C meant for the caller does not reach it
                 cwd=self.home,
-                preexec_fn=_die_with_parent if tied and sys.platform.startswith("linux") else None,
             )
         self.pid_file.write_text(f"{proc.pid}\n")
         if tied:

@@ -12,7 +12,9 @@ llama-cpp-python release, portably (the same CPU flags as the Python wheel), int
 environment's ``bin/``; ``[llm] server_path`` names another one. The server listens on a free loopback
 port chosen at start; requests go through :class:`generation.llm.openai.OpenAICompatibleBackend`
 (retries with back-off: a request the busy server refuses is retried, never lost). The process is
-stopped when the backend is closed or the Python process exits.
+stopped when the backend is closed or the Python process exits, whatever the reason: an exception or Ctrl-C
+(:mod:`atexit`; the server runs in its own process group, so a terminal's Ctrl-C reaches only finkg), and
+on Linux also SIGTERM or SIGKILL of finkg (the kernel's parent-death signal, :func:`kg.processes.spawn`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from typing import Any
 from generation.llm.base import Completion, LLMUnavailable
 from generation.llm.llamacpp import MESSAGE_OVERHEAD, GGUFBackend, check_gguf
 from generation.llm.openai import OpenAICompatibleBackend
+from kg.processes import spawn
 
 SERVER_BINARY = "llama-server"
 SERVER_HINT = (
@@ -105,6 +108,7 @@ class LlamaServerBackend(GGUFBackend):
         self._http: OpenAICompatibleBackend | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: Any = None
+        self._at_exit = False
 
     @property
     def context_window(self) -> int:
@@ -155,8 +159,11 @@ class LlamaServerBackend(GGUFBackend):
             cmd = self.command(port)
             # the server's log, read back for errors; it lives as long as the process (closed in _stop)
             self._log = tempfile.TemporaryFile()  # noqa: SIM115
-            self._proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-            atexit.register(self.close)
+            # tied to this process (kg.processes): it stops when the command ends, even by SIGKILL (Linux)
+            self._proc = spawn(cmd, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            if not self._at_exit:
+                atexit.register(self.close)
+                self._at_exit = True
             root = f"http://127.0.0.1:{port}"
             deadline = time.monotonic() + self.start_timeout
             while True:
