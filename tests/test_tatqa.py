@@ -16,9 +16,12 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from conftest import free_port, model_weights
 
 from finkg import models
 from finkg.errors import ConfigError
@@ -220,7 +223,9 @@ def test_bad_tatqa_files_name_the_file_and_the_context(tmp_path):
     data = json.loads(SAMPLE.read_text(encoding="utf-8"))
     del data[3]["questions"][4]["answer"]
     bad.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(TatqaFormatError, match=r"context 3: question 4: missing 'answer'"):
+    with pytest.raises(
+        TatqaFormatError, match=r"context 3: question f49252e2-158b-4a79-ac56-d21ea67082a8: missing 'answer'"
+    ):
         read_tatqa(bad)
     bad.write_text('{"table": {}}', encoding="utf-8")
     with pytest.raises(TatqaFormatError, match="expected a JSON list"):
@@ -325,6 +330,13 @@ def smol_client():
     return LLMClient(LlamaCppBackend(path, n_ctx=4096, n_threads=2))
 
 
+def tokens(result: Any, field: str = "prompt_tokens") -> int:
+    """An answer's token count (``prompt_tokens`` or ``completion_tokens``), which must have been counted."""
+    value = getattr(result, field)
+    assert value is not None, f"{result.system} {result.question_uid}: {field} not counted"
+    return value
+
+
 def test_the_harness_runs_real_llm_answerers_end_to_end(contexts, smol_client, tmp_path):
     """SmolLM2 with and without the context on the first 2 questions: every answer is generated, read
     and scored; a model answer that cannot be used is recorded as an error, not dropped."""
@@ -366,12 +378,12 @@ def test_the_harness_runs_real_llm_answerers_end_to_end(contexts, smol_client, t
     for q in contexts[0].questions[:2]:  # the reader's call (a cache hit), its calculate thought run by the tool
         assert by[("reader-calc", q.uid)].generated == run_thought(by[("reader", q.uid)].generated).text
         assert by[("reader-calc-form", q.uid)].generated == run_thought(by[("reader-form", q.uid)].generated).text
-        assert by[("reader-form", q.uid)].prompt_tokens > by[("reader", q.uid)].prompt_tokens  # the form's words
+        assert tokens(by[("reader-form", q.uid)]) > tokens(by[("reader", q.uid)])  # the form's words
         # tokens per answer: one call each; the cache hit counts the tokens of the call that produced it
         reader, calc = by[("reader", q.uid)], by[("reader-calc", q.uid)]
-        assert reader.llm_calls == calc.llm_calls == 1 and calc.prompt_tokens == reader.prompt_tokens > 100
-        assert by[("no-retrieval", q.uid)].prompt_tokens < by[("whole-context", q.uid)].prompt_tokens
-        assert 0 < reader.completion_tokens <= 48 and by[("silent", q.uid)].llm_calls == 1
+        assert reader.llm_calls == calc.llm_calls == 1 and tokens(calc) == tokens(reader) > 100
+        assert tokens(by[("no-retrieval", q.uid)]) < tokens(by[("whole-context", q.uid)])
+        assert 0 < tokens(reader, "completion_tokens") <= 48 and by[("silent", q.uid)].llm_calls == 1
     assert rows[("reader", "all")]["median_prompt_tokens"] > rows[("no-retrieval", "all")]["median_prompt_tokens"] > 0
     answers, summary, _ = results.save(tmp_path / "tatqa")
     lines = [json.loads(x) for x in answers.read_text(encoding="utf-8").splitlines()]
@@ -541,6 +553,151 @@ def test_the_direct_prompt_holds_the_context_only_when_asked(contexts):
     bare = answer_messages("What?")[1]["content"]
     assert c.facts[0].text in with_context and c.passages[0].text in with_context
     assert c.facts[0].text not in bare and bare.endswith(ANSWER_INSTRUCTION)
+
+
+def altered(tmp_path: Path, change: Callable[[list], None], name: str = "altered.json") -> Path:
+    """The dev sample's five real contexts with one alteration (``change`` edits the loaded JSON list), written
+    to ``tmp_path / name``."""
+    data = json.loads(SAMPLE.read_text(encoding="utf-8"))
+    change(data)
+    path = tmp_path / name
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def _set(context: int, question: int, key: str, value: Any) -> Callable[[list], None]:
+    def change(data: list) -> None:
+        data[context]["questions"][question][key] = value
+
+    return change
+
+
+def _delete(context: int, question: int, key: str) -> Callable[[list], None]:
+    def change(data: list) -> None:
+        del data[context]["questions"][question][key]
+
+    return change
+
+
+def _paragraph(context: int, paragraph: int, key: str, value: Any) -> Callable[[list], None]:
+    def change(data: list) -> None:
+        data[context]["paragraphs"][paragraph][key] = value
+
+    return change
+
+
+def _row(data: list) -> None:
+    data[1]["table"]["table"][2] = "Revenue 2019 2018"
+
+
+def _question_string(data: list) -> None:
+    data[2]["questions"][1] = "What was the revenue?"
+
+
+SPAN_UID = "a5992e2e-726e-469c-88f3-e7b2ea8db24c"  # context 0, question 0: span, gold ["27.0"]
+BAD_RECORDS = [
+    (
+        _set(0, 0, "answer", "27.0"),
+        f"context 0: question {SPAN_UID}: 'answer' of a span question must be a non-empty list of strings, "
+        "not str '27.0'",
+    ),
+    (_set(0, 0, "answer", []), f"question {SPAN_UID}: 'answer' of a span question must be a non-empty list"),
+    (
+        _set(1, 1, "answer", ["2020", 2019]),
+        "context 1: question 43b30c14-c73b-42af-8986-1b312905590f: 'answer' of a multi-span question must be a "
+        "non-empty list of strings, not list ['2020', 2019]",
+    ),
+    (
+        _set(0, 5, "answer", "about -67.6"),
+        "question 58adf6c4-41ae-4f3f-84cb-cf3469a80ce4: 'answer' of an arithmetic question must be a number, "
+        "not str 'about -67.6'",
+    ),
+    (
+        _set(0, 3, "answer", None),
+        "question 3d384cee-82de-48f1-98ff-a972404bce4c: 'answer' of a count question must be a number, not "
+        "NoneType None",
+    ),
+    (_set(0, 5, "answer", float("nan")), "'answer' of an arithmetic question must be a number, not float nan"),
+    (_set(0, 0, "answer_type", "yes-no"), f"question {SPAN_UID}: 'answer_type' must be one of span, multi-span"),
+    (_delete(0, 0, "question"), f"context 0: question {SPAN_UID}: missing 'question'"),
+    (_delete(0, 0, "uid"), "context 0: question 0: missing 'uid'"),  # no uid: the question's index
+    (_set(0, 0, "scale", "millions"), f"question {SPAN_UID}: 'scale' must be one of '', 'thousand'"),
+    (_set(0, 0, "order", "first"), f"question {SPAN_UID}: 'order' must be an integer, not 'first'"),
+    (_set(0, 0, "derivation", 27), f"question {SPAN_UID}: 'derivation' must be str, not int 27"),
+    (_paragraph(4, 1, "text", None), "context 4: paragraph 1: 'text' must be str, not NoneType None"),
+    (_row, "context 1: table "),
+    (_question_string, "context 2: question 1: must be a JSON object, not str 'What was the revenue?'"),
+]
+
+
+@pytest.mark.parametrize(("change", "said"), BAD_RECORDS)
+def test_an_invalid_record_is_one_line_naming_the_file_the_record_and_the_field(tmp_path, change, said):
+    path = altered(tmp_path, change)
+    with pytest.raises(TatqaFormatError) as err:
+        read_tatqa(path)
+    message = str(err.value)
+    assert message.startswith(f"{path}: context ") and said in message and "\n" not in message
+
+
+def test_the_published_shapes_are_read_as_they_are(tmp_path):
+    def change(data: list) -> None:  # TAT-QA's own variants: all accepted
+        _set(0, 3, "answer", 1)(data)  # a count as a number (the data writes "1")
+        _set(0, 5, "answer", "-67.6")(data)  # an arithmetic answer as a numeric string
+        _set(0, 0, "order", "1")(data)  # an order as a string
+        _set(0, 0, "scale", None)(data)  # a null scale: none
+
+    q = read_tatqa(altered(tmp_path, change))[0].questions
+    assert q[3].answer == 1 and q[5].answer == "-67.6" and q[0].order == 1 and q[0].scale == ""
+
+
+BAD_FILES = {
+    "span-not-a-list": (_set(0, 0, "answer", "27.0"), f"question {SPAN_UID}: 'answer' of a span question"),
+    "missing-field": (
+        _delete(3, 4, "answer_type"),
+        "question f49252e2-158b-4a79-ac56-d21ea67082a8: missing 'answer_type'",
+    ),
+}
+
+
+def _bad_files(tmp_path: Path) -> list[tuple[Path, str]]:
+    """The invalid files a command is given: the two alterations of :data:`BAD_FILES` and a truncated file."""
+    files = [(altered(tmp_path, change, f"{name}.json"), said) for name, (change, said) in BAD_FILES.items()]
+    broken = tmp_path / "truncated.json"
+    broken.write_text(SAMPLE.read_text(encoding="utf-8")[:5000], encoding="utf-8")
+    return [*files, (broken, "not JSON: ")]
+
+
+def _one_line_exit_2(run: subprocess.CompletedProcess, path: Path, said: str) -> None:
+    lines = run.stderr.strip().splitlines()
+    assert run.returncode == 2, run.stderr
+    assert "Traceback" not in run.stderr and len(lines) == 1, run.stderr
+    assert lines[0].startswith(f"error: {path}: ") and said in lines[0], lines[0]
+
+
+def test_eval_and_experience_learn_refuse_an_invalid_tatqa_file_in_one_line(tmp_path):
+    # nothing is reached before the file is read: no model is configured, the Neo4j URI has no server
+    env = {
+        "FINKG_CONFIG": str(tmp_path / "none.toml"),
+        "FINKG_NEO4J__URI": f"bolt://127.0.0.1:{free_port()}",
+        "FINKG_NEO4J__PASSWORD": "not-used-before-the-file-is-read",
+        "COLUMNS": "400",
+    }
+    for path, said in _bad_files(tmp_path):
+        for command in (["eval", "tatqa"], ["experience", "learn"]):
+            _one_line_exit_2(_finkg(*command, str(path), env=env), path, said)
+
+
+@pytest.mark.neo4j  # `finkg train reader` checks the model registry's server before it reads the file
+@pytest.mark.model  # and loads the base model's tokenizer (MiniLM's, the smallest installed)
+def test_train_reader_refuses_an_invalid_tatqa_file_in_one_line_before_training(tmp_path):
+    base = model_weights("all-minilm-l6-v2")
+    for path, said in _bad_files(tmp_path):
+        out = tmp_path / f"run-{path.stem}"
+        run = _finkg(
+            "train", "reader", str(path), "--base-model", str(base), "--out-dir", str(out), env={"COLUMNS": "400"}
+        )
+        _one_line_exit_2(run, path, said)
+        assert not (out / "checkpoints").exists()  # stopped before training
 
 
 # --------------------------------------------------------------------------------- the command

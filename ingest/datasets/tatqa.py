@@ -30,6 +30,7 @@ A table becomes facts like this (:func:`table_facts`):
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,15 +146,120 @@ def table_facts(table_uid: str, rows: Sequence[Sequence[str]], source: str) -> l
     return facts
 
 
+ANSWER_TYPES = ("span", "multi-span", "arithmetic", "count")
+"""TAT-QA's answer types."""
+SCALES = ("", "thousand", "million", "billion", "percent")
+"""TAT-QA's answer scales (``""``: none)."""
+
+
+def _shown(value: Any, chars: int = 60) -> str:
+    """``value`` for a one-line message: its repr, cut to ``chars`` characters."""
+    text = repr(value)
+    return text if len(text) <= chars else text[: chars - 3] + "..."
+
+
 def _field(obj: Any, key: str, kind: type | tuple[type, ...], where: str) -> Any:
-    if not isinstance(obj, dict) or key not in obj:
+    """``obj[key]``, checked to be of ``kind`` (a bool is no int).
+
+    Raises:
+        TatqaFormatError: ``obj`` is no JSON object, ``key`` is missing, or its value is of another type.
+    """
+    if not isinstance(obj, dict):
+        raise TatqaFormatError(f"{where}: must be a JSON object, not {type(obj).__name__} {_shown(obj)}")
+    if key not in obj:
         raise TatqaFormatError(f"{where}: missing '{key}'")
-    value = obj[key]
-    if not isinstance(value, kind):
-        raise TatqaFormatError(
-            f"{where}: '{key}' must be {getattr(kind, '__name__', kind)}, not {type(value).__name__}"
-        )
+    value, kinds = obj[key], kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        names = " or ".join(k.__name__ for k in kinds)
+        raise TatqaFormatError(f"{where}: '{key}' must be {names}, not {type(value).__name__} {_shown(value)}")
     return value
+
+
+def _optional(obj: dict, key: str, kind: type | tuple[type, ...], where: str, default: Any) -> Any:
+    """``obj[key]`` checked like :func:`_field`, or ``default`` when absent or null."""
+    return default if obj.get(key) is None else _field(obj, key, kind, where)
+
+
+def _order(obj: dict, where: str, default: int) -> int:
+    """``obj["order"]``: an integer, or a string holding one (``default`` when absent or null).
+
+    Raises:
+        TatqaFormatError: any other value.
+    """
+    value = _optional(obj, "order", (int, str), where, default)
+    try:
+        return int(value)
+    except ValueError:
+        raise TatqaFormatError(f"{where}: 'order' must be an integer, not {_shown(value)}") from None
+
+
+def _is_number(value: Any) -> bool:
+    """Whether ``value`` is a finite JSON number, or a string holding one (``"2"``, ``"-67.6"``)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except ValueError:
+        return False
+
+
+def check_answer(answer: Any, answer_type: str, where: str) -> None:
+    """Refuse an ``answer`` that is not of its ``answer_type``'s shape: span and multi-span a non-empty list of
+    strings, arithmetic and count a finite number (or a string holding one, as TAT-QA writes counts).
+
+    Raises:
+        TatqaFormatError: ``<where>: 'answer' ...`` (the field, the expected shape and the value found).
+    """
+    if answer_type in ("span", "multi-span"):
+        if not (isinstance(answer, list) and answer and all(isinstance(a, str) for a in answer)):
+            raise TatqaFormatError(
+                f"{where}: 'answer' of a {answer_type} question must be a non-empty list of strings, "
+                f"not {type(answer).__name__} {_shown(answer)}"
+            )
+    elif not _is_number(answer):
+        raise TatqaFormatError(
+            f"{where}: 'answer' of {'an' if answer_type[0] in 'aeiou' else 'a'} {answer_type} question must be a number, "
+            f"not {type(answer).__name__} {_shown(answer)}"
+        )
+
+
+def parse_question(index: int, q: Any, where: str) -> TatqaQuestion:
+    """One question of a context (``q``: the JSON object, ``index``: its position) as a :class:`TatqaQuestion`.
+
+    Raises:
+        TatqaFormatError: a field is missing or of the wrong type or shape; the message starts with
+            ``where``, then names the question (``question <uid>``, or ``question <index>`` without a
+            usable uid) and the field.
+    """
+    uid = q.get("uid") if isinstance(q, dict) else None
+    at = f"{where}: question {uid}" if isinstance(uid, str) and uid.strip() else f"{where}: question {index}"
+    uid = _field(q, "uid", str, at)
+    kind = _field(q, "answer_type", str, at)
+    if kind not in ANSWER_TYPES:
+        raise TatqaFormatError(f"{at}: 'answer_type' must be one of {', '.join(ANSWER_TYPES)}, not {_shown(kind)}")
+    if "answer" not in q:
+        raise TatqaFormatError(f"{at}: missing 'answer'")
+    check_answer(q["answer"], kind, at)
+    scale = _optional(q, "scale", str, at, "")
+    if scale not in SCALES:
+        raise TatqaFormatError(f"{at}: 'scale' must be one of {', '.join(map(repr, SCALES))}, not {_shown(scale)}")
+    try:
+        rel_paragraphs = tuple(int(x) for x in _optional(q, "rel_paragraphs", list, at, []))
+    except (TypeError, ValueError):
+        raise TatqaFormatError(
+            f"{at}: 'rel_paragraphs' must hold paragraph orders (integers), got {_shown(q.get('rel_paragraphs'))}"
+        ) from None
+    return TatqaQuestion(
+        uid=uid,
+        question=_field(q, "question", str, at),
+        answer=q["answer"],
+        answer_type=kind,
+        scale=scale,
+        derivation=_optional(q, "derivation", str, at, ""),
+        answer_from=_optional(q, "answer_from", str, at, ""),
+        order=_order(q, at, index + 1),
+        rel_paragraphs=rel_paragraphs,
+    )
 
 
 def parse_context(index: int, raw: Any, source: str, where: str) -> TatqaContext:
@@ -161,44 +267,22 @@ def parse_context(index: int, raw: Any, source: str, where: str) -> TatqaContext
 
     Raises:
         TatqaFormatError: a field is missing or of the wrong type; the message starts with
-            ``where`` (``<file>: context <index>``) and names the field (and the question index).
+            ``where`` (``<file>: context <index>``) and names the field (and the paragraph index or the
+            question's uid).
     """
     table = _field(raw, "table", dict, where)
     uid = _field(table, "uid", str, f"{where}: table")
     rows = _field(table, "table", list, f"{where}: table")
-    if not all(isinstance(row, list) and all(isinstance(c, str) for c in row) for row in rows):
-        raise TatqaFormatError(f"{where}: table 'table' must be a list of rows of strings")
+    for r, row in enumerate(rows):
+        if not (isinstance(row, list) and all(isinstance(c, str) for c in row)):
+            raise TatqaFormatError(
+                f"{where}: table {uid}: 'table' row {r} must be a list of strings, not {_shown(row)}"
+            )
     passages = []
     for i, p in enumerate(_field(raw, "paragraphs", list, where)):
         at = f"{where}: paragraph {i}"
-        passages.append(
-            Passage(f"tatqa:{_field(p, 'uid', str, at)}", _field(p, "text", str, at), int(p.get("order", i + 1)))
-        )
-    questions = []
-    for i, q in enumerate(_field(raw, "questions", list, where)):
-        at = f"{where}: question {i}"
-        kind = _field(q, "answer_type", str, at)
-        if "answer" not in q:
-            raise TatqaFormatError(f"{at}: missing 'answer'")
-        try:
-            rel_paragraphs = tuple(int(x) for x in q.get("rel_paragraphs") or ())
-        except (TypeError, ValueError):
-            raise TatqaFormatError(
-                f"{at}: 'rel_paragraphs' must hold paragraph orders (integers), got {q.get('rel_paragraphs')!r}"
-            ) from None
-        questions.append(
-            TatqaQuestion(
-                uid=_field(q, "uid", str, at),
-                question=_field(q, "question", str, at),
-                answer=q["answer"],
-                answer_type=kind,
-                scale=q.get("scale") or "",
-                derivation=q.get("derivation") or "",
-                answer_from=q.get("answer_from") or "",
-                order=int(q.get("order", i + 1)),
-                rel_paragraphs=rel_paragraphs,
-            )
-        )
+        passages.append(Passage(f"tatqa:{_field(p, 'uid', str, at)}", _field(p, "text", str, at), _order(p, at, i + 1)))
+    questions = [parse_question(i, q, where) for i, q in enumerate(_field(raw, "questions", list, where))]
     return TatqaContext(
         index,
         uid,
@@ -217,14 +301,19 @@ def read_tatqa(path: Path, limit: int | None = None) -> list[TatqaContext]:
 
     Raises:
         FileNotFoundError: no such file.
-        TatqaFormatError: not JSON, not a list, or a context not in TAT-QA's shape; the message names
-            the file and the context index.
+        TatqaFormatError: not UTF-8 JSON, not a list, or a context not in TAT-QA's shape (a missing field, a
+            field of the wrong type, an answer not of its answer type's shape); one line naming the file, the
+            context index, the question's uid (or index) and the field.
     """
     path = Path(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise TatqaFormatError(f"{path}: not JSON: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise TatqaFormatError(f"{path}: not UTF-8 text (byte {exc.start}): not a TAT-QA JSON file") from exc
+    except IsADirectoryError:
+        raise TatqaFormatError(f"{path}: a folder, not a TAT-QA JSON file") from None
     if not isinstance(data, list):
         raise TatqaFormatError(f"{path}: expected a JSON list of contexts, found {type(data).__name__}")
     source = f"tatqa:{path.name}"
