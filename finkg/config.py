@@ -297,6 +297,23 @@ class WriterSettings(BaseModel):
     workers: int = Field(default=2, ge=1, le=16)
 
 
+class IngestSettings(BaseModel):
+    """[ingest]: limits on input files, checked before they are read"""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    max_member_bytes: int = Field(
+        default=1 << 30,
+        ge=1,
+        description="an FSDS archive member declaring more bytes uncompressed than this is refused (1 GiB)",
+    )
+    max_compression_ratio: float = Field(
+        default=100.0,
+        gt=1,
+        description="an FSDS member above 1 MiB that compresses more times than this is refused (a ZIP bomb)",
+    )
+
+
 class MemoSettings(BaseModel):
     """[memo]: the desk-risk label's four tests (seed 003, "risk label"); a test is active when the ratio
     is below its floor (current ratio, margins) or above its ceiling (leverage)"""
@@ -683,6 +700,7 @@ class Settings(BaseSettings):
     neo4j: Neo4jSettings = Field(default_factory=lambda: Neo4jSettings())
     server: ServerSettings = Field(default_factory=lambda: ServerSettings())
     writer: WriterSettings = Field(default_factory=lambda: WriterSettings())
+    ingest: IngestSettings = Field(default_factory=lambda: IngestSettings())
     memo: MemoSettings = Field(default_factory=lambda: MemoSettings())
     llm: LLMSettings = Field(default_factory=lambda: LLMSettings())
     memory: MemorySettings = Field(default_factory=lambda: MemorySettings())

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import random
 import re
+import string
 import zipfile
 from pathlib import Path
 
@@ -62,7 +64,8 @@ def test_the_small_quarter_reads_whole(tmp_path):
     assert d.counts["rows"] == NUM_ROWS and d.counts["kept"] > 0 and d.counts["filings"] == 1
 
 
-MEGABYTE_TAG = "T" * 1_048_576
+MEGABYTE_TAG = "".join(random.Random(47).choices(string.ascii_letters, k=1_048_576))
+"""A 1 MB tag that does not compress (so the compression-ratio cap is not what refuses it)."""
 
 
 @pytest.mark.parametrize(
@@ -160,6 +163,53 @@ def test_other_files_beside_the_members_are_still_read(tmp_path):
     assert read_fsds(path).counts["rows"] == NUM_ROWS
 
 
+def _bomb(tmp_path: Path, megabytes: int = 3) -> Path:
+    """The small quarter with its num.txt rows repeated to ``megabytes`` MB: valid rows that compress hundreds of
+    times (the issue's bomb was 23 MB holding a 3 GB num.txt)."""
+    header, rows = _tables()["num.txt"]
+    block = "".join("\t".join(r) + "\n" for r in rows)
+    body = "\t".join(header) + "\n" + block * (megabytes * 2**20 // len(block) + 1)
+    path = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for member, (h, r) in _tables().items():
+            zf.writestr(member, body if member == "num.txt" else "\n".join("\t".join(x) for x in [h, *r]) + "\n")
+    return path
+
+
+def test_a_member_compressing_beyond_the_ratio_cap_is_refused_before_it_is_read(tmp_path):
+    bomb = _bomb(tmp_path)
+    info = zipfile.ZipFile(bomb).getinfo("num.txt")
+    assert info.file_size / info.compress_size > 100
+    with pytest.raises(FsdsFormatError) as caught:
+        read_fsds(bomb)
+    text = str(caught.value)
+    assert re.fullmatch(
+        rf"{re.escape(str(bomb))}: num\.txt compresses [\d,]+ times \({info.compress_size:,} to {info.file_size:,} "
+        r"bytes\), above the cap of 100 \(raise it with \[ingest\] max_compression_ratio\)",
+        text,
+    ), text
+    d = read_fsds(bomb, max_ratio=info.file_size / info.compress_size)  # raised: read, every row counted
+    assert d.counts["rows"] > 1000 * NUM_ROWS // 40
+
+
+def test_a_member_above_the_size_cap_is_refused_and_the_option_raises_it(tmp_path):
+    small = _zip(tmp_path)
+    biggest = max(zipfile.ZipFile(small).infolist(), key=lambda i: i.file_size)
+    declared = biggest.file_size
+    with pytest.raises(FsdsFormatError) as caught:
+        read_fsds(small, max_bytes=declared - 1)
+    assert str(caught.value) == (
+        f"{small}: {biggest.filename} declares {declared:,} bytes uncompressed, above the cap of {declared - 1:,} "
+        "(raise it with [ingest] max_member_bytes)"
+    )
+    assert read_fsds(small, max_bytes=declared).counts["rows"] == NUM_ROWS
+
+
+def test_a_small_member_may_compress_at_any_ratio(tmp_path):
+    """Under 1 MiB a member cannot fill memory: a small num.txt of repeated rows is read."""
+    assert read_fsds(_bomb(tmp_path, megabytes=0)).counts["rows"] >= NUM_ROWS
+
+
 def test_cli_refuses_a_megabyte_tag_in_one_line_and_records_the_run_failed(graph, tmp_path):
     """Issue 47's attack: a 1 MB tag in one otherwise valid row was a 338-line traceback from Neo4j."""
     bad = _zip(tmp_path, ("num.txt", 3, "tag", MEGABYTE_TAG), name="megatag.zip")
@@ -174,3 +224,20 @@ def test_cli_refuses_a_megabyte_tag_in_one_line_and_records_the_run_failed(graph
     )
     assert run[0]["status"] == "failed" and "line 3" in run[0]["error"] and run[0]["loaded"] == 0
     assert graph.read("MATCH (f:Fact) WHERE size(f.tag) > 256 RETURN count(f) AS n")[0]["n"] == 0
+
+
+def test_cli_refuses_a_zip_bomb_in_one_line_and_the_setting_raises_the_cap(graph, tmp_path):
+    """The issue's ZIP bomb: refused before a byte of num.txt is read; ``[ingest] max_compression_ratio`` (here
+    from the environment) raises the cap, and ``max_member_bytes`` caps the declared size."""
+    bomb = _bomb(tmp_path)
+    out = finkg("ingest", "sec", str(bomb))
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and "num.txt compresses" in out.stderr, out.stderr
+    small = _zip(tmp_path)
+    out = finkg("ingest", "sec", str(small), env={"FINKG_INGEST__MAX_MEMBER_BYTES": "1000"})
+    assert out.returncode == 2 and "above the cap of 1,000 (raise it with [ingest] max_member_bytes)" in out.stderr
+    status = graph.read(
+        "MATCH (r:IngestRun) WHERE r.source IN $s RETURN r.source AS source, r.status AS status ORDER BY source",
+        {"s": [str(bomb.resolve()), str(small.resolve())]},
+    )
+    assert [r["status"] for r in status] == ["failed", "failed"]

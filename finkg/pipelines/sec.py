@@ -38,10 +38,16 @@ def ingest_sec(
         created, seconds, run id.
 
     Raises:
-        sec_fsds.FsdsFormatError: an archive is malformed (nothing of it is written).
+        sec_fsds.FsdsFormatError: an archive is malformed, or a member is above ``[ingest] max_member_bytes``
+            or ``max_compression_ratio`` (nothing of it is written).
         kg.errors.IngestError: a path is missing or not a regular file (a device, a pipe).
     """
-    return _ingest_files(graph, settings, paths, sec_fsds.read_fsds, "sec-fsds", progress)
+    limits = settings.ingest
+
+    def read(path: Path) -> FsdsData:
+        return sec_fsds.read_fsds(path, max_bytes=limits.max_member_bytes, max_ratio=limits.max_compression_ratio)
+
+    return _ingest_files(graph, settings, paths, read, "sec-fsds", progress)
 
 
 def _ingest_files(

@@ -90,6 +90,18 @@ DATE_RANGE = ("19000101", "21001231")
 MEMBERS = tuple(REQUIRED_COLUMNS)
 """The FSDS members: an archive holding one of them twice (in two folders) is refused, not read as one."""
 
+MAX_MEMBER_BYTES = 1 << 30
+"""Default cap on one member's declared uncompressed size, 1 GiB (2009q3's num.txt is 14 MB, a recent quarter's a
+few hundred MB). The reader keeps an archive's facts in memory, so a bigger member is refused before a byte of it
+is read; Python's zipfile never reads a member past its declared size (then the CRC check fails)."""
+
+MAX_RATIO = 100.0
+"""Default cap on a member's compression ratio, uncompressed / compressed (FSDS text compresses 5-10 times, a ZIP
+bomb of repeated rows hundreds of times). Members under :data:`RATIO_FREE_BYTES` are not held to it."""
+
+RATIO_FREE_BYTES = 1 << 20
+"""Members this small (1 MiB) may compress at any ratio: they cannot fill memory."""
+
 LEGAL_ENTITY = re.compile(r"LegalEntity=[^;]*;?")
 """The segments part that names a co-registrant (``LegalEntity=ParentCompany;``): not a dimension of the figure."""
 
@@ -246,8 +258,36 @@ def _date(row: dict[str, str], name: str, path: Path, member: str, line: int, re
     return raw
 
 
-def read_fsds(path: Path) -> FsdsData:
+def _check_sizes(path: Path, zf: zipfile.ZipFile, members: dict[str, str], max_bytes: int, max_ratio: float) -> None:
+    """Refuse the archive when an FSDS member declares more than ``max_bytes`` uncompressed, or (above
+    :data:`RATIO_FREE_BYTES`) compresses more than ``max_ratio`` times; nothing of it has been read then.
+
+    Raises:
+        FsdsFormatError: naming the member, its sizes, the cap and the setting that raises it."""
+    for m in MEMBERS:
+        if m not in members:
+            continue
+        info = zf.getinfo(members[m])
+        if info.file_size > max_bytes:
+            raise FsdsFormatError(
+                f"{path}: {m} declares {info.file_size:,} bytes uncompressed, above the cap of {max_bytes:,} "
+                "(raise it with [ingest] max_member_bytes)"
+            )
+        ratio = info.file_size / max(info.compress_size, 1)
+        if info.file_size > RATIO_FREE_BYTES and ratio > max_ratio:
+            raise FsdsFormatError(
+                f"{path}: {m} compresses {ratio:,.0f} times ({info.compress_size:,} to {info.file_size:,} bytes), "
+                f"above the cap of {max_ratio:g} (raise it with [ingest] max_compression_ratio)"
+            )
+
+
+def read_fsds(path: Path, *, max_bytes: int = MAX_MEMBER_BYTES, max_ratio: float = MAX_RATIO) -> FsdsData:
     """Read and normalize one FSDS ZIP (quarterly or daily layout).
+
+    Args:
+        path: the archive.
+        max_bytes: the cap on a member's declared uncompressed size (:data:`MAX_MEMBER_BYTES`).
+        max_ratio: the cap on a member's compression ratio (:data:`MAX_RATIO`).
 
     Returns:
         :class:`FsdsData` with node rows and counts; nothing is written.
@@ -258,7 +298,8 @@ def read_fsds(path: Path) -> FsdsData:
             malformed line, a non-numeric value, an integer out of range, a date that is not YYYYMMDD
             between 1900 and 2100, a field longer than the SEC's layout allows (:data:`MAX_CHARS`), an
             accession number not ``nnnnnnnnnn-nn-nnnnnn``, text that is not UTF-8 (its line named), a member
-            present twice, or a fact whose filing is not in sub.txt.
+            present twice, a member above ``max_bytes`` or ``max_ratio`` (checked before it is read), or a fact
+            whose filing is not in sub.txt.
     """
     path = Path(path)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -269,6 +310,7 @@ def read_fsds(path: Path) -> FsdsData:
     data = FsdsData(source=path, sha256=digest)
     with zf:
         members = _members(path, zf)
+        _check_sizes(path, zf, members, max_bytes, max_ratio)
         for m in ("sub.txt", "num.txt"):
             if m not in members:
                 raise FsdsFormatError(f"{path}: member {m} is missing (found {sorted(members)})")
