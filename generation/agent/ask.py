@@ -94,7 +94,8 @@ class Plan:
 
     Attributes:
         kind: the operation (``value``, ``change``, ``difference``, ``compare``, ``rank``), or why there is none:
-            ``no company``, ``unknown`` (no measure), ``ambiguous`` (a company name fits several: ask back).
+            ``no company``, ``unknown`` (no measure), ``ambiguous`` (a company name fits several: ask back), ``one of
+            two`` (a comparison that found one company only: refused, never answered with that company's value).
         companies: ``(cik, EDGAR name)`` in the order named. measures: catalog measures (a composed one for "X as a
         share of revenue" or "the ratio of X to Y"). periods: the periods named (empty: the latest). unit: the
         answer's unit. smaller: a comparison asks for the lower. by_how_much: a comparison asks for the gap too.
