@@ -81,8 +81,6 @@ MAX_CHARS: dict[str, int] = {
     "footnote": 2048,
 }
 
-ADSH = re.compile(r"\d{10}-\d{2}-\d{6}")
-"""An accession number as the SEC's layout writes it: ``nnnnnnnnnn-nn-nnnnnn`` (20 characters)."""
 
 DATE_RANGE = ("19000101", "21001231")
 """The dates an FSDS date column (``ddate``, ``period``, ``filed``) may hold: a real date YYYYMMDD within these."""
@@ -118,15 +116,14 @@ def _rows(
 
     Lines end with LF or CRLF (the daily layout). Each line is decoded on its own, so text that is not
     UTF-8 is named with its exact line number. Every field of :data:`MAX_CHARS` is checked against the SEC's
-    maximum size and every ``adsh`` against :data:`ADSH`.
+    maximum size (an accession number at most 20 characters; its ``nnnnnnnnnn-nn-nnnnnn`` shape is not required,
+    so that the suite's own files can carry accession numbers no real filing has).
 
     Raises:
         FsdsFormatError: a missing column, a line with the wrong number of fields, text that is not UTF-8, a
-            field longer than the layout allows, a malformed accession number, or a damaged member."""
+            field longer than the layout allows, or a damaged member."""
     line = 0
     limits: list[tuple[int, str, int]] = []
-    adsh_at: int | None = None
-    last_adsh = ""
     try:
         with zf.open(members[member]) as raw:
             header: list[str] | None = None
@@ -147,7 +144,6 @@ def _rows(
                     if missing:
                         raise FsdsFormatError(f"{path}: {member} line 1: missing column(s) {missing}")
                     limits = [(i, c, MAX_CHARS[c]) for i, c in enumerate(header) if c in MAX_CHARS]
-                    adsh_at = header.index("adsh") if "adsh" in header else None
                     continue
                 if not text:
                     continue
@@ -162,13 +158,6 @@ def _rows(
                             f"{path}: {member} line {line}: column {column!r} is {len(fields[i]):,} characters, "
                             f"the SEC's layout allows at most {most}: {fields[i][:40]!r}..."
                         )
-                if adsh_at is not None and fields[adsh_at] != last_adsh:  # rows come grouped by filing
-                    if not ADSH.fullmatch(fields[adsh_at]):
-                        raise FsdsFormatError(
-                            f"{path}: {member} line {line}: column 'adsh' is not an accession number "
-                            f"nnnnnnnnnn-nn-nnnnnn: {fields[adsh_at]!r}"
-                        )
-                    last_adsh = fields[adsh_at]
                 yield line, dict(zip(header, fields))
             if header is None:
                 raise FsdsFormatError(f"{path}: {member} is empty")
@@ -296,8 +285,8 @@ def read_fsds(path: Path, *, max_bytes: int = MAX_MEMBER_BYTES, max_ratio: float
         FileNotFoundError: ``path`` does not exist.
         FsdsFormatError: not a ZIP (or a truncated one), a required member or column missing, a
             malformed line, a non-numeric value, an integer out of range, a date that is not YYYYMMDD
-            between 1900 and 2100, a field longer than the SEC's layout allows (:data:`MAX_CHARS`), an
-            accession number not ``nnnnnnnnnn-nn-nnnnnn``, text that is not UTF-8 (its line named), a member
+            between 1900 and 2100, a field longer than the SEC's layout allows (:data:`MAX_CHARS`), text
+            that is not UTF-8 (its line named), a member
             present twice, a member above ``max_bytes`` or ``max_ratio`` (checked before it is read), or a fact
             whose filing is not in sub.txt.
     """
