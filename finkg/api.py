@@ -21,6 +21,7 @@ functions, so ``import finkg.api`` is cheap.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 from collections.abc import Iterator, Mapping, Sequence
@@ -124,8 +125,13 @@ def _opened(graph: Graph | None, settings: Settings | None) -> Iterator[tuple[Gr
     g = open_graph(s)
     try:
         yield g, s
-    finally:
-        g.close()
+    except BaseException:
+        # Ctrl-C while a query's worker thread still holds a connection: closing it may fail (BufferError in the
+        # driver's socket buffer); the interruption, not the close, is what the user must see (exit 130)
+        with contextlib.suppress(Exception):
+            g.close()
+        raise
+    g.close()
 
 
 @contextmanager
