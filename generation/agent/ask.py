@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from generation.agent import facts as agent_facts
 from generation.agent.arithmetic import calculate
 from generation.agent.gate import Verdict, check_answer
 from generation.agent.loop import format_result
@@ -41,7 +42,7 @@ from kg import Graph, cypher
 from retrieval.contract import AsOf, as_of_cutoff, available
 from retrieval.facts import concepts as cc
 from retrieval.facts.fact_map import filing_available_at
-from retrieval.facts.measures import ALL_CONCEPTS, MEASURES, Measure, bank, find_measures
+from retrieval.facts.measures import MEASURES, Measure, find_measures
 from retrieval.facts.names import CompanyIndex, core_name
 from retrieval.facts.periods import PeriodAsk, find_periods, iso, month_end, year_earlier
 
@@ -314,8 +315,7 @@ def _fiscal_ddate(graph: Graph, cik: int, fy: int, fp: str) -> str | None:
 def latest_period(graph: Graph, cik: int, concept: str, as_of: AsOf | None = None, uom: str = "USD") -> str | None:
     """The latest period end (ISO) at which company ``cik`` reports ``concept`` in a filing public by ``as_of``
     (any filing when None); None when there is none."""
-    c = ALL_CONCEPTS.get(concept)
-    tags = c.synonyms if c is not None else (concept,)
+    _, tags, _ = agent_facts.resolve_concept(concept)
     rows = graph.read(
         cypher.COMPANY_CONCEPT_PERIODS,
         {"cik": cik, "name": None, "tags": list(tags) + list(cc.DERIVATION_TAGS), "uom": uom},
@@ -325,6 +325,17 @@ def latest_period(graph: Graph, cik: int, concept: str, as_of: AsOf | None = Non
         if cutoff is None or available(filing_available_at(r["accepted"], r["filed"]), cutoff, "drop"):
             return cc.iso_date(r["ddate"])
     return None
+
+
+def latest_measure_period(
+    graph: Graph, cik: int, measure: Measure, sic: int | None = None, as_of: AsOf | None = None
+) -> str | None:
+    """The latest period end (``YYYYMMDD``) at which company ``cik`` reports the first operand of one of the
+    measure's formulas (a bank's first, :meth:`~retrieval.facts.measures.Measure.formulas_for`) in a filing public
+    by ``as_of``; None when none does."""
+    ends = [latest_period(graph, cik, measure.operands(f)[0], as_of) for f in measure.formulas_for(sic)]
+    found = [p for p in ends if p is not None]
+    return max(found).replace("-", "") if found else None
 
 
 def _money(value: float) -> str:
@@ -394,14 +405,12 @@ class _Runner:
             assert ddate is not None
             return ddate, ask.qtrs
         sic = self.plan.sic.get(cik)
-        formulas = (*measure.bank_formulas, *measure.formulas) if bank(sic) else measure.formulas
-        latest = [latest_period(self.graph, cik, measure.operands(f)[0], self.as_of) for f in formulas]
-        found = [p for p in latest if p is not None]
-        if not found:
+        latest = latest_measure_period(self.graph, cik, measure, sic, self.as_of)
+        if latest is None:
             when = f" in filings public by {self.as_of}" if self.as_of is not None else ""
-            first = measure.operands(formulas[0])[0]
+            first = measure.operands(measure.formulas_for(sic)[0])[0]
             raise ToolError(f"not in the graph: no {first} fact for CIK {cik}{when}")
-        return max(found).replace("-", ""), None
+        return latest, None
 
     def measure(self, cik: int, m: Measure, ddate: str, qtrs: int | None) -> ToolResult:
         res = self.call(measure_value(self.graph, str(cik), m, ddate, qtrs, self.as_of, self.plan.sic.get(cik)))

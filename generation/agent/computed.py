@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from generation.agent.ask import company_index, format_value, latest_period
+from generation.agent.ask import company_index, format_value, latest_measure_period
 from generation.agent.measure import measure_value
 from kg import Graph
 from retrieval.contract import AsOf
 from retrieval.facts.indicators import FinancialFact
-from retrieval.facts.measures import BY_ID, bank
+from retrieval.facts.measures import BY_ID
+from retrieval.facts.names import CompanyIndex
 
 REPORT_MEASURES: tuple[str, ...] = (
     "working_capital",
@@ -39,10 +40,9 @@ REPORT_MEASURES: tuple[str, ...] = (
 """The catalog measures a report gets for each company it names (those the filing's facts allow)."""
 
 
-def _cik(graph: Graph, name: str) -> int | None:
+def _cik(index: CompanyIndex, name: str) -> int | None:
     if name.strip().isdigit():
         return int(name)
-    index, _ = company_index(graph)
     found = index.find(name)
     if found.found:
         return found.found[0].cik
@@ -69,19 +69,17 @@ def computed_facts(
         GraphError: Neo4j is unavailable.
     """
     out: list[FinancialFact] = []
-    _, sic = company_index(graph)
+    index, sic = company_index(graph)
     for name in companies:
-        cik = _cik(graph, name)
+        cik = _cik(index, name)
         if cik is None:
             continue
         for mid in measures:
             m = BY_ID[mid]
-            formulas = (*m.bank_formulas, *m.formulas) if bank(sic.get(cik)) else m.formulas
-            ends = [latest_period(graph, cik, m.operands(f)[0], as_of) for f in formulas]
-            found = [p for p in ends if p is not None]
-            if not found:
+            ddate = latest_measure_period(graph, cik, m, sic.get(cik), as_of)
+            if ddate is None:
                 continue
-            res = measure_value(graph, str(cik), m, max(found).replace("-", ""), None, as_of, sic.get(cik))
+            res = measure_value(graph, str(cik), m, ddate, None, as_of, sic.get(cik))
             if not res.ok:
                 continue
             d = res.detail

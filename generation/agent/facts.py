@@ -173,7 +173,8 @@ def find_fact(
     raise ToolError(f"not in the graph: no fact for {searched}")
 
 
-def _fact_numbers(fact: dict[str, Any]) -> tuple[float, ...]:
+def fact_numbers(fact: dict[str, Any]) -> tuple[float, ...]:
+    """A fact's value and, for a derived fact, its components' values (what the answer gate may trace)."""
     return (fact["value"], *(f["value"] for _, f in fact.get("components", [])))
 
 
@@ -204,7 +205,7 @@ def fact_lookup(
 
     def body() -> ToolResult:
         fact = find_fact(graph, company, concept, period, qtrs, as_of)
-        return ToolResult("fact_lookup", args, fact["value"], _fact_numbers(fact), fact)
+        return ToolResult("fact_lookup", args, fact["value"], fact_numbers(fact), fact)
 
     return tool_call("fact_lookup", args, body)
 
@@ -272,7 +273,7 @@ def ratio(
         else:
             raise ToolError(f"unknown ratio {name!r}: use one of {', '.join(RATIO_NAMES)}")
         numbers = (value, value * 100) if style == "%" else (value,)
-        numbers += tuple(x for f in facts for x in _fact_numbers(f))
+        numbers += tuple(x for f in facts for x in fact_numbers(f))
         detail = {"formula": formula, "expression": expression, "style": style, "facts": facts}
         return ToolResult("ratio", args, value, numbers, detail)
 

@@ -18,11 +18,11 @@ import re
 from typing import Any
 
 from generation.agent.arithmetic import calculate
-from generation.agent.facts import find_fact
+from generation.agent.facts import fact_numbers, find_fact
 from generation.agent.results import ToolError, ToolResult, tool_call
 from kg import Graph
 from retrieval.contract import AsOf
-from retrieval.facts.measures import ALL_CONCEPTS, BY_ID, Measure, bank
+from retrieval.facts.measures import ALL_CONCEPTS, BY_ID, Measure
 from retrieval.facts.periods import iso
 
 DAYS_PER_QUARTER = 91.25
@@ -36,10 +36,6 @@ def _facts_at(
         flow = ALL_CONCEPTS[c].duration if c in ALL_CONCEPTS else None
         out[c] = find_fact(graph, company, c, iso(ddate), span if flow else None, as_of)
     return out
-
-
-def _fact_numbers(fact: dict[str, Any]) -> tuple[float, ...]:
-    return (fact["value"], *(f["value"] for _, f in fact.get("components", [])))
 
 
 def measure_value(
@@ -75,7 +71,7 @@ def measure_value(
     args = {"company": company, "measure": m.id, "period": iso(ddate), "qtrs": qtrs}
 
     def body() -> ToolResult:
-        formulas = (*m.bank_formulas, *m.formulas) if bank(sic) else m.formulas
+        formulas = m.formulas_for(sic)
         errors: list[str] = []
         for formula in formulas:
             concepts = m.operands(formula)
@@ -120,7 +116,7 @@ def _evaluate(
             f"{3 * preferred}-month figure for {', '.join(c for c in facts if ALL_CONCEPTS[c].duration)}"
         )
     shown = " ".join(f"{facts[w]['value']:.0f}" if w in facts else str(operands.get(w, w)) for w in _words(expression))
-    numbers = (value, *(x for f in facts.values() for x in _fact_numbers(f)))
+    numbers = (value, *(x for f in facts.values() for x in fact_numbers(f)))
     if m.unit == "%":
         numbers += (value / 100,)
     detail = {

@@ -135,6 +135,10 @@ class Measure:
     definition: str
     bank_formulas: tuple[str, ...] = ()
 
+    def formulas_for(self, sic: int | None) -> tuple[str, ...]:
+        """The formulas to try, in order, for a company of SIC code ``sic``: a bank's (:func:`bank`) first."""
+        return (*self.bank_formulas, *self.formulas) if bank(sic) else self.formulas
+
     def operands(self, formula: str) -> list[str]:
         """The concept names ``formula`` reads, in order, each once."""
         return list(dict.fromkeys(w for w in re.findall(r"[A-Za-z_]\w*", formula) if w != "DAYS"))
