@@ -101,9 +101,10 @@ def test_question_gains_grade_evidence_2_and_context_1():
 def test_bad_rel_paragraphs_name_the_question(tmp_path):
     data = json.loads(SAMPLE.read_text())
     data[1]["questions"][2]["rel_paragraphs"] = ["two"]
+    uid = data[1]["questions"][2]["uid"]
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(data))
-    with pytest.raises(TatqaFormatError, match="context 1: question 2"):
+    with pytest.raises(TatqaFormatError, match=f"context 1: question {uid}: 'rel_paragraphs'"):
         read_tatqa(bad)
 
 
