@@ -36,6 +36,7 @@ from kg.progress import StageProgress
 
 if TYPE_CHECKING:
     from finkg.config import Settings
+    from finkg.cost import BatchCost
     from finkg.eval.memos import EvalResult
     from finkg.pipelines.bulk import BulkResult
     from finkg.pipelines.clusters import ClusterSummary
@@ -223,19 +224,26 @@ def ingest_sec(
     graph: Graph | None = None,
     settings: Settings | None = None,
     progress: StageProgress | None = None,
+    on_conflict: str = "refuse",
 ) -> Any:
     """SEC Financial Statement Data Sets ZIPs into the graph; returns the summary rows.
 
+    ``on_conflict`` (``refuse``, ``keep``, ``replace``): what a file that would change facts another file wrote
+    (same filing, other values) does (:mod:`ingest.sec.conflicts`).
+
     Raises:
-        IngestError: a malformed file (named with file, line and field).
+        IngestError: a malformed file (named with file, line and field); a file refused for its conflicts
+            (``SourceConflict``). ConfigError: an unknown ``on_conflict``.
     """
     from finkg.pipelines import sec
     from ingest.runs import source_files
+    from ingest.sec.conflicts import mode
 
+    chosen = mode(on_conflict)
     files = source_files(paths)  # before connecting: a wrong path is named even with no server running
     with _opened(graph, settings) as (g, s):
         _schema_ready(g)
-        return sec.ingest_sec(g, s, files, progress=progress)
+        return sec.ingest_sec(g, s, files, progress=progress, on_conflict=chosen)
 
 
 def ingest_sec_bulk(
@@ -291,14 +299,18 @@ def ingest_companyfacts(
     graph: Graph | None = None,
     settings: Settings | None = None,
     progress: StageProgress | None = None,
+    on_conflict: str = "refuse",
 ) -> Any:
-    """SEC companyfacts JSON files into the graph; returns the summary rows. Raises IngestError."""
+    """SEC companyfacts JSON files into the graph; returns the summary rows. Raises IngestError (also for a file
+    refused for its conflicts, as :func:`ingest_sec`'s ``on_conflict`` says)."""
     from finkg.pipelines import sec
     from ingest.runs import source_files
+    from ingest.sec.conflicts import mode
 
+    chosen = mode(on_conflict)
     files = source_files(paths)
     with _opened(graph, settings) as (g, s):
-        return sec.ingest_companyfacts(g, s, files, progress=progress)
+        return sec.ingest_companyfacts(g, s, files, progress=progress, on_conflict=chosen)
 
 
 def ingest_xbrl(
@@ -308,20 +320,25 @@ def ingest_xbrl(
     graph: Graph | None = None,
     settings: Settings | None = None,
     progress: StageProgress | None = None,
+    on_conflict: str = "refuse",
 ) -> Any:
-    """XBRL instance documents into the graph; ``accession`` names the filing of a single file.
+    """XBRL instance documents into the graph; ``accession`` names the filing of a single file; ``on_conflict``
+    as :func:`ingest_sec` has it.
 
     Raises:
-        ConfigError: ``accession`` given with more than one file. IngestError: a malformed file.
+        ConfigError: ``accession`` given with more than one file; an unknown ``on_conflict``. IngestError: a
+            malformed file, or one refused for its conflicts.
     """
     from finkg.pipelines import sec
     from ingest.runs import source_files
+    from ingest.sec.conflicts import mode
 
     if accession and len(paths) > 1:
         raise ConfigError("--accession names one filing: give one file with it")
+    chosen = mode(on_conflict)
     files = source_files(paths)
     with _opened(graph, settings) as (g, s):
-        return sec.ingest_xbrl(g, s, files, accession=accession, progress=progress)
+        return sec.ingest_xbrl(g, s, files, accession=accession, progress=progress, on_conflict=chosen)
 
 
 def ingest_text(
@@ -499,6 +516,7 @@ def report_batch(
     progress: StageProgress | None = None,
     reader: str = "two-stage",
     adapter: Path | None = None,
+    cost: BatchCost | None = None,
 ) -> ReportBatchResult:
     """An analysis report per question of a batch file (seed 004, 3.2-3.3); resumable.
 
@@ -513,6 +531,8 @@ def report_batch(
             its ``calculate`` thought run by the tool and gated: meant for a reader tuned by ``finkg train reader``).
         adapter: a LoRA adapter of the configured model (``[llm] adapter_path`` for this batch; its model id is on
             every report).
+        cost: said (and confirmed) with the batch's questions before any model is loaded or the graph opened,
+            the rate of the questions made recorded at the end (:class:`finkg.cost.BatchCost`).
 
     Raises:
         GenerationError: a bad batch line (file and line named), an unknown mode or system, or an
@@ -522,9 +542,12 @@ def report_batch(
     from finkg.pipelines import reports
 
     questions = reports.load_questions(batch)  # before connecting: a bad batch is named even with no server running
-    with _opened(graph, settings) as (g, s):
+    questions = reports.select_questions(questions, only, batch)
+    s = settings or load_settings()
+    if cost is not None:
+        cost.start(s, len(questions), detail="" if redo else "those already done are skipped", adapter=adapter)
+    with _opened(graph, s) as (g, s):
         client, embedder = _report_models(s, adapter)
-        questions = reports.select_questions(questions, only, batch)
         try:
             ctx = reports.ReportContext(
                 g, s, client, embedder, system or s.report.system, mode, progress=progress, reader=reader
@@ -541,6 +564,8 @@ def report_batch(
             workers=workers or s.report.workers or s.llm.concurrency(),
             progress=progress,
         )
+    if cost is not None:
+        cost.finish(summary.done, seconds=summary.seconds, calls=client.usage.calls, cache_hits=client.usage.cache_hits)
     return ReportBatchResult(summary, ctx.system, ctx.mode, client.model_id, ctx.reader)
 
 
@@ -1018,6 +1043,7 @@ def eval_tatqa(
     out: Path = Path("eval/tatqa"),
     half: str = "all",
     sample: int | None = None,
+    question_list: Path | None = None,
     answer_types: Sequence[str] = (),
     routes: Sequence[str] = (),
     threshold: float | None = None,
@@ -1027,6 +1053,7 @@ def eval_tatqa(
     adapter: Path | None = None,
     settings: Settings | None = None,
     progress: StageProgress | None = None,
+    cost: BatchCost | None = None,
 ) -> tuple[Any, str]:
     """TAT-QA EM/F1 of the answerers (seed 004, 3.3; the analyst agent of issue 17); resumes from ``out``.
 
@@ -1035,6 +1062,8 @@ def eval_tatqa(
             (:func:`ingest.datasets.tatqa.split_contexts`, seed 0; the agent's experience is learned on
             ``train`` only). sample: a stratified sample of this many questions (by answer type and source,
             :func:`finkg.eval.tatqa.stratified_sample`), the same for every system; None: every question.
+        question_list: a file of question uids, one a line (``#`` comments), e.g. the frozen test questions
+            ``data/questions/tatqa-test-uids.txt``: only those (of the sample, when there is one).
         answer_types: only the questions (of the sample, when there is one) of these TAT-QA answer types
             (``span``, ``multi-span``, ``arithmetic``, ``count``); empty: every type.
         routes: only the questions (of the sample, of those types) the analyst agent answers by these routes
@@ -1053,14 +1082,17 @@ def eval_tatqa(
             peft directory for transformers): every chosen system is also run as ``<system>+lora`` by the tuned
             model, on the same questions in the same run (issue 18's before/after); each answer records its
             model id.
+        cost: said (and confirmed) with the answers still to ask before the LLM is loaded or anything written
+            (the memory systems read the graph's experiences first), their rate recorded at the end
+            (:class:`finkg.cost.BatchCost`).
 
     Returns:
         ``(results, backend name)``; the results have ``rows()``, ``differences()`` and ``save(out)`` (answers,
         summary, ``eval-tatqa.json`` and the EM/F1 picture ``tatqa-em-f1.png``).
 
     Raises:
-        ConfigError: an unknown system, half, answer type, route or memory solution form. IngestError: a
-            malformed TAT-QA file. EvaluationError: ``out`` holds a run of another model or file, or of other memory options.
+        ConfigError: an unknown system, half, answer type, route or memory solution form; a question list
+            naming a uid that is not in the chosen half of the file. IngestError: a malformed TAT-QA file. EvaluationError: ``out`` holds a run of another model or file, or of other memory options.
     """
     from finkg.eval import tatqa as tatqa_eval
     from generation.agent.memory import DEFAULT_SOLUTION, THRESHOLD, TOP_K, check_solution_form
@@ -1075,6 +1107,9 @@ def eval_tatqa(
     if half != "all":
         contexts = split_contexts(contexts)[0 if half == "train" else 1]
     chosen_questions = tatqa_eval.stratified_sample(contexts, sample) if sample else None
+    if question_list is not None:
+        listed = tatqa_eval.read_question_list(question_list, contexts)
+        chosen_questions = listed if chosen_questions is None else listed & chosen_questions
     if answer_types:
         chosen_questions = tatqa_eval.of_answer_types(contexts, answer_types, chosen_questions)
     if routes:
@@ -1093,6 +1128,7 @@ def eval_tatqa(
             return {
                 **tfr_answerers(llm, answer_tokens=max_tokens),
                 **tatqa_eval.direct_systems(llm, max_tokens),
+                "engine": tatqa_eval.engine_system(llm, max_tokens, {c.table_uid: c.table for c in contexts}),
                 **tatqa_eval.agent_systems(
                     llm,
                     max(max_tokens, 160),
@@ -1125,6 +1161,15 @@ def eval_tatqa(
             if memory_systems & set(chosen)
             else None
         )
+        if cost is not None:
+            asked, answers = tatqa_eval.pending(contexts, list(chosen), limit=limit, questions=chosen_questions, out=out)
+            cost.start(
+                s,
+                answers,
+                detail=f"{asked:,} questions x {len(chosen)} systems" if len(chosen) > 1 else "",
+                adapter=adapter,
+                unit="answer" if len(chosen) > 1 else "question",
+            )
         tatqa_eval.check_manifest(out, client.model_id, str(path), tuned.model_id if tuned else None, memory_options)
         results = tatqa_eval.evaluate(
             contexts,
@@ -1135,6 +1180,11 @@ def eval_tatqa(
             questions=chosen_questions,
             workers=s.llm.concurrency() if workers is None else workers,
             model_ids=model_ids,
+        )
+    if cost is not None and cost.estimate is not None:
+        usage = [c.usage for c in (client, tuned) if c is not None]
+        cost.finish(
+            cost.estimate.items, calls=sum(u.calls for u in usage), cache_hits=sum(u.cache_hits for u in usage)
         )
     return results, client.name
 

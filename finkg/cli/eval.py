@@ -115,7 +115,8 @@ def eval_tatqa(
             "whole-context (every cell and paragraph), reader (seed 004's question + facts prompt that `finkg train "
             "reader` tunes), reader-calc (the same answer, its calculate thought run by the calculator), reader-form and "
             "reader-calc-form (the same with a prompt stating the thought's and answer's form: the untuned model's "
-            "control), agent (program of thought with the calculator and the "
+            "control), engine (the answer engine: the table_count tool on count questions, reader-calc on the "
+            "others), agent (program of thought with the calculator and the "
             "answer gate for arithmetic questions; the others quoted from the table rows and text, gated), agent-memory (the agent with "
             "the experiences of `finkg experience learn` as few-shot examples), agent-shuffled (the control: "
             "each retrieved experience's content a random other one's).",
@@ -129,6 +130,16 @@ def eval_tatqa(
         int | None,
         typer.Option(
             min=1, help="A stratified sample of N questions (answer type x source), the same for every system."
+        ),
+    ] = None,
+    questions: Annotated[
+        Path | None,
+        typer.Option(
+            "--questions",
+            help="Only the question uids listed in this file (one a line), e.g. the frozen test questions "
+            "data/questions/tatqa-test-uids.txt (with --half eval; never tuned on).",
+            exists=True,
+            dir_okay=False,
         ),
     ] = None,
     answer_type: Annotated[
@@ -184,6 +195,7 @@ def eval_tatqa(
             out=out,
             half=half,
             sample=sample,
+            question_list=questions,
             answer_types=answer_type,
             routes=route,
             threshold=threshold,

@@ -512,6 +512,36 @@ def agent_systems(
     return systems
 
 
+def engine_system(
+    client: LLMClient, max_tokens: int = 128, tables: Mapping[str, Sequence[Sequence[str]]] | None = None
+) -> Answerer:
+    """The answer engine on table questions (issue 44 item 3: the better answerer per route, measured): the
+    ``count`` route is the ``table_count`` tool (:func:`generation.agent.counting.answer_count`, no LLM), every
+    other question goes to ``reader-calc`` (seed 004's reader, its ``calculate`` thought run by the calculator;
+    LoRA-tuned when the configured model carries the adapter of ``finkg train reader``).
+
+    The choice per route was measured on the 300-question development sample of the evaluation half
+    (``bench/results/eval-tatqa-reader-calc-vs-agent.json``, the same questions for both): reader-calc + LoRA
+    beats the agent on span (44.3 vs 37.4 EM), multi-span (67.6 vs 52.9) and arithmetic (59.4 vs 42.2), the
+    agent's count tool wins on count (57.1 vs 14.3). Its score is reported on the frozen test questions
+    (``data/questions/tatqa-test-uids.txt``), never on the sample it was chosen on.
+
+    ``tables``: table uid -> rows, as for :func:`agent_systems` (the count tool reads the table's rows).
+    """
+    readers: list[Answerer] = []  # made on the first question that needs the LLM (the count route needs none)
+
+    def answer(question: str, facts: Sequence[Any], passages: Sequence[Any]) -> str:
+        table = (tables or {}).get(table_uid_of(facts))
+        counted = answer_count(question, table, [p.text for p in passages])
+        if counted is not None:
+            return agent_text(counted, "")
+        if not readers:
+            readers.append(with_calculator(reader_answerer(client, max_tokens=max_tokens)))
+        return readers[0](question, facts, passages)
+
+    return answer
+
+
 def stratified_sample(contexts: Sequence[TatqaContext], n: int, seed: int = 0) -> set[str]:
     """The uids of ``n`` questions stratified by (answer type, answer source): each stratum gets its share of
     ``n`` by largest remainder (at least one question where ``n`` allows), its questions taken in the order of
@@ -539,6 +569,60 @@ def stratified_sample(contexts: Sequence[TatqaContext], n: int, seed: int = 0) -
     for k, uids in strata.items():
         ranked = sorted(uids, key=lambda u: hashlib.sha256(f"{seed}:{u}".encode()).hexdigest())
         out.update(ranked[: take[k]])
+    return out
+
+
+DEV_SAMPLE = 300
+"""The development sample of the evaluation half: :func:`stratified_sample` of this many questions, seed 0. Memory
+configurations, routes and the engine's per-route choice were tuned on it, so its scores are development scores."""
+TEST_SEED = 1
+"""Seed of :func:`held_out_questions`' stratified draw (another order than the development sample's)."""
+
+
+def held_out_questions(
+    contexts: Sequence[TatqaContext], n: int, dev_sample: int = DEV_SAMPLE, exclude: Collection[str] = ()
+) -> set[str]:
+    """The frozen test questions of the evaluation half (issue 45): ``n`` questions stratified like
+    :func:`stratified_sample` (seed :data:`TEST_SEED`) among the questions of ``contexts`` that are NOT in the
+    ``dev_sample``-question development sample (:func:`stratified_sample`, seed 0) and not in ``exclude`` (e.g. the
+    questions of the repository's test fixtures, which were read), so nothing tuned on is scored on them.
+    ``contexts``: the evaluation half (:func:`ingest.datasets.tatqa.split_contexts`).
+
+    Raises:
+        ValueError: ``n`` < 1.
+    """
+    seen = stratified_sample(contexts, dev_sample) | set(exclude)
+    rest = [
+        dataclasses.replace(c, questions=tuple(q for q in c.questions if q.uid not in seen))
+        for c in contexts
+        if any(q.uid not in seen for q in c.questions)
+    ]
+    return stratified_sample(rest, n, seed=TEST_SEED)
+
+
+def read_question_list(path: Path, contexts: Sequence[TatqaContext]) -> set[str]:
+    """The question uids of a list file (one a line; blank lines and ``#`` comments skipped), each checked to be a
+    question of ``contexts``.
+
+    Raises:
+        ConfigError: the file cannot be read, or a line names a uid that is not a question of ``contexts``
+            (``<file>:<line>: question <uid> is not in ...``).
+    """
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the question list: {exc}") from None
+    known = {q.uid for c in contexts for q in c.questions}
+    out: set[str] = set()
+    for n, line in enumerate(lines, 1):
+        uid = line.split("#", 1)[0].strip()
+        if not uid:
+            continue
+        if uid not in known:
+            raise ConfigError(
+                f"{path}:{n}: question {uid} is not in the chosen questions of the TAT-QA file (wrong --half?)"
+            )
+        out.add(uid)
     return out
 
 
