@@ -36,7 +36,7 @@ def _write(path: Path, uids: set[str], header: str, order: dict[str, int]) -> No
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description="Write the frozen TAT-QA question lists of the evaluation half.")
     ap.add_argument("tatqa", type=Path, help="tatqa_dataset_dev.json")
     ap.add_argument("--out", type=Path, default=ROOT / "data" / "questions")
     a = ap.parse_args()
