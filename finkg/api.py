@@ -602,10 +602,13 @@ def extract(
     graph: Graph | None = None,
     settings: Settings | None = None,
     progress: StageProgress | None = None,
+    cost: BatchCost | None = None,
 ) -> ExtractResult:
     """Extract (and verify) triples from pending text chunks with the ``[llm]`` model (seed 004, 3.1).
 
-    ``verify`` None: ``[extract] verify``; ``parallel`` None: ``[llm] parallel`` calls in flight.
+    ``verify`` None: ``[extract] verify``; ``parallel`` None: ``[llm] parallel`` calls in flight. ``cost``: said
+    (and confirmed) with the chunks to go through before the first LLM call, their rate recorded at the end
+    (:class:`finkg.cost.BatchCost`).
 
     Raises LLMError (backend unavailable or budget spent).
     """
@@ -626,9 +629,12 @@ def extract(
                 redo=redo,
                 parallel=parallel,
                 progress=progress,
+                on_pending=None if cost is None else (lambda n: cost.start(s, n)),
             )
         finally:
             client.close()
+    if cost is not None:
+        cost.finish(summary.chunks, calls=summary.calls, cache_hits=summary.cached_calls)
     dropped = [
         {"dropped by the verification pass because": k, "triples": v}
         for k, v in sorted(summary.drop_reasons.items(), key=lambda kv: -kv[1])
@@ -1162,7 +1168,9 @@ def eval_tatqa(
             else None
         )
         if cost is not None:
-            asked, answers = tatqa_eval.pending(contexts, list(chosen), limit=limit, questions=chosen_questions, out=out)
+            asked, answers = tatqa_eval.pending(
+                contexts, list(chosen), limit=limit, questions=chosen_questions, out=out
+            )
             cost.start(
                 s,
                 answers,
@@ -1183,9 +1191,7 @@ def eval_tatqa(
         )
     if cost is not None and cost.estimate is not None:
         usage = [c.usage for c in (client, tuned) if c is not None]
-        cost.finish(
-            cost.estimate.items, calls=sum(u.calls for u in usage), cache_hits=sum(u.cache_hits for u in usage)
-        )
+        cost.finish(cost.estimate.items, calls=sum(u.calls for u in usage), cache_hits=sum(u.cache_hits for u in usage))
     return results, client.name
 
 
@@ -1217,6 +1223,7 @@ def eval_agent(
     results_dir: Path | None = None,
     settings: Settings | None = None,
     progress: StageProgress | None = None,
+    cost: BatchCost | None = None,
 ) -> AgentEvalResult:
     """Issue 17's benchmark of the analyst agent (:mod:`finkg.eval.agent`): the SEC questions over the quarter in
     the graph (gold from its ``num.txt``), the TAT-QA evaluation half (``sample`` questions stratified, the same for
@@ -1228,7 +1235,8 @@ def eval_agent(
             question file, or None to skip that part. quarter: the Financial Statement Data Sets zip the questions'
             filings come from (loaded into the graph by ``finkg ingest sec``). systems: TAT-QA systems (default
             :data:`finkg.eval.agent.SYSTEMS`: agent, two-stage, agent-memory, agent-shuffled; the differences are
-            against the first). sample, limit, workers, threshold, top_k, memory_solution: as ``finkg eval tatqa``.
+            against the first). sample, limit, workers, threshold, top_k, memory_solution, cost: as ``finkg eval
+            tatqa`` (the cost is the TAT-QA part's).
 
     Raises:
         ConfigError: neither part chosen; a memory system without any learned experience (run ``finkg experience
@@ -1278,6 +1286,7 @@ def eval_agent(
             workers=workers,
             settings=s,
             progress=progress,
+            cost=cost,
         )
     rows = results.rows() if results is not None else []
     diffs = results.differences() if results is not None else []
@@ -1317,12 +1326,15 @@ def eval_reports(
     graph: Graph | None = None,
     settings: Settings | None = None,
     progress: StageProgress | None = None,
+    cost: BatchCost | None = None,
 ) -> tuple[list[dict[str, Any]], str, str | None]:
     """TFR vs its baselines on the same questions (seed 004, Table 2): ROUGE-L, BERTScore, LLM judge.
 
     Args:
         adapter: a LoRA adapter of the configured model (``finkg train reader``): every system is also written
             by the tuned model (``<system>+lora``), judged by the untuned one like the others.
+        cost: said (and confirmed) with the reports to write (questions x systems) before any model is loaded or
+            the graph opened, their rate recorded at the end (:class:`finkg.cost.BatchCost`).
 
     Returns:
         ``(rows, model id, BERTScore description or None)``. Raises ConfigError: an unknown system.
@@ -1336,7 +1348,13 @@ def eval_reports(
     if unknown:
         raise ConfigError(f"unknown system(s) {', '.join(unknown)}; choose from {', '.join(retrieval_systems)}")
     questions = reports.load_questions(batch)
-    with _opened(graph, settings) as (g, s):
+    s = settings or load_settings()
+    names = list(systems or retrieval_systems)
+    if cost is not None:
+        written = len(questions) * len(names) * (2 if adapter else 1)
+        detail = f"{len(questions):,} questions x {len(names) * (2 if adapter else 1)} systems, those done are skipped"
+        cost.start(s, written, detail=detail, adapter=adapter)
+    with _opened(graph, s) as (g, s):
         client, tuned = _base_and_tuned(s, adapter)
         embedder = _embedder(s)
         bert = bertscore_from_settings(s) if s.eval.bertscore_model_path else None
@@ -1346,13 +1364,16 @@ def eval_reports(
             client,
             embedder,
             questions,
-            list(systems or retrieval_systems),
+            names,
             out,
             bertscore=bert,
             judge=client if s.eval.judge else None,
             progress=progress,
             tuned=tuned,
         )
+    if cost is not None and cost.estimate is not None:
+        usage = [c.usage for c in (client, tuned) if c is not None]
+        cost.finish(cost.estimate.items, calls=sum(u.calls for u in usage), cache_hits=sum(u.cache_hits for u in usage))
     return rows, client.model_id, bert.description if bert else None
 
 
@@ -1723,12 +1744,15 @@ def experience_learn(
     graph: Graph | None = None,
     settings: Settings | None = None,
     progress: StageProgress | None = None,
+    cost: BatchCost | None = None,
 ) -> Any:
     """Learn experiences from the TAT-QA file's training half (split by a hash of the table uid,
     :func:`ingest.datasets.tatqa.split_contexts`, the split ``finkg eval tatqa --half`` uses): its questions the
     agent answers on ``route`` (``program``: the arithmetic ones; ``span``: the quoted ones); see
     :func:`finkg.eval.experience.learn`. Resumable (learned questions are skipped). ``workers``: questions answered
-    at once (None: ``[llm] parallel`` with llama-server or an OpenAI-compatible endpoint, else 1).
+    at once (None: ``[llm] parallel`` with llama-server or an OpenAI-compatible endpoint, else 1). ``cost``: said
+    (and confirmed) with the new questions before the first LLM call, their rate recorded at the end
+    (:class:`finkg.cost.BatchCost`).
 
     Returns:
         :class:`finkg.eval.experience.LearnSummary`.
@@ -1745,8 +1769,9 @@ def experience_learn(
     with _opened(graph, settings) as (g, s):
         train, evaluation = split_contexts(read_tatqa(path))
         memory = _memory(g, s, None, None)
-        return learn(
-            client_from_settings(s),
+        client = client_from_settings(s)
+        summary = learn(
+            client,
             memory,
             train,
             {c.table_uid for c in evaluation},
@@ -1755,7 +1780,11 @@ def experience_learn(
             workers=s.llm.concurrency() if workers is None else workers,
             route=route,
             progress=progress,
+            on_pending=None if cost is None else (lambda n: cost.start(s, n)),
         )
+    if cost is not None:
+        cost.finish(summary.learned, calls=client.usage.calls, cache_hits=client.usage.cache_hits)
+    return summary
 
 
 def experience_list(

@@ -689,6 +689,30 @@ class ReportSettings(BaseModel):
     )
 
 
+class BatchSettings(BaseModel):
+    """[batch]: what a long LLM batch costs before it starts (finkg/cost.py): the commands that run the LLM over
+    many items print the estimate, and ask for confirmation above these limits (`--yes` skips the question)"""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    confirm_above_hours: float = Field(
+        default=1.0,
+        ge=0,
+        description="a batch estimated to take longer (from the rate measured for the model) asks before it starts "
+        "on a terminal, and is refused without --yes elsewhere",
+    )
+    confirm_above_items: int = Field(
+        default=1_000,
+        ge=0,
+        description="with no rate measured for the model yet: a batch of more items asks (and is refused without "
+        "--yes elsewhere)",
+    )
+    rates_file: Path = Field(
+        default_factory=lambda: _cache_home() / "batch-rates.json",
+        description="seconds per item measured at the end of each batch, per command and model",
+    )
+
+
 class Settings(BaseSettings):
     """All of finkg's settings, one attribute per ``[section]`` of the settings file (``settings.llm.backend``).
 
@@ -716,6 +740,7 @@ class Settings(BaseSettings):
     cluster: ClusterSettings = Field(default_factory=lambda: ClusterSettings())
     retrieval: RetrievalSettings = Field(default_factory=lambda: RetrievalSettings())
     report: ReportSettings = Field(default_factory=lambda: ReportSettings())
+    batch: BatchSettings = Field(default_factory=lambda: BatchSettings())
 
     @classmethod
     def settings_customise_sources(
@@ -1075,6 +1100,16 @@ answer_tokens = 400
 # workers = 4         # unset: [llm] parallel with the llama-server or openai backend, else 1
 answer_format = "cited-points"
 agent_steps = 6
+
+[batch]
+# Long LLM batches (`finkg report`, `finkg eval tatqa`/`agent`/`reports`, `finkg extract`, `finkg experience learn`)
+# print their size and estimated time before they start, from the seconds per item measured at the end of
+# the last batch of the same command and model (kept in rates_file). Above confirm_above_hours they ask
+# before starting on a terminal and are refused (exit 2) elsewhere, unless run with --yes; with no rate
+# measured for the model yet, above confirm_above_items items.
+confirm_above_hours = 1.0
+confirm_above_items = 1000
+# rates_file = "{batch_rates_file}"
 """
 
 
@@ -1096,6 +1131,7 @@ def write_settings_file(path: Path | None = None, force: bool = False) -> tuple[
         dist_dir=_cache_home() / "neo4j-dist",
         llm_cache_dir=_cache_home() / "llm-cache",
         models_dir=_cache_home() / "models",
+        batch_rates_file=_cache_home() / "batch-rates.json",
     )
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:

@@ -64,6 +64,8 @@ MODEL_FIXTURES = {
 # family is one of these (what is attacked). `bash scripts/test -m reliability` runs them; `python
 # bench/reliability.py` runs them and counts attempts, handled and mishandled per family.
 RELIABILITY_FAMILIES = {
+    "cost": "a long LLM batch (100,000 TAT-QA questions, 1,001 report questions) says its estimated time and is "
+    "refused without --yes when not on a terminal, before a model loads or anything is written",
     "crash": "kill -9 at each ingest stage, during a memo batch and a report batch (then a rerun equals a clean "
     "run); two ingests of one file at once",
     "guard": "the Cypher corpus through the allow-list, EXPLAIN and the read transaction; writes, "
@@ -142,6 +144,10 @@ def suite_cache() -> Path:
     same root scripts/bootstrap.sh uses. It holds each run's folder (``runs/``) and the tests' LLM answer cache."""
     root = os.environ.get("FINKG_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "finkg"
     return Path(root) / "test-suite"
+
+
+# Batches that tests run record their measured rates (finkg/cost.py) in the suite's cache, never in the user's.
+os.environ.setdefault("FINKG_BATCH__RATES_FILE", str(suite_cache() / "batch-rates.json"))
 
 
 def endpoint(uri: str | None) -> tuple[str, int] | None:

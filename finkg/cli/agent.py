@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from finkg import api
-from finkg.cli._common import FormatOption, console, day, progress
+from finkg.cli._common import FormatOption, YesOption, batch_cost, console, day, progress
 from finkg.output import Format, render
 
 experience_app = typer.Typer(help="The analyst agent's experience memory (seed 001): learn, list, show, clear.")
@@ -96,13 +96,21 @@ def learn(
             "span (the questions answered by quoting the table or the text)."
         ),
     ] = "program",
+    yes: YesOption = False,
 ) -> None:
     """Learn experiences from the questions of the file's training half the agent answers on --route (split by a
     hash of the table uid, as `finkg eval tatqa --half` splits): the agent answers, the answer is graded, the run is
-    stored and a strategy (or a caution) distilled from it. Resumable."""
+    stored and a strategy (or a caution) distilled from it. Resumable. A long run says its estimated time and asks
+    first (--yes: does not ask; [batch] in the settings)."""
     with progress() as p:
         summary = api.experience_learn(
-            path, limit=limit, max_tokens=max_tokens, workers=workers, route=route, progress=p
+            path,
+            limit=limit,
+            max_tokens=max_tokens,
+            workers=workers,
+            route=route,
+            progress=p,
+            cost=batch_cost("finkg experience learn", "question", yes),
         )
     console.print(
         f"learned {summary.learned} question(s) ({summary.correct} correct, {summary.merged} merged into a "

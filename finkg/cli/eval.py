@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from finkg import api
-from finkg.cli._common import console, day, err, progress
+from finkg.cli._common import YesOption, batch_cost, console, day, err, progress
 from finkg.output import Format, render
 
 app = typer.Typer(help="Evaluations on the data in the graph.", no_args_is_help=True)
@@ -182,10 +182,12 @@ def eval_tatqa(
             exists=True,
         ),
     ] = None,
+    yes: YesOption = False,
 ) -> None:
     """TAT-QA exact match and F1 of LLM answerers ([llm] model) on a TAT-QA file (Zhu et al., ACL 2021):
     two-stage vs single-stage vs no retrieval (seed 004, 3.3). Answers are written as they come; a rerun
-    with the same --out resumes."""
+    with the same --out resumes. Before the first answer: the answers still to ask and the time they take at the
+    rate measured for the model (a long run asks, or needs --yes when not run on a terminal; [batch] settings)."""
     with progress() as p:
         results, backend = api.eval_tatqa(
             path,
@@ -204,6 +206,7 @@ def eval_tatqa(
             workers=workers,
             adapter=adapter,
             progress=p,
+            cost=batch_cost("finkg eval tatqa", "question", yes),
         )
     render(results.rows(), Format.table, console, title=f"TAT-QA EM / F1 (%) on {path.name} ({backend})")
     if len(results.systems) > 1:
@@ -252,6 +255,7 @@ def eval_agent(
     out: Annotated[
         Path, typer.Option("--out", "-o", help="Folder for sec.jsonl, tatqa/ (resumable) and eval-agent.json.")
     ] = Path("eval/agent"),
+    yes: YesOption = False,
 ) -> None:
     """The analyst agent's benchmark (issue 17, seed 001): finkg's SEC questions over the quarter in the graph
     (gold computed from its num.txt), the TAT-QA evaluation half (the agent, two-stage, the agent with experience
@@ -271,6 +275,7 @@ def eval_agent(
             memory_solution=memory_solution,
             out=out,
             progress=p,
+            cost=batch_cost("finkg eval agent", "question", yes),
         )
     if got.sec_summary:
         render(got.sec_summary, Format.table, console, title="SEC questions: exact answers per kind")
@@ -311,11 +316,19 @@ def eval_reports(
             exists=True,
         ),
     ] = None,
+    yes: YesOption = False,
 ) -> None:
     """TFR vs its baselines and no retrieval on the same questions (seed 004, Table 2): ROUGE-L, BERTScore
     ([eval] bertscore_model_path, a local model) and the LLM judge's 0-5 consistency ([eval] judge)."""
     with progress() as p:
-        rows, model_id, bert = api.eval_reports(batch, systems=system, out=out, adapter=adapter, progress=p)
+        rows, model_id, bert = api.eval_reports(
+            batch,
+            systems=system,
+            out=out,
+            adapter=adapter,
+            progress=p,
+            cost=batch_cost("finkg eval reports", "report", yes),
+        )
     render(
         rows,
         Format.table,

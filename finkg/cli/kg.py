@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from finkg import api
-from finkg.cli._common import console, progress
+from finkg.cli._common import YesOption, batch_cost, console, progress
 from finkg.output import Format, render
 
 
@@ -36,10 +36,13 @@ def extract(
             help="LLM calls in flight at once (default: [llm] parallel; the llama-server backend decodes them together).",
         ),
     ] = None,
+    yes: YesOption = False,
 ) -> None:
     """Extract and verify knowledge-graph triples from the text chunks with the [llm] model (seed 004, 3.1).
 
-    Resumable: chunks already extracted with the same schema and model are skipped.
+    Resumable: chunks already extracted with the same schema and model are skipped. Before the first LLM call: the
+    chunks and the time they take at the rate measured for the model (a long run asks, or needs --yes when not run
+    on a terminal; [batch] in the settings).
     """
     with progress() as p:
         done = api.extract(
@@ -50,6 +53,7 @@ def extract(
             redo=redo,
             parallel=parallel,
             progress=p,
+            cost=batch_cost("finkg extract", "chunk", yes),
         )
     render(done.summary.rows(), Format.table, console, title=f"extraction with {done.model_id[:40]}")
     if done.dropped:

@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from finkg import api
-from finkg.cli._common import console, err, progress
+from finkg.cli._common import YesOption, batch_cost, console, err, progress
 from finkg.output import Format, render, short_model_id
 
 
@@ -56,6 +56,7 @@ def report(
             dir_okay=True,
         ),
     ] = None,
+    yes: YesOption = False,
 ) -> None:
     """Write an analysis report per question with two-stage KG-guided generation (seed 004, 3.2-3.3).
 
@@ -64,6 +65,8 @@ def report(
     Resumable: questions already done with the same reader, system and mode are skipped. With --reader agent
     (or reader-calc) each report carries the answer, its derivation (operands with fact keys, expression, result),
     the gate's verdict and the agent run; a question the agent cannot answer is a report saying so, with the reason.
+    Before it starts: the questions and the time they take at the rate measured for the model (a long batch asks,
+    or needs --yes when not run on a terminal; [batch] in the settings).
     """
     with progress() as p:
         done = api.report_batch(
@@ -77,6 +80,7 @@ def report(
             progress=p,
             reader=reader,
             adapter=adapter,
+            cost=batch_cost("finkg report" + (f" --reader {reader}" if reader != "two-stage" else ""), "question", yes),
         )
     how = done.mode if done.reader == "two-stage" else done.reader
     render(

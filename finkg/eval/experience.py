@@ -23,7 +23,7 @@ uses. Resumable: a question whose experience is stored already is skipped.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -107,6 +107,7 @@ def learn(
     workers: int = 1,
     route: str = "program",
     progress: StageProgress | None = None,
+    on_pending: Callable[[int], object] | None = None,
 ) -> LearnSummary:
     """Learn experiences of ``route`` from the questions of ``contexts`` the agent answers on it (see the module
     doc; :func:`learning_order`).
@@ -120,6 +121,8 @@ def learn(
             order of the file, so an interruption keeps every stored one and a rerun skips them.
         route: ``program`` (the arithmetic questions) or ``span`` (the quoted ones).
         progress: ``progress(stage, total)`` -> a callback advanced per question.
+        on_pending: called with the number of new questions once they are known, before the first LLM call (it may
+            raise to stop the run: :class:`finkg.cost.BatchCost`).
 
     Raises:
         MemoryLeak: a context of the evaluation half. ConfigError: an unknown route. LLMUnavailable,
@@ -136,6 +139,8 @@ def learn(
     work = learning_order(contexts, route)
     todo = [(c, q) for c, q in work if experience_id("train", c.table_uid, q.question) not in stored]
     todo = todo[:limit] if limit is not None else todo
+    if on_pending is not None:
+        on_pending(len(todo))
     summary = LearnSummary(skipped=len(work) - len(todo))
     tick = progress(f"experience: learn ({route})", len(todo)) if progress else (lambda n: None)
 

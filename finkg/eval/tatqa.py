@@ -756,6 +756,30 @@ def evaluate(
         return _ask(work, answerers, done_by_key, add, progress, workers, model_ids)
 
 
+def pending(
+    contexts: Sequence[TatqaContext],
+    systems: Sequence[str],
+    limit: int | None = None,
+    questions: Collection[str] | None = None,
+    out: Path | None = None,
+) -> tuple[int, int]:
+    """What :func:`evaluate` with these arguments has still to ask: ``(questions, answers)``, the answers of
+    ``systems`` to the chosen questions not already in ``out/answers.jsonl`` (nothing is written).
+
+    Raises:
+        TatqaRunError: see :func:`read_answers`.
+    """
+    work = [
+        c.questions[i].uid
+        for c in contexts
+        for i in range(len(c.questions))
+        if questions is None or c.questions[i].uid in questions
+    ]
+    work = work[:limit] if limit is not None else work
+    done = {(r.system, r.question_uid) for r in read_answers(Path(out) / ANSWERS)} if out is not None else set()
+    return len(work), sum((system, uid) not in done for uid in work for system in systems)
+
+
 def _ask(
     work: Sequence[tuple[TatqaContext, int]],
     answerers: Mapping[str, Answerer],

@@ -33,7 +33,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -202,6 +202,7 @@ def extract(
     redo: bool = False,
     parallel: int | None = None,
     progress: StageProgress | None = None,
+    on_pending: Callable[[int], object] | None = None,
 ) -> ExtractSummary:
     """Extract (and verify) triples from the text chunks in the graph, resumably.
 
@@ -218,6 +219,8 @@ def extract(
             (None: ``[llm] parallel`` with a backend that serves calls in parallel, else 1).
         progress: ``progress(stage, total)`` returning an ``advance(n, tokens=...)`` callback (chunks
             done, completion tokens they cost: the bar shows chunks/s and tokens/s).
+        on_pending: called with the number of chunks this run goes through once they are known, before the first LLM
+            call or triple written (it may raise to stop the run: :class:`finkg.cost.BatchCost`).
 
     Returns:
         :class:`ExtractSummary` of this run.
@@ -259,6 +262,8 @@ def extract(
         if is_pending(r["state"], r["input_digest"], redo):
             rows.append(r)
     rows = rows[:limit] if limit is not None else rows
+    if on_pending is not None:
+        on_pending(len(rows))
     summary = ExtractSummary(chunks=len(rows))
     batch = settings.extract.batch_chunks
 
