@@ -5,8 +5,7 @@ sentence per XBRL fact: 103,293 in that quarter, about 350 characters each), the
 fact key, each available from its filing's EDGAR acceptance time (``sub.txt`` ``accepted``, read as
 US Eastern time). Read straight from the ZIP: no Neo4j needed.
 
-Vectors: encoding 100,000 sentences with the full all-MiniLM-L6-v2 runs at about 8 sentences/s on this
-shared 2-core machine (hours), so the corpus vectors are MiniLM's *static* token embeddings (its input
+Vectors: encoding 100,000 sentences with the full all-MiniLM-L6-v2 takes hours on a shared 2-core machine, so the corpus vectors are MiniLM's *static* token embeddings (its input
 embedding table, mean-pooled over each sentence's WordPiece tokens, L2-normalized): real 384-d vectors of
 the real text, computed in seconds. The dense step's cost depends on the matrix shape (100,000 x 384
 float32), not on the values, so the timing is the one the full model's vectors would give. The query's own
@@ -28,20 +27,10 @@ Ratio: each row's p50 over bm25's p50. Target: hybrid p50 <= 30 ms on 2 cores.
     nice -n 19 python bench/hybrid_latency.py                  # 100,000 chunks, 200 queries
     nice -n 19 python bench/hybrid_latency.py --chunks 20000 --queries 50
 
-Measured once (nice 19, 2 cores shared with an LLM extraction run, load average about 5; ms):
-
-    pool                      system           p50    p95   p50 / bm25
-    as-of (51,367 on average) bm25             7.7   17.6   1.00
-                              hybrid          18.8   38.0   2.44
-                              hybrid-rrf      32.6   63.6   4.23
-                              encode         149.7  511.6  19.42
-    all (100,000)             bm25            14.4   28.7   1.00
-                              hybrid          36.2   62.6   2.51
-                              hybrid-rrf      75.6  125.2   5.24
-                              encode         219.5  669.0  15.22
-
-Index build 3.7 s for 100,000 chunks. The 30 ms target holds for the as-of pools, not for the whole
-100,000-chunk pool on this loaded machine; the query's MiniLM encoding dominates either way.
+The figures of the latest run (the run's date, commit, machine and command with them) are in
+``bench/results/hybrid_latency.json``, which this script writes; the docs quote them only through the tables
+``python bench/tables.py`` generates from that file (``hybrid-latency`` in docs/benchmarks.md, the README's
+headline row), so this docstring quotes none.
 """
 
 from __future__ import annotations

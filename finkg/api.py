@@ -270,8 +270,9 @@ def ingest_sec_bulk(
 
     Raises:
         IngestError: a malformed archive (FsdsFormatError, named with member, line and column), no
-        archive, overlapping archives, a remote ``[neo4j] uri``. GraphError: the database exists (no
-        ``force``) or is the served one (DatabaseExists, DatabaseInUse), or the tool failed (ServerError).
+            archive, overlapping archives, a remote ``[neo4j] uri``.
+        GraphError: the database exists (no ``force``) or is the served one (DatabaseExists, DatabaseInUse),
+            or the tool failed (ServerError).
     """
     from finkg.pipelines import bulk
 
@@ -674,7 +675,8 @@ def graph_analyze(
 
     Args:
         as_of: only triples whose source chunk was available then (a date means the end of that day, UTC).
-        families, documents: only triples from documents of these source families / with these ids.
+        families: only triples from documents of these source families.
+        documents: only triples from documents with these ids.
         alpha: PageRank's damping. seed, resolution: Louvain's.
 
     Raises:
@@ -1075,9 +1077,10 @@ def eval_tatqa(
         routes: only the questions (of the sample, of those types) the analyst agent answers by these routes
             (:func:`finkg.eval.tatqa.agent_route`: ``count``, ``program``, ``span``; each of the last two reads the
             experiences learned on it); empty: every route.
-        threshold, top_k: the experience memory's cosine threshold and depth for ``agent-memory`` and
-            ``agent-shuffled`` (None: seed 001's 0.65 and 5). Those systems read the experiences learned by
-            ``finkg experience learn`` (training split only, never a context being evaluated).
+        threshold: the experience memory's cosine threshold for ``agent-memory`` and ``agent-shuffled`` (None:
+            seed 001's 0.65). Those systems read the experiences learned by ``finkg experience learn`` (training
+            split only, never a context being evaluated).
+        top_k: the experience memory's depth for those systems (None: seed 001's 5).
         memory_solution: how those systems show each entry's worked solution
             (:data:`generation.agent.memory.SOLUTION_FORMS`: ``program``, ``expression`` or ``none``; None:
             :data:`generation.agent.memory.DEFAULT_SOLUTION`, ``expression``). The three are recorded in
