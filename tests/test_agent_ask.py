@@ -114,7 +114,7 @@ def test_ratio_growth_and_which_is_larger_match_num_txt(loaded, runs):
     ("question", "company", "says"),
     [
         ("What is the net margin of Acme Widgets?", None, "no company found in the question"),
-        ("What is Johnson & Johnson's goodwill?", None, "names no concept or ratio"),
+        ("What is Johnson & Johnson's brand value?", None, "names no concept or ratio"),
         ("What were the revenues on 2012-06-30?", "200406", "period 2012-06-30"),
         ("What were the total assets?", "Acme Widgets", "name matches 'Acme Widgets'"),
     ],

@@ -180,3 +180,24 @@ def test_a_question_about_profit_per_dollar_of_sales_is_not_answered_with_sales(
     got = answer_sec_question(loaded, "How much did Johnson & Johnson earn per dollar of sales?")
     assert got.answer is None and got.status == "could not verify"
     assert any("asks for a ratio" in r for r in got.reasons)
+
+
+def test_any_element_is_reached_by_its_label(loaded):
+    """Issue 44: "any other us-gaap concept is reachable by its label" (goodwill is not a catalog measure)."""
+    got = answer_sec_question(loaded, "How much goodwill did Abbott have at the end of June 2009?")
+    want = gold(ABT, "Goodwill", "20090630", 0)
+    assert got.status == "answered" and got.unit == "USD" and close(got, want)
+    assert got.derivation["formula"] == "Goodwill"
+
+
+def test_a_label_question_is_never_answered_with_a_near_element(loaded):
+    """Every content word of the question must be in the element's label: "goodwill impairment" is not goodwill, and
+    "accrued liabilities" is not total liabilities (the catalog's phrase 'liabilities' led by 'accrued')."""
+    got = answer_sec_question(loaded, "What was Abbott's goodwill impairment in Q2 2009?")
+    assert got.status == "not in graph" and got.value is None
+    assert "goodwill impairment" in got.reasons[0]  # the words it searched the labels for
+    total = gold(PFE, "Liabilities", "20090630", 0)
+    got = answer_sec_question(loaded, "What were Pfizer's accrued liabilities at the end of Q2 2009?")
+    assert got.value != total and got.status != "answered"
+    got = answer_sec_question(loaded, "What were Pfizer's total liabilities at the end of Q2 2009?")
+    assert got.status == "answered" and close(got, total)

@@ -42,7 +42,8 @@ from kg import Graph, cypher
 from retrieval.contract import AsOf, as_of_cutoff, available
 from retrieval.facts import concepts as cc
 from retrieval.facts.fact_map import filing_available_at
-from retrieval.facts.measures import MEASURES, Measure, find_measures
+from retrieval.facts.labels import content_words, element_rows, match_label
+from retrieval.facts.measures import MEASURES, Measure, concept_measure, find_measures, word_before
 from retrieval.facts.names import CompanyIndex, core_name
 from retrieval.facts.periods import PeriodAsk, find_periods, iso, month_end, year_earlier
 
@@ -95,13 +96,15 @@ class Plan:
 
     Attributes:
         kind: the operation (``value``, ``change``, ``difference``, ``compare``, ``rank``), or why there is none:
-            ``no company``, ``unknown`` (no measure), ``ambiguous`` (a company name fits several: ask back), ``one of
-            two`` (a comparison that found one company only: refused, never answered with that company's value).
+            ``no company``, ``unknown`` (no measure), ``ambiguous`` (a company name fits several: ask back),
+            ``ambiguous measure`` (the words name several elements by their labels: ask back), ``one of two`` (a
+            comparison that found one company only: refused, never answered with that company's value).
         companies: ``(cik, EDGAR name)`` in the order named. measures: catalog measures (a composed one for "X as a
         share of revenue" or "the ratio of X to Y"). periods: the periods named (empty: the latest). unit: the
         answer's unit. smaller: a comparison asks for the lower. by_how_much: a comparison asks for the gap too.
         searched: what was searched (for a "not in the graph" answer). ambiguous: ``(words, [(cik, name)])`` to ask
-        back. unresolved: capitalised words that matched no company. sic: CIK -> SIC code.
+        back. unresolved: capitalised words that matched no company. sic: CIK -> SIC code. elements: the elements
+        tied for the words of an ``ambiguous measure`` (``(tag, label)``).
     """
 
     kind: str
@@ -115,6 +118,7 @@ class Plan:
     ambiguous: list[tuple[str, list[tuple[int, str]]]] = field(default_factory=list)
     unresolved: list[str] = field(default_factory=list)
     sic: dict[int, int | None] = field(default_factory=dict)
+    elements: list[tuple[str, str]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """The plan as JSON-able data: ``{companies, measures (id, formula, unit), periods, operation, unit}``."""
@@ -240,8 +244,12 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         plan.searched.append(str(exc))
         return plan
     said = [h.text for h in found.found] if found is not None else []
-    measures = list({m.id: m for _, m in find_measures(question, said)}.values())  # "effective tax rate (ETR)": one
+    hits = find_measures(question, said)
+    measures = list({m.id: m for _, m in hits}.values())  # "effective tax rate (ETR)": one
     plan.measures = _composed(question, _without_definition(measures))
+    if plan.companies and (not plan.measures or _modified(graph, plan, question, hits, said)):
+        plan.measures = []
+        _element_by_label(graph, plan, question, said)
     question = _without_companies(question, said)  # "Gap" and "Equity Residential" are names, not operation words
     plan.smaller = bool(_SMALLER.search(question))
     if _DESCENDING.search(question) or _ASCENDING.search(question):
@@ -250,6 +258,8 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
     n, k = len(plan.companies), len(plan.measures)
     if plan.ambiguous and n < 2:
         plan.kind = "ambiguous"
+    elif plan.elements:
+        plan.kind = "ambiguous measure"
     elif n == 0:
         plan.kind = "no company"
     elif k == 0:
@@ -287,6 +297,45 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         if plan.kind in ("difference", "compare") and m.unit == "%" and (n >= 2 or k >= 2):
             plan.unit = "pp" if plan.kind == "difference" else m.unit
     return plan
+
+
+def _modified(graph: Graph, plan: Plan, question: str, hits: list[tuple[int, Measure]], said: list[str]) -> bool:
+    """True when a catalog measure's phrase is led by a word that makes it another element ("accrued liabilities",
+    "deferred revenue": not total liabilities or revenue): the word is not a function word nor in the measure's
+    label, and some us-gaap element's standard label in the graph holds it with the measure's words. Such a question
+    is then read by the labels of the companies' elements (:func:`_element_by_label`: answered with that element, or
+    not at all), never with the catalog measure."""
+    led = [
+        (w, m) for pos, m in hits if (w := word_before(question, pos, said)) and content_words(w) and w not in m.label
+    ]
+    if not led:
+        return False
+    labels = [content_words(r["label"]) for r in graph.read(cypher.STANDARD_LABELS)]
+    for w, m in led:
+        wanted = content_words(f"{w} {m.label}")
+        if any(wanted <= words for words in labels):
+            plan.searched.append(f"{w!r} before {m.label!r} names another element")
+            return True
+    return False
+
+
+def _element_by_label(graph: Graph, plan: Plan, question: str, said: list[str]) -> None:
+    """A question no catalog measure fits: the element of the named companies whose label holds its words
+    (:mod:`retrieval.facts.labels`) becomes its measure (:func:`retrieval.facts.measures.concept_measure`); elements
+    tied for the words are put in ``plan.elements`` (asked back). Whole-entity USD elements only."""
+    words = content_words(question, [*said, *(n for _, n in plan.companies)])
+    if not words:
+        return
+    rows = graph.read(cypher.COMPANY_CONCEPT_LABELS, {"ciks": [c for c, _ in plan.companies]})
+    got = match_label(words, element_rows(rows))
+    plan.searched.append(
+        f"the labels of the {len(rows)} elements {', '.join(n for _, n in plan.companies)} report in USD for "
+        f"{' '.join(sorted(words))!r}"
+    )
+    if got.found is not None:
+        plan.measures = [concept_measure(got.found.tag, got.found.label, got.found.duration)]
+    elif got.tied:
+        plan.elements = [(e.tag, e.label) for e in got.tied]
 
 
 def _fiscal_ddate(graph: Graph, cik: int, fy: int, fp: str) -> str | None:
@@ -681,6 +730,10 @@ def answer_sec_question(
         listed = "; ".join(f"{n} (CIK {c})" for c, n in cands)
         out.status, out.reasons = "ask back", [f"which company do you mean by {words!r}: {listed}?"]
         return out
+    if plan.kind == "ambiguous measure":
+        listed = "; ".join(f"{label} ({tag})" for tag, label in plan.elements)
+        out.status, out.reasons = "ask back", [f"which element do you mean: {listed}?"]
+        return out
     if plan.kind == "no company":
         where = "" if company else " in the question"
         out.reasons = [f"not in the graph: no company found{where}; searched {plan.searched[0]}"]
@@ -688,9 +741,10 @@ def answer_sec_question(
     if plan.kind == "unknown":
         known = ", ".join(m.label for m in MEASURES)
         bad_date = f" ({plan.searched[-1]})" if plan.searched and "not a date" in plan.searched[-1] else ""
+        labels = next((s for s in plan.searched if s.startswith("the labels of")), None)
         out.reasons = [
             f"not in the graph: the question names no concept or ratio finkg knows{bad_date}; the measures it "
-            f"knows: {known}"
+            f"knows: {known}" + (f"; searched {labels}" if labels else "")
         ]
         return out
     if plan.kind == "one of two" or (

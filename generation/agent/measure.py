@@ -22,19 +22,18 @@ from generation.agent.facts import fact_numbers, find_fact
 from generation.agent.results import ToolError, ToolResult, tool_call
 from kg import Graph
 from retrieval.contract import AsOf
-from retrieval.facts.measures import ALL_CONCEPTS, BY_ID, Measure
+from retrieval.facts.measures import BY_ID, Measure
 from retrieval.facts.periods import iso
 
 DAYS_PER_QUARTER = 91.25
 
 
 def _facts_at(
-    graph: Graph, company: str, concepts: list[str], ddate: str, span: int | None, as_of: AsOf | None
+    graph: Graph, m: Measure, company: str, concepts: list[str], ddate: str, span: int | None, as_of: AsOf | None
 ) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for c in concepts:
-        flow = ALL_CONCEPTS[c].duration if c in ALL_CONCEPTS else None
-        out[c] = find_fact(graph, company, c, iso(ddate), span if flow else None, as_of)
+        out[c] = find_fact(graph, company, c, iso(ddate), span if m.concept(c).duration else None, as_of)
     return out
 
 
@@ -75,7 +74,7 @@ def measure_value(
         errors: list[str] = []
         for formula in formulas:
             concepts = m.operands(formula)
-            flows = [c for c in concepts if ALL_CONCEPTS[c].duration]
+            flows = [c for c in concepts if m.concept(c).duration]
             if not flows:
                 spans: list[int | None] = [None]
             elif qtrs is not None and qtrs > 1:
@@ -84,7 +83,7 @@ def measure_value(
                 spans = [1, 2, 3, 4]
             for span in spans:
                 try:
-                    facts = _facts_at(graph, company, concepts, ddate, span, as_of)
+                    facts = _facts_at(graph, m, company, concepts, ddate, span, as_of)
                 except ToolError as exc:
                     errors.append(str(exc))
                     continue
@@ -113,7 +112,7 @@ def _evaluate(
         months = 3 * span
         note = (
             f"the {months} months ended {iso(ddate)} (year to date): the filing reports no "
-            f"{3 * preferred}-month figure for {', '.join(c for c in facts if ALL_CONCEPTS[c].duration)}"
+            f"{3 * preferred}-month figure for {', '.join(c for c in facts if m.concept(c).duration)}"
         )
     shown = " ".join(f"{facts[w]['value']:.0f}" if w in facts else str(operands.get(w, w)) for w in _words(expression))
     numbers = (value, *(x for f in facts.values() for x in fact_numbers(f)))

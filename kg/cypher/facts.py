@@ -92,6 +92,46 @@ DELETE_FACTS_OF_FILINGS = (
     "IN TRANSACTIONS OF 5000 ROWS"
 )
 
+FILINGS_PRESENT = "UNWIND $adshs AS a\nMATCH (f:Filing {adsh: a})\nRETURN f.adsh AS adsh"
+"""Which accession numbers of ``$adshs`` already have a ``(:Filing)`` (finished or not): only their facts can
+conflict with a file about to be loaded (:mod:`ingest.sec.conflicts`)."""
+
+FACT_VALUE_CONFLICTS = (
+    "UNWIND $rows AS row\n"
+    "MATCH (x:Fact {key: row.key})\n"
+    "WHERE x.value <> row.value OR (x.value IS NULL) <> (row.value IS NULL)\n"
+    "OPTIONAL MATCH (f:Filing {adsh: x.adsh})\n"
+    "RETURN x.key AS key, x.adsh AS adsh, x.tag AS tag, x.ddate AS ddate, x.qtrs AS qtrs, x.uom AS uom,\n"
+    "       x.coreg AS coreg, x.value AS value, row.value AS file_value,\n"
+    "       coalesce(x.source_file, f.source) AS source\n"
+    "ORDER BY key"
+)
+"""For each ``$rows`` item ``{key, value}`` (a fact about to be written): the fact of that key already in the graph
+when it holds another value (or a value where the row has none, or none where it has one), with the file it came
+from (``source_file``; the filing's ``source`` for facts written before facts recorded theirs)."""
+
+RECORD_FACT_CONFLICTS = (
+    "UNWIND $rows AS row\n"
+    "MATCH (x:Fact {key: row.key})\n"
+    "FOREACH (_ IN CASE WHEN row.resolution = 'replaced' THEN [1] ELSE [] END |\n"
+    "  SET x.value = row.new_value, x.source_file = row.against)\n"
+    "WITH x, row\n"
+    "OPTIONAL MATCH (x)-[:HAS_CONFLICT]->(old:FactConflict {value_text: row.new_text})\n"
+    "DETACH DELETE old\n"
+    "WITH DISTINCT x, row\n"
+    "MERGE (x)-[:HAS_CONFLICT]->(c:FactConflict {source_file: row.source_file, value_text: row.value_text})\n"
+    "ON CREATE SET c.recorded_at = $at\n"
+    "SET c.value = row.value, c.fact_key = row.key, c.resolution = row.resolution, c.against = row.against\n"
+    "RETURN count(c) AS updated"
+)
+"""Record, for each ``$rows`` item ``{key, source_file, value, value_text, resolution, against, new_value,
+new_text}``, the value of fact ``key`` that file ``source_file`` gave and the fact does not hold, as
+``(:Fact)-[:HAS_CONFLICT]->(:FactConflict {source_file, value, recorded_at, resolution, against})`` (one node per
+fact, file and value, told apart by ``value_text``; ``recorded_at`` is when it was first seen). ``resolution``
+``kept``: the fact kept its value (from file ``against``) and ``source_file``'s is recorded; ``replaced``: file
+``against`` replaced it, so the fact takes ``new_value`` (null removes the value) and ``source_file = against``
+first. A record of the value the fact now holds (``new_text``) is no conflict any more and is removed."""
+
 COMPANY_FILINGS = (
     "MATCH (c:Company)-[:FILED]->(f:Filing)\n"
     "WHERE c.cik = $cik OR toLower(c.name) CONTAINS toLower($name)\n"
@@ -101,6 +141,23 @@ COMPANY_FILINGS = (
 )
 """The filings of the companies a question names, by CIK (``$cik``, an integer or null) or by a
 case-insensitive part of the name, latest period first."""
+
+COMPANY_CONCEPT_LABELS = (
+    "UNWIND $ciks AS cik\n"
+    "MATCH (:Company {cik: cik})-[:FILED]->(:Filing)-[:REPORTS]->(x:Fact)\n"
+    "WHERE x.uom = 'USD' AND x.coreg IS NULL AND x.value IS NOT NULL\n"
+    "WITH DISTINCT x.tag AS tag, x.concept AS concept, x.plabel AS plabel\n"
+    "OPTIONAL MATCH (k:Concept {key: concept})\n"
+    "RETURN tag, collect(DISTINCT k.label) AS labels, collect(DISTINCT plabel) AS plabels,\n"
+    "       collect(DISTINCT k.iord) AS iord, collect(DISTINCT k.custom) AS custom\n"
+    "ORDER BY tag"
+)
+"""The elements the companies ``$ciks`` report in USD (whole entity), each with its standard labels (tag.txt
+``tlabel``), the filers' own line labels (pre.txt ``plabel``), instant or duration (``iord``) and whether it is a
+filer's own extension (``custom``): what a question naming an element by its label is matched against."""
+
+STANDARD_LABELS = "MATCH (k:Concept) WHERE k.custom = false AND k.label IS NOT NULL RETURN DISTINCT k.label AS label"
+"""The standard labels (tag.txt ``tlabel``) of every us-gaap element in the graph, whoever reports it."""
 
 COMPANY_CONCEPT_FACTS = (
     "MATCH (c:Company)-[:FILED]->(f:Filing)-[:REPORTS]->(x:Fact)\n"

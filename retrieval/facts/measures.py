@@ -124,7 +124,8 @@ class Measure:
         a fraction, stated times 100), ``x`` (a multiple) or ``days``. formulas: expressions over canonical
         concept names (``+ - * /`` and parentheses; ``DAYS`` is the period's length, 91.25 days a quarter),
         tried in order. phrases: how users name it (lower case, longest wins). definition: the standard
-        definition it follows. bank_formulas: tried first for banks (SIC 6000-6199).
+        definition it follows. bank_formulas: tried first for banks (SIC 6000-6199). own_concepts: operands that
+        are not catalog concepts (a measure read straight from one us-gaap element: :func:`concept_measure`).
     """
 
     id: str
@@ -134,6 +135,15 @@ class Measure:
     phrases: tuple[str, ...]
     definition: str
     bank_formulas: tuple[str, ...] = ()
+    own_concepts: tuple[CanonicalConcept, ...] = ()
+
+    def concept(self, name: str) -> CanonicalConcept:
+        """The concept an operand ``name`` of this measure's formulas stands for (its own, else the catalog's).
+
+        Raises:
+            KeyError: ``name`` is neither.
+        """
+        return next((c for c in self.own_concepts if c.name == name), None) or ALL_CONCEPTS[name]
 
     def formulas_for(self, sic: int | None) -> tuple[str, ...]:
         """The formulas to try, in order, for a company of SIC code ``sic``: a bank's (:func:`bank`) first."""
@@ -562,10 +572,7 @@ def find_measures(question: str, names: Sequence[str] = ()) -> list[tuple[int, M
     before ``net income``). A USD flow followed by "as a share of revenue" (or "% of sales", "to revenue",
     "intensity") becomes its share of revenue (:func:`share_of_revenue`).
     """
-    text = f" {_norm(question)} "
-    for name in names:  # blank a company's words out, keeping positions
-        alias = _norm(name)
-        text = re.sub(rf"(?<= ){re.escape(alias)}(?= )", lambda m: " " * len(m.group()), text) if alias else text
+    text = _blanked(question, names)
     taken: list[tuple[int, int]] = []
     shares: list[tuple[int, int]] = []
     hits: list[tuple[int, Measure]] = []
@@ -586,9 +593,40 @@ def find_measures(question: str, names: Sequence[str] = ()) -> list[tuple[int, M
     return hits
 
 
+def _blanked(question: str, names: Sequence[str]) -> str:
+    """The normalised question between spaces, each company name of ``names`` overwritten with ``#`` (positions kept)."""
+    text = f" {_norm(question)} "
+    for name in names:
+        alias = _norm(name)
+        text = re.sub(rf"(?<= ){re.escape(alias)}(?= )", lambda m: "#" * len(m.group()), text) if alias else text
+    return text
+
+
+def word_before(question: str, position: int, names: Sequence[str] = ()) -> str:
+    """The word just before a :func:`find_measures` hit at ``position`` (the same ``question`` and ``names``), or
+    ``""`` when there is none or it is a company's name (``"accrued"`` in "Pfizer's accrued liabilities"; ``""`` in
+    "Duke Energy's total assets"): a modifier that may make the measure another element."""
+    words = _blanked(question, names)[:position].split()
+    return words[-1] if words and "#" not in words[-1] else ""
+
+
 def is_flow(measure: Measure) -> bool:
     """True when every operand of the measure's first formula is a flow (an income or cash-flow item)."""
-    return all(ALL_CONCEPTS[c].duration for c in measure.operands(measure.formulas[0]))
+    return all(measure.concept(c).duration for c in measure.operands(measure.formulas[0]))
+
+
+CONCEPT_MEASURE_PREFIX = "tag:"
+"""The id prefix of a :func:`concept_measure` (``tag:Goodwill``)."""
+
+
+def concept_measure(tag: str, label: str, duration: bool) -> Measure:
+    """A measure read straight from one us-gaap element (issue 44: "any other us-gaap concept is reachable by its
+    label"): id ``tag:<tag>``, the element's standard label (tag.txt ``tlabel``) as its label, unit USD, formula the
+    tag itself; ``duration``: a flow (tag.txt ``iord`` ``D``) or an instant (``I``)."""
+    own = CanonicalConcept(tag, (tag,), duration, label, "")
+    return Measure(
+        f"{CONCEPT_MEASURE_PREFIX}{tag}", label, "USD", (tag,), (), f"the us-gaap element {tag} ({label})", (), (own,)
+    )
 
 
 def bank(sic: int | None) -> bool:
