@@ -76,6 +76,8 @@ RELIABILITY_FAMILIES = {
     "deeply nested queries, EXPLAIN past its time limit, a connection dropped under a query",
     "secrets": "file modes of the settings file and the server's folders, the password in ps, logs and "
     "docker-compose, masked settings",
+    "sources": "two files of the same filings with other values (and rows missing): refused in one line, or kept "
+    "or replaced with both sources recorded, never mixed",
     "small": "an http:// URI, memo --source unknown, malformed limits, an unreachable server, a syntax error, "
     "no password",
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -24,6 +25,22 @@ AKSHARE_FUNCTIONS = (
     "macro_china_ppi",
     "macro_china_shibor_all",
 )
+
+
+class OnConflict(StrEnum):
+    """``ingest.sec.conflicts.ON_CONFLICT`` (repeated so that ``finkg --help`` imports no ingest code)."""
+
+    REFUSE = "refuse"
+    KEEP = "keep"
+    REPLACE = "replace"
+
+
+ON_CONFLICT_HELP = (
+    "A fact already in the graph from another file of the same filing with another value: refuse the file "
+    "(nothing written, exit 2), keep the graph's value and record this file's beside it, or replace it and record "
+    "the graph's."
+)
+OnConflictOption = Annotated[OnConflict, typer.Option("--on-conflict", help=ON_CONFLICT_HELP)]
 
 
 @app.command("sec")
@@ -52,6 +69,7 @@ def ingest_sec(
     csv_only: Annotated[
         bool, typer.Option("--csv-only", help="--bulk: write the CSV files (--csv DIR) and stop, for a remote server.")
     ] = False,
+    on_conflict: OnConflictOption = OnConflict.REFUSE,
 ) -> None:
     """SEC Financial Statement Data Sets: Company, Filing, Concept and Fact nodes (USD, whole entity)."""
     if not bulk:
@@ -60,9 +78,11 @@ def ingest_sec(
         if any(p.is_dir() for p in paths):
             raise typer.BadParameter("folders go with --bulk; give the ZIP files")
         with progress() as p:
-            summary = api.ingest_sec(paths, progress=p)
+            summary = api.ingest_sec(paths, progress=p, on_conflict=on_conflict.value)
         render(summary, Format.table, console, title="SEC FSDS ingest")
         return
+    if on_conflict is not OnConflict.REFUSE:
+        raise typer.BadParameter("--on-conflict goes without --bulk (a bulk import fills a new database)")
     with progress() as p:
         result = api.ingest_sec_bulk(paths, database=database, force=force, csv_dir=csv, csv_only=csv_only, progress=p)
     render(result.summary, Format.table, console, title=f"SEC FSDS bulk import into {database!r}")
@@ -83,10 +103,11 @@ def ingest_companyfacts(
     paths: Annotated[
         list[Path], typer.Argument(help="SEC companyfacts JSON files (CIK##########.json)", exists=True, dir_okay=False)
     ],
+    on_conflict: OnConflictOption = OnConflict.REFUSE,
 ) -> None:
     """SEC companyfacts JSON: Company, Filing, Concept and Fact nodes (USD, whole entity)."""
     with progress() as p:
-        summary = api.ingest_companyfacts(paths, progress=p)
+        summary = api.ingest_companyfacts(paths, progress=p, on_conflict=on_conflict.value)
     render(summary, Format.table, console, title="SEC companyfacts ingest")
 
 
@@ -100,12 +121,13 @@ def ingest_xbrl(
             help="The filing's accession number (one file only); default: dei:AccessionNumber or a pseudo accession from file name and hash.",
         ),
     ] = None,
+    on_conflict: OnConflictOption = OnConflict.REFUSE,
 ) -> None:
     """XBRL instance documents: Company, Filing, Concept and Fact nodes (USD, whole entity)."""
     if accession and len(paths) > 1:
         raise typer.BadParameter("--accession names one filing: give one file with it")
     with progress() as p:
-        summary = api.ingest_xbrl(paths, accession=accession, progress=p)
+        summary = api.ingest_xbrl(paths, accession=accession, progress=p, on_conflict=on_conflict.value)
     render(summary, Format.table, console, title="XBRL instance ingest")
 
 

@@ -167,7 +167,8 @@ def bulk_import_sec(
 
     Raises:
         BulkImportError: see the class; ConfigError: ``csv_only`` without ``csv_dir``;
-        FsdsFormatError: a malformed archive (named with member, line and column; nothing is imported);
+        FsdsFormatError: a malformed archive (named with member, line and column; nothing is imported), or a
+            member above ``[ingest] max_member_bytes`` or ``max_compression_ratio`` (checked before it is read);
         DatabaseExists, DatabaseInUse, ServerError: from the server (:meth:`LocalNeo4j.import_database`).
     """
     t0 = time.perf_counter()
@@ -185,7 +186,7 @@ def bulk_import_sec(
     result = BulkResult(database, Path(csv_dir))
     try:
         files = ImportFiles(result.folder)
-        _write_csv(files, files_in, result, progress)
+        _write_csv(files, files_in, result, progress, settings)
         result.csv_seconds = time.perf_counter() - t0
         result.nodes, result.relationships = files.counts("nodes"), files.counts("relationships")
         if csv_only:
@@ -207,9 +208,13 @@ def bulk_import_sec(
     return result
 
 
-def _write_csv(files: ImportFiles, paths: list[Path], result: BulkResult, progress: StageProgress | None) -> None:
-    """Read each archive and write its rows (facts and evidence per archive; merged labels, runs and
-    ``LOADED`` at the end) into ``files``; fills ``result.summary``."""
+def _write_csv(
+    files: ImportFiles, paths: list[Path], result: BulkResult, progress: StageProgress | None, settings: Settings
+) -> None:
+    """Read each archive (under ``[ingest] max_member_bytes`` and ``max_compression_ratio``, as ``finkg ingest
+    sec`` does) and write its rows (facts and evidence per archive; merged labels, runs and ``LOADED`` at the end)
+    into ``files``; fills ``result.summary``."""
+    limits = settings.ingest
     merged: dict[str, dict[Any, dict[str, Any]]] = {label: {} for label in MERGED}
     keys: dict[str, str] = {}
     owner: dict[str, Path] = {}  # adsh -> the archive that holds it
@@ -218,7 +223,7 @@ def _write_csv(files: ImportFiles, paths: list[Path], result: BulkResult, progre
     for i, path in enumerate(paths):
         t = time.perf_counter()
         started = runs.now()
-        data = fsds.read_fsds(path)
+        data = fsds.read_fsds(path, max_bytes=limits.max_member_bytes, max_ratio=limits.max_compression_ratio)
         for f in data.filings:
             if f["adsh"] in owner:
                 raise BulkImportError(

@@ -18,14 +18,22 @@ from ingest.sec import companyfacts as sec_companyfacts
 from ingest.sec import fsds as sec_fsds
 from ingest.sec import xbrl_instance
 from ingest.sec.companyfacts import ADSH
+from ingest.sec.conflicts import OnConflict, SourceConflict, find_conflicts, refusal, settle
 from ingest.sec.fsds import FsdsData, StageProgress
 from kg import BatchWriter, Graph
 
 
 def ingest_sec(
-    graph: Graph, settings: Settings, paths: Sequence[Path], progress: StageProgress | None = None
+    graph: Graph,
+    settings: Settings,
+    paths: Sequence[Path],
+    progress: StageProgress | None = None,
+    on_conflict: OnConflict = "refuse",
 ) -> list[dict[str, Any]]:
     """Load SEC FSDS ZIPs (``finkg ingest sec``), one ``(:IngestRun)`` per archive.
+
+    A fact already in the graph with another value (another file of the same filing) is refused, kept or
+    replaced as ``on_conflict`` says, and recorded beside its fact (:mod:`ingest.sec.conflicts`).
 
     A run is recorded as ``running`` before writing, ``done`` with its counts after, or
     ``failed`` with the error (then the error is raised again); a run left ``running`` by a
@@ -40,6 +48,8 @@ def ingest_sec(
     Raises:
         sec_fsds.FsdsFormatError: an archive is malformed, or a member is above ``[ingest] max_member_bytes``
             or ``max_compression_ratio`` (nothing of it is written).
+        ingest.sec.conflicts.SourceConflict: ``on_conflict`` is ``refuse`` and an archive would change facts
+            another file wrote (nothing of it is written).
         kg.errors.IngestError: a path is missing or not a regular file (a device, a pipe).
     """
     limits = settings.ingest
@@ -47,7 +57,7 @@ def ingest_sec(
     def read(path: Path) -> FsdsData:
         return sec_fsds.read_fsds(path, max_bytes=limits.max_member_bytes, max_ratio=limits.max_compression_ratio)
 
-    return _ingest_files(graph, settings, paths, read, "sec-fsds", progress)
+    return _ingest_files(graph, settings, paths, read, "sec-fsds", progress, on_conflict)
 
 
 def _ingest_files(
@@ -57,6 +67,7 @@ def _ingest_files(
     read: Callable[[Path], FsdsData],
     kind: str,
     progress: StageProgress | None,
+    on_conflict: OnConflict = "refuse",
 ) -> list[dict[str, Any]]:
     """The loop every XBRL source shares: ``read(path)`` (when it raises, only a ``failed`` run
     naming the error is written), then
@@ -65,13 +76,17 @@ def _ingest_files(
     non-numeric facts ...), so that rows = kept + non-finite + not USD + dimensional + other; ``co-reg. kept``
     counts the kept facts of co-registrants (separate legal entities of a filing, e.g. a parent's utility
     subsidiaries: :mod:`ingest.sec.fsds`), part of ``kept``.
-    ``non-finite`` (``skipped_non_finite``) counts values refused because they are NaN or infinite."""
+    ``non-finite`` (``skipped_non_finite``) counts values refused because they are NaN or infinite. Before a
+    file is written its facts are compared with those of its filings already in the graph
+    (:func:`ingest.sec.conflicts.find_conflicts`): ``on_conflict`` refuses (the run recorded failed, unless an earlier
+    run of the same file is done), keeps or replaces; ``conflicts`` counts them."""
     writer = BatchWriter(graph, batch_size=settings.writer.batch_size, workers=settings.writer.workers)
     runs.mark_interrupted(graph)
     summary = []
     for path in map(Path, paths):
         runs.source_file(path)
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        with path.open("rb") as fh:
+            digest = hashlib.file_digest(fh, "sha256").hexdigest()
         rid = runs.run_id(kind, digest)
         try:
             data = read(path)
@@ -85,8 +100,15 @@ def _ingest_files(
             )
             raise
         runs.check_same_filings(graph, rid, path, (f["adsh"] for f in data.filings))
+        conflicts = find_conflicts(graph, data, settings.writer.batch_size)
+        if conflicts and on_conflict == "refuse":  # before anything of the file is written
+            refused = SourceConflict(refusal(path, conflicts))
+            fields = {"kind": kind, "source": str(path.resolve()), "sha256": digest, "started_at": runs.now()}
+            runs.fail_unless_done(graph, writer, rid, refused, fields)
+            raise refused
         runs.start(writer, rid, {"kind": kind, "source": str(path.resolve()), "sha256": data.sha256})
         try:
+            settle(writer, data, conflicts, on_conflict)
             stats = sec_fsds.write_fsds(writer, data, progress=_prefixed(progress, path.name))
             runs.link_run(writer, rid, "Filing", "adsh", (f["adsh"] for f in data.filings))
         except Exception as exc:
@@ -99,7 +121,8 @@ def _ingest_files(
 
 
 def summary_row(path: Path, c: Counter, facts_new: int, seconds: float, rid: str) -> dict[str, Any]:
-    """One archive's row of the ingest summary from its reader counts ``c`` (see :func:`_ingest_files`)."""
+    """One archive's row of the ingest summary from its reader counts ``c`` (see :func:`_ingest_files`);
+    ``conflicts``: facts already in the graph from another file with another value (kept or replaced)."""
     named = c["skipped_non_finite"] + c["skipped_not_usd"] + c["skipped_dimensional"]
     return {
         "source": path.name,
@@ -112,6 +135,7 @@ def summary_row(path: Path, c: Counter, facts_new: int, seconds: float, rid: str
         "dimensional": c["skipped_dimensional"],
         "other": c["rows"] - c["kept"] - named,
         "facts new": facts_new,
+        "conflicts": c["conflicts"],
         "s": round(seconds, 1),
         "run": rid,
     }
@@ -125,10 +149,14 @@ def _prefixed(progress: StageProgress | None, prefix: str) -> StageProgress | No
 
 
 def ingest_companyfacts(
-    graph: Graph, settings: Settings, paths: Sequence[Path], progress: StageProgress | None = None
+    graph: Graph,
+    settings: Settings,
+    paths: Sequence[Path],
+    progress: StageProgress | None = None,
+    on_conflict: OnConflict = "refuse",
 ) -> list[dict[str, Any]]:
     """Load SEC companyfacts JSON files (``finkg ingest companyfacts``), one ``(:IngestRun {kind:
-    "sec-companyfacts"})`` per file, recorded as :func:`ingest_sec` does.
+    "sec-companyfacts"})`` per file, recorded as :func:`ingest_sec` does (``on_conflict`` too).
 
     Returns:
         One summary row per file (the columns of :func:`ingest_sec`; rows are unit entries).
@@ -136,7 +164,9 @@ def ingest_companyfacts(
     Raises:
         sec_companyfacts.CompanyFactsFormatError: a file is malformed (nothing of it is written).
     """
-    return _ingest_files(graph, settings, paths, sec_companyfacts.read_companyfacts, "sec-companyfacts", progress)
+    return _ingest_files(
+        graph, settings, paths, sec_companyfacts.read_companyfacts, "sec-companyfacts", progress, on_conflict
+    )
 
 
 def ingest_xbrl(
@@ -145,9 +175,10 @@ def ingest_xbrl(
     paths: Sequence[Path],
     accession: str | None = None,
     progress: StageProgress | None = None,
+    on_conflict: OnConflict = "refuse",
 ) -> list[dict[str, Any]]:
     """Load XBRL instance documents (``finkg ingest xbrl``), one ``(:IngestRun {kind:
-    "xbrl-instance"})`` per file, recorded as :func:`ingest_sec` does.
+    "xbrl-instance"})`` per file, recorded as :func:`ingest_sec` does (``on_conflict`` too).
 
     Args:
         accession: the filing's accession number (only with one path); else each file's
@@ -176,4 +207,5 @@ def ingest_xbrl(
         lambda path: xbrl_instance.read_instance(path, adsh=accession),
         "xbrl-instance",
         progress,
+        on_conflict,
     )

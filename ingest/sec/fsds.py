@@ -291,7 +291,8 @@ def read_fsds(path: Path, *, max_bytes: int = MAX_MEMBER_BYTES, max_ratio: float
             whose filing is not in sub.txt.
     """
     path = Path(path)
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    with path.open("rb") as fh:  # hashed in blocks: the archive is never held in memory whole
+        digest = hashlib.file_digest(fh, "sha256").hexdigest()
     try:
         zf = zipfile.ZipFile(path)
     except zipfile.BadZipFile as exc:
@@ -424,6 +425,7 @@ def count_totals(data: FsdsData) -> FsdsData:
     data.counts["current"] = sum(1 for f in data.facts if f["period_role"] == "current")
     data.counts["skipped_non_finite"] += 0  # present in the run record even when 0
     data.counts["coregistrant"] += 0
+    data.counts["conflicts"] += 0  # facts another file gave other values (ingest.sec.conflicts sets it)
     return data
 
 
@@ -469,7 +471,10 @@ def graph_rows(data: FsdsData) -> tuple[list[NodeSet], list[RelSet]]:
     """What one normalized archive becomes in the graph, in write order: the nodes (companies,
     filings, concepts, facts, evidence chunks), then ``REPORTS``, ``OF_CONCEPT``, ``EVIDENCE_FOR`` and
     last ``FILED``. The one description both loaders use: :func:`write_fsds` (transactional MERGE)
-    and the bulk import (``finkg.pipelines.bulk``, CSV for ``neo4j-admin database import``)."""
+    and the bulk import (``finkg.pipelines.bulk``, CSV for ``neo4j-admin database import``). Each fact row
+    gets ``source_file``, the name of the file it came from (:mod:`ingest.sec.conflicts`)."""
+    for f in data.facts:
+        f["source_file"] = data.source.name
     # a co-registrant's own figures get no evidence sentence (a text reader would take them for the registrant's)
     chunks = evidence_rows([f for f in data.facts if not f.get("coreg")], data.filings, data.companies, data.concepts)
     nodes = [
