@@ -7,6 +7,9 @@ period end and span named here; never through finkg code.
 
 from __future__ import annotations
 
+import zipfile
+
+import pandas as pd
 import test_agent_ask
 from test_agent_ask import gold
 
@@ -201,3 +204,19 @@ def test_a_label_question_is_never_answered_with_a_near_element(loaded):
     assert got.value != total and got.status != "answered"
     got = answer_sec_question(loaded, "What were Pfizer's total liabilities at the end of Q2 2009?")
     assert got.status == "answered" and close(got, total)
+
+
+def test_a_co_registrant_filing_is_answered_with_the_facts_its_memo_uses_and_says_whose(loaded):
+    """Issue 44 (6): Sempra's 10-Q states every fact under a legal entity (ParentCompany and three subsidiaries);
+    the memo reads the ParentCompany facts, and so does the answer, saying so."""
+    sempra = "0000086521-09-000047"
+    with zipfile.ZipFile(test_agent_ask.QUARTER) as z, z.open("num.txt") as f:
+        rows = pd.read_csv(f, sep="\t", dtype=str, keep_default_na=False, encoding="latin-1")
+    rows = rows[(rows.adsh == sempra) & (rows.uom == "USD")]
+    assert (rows.coreg != "").all()  # no consolidated fact without a legal entity
+    hit = rows[(rows.tag == "NetIncomeLoss") & (rows.ddate == "20090630") & (rows.qtrs == "1")]
+    hit = hit[(hit.coreg == "ParentCompany") & hit.segments.isin(["", "LegalEntity=ParentCompany;"])]
+    assert len(hit) == 1
+    got = answer_sec_question(loaded, "What was Sempra Energy's net income in Q2 2009?")
+    assert got.status == "answered" and close(got, float(hit.value.iloc[0]))
+    assert any("legal entity ParentCompany" in n and sempra in n for n in got.notes)

@@ -90,6 +90,7 @@ def _fact(row: dict[str, Any], concept: str) -> dict[str, Any]:
         "form": row["form"],
         "filed": cc.iso_date(row["filed"]),
         "available_at": filing_available_at(row.get("accepted"), row.get("filed")),
+        **({"entity": row["coreg"]} if row.get("coreg") else {}),
     }
 
 
@@ -106,7 +107,9 @@ def find_fact(
 
     Returns:
         the fact as a dict (``company, cik, concept, tag, value, uom, period, qtrs, key, citation, adsh, form,
-        filed, available_at``; a derived fact adds ``formula`` and ``components``, a list of ``(sign, fact)``).
+        filed, available_at``; a derived fact adds ``formula`` and ``components``, a list of ``(sign, fact)``; a
+        co-registrant filing's ``ParentCompany`` fact, read where the filing has no consolidated one, adds
+        ``entity``).
 
     Raises:
         ToolError: the company, concept or period is not in the graph, or the name is ambiguous.

@@ -107,13 +107,20 @@ def _evaluate(
     if not calc.ok:
         raise ToolError(f"{m.label}: {calc.error}")
     value = float(calc.value)
-    note = None
+    notes = []
     if span is not None and span != preferred:
         months = 3 * span
-        note = (
+        notes.append(
             f"the {months} months ended {iso(ddate)} (year to date): the filing reports no "
             f"{3 * preferred}-month figure for {', '.join(c for c in facts if m.concept(c).duration)}"
         )
+    entities = sorted({(f["entity"], f["adsh"], f["company"]) for f in facts.values() if f.get("entity")})
+    notes += [
+        f"{company}'s own facts (legal entity {entity}) of the co-registrant filing {adsh}, which states no "
+        "consolidated figures without a legal entity (as its memo reads it)"
+        for entity, adsh, company in entities
+    ]
+    note = "; ".join(notes) or None
     shown = " ".join(f"{facts[w]['value']:.0f}" if w in facts else str(operands.get(w, w)) for w in _words(expression))
     numbers = (value, *(x for f in facts.values() for x in fact_numbers(f)))
     if m.unit == "%":

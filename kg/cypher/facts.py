@@ -145,7 +145,7 @@ case-insensitive part of the name, latest period first."""
 COMPANY_CONCEPT_LABELS = (
     "UNWIND $ciks AS cik\n"
     "MATCH (:Company {cik: cik})-[:FILED]->(:Filing)-[:REPORTS]->(x:Fact)\n"
-    "WHERE x.uom = 'USD' AND x.coreg IS NULL AND x.value IS NOT NULL\n"
+    "WHERE x.uom = 'USD' AND x.value IS NOT NULL AND (x.coreg IS NULL OR x.coreg = 'ParentCompany')\n"
     "WITH DISTINCT x.tag AS tag, x.concept AS concept, x.plabel AS plabel\n"
     "OPTIONAL MATCH (k:Concept {key: concept})\n"
     "RETURN tag, collect(DISTINCT k.label) AS labels, collect(DISTINCT plabel) AS plabels,\n"
@@ -162,16 +162,21 @@ STANDARD_LABELS = "MATCH (k:Concept) WHERE k.custom = false AND k.label IS NOT N
 COMPANY_CONCEPT_FACTS = (
     "MATCH (c:Company)-[:FILED]->(f:Filing)-[:REPORTS]->(x:Fact)\n"
     "WHERE (c.cik = $cik OR ($name IS NOT NULL AND toLower(c.name) CONTAINS toLower($name)))\n"
-    "  AND x.tag IN $tags AND x.ddate = $ddate AND x.uom = $uom AND x.coreg IS NULL\n"
+    "  AND x.tag IN $tags AND x.ddate = $ddate AND x.uom = $uom\n"
+    "  AND (x.coreg IS NULL OR (x.coreg = 'ParentCompany'\n"
+    "       AND NOT EXISTS { MATCH (f)-[:REPORTS]->(y:Fact) WHERE y.coreg IS NULL }))\n"
     "RETURN c.cik AS cik, c.name AS company, c.sic AS sic, f.adsh AS adsh, f.form AS form, f.filed AS filed,\n"
     "       f.accepted AS accepted, x.key AS key, x.citation AS citation, x.tag AS tag, x.value AS value,\n"
-    "       x.ddate AS ddate, x.qtrs AS qtrs, x.uom AS uom, x.decimals AS decimals, x.period_role AS period_role\n"
+    "       x.ddate AS ddate, x.qtrs AS qtrs, x.uom AS uom, x.decimals AS decimals, x.period_role AS period_role,\n"
+    "       x.coreg AS coreg\n"
     "ORDER BY cik, f.filed DESC, f.adsh DESC, key"
 )
 """The facts with a tag of ``$tags`` at period end ``$ddate`` (``YYYYMMDD``) in unit ``$uom`` that the filings
 of a company report, the company named by CIK (``$cik``, an integer or null) or by a case-insensitive part of its
 name (``$name`` or null); comparatives included (a 10-Q states the prior year's figures too). The analyst agent's
-``fact_lookup`` (:mod:`generation.agent.facts`) resolves synonyms and picks among them."""
+``fact_lookup`` (:mod:`generation.agent.facts`) resolves synonyms and picks among them. The registrant's facts
+(no ``coreg``); in a co-registrant filing with none, the ``ParentCompany`` facts, as the memo reads them
+(:func:`retrieval.facts.statements.parent_entity`), returned with their ``coreg``."""
 
 
 COMPANY_MATCHES = (
