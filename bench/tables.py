@@ -495,6 +495,22 @@ ASK_USER_KINDS = Table(
     ],
 )
 
+DEMO_REPORTS = Table(
+    ["demo-reports"],
+    lambda records: records["demo-reports"].get("tables", {}).get("demo-reports", []),
+    [
+        Column("report", lambda r: str(r["report"])),
+        Column("companies", lambda r: str(r["companies"])),
+        Column("published: numbers verified", lambda r: str(r["published_verified"])),
+        Column("published: unverified", lambda r: str(r["published_unverified"])),
+        Column("published: unsupported claims", lambda r: str(r["published_unsupported"])),
+        Column("model's answer: unverified", lambda r: str(r["model_unverified"])),
+        Column("model's answer: unsupported claims", lambda r: str(r["model_unsupported"])),
+        Column("claims withheld", lambda r: str(r["withheld_claims"])),
+        Column("knowledge about another subject", lambda r: str(r["off_subject_knowledge"])),
+    ],
+)
+
 FEEDBACK_NAMES = {
     "no-memory": "no memory",
     "memory": "memory",
@@ -1169,6 +1185,7 @@ TABLES: dict[str, Table] = {
     "eval-agent-sec": EVAL_AGENT_SEC,
     "ask-user-questions": ASK_USER,
     "ask-user-questions-kinds": ASK_USER_KINDS,
+    "demo-reports": DEMO_REPORTS,
     "eval-feedback": FEEDBACK,
     "eval-rerank": RERANK,
     "train-embedder": TRAIN_EMBEDDER,

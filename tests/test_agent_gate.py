@@ -163,15 +163,25 @@ def test_the_report_gate_marks_the_readme_demo_failures():
     answer = "China's money supply was moving downward. The 10-year yield was 3.62% [F1]."
     g = gate_report(answer, [("3.62%", "verified")], cited)
     assert not g.passed and g.unsupported == (
-        {"sentence": "China's money supply was moving downward.", "topic": "money supply"},
+        {
+            "sentence": "China's money supply was moving downward.",
+            "topic": "money supply",
+            "why": "no cited fact is about money supply",
+        },
     )
     assert g.text == (
         "China's money supply was moving downward. [unsupported: no cited fact is about money supply] "
         "The 10-year yield was 3.62% [F1]."
     )
     assert g.as_dict()["verdict"] == "could not verify"
-    # the same claim with a money-supply fact cited passes
-    m2 = [*cited, ("cn_m2_yoy", "China M2 money supply, year-on-year: 14.8 % in 2008-11.")]
+    # the same claim with a money-supply fact cited that states the change passes (a level alone does not: the
+    # trend check)
+    level = [*cited, ("cn_m2_yoy", "China M2 money supply, year-on-year: 14.8 % in 2008-11.")]
+    assert gate_report(answer, [("3.62%", "verified")], level).unsupported[0]["why"] == "no cited fact states a change"
+    m2 = [
+        *cited,
+        ("cn_m2_yoy", "China M2 money supply, year-on-year: 14.8 % in 2008-11, a decrease of 1.2 percentage points."),
+    ]
     assert gate_report(answer, [("3.62%", "verified")], m2).passed
     # jnj-2009q2: 15,603,000,000 is not what the cited facts give (35,494,000,000 - 19,886,000,000)
     jnj = [("AssetsCurrent", "current assets 35494000000"), ("LiabilitiesCurrent", "current liabilities 19886000000")]

@@ -140,19 +140,23 @@ def test_batch_writes_verified_reports_linked_in_the_graph_and_resumes(graph, rs
         else:
             assert rec["calls"]["answer"]["error"] and rec["calls"]["answer"]["raw"]
             assert rec["status"] == "failed" and rec["error"].startswith("the answer stage failed")
-        # every number is verified against a fact, context, or marked right after it in the text
+        # every number is verified against a fact, context, or marked right after it in the gated text; a sentence
+        # with a mark is withheld: the published answer carries no mark, the withheld claims are listed with reasons
         for c in rec["numbers"]:
             assert c["status"] in ("verified", "context", "unverified")
             if c["status"] == "unverified":
-                assert c["text"] + MARK in rec["answer"]
+                assert c["text"] + MARK in rec["answer_gated"]
+                assert any(f"no fact carries {c['text']}" in w["reasons"] for w in rec["withheld"])
             if c["status"] == "verified":
                 assert c["fact_id"] in {f["id"] for f in rec["selected_facts"]}
+        assert MARK not in rec["answer"] and "[unsupported:" not in rec["answer"]
         # the answer gate's verdict is recorded: passed only with no unverified number and no unsupported claim
         gate = rec["gate"]
         assert gate["passed"] == (not gate["unverified_numbers"] and not gate["unsupported_claims"])
         assert gate["verdict"] == ("passed" if gate["passed"] else "could not verify")
-        assert all(f"no cited fact is about {u['topic']}]" in rec["answer"] for u in gate["unsupported_claims"])
-        assert "Answer gate: " in md
+        assert gate["passed"] == (not rec["withheld"]) and gate["withheld_claims"] == len(rec["withheld"])
+        assert all(f"[unsupported: {u['why']}]" in rec["answer_gated"] for u in gate["unsupported_claims"])
+        assert "Answer gate: " in md and all(w["claim"] in md for w in rec["withheld"])
         # every retrieval call ran as of the question's date, and nothing published later reached the report
         cutoff = f"{q['as_of']}T23:59:59Z"
         assert [(c["stage"], c["as_of"], c["as_of_from"]) for c in rec["retrieval_calls"]] == [

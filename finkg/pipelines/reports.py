@@ -11,7 +11,11 @@ generation). Per question of a JSONL batch (:class:`ReportQuestion`):
 3. every number of the answer checked against the facts (:func:`generation.verify.report_numbers.check_numbers`;
    unsupported ones are marked ``[unverified]``), then the answer gate (:func:`generation.agent.gate.gate_report`):
    a claim about an indicator no cited fact is about is marked ``[unsupported: ...]``, and the verdict
-   (``passed`` / ``could not verify``) is the record's ``gate`` and the Report node's ``gate_verdict``;
+   (``passed`` / ``could not verify``) is the record's ``gate`` and the Report node's ``gate_verdict``; a sentence
+   carrying either mark is withheld (:func:`generation.verify.withhold.withhold_claims`): the published answer
+   (record ``answer``, the Markdown, the node) holds only verified numbers, the withheld claims are listed with their
+   reasons (record ``withheld``, node ``withheld_claims``; the gated text is ``answer_gated``, the model's
+   ``answer_raw``);
 4. written: ``DIR/<id>.md`` (the report with its sources), ``DIR/<id>.json`` (the record: facts, selected
    facts, retrieved triples with clusters and scores, claims and verification, tokens, times) and a
    ``(:Report)`` node linked to every fact node, chunk and triple it used (``cited`` true for those the
@@ -58,6 +62,7 @@ from generation.llm import BudgetExceeded, LLMUnavailable
 from generation.qa.reader import thought_reader
 from generation.report.two_stage import Generation, TwoStageGenerator
 from generation.verify.report_numbers import NumberCheck, check_numbers
+from generation.verify.withhold import withhold_claims
 from ingest import runs
 from kg import BatchWriter, Graph, cypher
 from kg.errors import GenerationError
@@ -227,7 +232,7 @@ def select_questions(questions: Sequence[ReportQuestion], only: Sequence[str], p
 @dataclass
 class BatchSummary:
     """Totals of one batch: items, done now, skipped (already done), failed, time (wall; retrieval; seconds per LLM
-    stage, ``stage_seconds`` keyed `select` and `answer`), tokens, numbers."""
+    stage, ``stage_seconds`` keyed `select` and `answer`), tokens, numbers, unsupported and withheld claims."""
 
     items: int = 0
     done: int = 0
@@ -240,6 +245,8 @@ class BatchSummary:
     verified: int = 0
     context: int = 0
     unverified: int = 0
+    withheld: int = 0
+    unsupported: int = 0
     invalid_ids: int = 0
     invalid_citations: int = 0
     answered: int = 0
@@ -260,7 +267,9 @@ class BatchSummary:
             "tokens (backend)": self.tokens,
             "numbers verified": self.verified,
             "numbers that are context (dates, tenors, the question's)": self.context,
-            "numbers marked unverified": self.unverified,
+            "numbers unverified (withheld with their claims)": self.unverified,
+            "unsupported claims (withheld)": self.unsupported,
+            "claims withheld in all": self.withheld,
             "selected ids not in F (ignored)": self.invalid_ids,
             "citations of ids not shown": self.invalid_citations,
         }
@@ -487,6 +496,13 @@ def _gate_line(gate: dict[str, Any] | None) -> str:
         return "Answer gate: not run."
     if gate["passed"]:
         return "Answer gate: passed (every number verified, every indicator claim backed by a cited fact)."
+    if gate.get("withheld_claims"):
+        n = gate["withheld_claims"]
+        return (
+            f"Answer gate: {n} claim(s) withheld, listed under Withheld claims ("
+            + "; ".join(dict.fromkeys(gate["reasons"]))
+            + "); every number published is verified."
+        )
     return "Answer gate: could not verify: " + "; ".join(gate["reasons"]) + "."
 
 
@@ -502,7 +518,11 @@ def _markdown(rec: dict[str, Any], gen: Generation) -> str:
         rec["answer"] or "*(no answer: see the record's calls)*",
         "",
         f"Numbers: {n['verified']} verified against a fact, {n['context']} context (dates, tenors, the question's), "
-        f"{n['unverified']} marked [unverified].",
+        + (
+            f"{n['unverified']} unverified, withheld with their claims."
+            if rec.get("withheld") is not None
+            else f"{n['unverified']} marked [unverified]."
+        ),
         "",
         _gate_line(rec.get("gate")),
         "",
@@ -523,9 +543,14 @@ def _markdown(rec: dict[str, Any], gen: Generation) -> str:
         + (" (cited)" if k.id in rec["cited_knowledge"] else "")
         for k in gen.knowledge
     ] or ["- none"]
-    unverified = [c for c in rec["numbers"] if c["status"] == "unverified"]
-    if unverified:
-        lines += ["", "## Unverified numbers", ""] + [f"- {c['text']}: {c['why']}" for c in unverified]
+    if rec.get("withheld"):
+        lines += ["", "## Withheld claims", ""] + [
+            f"- {w['claim']} (withheld: {'; '.join(w['reasons'])})" for w in rec["withheld"]
+        ]
+    elif any(c["status"] == "unverified" for c in rec["numbers"]):
+        lines += ["", "## Unverified numbers", ""] + [
+            f"- {c['text']}: {c['why']}" for c in rec["numbers"] if c["status"] == "unverified"
+        ]
     lines += ["", "## In Neo4j Browser", "", "```cypher", cypher.report_browser_query(rec["report_id"]), "```", ""]
     return "\n".join(lines)
 
@@ -543,6 +568,8 @@ def _graph_rows(rec: dict[str, Any], gen: Generation) -> tuple[dict[str, Any], d
         "numbers_verified": sum(c["status"] == "verified" for c in rec["numbers"]),
         "numbers_unverified": sum(c["status"] == "unverified" for c in rec["numbers"]),
         "gate_verdict": (rec.get("gate") or {}).get("verdict"),
+        "published_verdict": (rec.get("gate") or {}).get("published"),
+        "withheld_claims": len(rec.get("withheld") or []),
         "unsupported_claims": len((rec.get("gate") or {}).get("unsupported_claims", [])),
         "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
@@ -654,8 +681,14 @@ def _one(
     marked, checks = check_numbers(gen.answer, q.question, gen.selected, short)
     cited = [(f.indicator, f.text) for f in gen.selected if f.id in gen.cited_facts]
     gate = gate_report(marked, [(c.text, c.status) for c in checks], cited)
-    rec = _record(q, ctx, gen, gate.text, checks, unmatched, time.perf_counter() - t0, fact_calls)
-    rec["gate"] = gate.as_dict()
+    kept = withhold_claims(gate.text)
+    rec = _record(q, ctx, gen, kept.published, checks, unmatched, time.perf_counter() - t0, fact_calls)
+    rec["answer_gated"], rec["withheld"] = gate.text, kept.withheld
+    rec["gate"] = {
+        **gate.as_dict(),
+        "withheld_claims": len(kept.withheld),
+        "published": "passed" if gate.passed else f"passed after withholding {len(kept.withheld)} claim(s)",
+    }
     failure = _failure(gen)
     if failure:
         rec["status"], rec["error"] = "failed", failure
@@ -938,6 +971,8 @@ def run_batch(
         summary.retrieval_seconds += rec["seconds_retrieval"]
         for c in rec["numbers"]:
             setattr(summary, c["status"], getattr(summary, c["status"]) + 1)
+        summary.withheld += len(rec.get("withheld") or [])
+        summary.unsupported += len((rec.get("gate") or {}).get("unsupported_claims") or [])
         summary.invalid_ids += len(rec["invalid_ids"])
         summary.invalid_citations += len(rec["invalid_citations"])
         if rec.get("reader") in AGENT_READERS:

@@ -44,6 +44,11 @@ _DOWN = re.compile(
     re.I,
 )
 _FLAT = re.compile(r"\b(?:unchanged|flat|no change)\b", re.I)
+_TREND = re.compile(
+    r"\b(?:improv(?:ed|es|e|ing|ement)|strengthen(?:ed|s|ing)?|weaken(?:ed|s|ing)?|worsen(?:ed|s|ing)?|"
+    r"deteriorat(?:ed|es|e|ing|ion)|recover(?:ed|s|y|ing)?)\b",
+    re.I,
+)
 _WORD = re.compile(r"[a-z]{3,}")
 QUOTE_SHARE = 0.75
 """The least share of a number-free answer item's content words that must be quoted (check 4)."""
@@ -334,6 +339,11 @@ def _words(text: str, words: Sequence[str]) -> bool:
     return any(re.search(rf"(?<![a-z0-9]){re.escape(w)}(?![a-z0-9])", low) for w in words)
 
 
+def _trend(text: str) -> bool:
+    """True when ``text`` states a change or a trend (a direction word, or improving, weakening, recovering...)."""
+    return direction_of(text) is not None or bool(_TREND.search(text))
+
+
 def gate_report(
     answer: str, number_statuses: Sequence[tuple[str, str]], cited: Sequence[tuple[str, str]]
 ) -> ReportGate:
@@ -349,7 +359,9 @@ def gate_report(
     Returns:
         :class:`ReportGate`: a sentence that states a direction or a number about an indicator of
         :data:`INDICATOR_TOPICS` none of the cited facts is about gets ``[unsupported: no cited fact is about
-        <topic>]``; ``passed`` is False when such a claim or an unverified number remains.
+        <topic>]``; a sentence that states a change or trend ("rose", "improving", "weakening") when no cited fact
+        states one (levels only) gets ``[unsupported: no cited fact states a change]``; ``passed`` is False when
+        such a claim or an unverified number remains. Each unsupported claim is ``{"sentence", "topic", "why"}``.
     """
     unverified = tuple(t for t, s in number_statuses if s == "unverified")
     unsupported: list[dict[str, str]] = []
@@ -367,9 +379,14 @@ def gate_report(
                 if _words(sentence, words) and not any(
                     any(a in f"{code} {text}".lower() for a in about) for code, text in cited
                 ):
-                    unsupported.append({"sentence": sentence.strip(), "topic": topic})
-                    mark = f" [unsupported: no cited fact is about {topic}]"
+                    why = f"no cited fact is about {topic}"
+                    unsupported.append({"sentence": sentence.strip(), "topic": topic, "why": why})
+                    mark = f" [unsupported: {why}]"
                     break
+        if not mark and _trend(sentence) and not any(_trend(text) for _, text in cited):
+            why = "no cited fact states a change"
+            unsupported.append({"sentence": sentence.strip(), "topic": "a change", "why": why})
+            mark = f" [unsupported: {why}]"
         out.append(sentence.rstrip() + mark + (sentence[len(sentence.rstrip()) :] if not mark else ""))
         if sep is not None:
             out.append(sep.group(0))
@@ -377,5 +394,10 @@ def gate_report(
     reasons = []
     if unverified:
         reasons.append(f"could not verify {len(unverified)} number(s): {', '.join(unverified)}")
-    reasons += [f"unsupported: a claim about {u['topic']} but no cited fact is about it" for u in unsupported]
+    reasons += [
+        f"unsupported: a claim about {u['topic']} but no cited fact is about it"
+        if u["topic"] != "a change"
+        else "unsupported: a claimed change (rising, falling, improving) but no cited fact states a change"
+        for u in unsupported
+    ]
     return ReportGate(not reasons, "".join(out), unverified, tuple(unsupported), tuple(reasons))
