@@ -12,14 +12,16 @@ Re-ingesting the same file updates the same node (``running`` again, then ``done
 MERGE on a constrained key, so a rerun of an interrupted or failed run completes it.
 
 What readers see of an unfinished run: :func:`ingest.sec.fsds.write_fsds` writes a filing's
-``(:Company)-[:FILED]->(:Filing)`` link last, after its facts, concepts and evidence are linked, and every
+``(:Company)-[:FILED]->(:Filing)`` link last, after its facts, concepts and evidence are linked (after every group of
+facts of the file, when it is streamed a group at a time), and every
 filing reader starts from that link (evidence readers check it too), so a filing is invisible until it is
 whole, whatever stage the process died in.
 
 Test hook (tests only, never set in production): ``FINKG_TEST_KILL_AT=<stage>`` makes the process SIGKILL
 itself at :func:`checkpoint` ``<stage>`` (before the stage starts; ``<stage>+1`` after the stage's first
 batch is committed; ``<stage>#N``: on the stage's Nth pass in the process). Stage names are those of
-:func:`ingest.sec.fsds.write_fsds` (``companies`` ... ``filed``) and ``link``/``done`` of the pipelines
+:func:`ingest.sec.fsds.write_fsds` (``companies`` ... ``filed``; the fact stages pass once per group of facts, so
+``facts#2`` is the second group's) and ``link``/``done`` of the pipelines
 (before the run's LOADED links, before it is marked done); the memo and report batches of
 :mod:`finkg.pipelines` pass ``memo-*`` and ``report-*`` checkpoints between their writes (their modules
 name them), so a test can kill them mid-batch too.

@@ -41,11 +41,14 @@ STAGES = (
     "reports+1",  # half of the REPORTS links written
     "of_concept",
     "evidence_for",
+    "facts#2",  # the second group of facts (a group is 4 batches: 400 facts here): the first group written whole
+    "evidence_for#2",  # the second group's last links: every fact and chunk written, no FILED link yet
     "filed",
     "link",  # the filings are whole and visible; the run's LOADED links and its end are not written
     "done",
 )
-SMALL_BATCHES = {"FINKG_WRITER__BATCH_SIZE": "100"}  # several batches per stage, so "reports+1" is half-way
+SMALL_BATCHES = {"FINKG_WRITER__BATCH_SIZE": "100"}  # several batches per stage, so "reports+1" is half-way, and
+# two groups of facts (ingest.sec.fsds.GROUP_BATCHES batches each), so "facts#2" is half-way through a streamed ingest
 
 
 class Copy:

@@ -73,6 +73,23 @@ def test_ingest_twice_changes_nothing(graph):
     assert n == [{"n": d.counts["kept"]}]
 
 
+def test_a_streamed_ingest_writes_group_by_group_what_a_whole_one_does(graph):
+    whole = read_fsds(DAILY)
+    with sec_fsds.open_fsds(DAILY) as spill:  # what `finkg ingest sec` writes from: facts on disk, not in memory
+        assert spill.counts == whole.counts and spill.sizes() == whole.sizes()
+        assert [f for chunk, _ in spill.fact_batches(97) for f in chunk] == whole.facts
+        writer = BatchWriter(graph, batch_size=50, workers=2)
+        first = sec_fsds.write_fsds(writer, whole, group=len(whole.facts))  # one group: as it was written before
+        grouped = sec_fsds.write_fsds(writer, spill, group=97)
+    assert list(grouped) == list(first) == [
+        "companies", "filings", "concepts", "facts", "evidence", "reports", "of_concept", "evidence_for", "filed"
+    ]  # fmt: skip
+    assert grouped["facts"].batches >= len(whole.facts) // 97  # written a group at a time
+    for stage, st in grouped.items():
+        assert (st.created, st.updated, st.missing_endpoints, st.duplicates) == (0, 0, 0, 0), stage
+        assert (st.rows, st.written) == (first[stage].rows, first[stage].written), stage
+
+
 def _rewrite(tmp_path: Path, member: str, edit) -> Path:
     out = tmp_path / "broken.zip"
     with zipfile.ZipFile(DAILY) as src, zipfile.ZipFile(out, "w") as dst:

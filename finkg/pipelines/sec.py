@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +20,8 @@ from ingest.sec import fsds as sec_fsds
 from ingest.sec import xbrl_instance
 from ingest.sec.companyfacts import ADSH
 from ingest.sec.conflicts import OnConflict, SourceConflict, find_conflicts, refusal, settle
-from ingest.sec.fsds import FsdsData, StageProgress
-from kg import BatchWriter, Graph
+from ingest.sec.fsds import FactSource, StageProgress
+from kg import BatchWriter, Graph, WriteStats
 
 
 def ingest_sec(
@@ -30,7 +31,9 @@ def ingest_sec(
     progress: StageProgress | None = None,
     on_conflict: OnConflict = "refuse",
 ) -> list[dict[str, Any]]:
-    """Load SEC FSDS ZIPs (``finkg ingest sec``), one ``(:IngestRun)`` per archive.
+    """Load SEC FSDS ZIPs (``finkg ingest sec``), one ``(:IngestRun)`` per archive, streamed: each archive is
+    checked whole into a temporary file first (:func:`ingest.sec.fsds.open_fsds`), then written a group of facts at a
+    time (:func:`ingest.sec.fsds.write_fsds`), so memory does not grow with the archive.
 
     A fact already in the graph with another value (another file of the same filing) is refused, kept or
     replaced as ``on_conflict`` says, and recorded beside its fact (:mod:`ingest.sec.conflicts`).
@@ -54,8 +57,8 @@ def ingest_sec(
     """
     limits = settings.ingest
 
-    def read(path: Path) -> FsdsData:
-        return sec_fsds.read_fsds(path, max_bytes=limits.max_member_bytes, max_ratio=limits.max_compression_ratio)
+    def read(path: Path) -> FactSource:  # streamed: one group of facts in memory at a time (sec_fsds.open_fsds)
+        return sec_fsds.open_fsds(path, max_bytes=limits.max_member_bytes, max_ratio=limits.max_compression_ratio)
 
     return _ingest_files(graph, settings, paths, read, "sec-fsds", progress, on_conflict)
 
@@ -64,7 +67,7 @@ def _ingest_files(
     graph: Graph,
     settings: Settings,
     paths: Sequence[Path],
-    read: Callable[[Path], FsdsData],
+    read: Callable[[Path], FactSource],
     kind: str,
     progress: StageProgress | None,
     on_conflict: OnConflict = "refuse",
@@ -99,25 +102,45 @@ def _ingest_files(
                 {"kind": kind, "source": str(path.resolve()), "sha256": digest, "started_at": runs.now()},
             )
             raise
-        runs.check_same_filings(graph, rid, path, (f["adsh"] for f in data.filings))
-        conflicts = find_conflicts(graph, data, settings.writer.batch_size)
-        if conflicts and on_conflict == "refuse":  # before anything of the file is written
-            refused = SourceConflict(refusal(path, conflicts))
-            fields = {"kind": kind, "source": str(path.resolve()), "sha256": digest, "started_at": runs.now()}
-            runs.fail_unless_done(graph, writer, rid, refused, fields)
-            raise refused
-        runs.start(writer, rid, {"kind": kind, "source": str(path.resolve()), "sha256": data.sha256})
-        try:
-            settle(writer, data, conflicts, on_conflict)
-            stats = sec_fsds.write_fsds(writer, data, progress=_prefixed(progress, path.name))
-            runs.link_run(writer, rid, "Filing", "adsh", (f["adsh"] for f in data.filings))
-        except Exception as exc:
-            runs.fail(writer, rid, exc)
-            raise
+        with closing(data):  # the spill's temporary file, if the reader made one
+            stats = _write_file(graph, writer, path, data, kind, rid, digest, progress, on_conflict, settings)
         c = data.counts
         runs.finish(writer, rid, {**c, **{f"{k}_created": v.created for k, v in stats.items()}})
         summary.append(summary_row(path, c, stats["facts"].created, sum(v.seconds for v in stats.values()), rid))
     return summary
+
+
+def _write_file(
+    graph: Graph,
+    writer: BatchWriter,
+    path: Path,
+    data: FactSource,
+    kind: str,
+    rid: str,
+    digest: str,
+    progress: StageProgress | None,
+    on_conflict: OnConflict,
+    settings: Settings,
+) -> dict[str, WriteStats]:
+    """One read file of :func:`_ingest_files`: the checks against the graph (the same filings as an earlier run of
+    it; the conflicts, before anything is written), then the run ``running``, the file's writes and its LOADED links;
+    the run recorded failed on an error."""
+    runs.check_same_filings(graph, rid, path, (f["adsh"] for f in data.filings))
+    conflicts = find_conflicts(graph, data, settings.writer.batch_size)
+    if conflicts and on_conflict == "refuse":  # before anything of the file is written
+        refused = SourceConflict(refusal(path, conflicts))
+        fields = {"kind": kind, "source": str(path.resolve()), "sha256": digest, "started_at": runs.now()}
+        runs.fail_unless_done(graph, writer, rid, refused, fields)
+        raise refused
+    runs.start(writer, rid, {"kind": kind, "source": str(path.resolve()), "sha256": data.sha256})
+    try:
+        settle(writer, data, conflicts, on_conflict)
+        stats = sec_fsds.write_fsds(writer, data, progress=_prefixed(progress, path.name))
+        runs.link_run(writer, rid, "Filing", "adsh", (f["adsh"] for f in data.filings))
+    except Exception as exc:
+        runs.fail(writer, rid, exc)
+        raise
+    return stats
 
 
 def summary_row(path: Path, c: Counter, facts_new: int, seconds: float, rid: str) -> dict[str, Any]:

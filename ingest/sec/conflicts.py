@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ingest import runs
-from ingest.sec.fsds import FsdsData
+from ingest.sec.fsds import FactSource
 from kg import BatchWriter, Graph, batches, cypher
 from kg.errors import ConfigError, IngestError
 
@@ -70,14 +70,17 @@ class Conflict:
     source: str | None
 
 
-def find_conflicts(graph: Graph, data: FsdsData, batch_size: int = 5_000) -> list[Conflict]:
+def find_conflicts(graph: Graph, data: FactSource, batch_size: int = 5_000) -> list[Conflict]:
     """The facts of ``data`` already in the graph with another value, by key. Only the facts of filings the graph
-    already has are looked up (none on a first load), ``batch_size`` keys per read."""
-    adshs = sorted({f["adsh"] for f in data.facts})
+    already has are looked up (none on a first load: the facts are not even read), ``batch_size`` keys per read;
+    the facts stream past (:meth:`~ingest.sec.fsds.FactSource.fact_values`), only the conflicts are kept."""
+    adshs = sorted({f["adsh"] for f in data.filings})
     present: set[str] = set()
     for chunk in batches(adshs, batch_size):
         present.update(r["adsh"] for r in graph.read(cypher.FILINGS_PRESENT, {"adshs": chunk}))
-    rows = ({"key": f["key"], "value": f["value"]} for f in data.facts if f["adsh"] in present)
+    if not present:
+        return []
+    rows = ({"key": key, "value": value} for adsh, key, value in data.fact_values() if adsh in present)
     found: list[Conflict] = []
     for chunk in batches(rows, batch_size):
         found.extend(Conflict(**r) for r in graph.read(cypher.FACT_VALUE_CONFLICTS, {"rows": chunk}))
@@ -113,10 +116,10 @@ def refusal(path: Any, conflicts: Sequence[Conflict]) -> str:
 
 
 def settle(
-    writer: BatchWriter, data: FsdsData, conflicts: Sequence[Conflict], on_conflict: OnConflict, at: str | None = None
+    writer: BatchWriter, data: FactSource, conflicts: Sequence[Conflict], on_conflict: OnConflict, at: str | None = None
 ) -> int:
     """Apply ``on_conflict`` to ``conflicts`` before ``data`` is written (see the module docstring): ``keep`` records
-    the file's values and drops those facts from ``data.facts`` (so the write leaves them as they are); ``replace``
+    the file's values and drops those facts from ``data`` (so the write leaves them as they are); ``replace``
     records the graph's values and sets the file's (a fact the file gives no value loses its value). Sets
     ``data.counts["conflicts"]``; returns how many facts conflicted.
 
@@ -133,8 +136,7 @@ def settle(
             _row(c, source_file=name, value=c.file_value, resolution="kept", against=c.source, new_value=c.value)
             for c in conflicts
         ]
-        drop = {c.key for c in conflicts}
-        data.facts = [f for f in data.facts if f["key"] not in drop]
+        data.drop_facts({c.key for c in conflicts})
     else:
         rows = [
             _row(c, source_file=c.source, value=c.value, resolution="replaced", against=name, new_value=c.file_value)
