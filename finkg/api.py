@@ -79,6 +79,7 @@ __all__ = [
     "eval_tatqa",
     "extract",
     "fact_history",
+    "fetch",
     "graph_analyze",
     "graph_export",
     "indicator_facts",
@@ -312,6 +313,45 @@ def ingest_companyfacts(
     files = source_files(paths)
     with _opened(graph, settings) as (g, s):
         return sec.ingest_companyfacts(g, s, files, progress=progress, on_conflict=chosen)
+
+
+def fetch(
+    companies: Sequence[str],
+    *,
+    offline: bool = False,
+    refresh: bool = False,
+    graph: Graph | None = None,
+    settings: Settings | None = None,
+    progress: StageProgress | None = None,
+    on_conflict: str = "refuse",
+) -> list[dict[str, Any]]:
+    """Companies (tickers or CIKs) from SEC EDGAR through edgartools into the graph (``finkg fetch``): each one's
+    companyfacts, kept in ``[edgar] cache_dir`` and loaded as :func:`ingest_companyfacts` loads a file. A company in
+    the cache is not requested again (``refresh``: ask EDGAR again; ``offline``: never ask, only the cache).
+    SEC's fair-access rules are edgartools' (:mod:`ingest.sec.edgar`): the User-Agent ``[edgar] identity``, at most
+    ``[edgar] rate_limit`` requests per second, retries with back-off.
+
+    Returns:
+        One summary row per company: company, cik, from (``EDGAR`` or ``cache``), then the ingest summary's columns.
+
+    Raises:
+        ConfigError: no ``[edgar] identity`` (checked before anything else, unless ``offline``); a name that is
+            neither a ticker nor a CIK; an unknown ``on_conflict``. IngestError: an unknown company, no
+            companyfacts at EDGAR, a failed request, a company not in the cache (``offline``), a file refused
+            for its conflicts.
+    """
+    from finkg.pipelines import fetch as pipeline
+    from ingest.sec.conflicts import mode
+
+    chosen = mode(on_conflict)
+    s = settings or load_settings()
+    if not companies:
+        raise ConfigError("name at least one company: a ticker (AAPL) or a CIK (320193)")
+    # every company fetched (or refused: no identity, unknown, offline and not cached) before connecting
+    fetched = pipeline.fetch_files(s, companies, offline=offline, refresh=refresh, progress=progress)
+    with _opened(graph, s) as (g, s):
+        _schema_ready(g)
+        return pipeline.load_fetched(g, s, fetched, progress=progress, on_conflict=chosen)
 
 
 def ingest_xbrl(

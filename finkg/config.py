@@ -521,6 +521,35 @@ class AkshareSettings(BaseModel):
     timeout: float = Field(default=30.0, gt=0, description="seconds per socket connect or read of a live call")
 
 
+class EdgarSettings(BaseModel):
+    """[edgar]: SEC EDGAR through edgartools (`finkg fetch`, ingest/sec/edgar.py): who is asking (SEC's fair-access
+    rules want a User-Agent naming a person or company and an email), how fast, and where responses are kept"""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    identity: str | None = Field(
+        default=None,
+        description='the User-Agent sent to SEC EDGAR: your name and email, e.g. "Jane Doe jane@example.com"; '
+        "unset: `finkg fetch` is refused (only --offline runs without it)",
+    )
+    cache_dir: Path = Field(
+        default_factory=lambda: _cache_home() / "edgar",
+        description="edgartools' local data directory (EDGAR_LOCAL_DATA_DIR): companyfacts/CIK##########.json "
+        "as fetched, and its HTTP cache; a company found here is not requested again (--refresh asks EDGAR)",
+    )
+    rate_limit: int = Field(
+        default=9, ge=1, le=10, description="requests per second at most (SEC allows 10; edgartools' limiter)"
+    )
+    base_url: str | None = Field(
+        default=None,
+        description="a mirror of https://www.sec.gov (EDGAR_BASE_URL, read when edgartools is first imported)",
+    )
+    data_url: str | None = Field(
+        default=None,
+        description="a mirror of https://data.sec.gov (EDGAR_DATA_URL, read when edgartools is first imported)",
+    )
+
+
 class EvalSettings(BaseModel):
     """[eval]: text metrics of generated analyses (finkg/eval/metrics/text.py, seed 004 section 4.1):
     BERTScore from a local model directory (never downloaded) and the LLM consistency judge
@@ -732,6 +761,7 @@ class Settings(BaseSettings):
     rerank: RerankSettings = Field(default_factory=lambda: RerankSettings())
     feedback: FeedbackSettings = Field(default_factory=lambda: FeedbackSettings())
     akshare: AkshareSettings = Field(default_factory=lambda: AkshareSettings())
+    edgar: EdgarSettings = Field(default_factory=lambda: EdgarSettings())
     eval: EvalSettings = Field(default_factory=lambda: EvalSettings())
     models: ModelsSettings = Field(default_factory=lambda: ModelsSettings())
     extract: ExtractSettings = Field(default_factory=lambda: ExtractSettings())
@@ -1057,6 +1087,15 @@ retry_attempts = 3
 retry_wait = 2.0
 timeout = 30
 
+[edgar]
+# SEC EDGAR through edgartools (`finkg fetch AAPL MSFT`). SEC's fair-access rules want every client to say who
+# it is: set identity to your name and email (the User-Agent); `finkg fetch` is refused without it. At most
+# rate_limit requests per second (SEC allows 10). Fetched companyfacts stay in cache_dir (edgartools' local data
+# directory), so a second fetch of a company makes no request; default shown:
+# identity = "Jane Doe jane@example.com"
+rate_limit = 9
+# cache_dir = "{edgar_cache_dir}"
+
 [models]
 # Where `finkg models install` puts the offline weights (one folder per model); default shown:
 # dir = "{models_dir}"
@@ -1132,6 +1171,7 @@ def write_settings_file(path: Path | None = None, force: bool = False) -> tuple[
         llm_cache_dir=_cache_home() / "llm-cache",
         models_dir=_cache_home() / "models",
         batch_rates_file=_cache_home() / "batch-rates.json",
+        edgar_cache_dir=_cache_home() / "edgar",
     )
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:

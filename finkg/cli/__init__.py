@@ -27,6 +27,7 @@ from finkg.cli import (
     cypher,
     db,
     facts,
+    fetch,
     graph,
     ingest,
     kg,
@@ -78,6 +79,7 @@ app.command("browser")(browser.browser)
 app.add_typer(neo4j.app, name="neo4j")
 app.add_typer(db.app, name="db")
 app.add_typer(ingest.app, name="ingest")
+app.command("fetch")(fetch.fetch)
 app.add_typer(eval_.app, name="eval")
 app.add_typer(models.app, name="models")
 app.add_typer(audit.app, name="audit")
