@@ -200,3 +200,32 @@ def test_a_company_edgar_does_not_have_is_named(sec, tmp_path):
     assert "no companyfacts for CIK 1234567" in res.stderr and "Traceback" not in res.stderr
     assert sec.requests == ["/api/xbrl/companyfacts/CIK0001234567.json"]  # a 404 is not retried
     assert not (tmp_path / "edgar" / "companyfacts" / "CIK0001234567.json").exists()
+
+
+SNOW = ROOT / "data" / "sec-companyfacts" / "CIK0001640147-snowflake.json"  # edgartools' test data (data/NOTICE.md)
+SNOW_CIK = 1640147
+SNOW_PATH = "/api/xbrl/companyfacts/CIK0001640147.json"
+
+
+@pytest.mark.reliability("crash")
+def test_a_fetch_killed_mid_write_then_rerun_equals_a_clean_fetch(graph, tmp_path):
+    server = EdgarServer({SNOW_PATH: SNOW})
+    try:
+        env = _env(server, tmp_path / "edgar")
+        killed = finkg("fetch", "SNOW", env={**env, "FINKG_TEST_KILL_AT": "facts"})  # SIGKILL before the facts
+        assert killed.returncode == -9, killed.stderr
+        assert server.requests == [SNOW_PATH]
+        assert (tmp_path / "edgar" / "companyfacts" / "CIK0001640147.json").read_bytes() == SNOW.read_bytes()
+
+        again = finkg("fetch", "SNOW", "1640147", env=env)  # the same company twice: loaded once
+        assert again.returncode == 0, again.stderr
+        assert server.requests == [SNOW_PATH]  # the rerun reads the cache
+        assert again.stdout.count("CIK0001640147.json") == 1
+    finally:
+        server.close()
+    assert mismatches(graph, SNOW_CIK, independent_reading(SNOW)).empty
+    runs = graph.read(
+        "MATCH (r:IngestRun {kind: 'sec-companyfacts'}) WHERE r.source ENDS WITH 'CIK0001640147.json' "
+        "RETURN r.status AS status",
+    )
+    assert runs == [{"status": "done"}]
