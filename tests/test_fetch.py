@@ -169,6 +169,12 @@ def test_fetch_by_ticker_equals_the_file_then_the_cache_makes_no_request(graph, 
     assert sec.requests == [FACTS_PATH]
     assert mismatches(graph, LPA_CIK, expected).empty  # the same file again changes nothing
 
+    # --refresh goes to edgartools again: its HTTP cache answers within its freshness window, else SEC does
+    refreshed = finkg("fetch", "--refresh", "LPA", env=_env(sec, cache))
+    assert refreshed.returncode == 0, refreshed.stderr
+    assert "EDGAR" in refreshed.stdout and sec.requests in ([FACTS_PATH], [FACTS_PATH, FACTS_PATH])
+    assert mismatches(graph, LPA_CIK, expected).empty
+
 
 def test_a_missing_identity_is_one_line_and_exit_2(sec, tmp_path):
     res = finkg("fetch", "LPA", env=_env(sec, tmp_path / "edgar", identity=None))

@@ -32,4 +32,4 @@ def fetch(
         raise typer.BadParameter("--refresh asks EDGAR again, --offline never does: give one of them")
     with progress() as p:
         summary = api.fetch(companies, offline=offline, refresh=refresh, progress=p, on_conflict=on_conflict.value)
-    render(summary, Format.table, console, title="SEC EDGAR fetch (companyfacts)")
+    render(summary, Format.table, console, title="finkg fetch: companyfacts")
