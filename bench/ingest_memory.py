@@ -6,7 +6,7 @@ every sub.txt, num.txt and pre.txt row again under another accession number (its
 number; a custom tag's ``version``, which is its filing's accession number, renamed with it and its tag.txt row
 copied), so the copy has N times the filings, facts and custom concepts of the real quarter.
 
-Each measurement runs in a fresh process (peak RSS is per process: ``resource.getrusage``'s ``ru_maxrss``), and the
+Each measurement runs in a fresh process (peak RSS is per process: ``VmHWM`` of ``/proc/self/status``), and the
 figure is the peak less the process's RSS after its imports:
 
 - ``old``: the reader of git revision ``--baseline`` (``ingest/sec/fsds.py`` as it was, loaded from git):
@@ -58,8 +58,14 @@ def rss_mb() -> float:
 
 
 def peak_mb() -> float:
-    """This process's peak resident set so far, in MB (Linux reports ``ru_maxrss`` in kB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
+    """This process's peak resident set so far, in MB: ``VmHWM`` of ``/proc/self/status`` (kB), the peak of this
+    program's own memory. Not ``resource.getrusage``'s ``ru_maxrss``: Linux keeps it across ``exec``, so a child
+    would report at least its parent's resident set when it was started."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1e3
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3  # no /proc: the nearest there is
 
 
 def synthetic(quarter: Path, times: int, out: Path) -> Path:
