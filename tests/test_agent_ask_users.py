@@ -179,6 +179,17 @@ def test_a_banks_revenue_is_interest_and_dividend_income_plus_noninterest_income
     assert got.status == "answered" and close(got, gold(stt, "Revenues", "20090630", 1))
 
 
+def test_a_bank_that_reports_its_total_net_revenue_is_measured_on_it(loaded):
+    """Issue 44: a bank's revenue is "interest and dividend income plus noninterest income, or net revenue where
+    reported": JPMorgan reports its total net revenue (Revenues), so its net margin is net income over that, not over
+    gross interest income plus noninterest income (9.2 % instead of 10.6 %, found by the exhaustive dev check)."""
+    jpm = "0000950123-09-032832"  # JPMorgan Chase & Co, SIC 6021
+    net_revenue = gold(jpm, "Revenues", "20090630", 1)
+    got = answer_sec_question(loaded, "What was JPMorgan's net margin in the quarter ended June 30, 2009?")
+    assert got.status == "answered" and close(got, gold(jpm, "NetIncomeLoss", "20090630", 1) / net_revenue * 100)
+    assert got.derivation["formula"] == "NetIncomeLoss / BankNetRevenue"
+
+
 def test_a_question_about_profit_per_dollar_of_sales_is_not_answered_with_sales(loaded):
     got = answer_sec_question(loaded, "How much did Johnson & Johnson earn per dollar of sales?")
     assert got.answer is None and got.status == "could not verify"

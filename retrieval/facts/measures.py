@@ -9,9 +9,9 @@ phrases. Each :class:`Measure` has its formula(s) over canonical concepts, its u
 quantity (:data:`EXCLUDED_SYNONYMS`, each with its reason).
 
 Formulas are tried in order: the first whose operands the filing reports is used (gross profit is ``GrossProfit``
-when tagged, else revenue minus cost of revenue). Banks (SIC 6000-6199) are asked for revenue as interest and
-dividend income plus noninterest income (the total a bank's income statement builds, not one interest line),
-before the generic formula. A percent measure's formula gives a fraction; the engine states it times 100.
+when tagged, else revenue minus cost of revenue). Banks (SIC 6000-6199) are asked for revenue as their total net
+revenue where they report one (``Revenues``), else interest and dividend income plus noninterest income (the total
+a bank's income statement builds, not one interest line), before the generic formula. A percent measure's formula gives a fraction; the engine states it times 100.
 
 Definitions (CFA Institute, *Financial Reporting and Analysis*, ratio analysis; the flows of a 10-Q are the
 quarter's unless the question names a longer span; balance-sheet items are at the period end and not averaged;
@@ -104,6 +104,9 @@ EXTRA_CONCEPTS: tuple[CanonicalConcept, ...] = (
         "A bank's revenue (interest side)",
     ),
     CanonicalConcept("NoninterestIncome", ("NoninterestIncome",), True, "noninterest income", "A bank's fee revenue"),
+    CanonicalConcept(
+        "BankNetRevenue", ("Revenues",), True, "net revenue", "A bank's total net revenue, where it reports one"
+    ),
 )
 """Concepts beyond the memo's eight: synonyms from edgartools' groups (extended where a 2009 filer's tag is
 missing from the group: ``ResearchAndDevelopmentExpenseExcludingAcquiredInProcessCost``, the pre-2010 pretax
@@ -160,7 +163,10 @@ def _m(
     return Measure(id_, label, unit, formulas, phrases, definition, **kw)
 
 
-_BANK_REVENUE = ("InterestAndDividendIncome + NoninterestIncome",)
+_BANK_REVENUE = ("BankNetRevenue", "InterestAndDividendIncome + NoninterestIncome")
+"""A bank's revenue: its total net revenue where it reports one (``Revenues``, e.g. JPMorgan's "total net revenue"),
+else interest and dividend income plus noninterest income (the total its income statement builds), never one
+interest line."""
 _GROSS = ("GrossProfit", "Revenues - CostOfRevenue")
 
 MEASURES: tuple[Measure, ...] = (
@@ -170,7 +176,8 @@ MEASURES: tuple[Measure, ...] = (
         "USD",
         ("Revenues",),
         ("revenue", "revenues", "sales", "net sales", "total revenue", "total revenues", "top line", "turnover"),
-        "total revenue (net sales); a bank's is interest and dividend income plus noninterest income",
+        "total revenue (net sales); a bank's is its net revenue where reported, else interest and dividend income "
+        "plus noninterest income",
         bank_formulas=_BANK_REVENUE,
     ),
     _m(
@@ -228,7 +235,7 @@ MEASURES: tuple[Measure, ...] = (
         ("NetIncomeLoss / Revenues",),
         ("net margin", "net profit margin", "profit margin", "net income margin", "return on sales"),
         "net income / revenue",
-        bank_formulas=("NetIncomeLoss / (InterestAndDividendIncome + NoninterestIncome)",),
+        bank_formulas=tuple(f"NetIncomeLoss / ({f})" if "+" in f else f"NetIncomeLoss / {f}" for f in _BANK_REVENUE),
     ),
     _m(
         "ebitda",
