@@ -153,6 +153,16 @@ def test_a_short_name_two_companies_share_is_asked_back_never_guessed():
     assert words == "johnson" and {n for _, n in candidates} == {"JOHNSON & JOHNSON", "JOHNSON CONTROLS INC"}
 
 
+def test_a_ticker_that_is_another_companys_initials_is_asked_back():
+    """'HP' is Helmerich & Payne's ticker and Hewlett-Packard's initials: asked back, never read as the ticker alone
+    (it answered Helmerich & Payne's working capital to a question about Hewlett-Packard: an exhaustive dev check)."""
+    got = index().find("How much working capital does HP have?")
+    assert got.found == []
+    (words, candidates), *_ = got.ambiguous
+    assert words == "HP" and {n for _, n in candidates} == {"HELMERICH & PAYNE INC", "HEWLETT PACKARD CO"}
+    assert [h.name for h in index().find("What was GE's net income?").found] == ["GENERAL ELECTRIC CO"]
+
+
 def test_a_name_that_matches_nothing_is_reported_not_matched_to_a_lookalike():
     got = index().find("What is the net margin of Acme Widgets?")
     assert got.found == [] and got.unresolved == ["Acme Widgets"]

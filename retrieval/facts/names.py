@@ -221,6 +221,15 @@ class CompanyIndex:
         for a, ciks in initials.items():  # an acronym is a name only when it is no other company's ticker
             if len(ciks) == 1 and a not in self.tickers and a not in NOT_TICKERS:
                 self.tickers[a] = next(iter(ciks))
+        # a ticker that is also another company's initials ("HP": Helmerich & Payne's ticker, Hewlett-Packard's
+        # initials) is asked back, never read as the ticker's company alone
+        self.initials: dict[str, set[int]] = {}
+        for cik, name in self.names.items():
+            words = [w for w in core_name(name).split() if w not in ("&", "and", "of", "the")]
+            if 2 <= len(words) <= 5 and all(w[:1].isalpha() for w in words):
+                self.initials.setdefault("".join(w[0] for w in words).upper(), set()).add(cik)
+            for a in acronyms_of(name):
+                self.initials.setdefault(a, set()).add(cik)
         self._choices = sorted(self.aliases)
 
     def _label(self, ciks: Iterable[int]) -> list[tuple[int, str]]:
@@ -266,7 +275,11 @@ class CompanyIndex:
             in_name = bool(re.search(r"[A-Z][\w&'’.-]*$", before)) or bool(re.match(r"[A-Z]", after))
             if t in self.tickers:
                 cik = self.tickers[t]
-                if all(h.cik != cik for h in out.found):
+                others = sorted(self.initials.get(t, set()) - {cik})
+                if others and all(h.cik not in others for h in out.found):
+                    out.ambiguous.append((t, self._label([cik, *others])))
+                    taken.append((pos, pos + len(t)))
+                elif all(h.cik != cik for h in out.found):
                     out.found.append(CompanyHit(cik, self.names[cik], t, "ticker", pos))
                     taken.append((pos, pos + len(t)))
             elif len(t) >= 2 and "." not in t and not in_name:
