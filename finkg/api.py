@@ -298,10 +298,10 @@ def bulk_served_hint(database: str, settings: Settings | None = None) -> str:
 def ingest_companyfacts(
     paths: Sequence[Path],
     *,
+    on_conflict: str = "refuse",
     graph: Graph | None = None,
     settings: Settings | None = None,
     progress: StageProgress | None = None,
-    on_conflict: str = "refuse",
 ) -> Any:
     """SEC companyfacts JSON files into the graph; returns the summary rows. Raises IngestError (also for a file
     refused for its conflicts, as :func:`ingest_sec`'s ``on_conflict`` says)."""

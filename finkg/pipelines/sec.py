@@ -175,8 +175,8 @@ def ingest_companyfacts(
     graph: Graph,
     settings: Settings,
     paths: Sequence[Path],
-    progress: StageProgress | None = None,
     on_conflict: OnConflict = "refuse",
+    progress: StageProgress | None = None,
 ) -> list[dict[str, Any]]:
     """Load SEC companyfacts JSON files (``finkg ingest companyfacts``), one ``(:IngestRun {kind:
     "sec-companyfacts"})`` per file, recorded as :func:`ingest_sec` does (``on_conflict`` too).
