@@ -347,6 +347,8 @@ TATQA_AGENT_QWEN_LORA_DIFF = _tatqa_differences("eval-tatqa-agent-qwen-lora")
 TATQA_READER_CALC = _tatqa_ci_table("eval-tatqa-reader-calc-qwen-lora")
 TATQA_READER_CALC_DIFF = _tatqa_differences("eval-tatqa-reader-calc-qwen-lora")
 TATQA_READER_CALC_VS_AGENT = _tatqa_differences("eval-tatqa-reader-calc-vs-agent")
+# the answer engine on the frozen test questions (150 of the evaluation half outside the development sample)
+TATQA_TEST_ENGINE = _tatqa_ci_table("eval-tatqa-test-engine", tokens=True)
 # Qwen2.5-Coder-1.5B base and LoRA-tuned in one run, served by llama.cpp here (Q4_K_M + the shipped GGUF LoRA)
 TATQA_READER_QWEN_CPU = _tatqa_ci_table("eval-tatqa-reader-qwen-cpu")
 TATQA_READER_QWEN_CPU_DIFF = _tatqa_differences("eval-tatqa-reader-qwen-cpu")
@@ -1153,6 +1155,7 @@ TABLES: dict[str, Table] = {
     "eval-tatqa-reader-qwen-gpu-diff": TATQA_READER_QWEN_DIFF,
     "eval-tatqa-agent-qwen-lora": TATQA_AGENT_QWEN_LORA,
     "eval-tatqa-agent-qwen-lora-diff": TATQA_AGENT_QWEN_LORA_DIFF,
+    "eval-tatqa-test-engine": TATQA_TEST_ENGINE,
     "eval-tatqa-reader-calc-qwen-lora": TATQA_READER_CALC,
     "eval-tatqa-reader-calc-qwen-lora-diff": TATQA_READER_CALC_DIFF,
     "eval-tatqa-reader-calc-vs-agent": TATQA_READER_CALC_VS_AGENT,
