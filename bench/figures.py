@@ -33,6 +33,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from tables import display_name, targets  # noqa: E402  (the pages whose tables are generated are the pages checked)
+
 RESULTS = ROOT / "bench" / "results"
 ALLOW = ROOT / "bench" / "figures-allow.toml"
 
@@ -307,18 +311,6 @@ def check(
     return report
 
 
-def targets() -> list[Path]:
-    """README.md and every Markdown page of ``docs/``."""
-    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-
-
-def _name(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(ROOT))
-    except ValueError:
-        return str(path)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("pages", type=Path, nargs="*", help="Markdown files (default: README.md and docs/**/*.md)")
@@ -327,7 +319,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--allow", type=Path, default=ALLOW, help="the allow-list (default: bench/figures-allow.toml)")
     args = ap.parse_args(argv)
     try:
-        pages = [(_name(p), p.read_text(encoding="utf-8")) for p in (args.pages or targets())]
+        pages = [(display_name(p), p.read_text(encoding="utf-8")) for p in (args.pages or targets())]
         report = check(pages, results_values(args.results_dir), load_allow(args.allow))
     except (FiguresError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -348,7 +340,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(
             f"{len(report.unmatched)} figure(s) without a results file, {len(report.unused)} stale allow-list "
             "entr(y/ies): quote the results file's figure (or its generated table), or allow a figure that is no "
-            f"measurement in {_name(args.allow)} with its reason",
+            f"measurement in {display_name(args.allow)} with its reason",
             file=sys.stderr,
         )
         return 1 if args.check else 0

@@ -1322,7 +1322,8 @@ def targets() -> list[Path]:
     return [README, *sorted(DOCS.rglob("*.md"))]
 
 
-def _name(path: Path) -> str:
+def display_name(path: Path) -> str:
+    """``path`` relative to the repository root when it is inside it, else as given (how messages name a page)."""
     try:
         return str(path.resolve().relative_to(ROOT))
     except ValueError:
@@ -1341,19 +1342,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     for path in files:
         try:
             text = path.read_text(encoding="utf-8")
-            new, changed = update(text, args.results_dir, _name(path))
+            new, changed = update(text, args.results_dir, display_name(path))
         except (TablesError, OSError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         total += len(BLOCK.findall(text))
         if args.check:
             if changed:
-                stale.append(f"{_name(path)}: {', '.join(changed)}")
+                stale.append(f"{display_name(path)}: {', '.join(changed)}")
             continue
         if new != text:
             path.write_text(new, encoding="utf-8")
         if changed:
-            print(f"{_name(path)}: regenerated {', '.join(changed)}")
+            print(f"{display_name(path)}: regenerated {', '.join(changed)}")
     if stale:
         print("out of date (run python bench/tables.py): " + "; ".join(stale), file=sys.stderr)
         return 1
