@@ -158,22 +158,29 @@ def child_phase(mode: str, archive: Path, revision: str) -> dict[str, Any]:
     }
 
 
-def child_ingest(archive: Path, home: Path, bolt: int, http: int) -> dict[str, Any]:
-    """``finkg ingest sec``'s pipeline on ``archive`` into the private server (in its own process)."""
-    from finkg import api
+def private_settings(home: Path, bolt: int, http: int, **extra: Any) -> Any:
+    """The settings of the bench's private server at ``home`` on ports ``bolt``/``http`` (the jars of the configured
+    server reused), with ``extra`` settings."""
     from finkg.config import load_settings
-    from kg import Graph
 
     base = load_settings()
-    settings = load_settings(
+    return load_settings(
         server_home=home,
         server_dist_dir=base.server.dist_dir,
         server_bolt_port=bolt,
         server_http_port=http,
         neo4j_uri=None,
         neo4j_password=PASSWORD,
-        neo4j_database="neo4j",
+        **extra,
     )
+
+
+def child_ingest(archive: Path, home: Path, bolt: int, http: int) -> dict[str, Any]:
+    """``finkg ingest sec``'s pipeline on ``archive`` into the private server (in its own process)."""
+    from finkg import api
+    from kg import Graph
+
+    settings = private_settings(home, bolt, http, neo4j_database="neo4j")
     start_rss = rss_mb()
     t = time.perf_counter()
     with Graph(settings.uri, "neo4j", PASSWORD) as g:
@@ -207,23 +214,12 @@ def free_port() -> int:
 
 def ingest_private(archive: Path, heap: str, pagecache: str) -> dict[str, Any]:
     """Start a private server, apply the schema, ingest ``archive`` in a child process; stop and remove the server."""
-    from finkg.config import load_settings
     from finkg.neo4j_server import LocalNeo4j
     from kg import Graph, schema
 
-    base = load_settings()
     home = Path(tempfile.mkdtemp(prefix="finkg-bench-memory.")) / "neo4j"
     bolt, http = free_port(), free_port()
-    settings = load_settings(
-        server_home=home,
-        server_dist_dir=base.server.dist_dir,
-        server_bolt_port=bolt,
-        server_http_port=http,
-        server_heap=heap,
-        server_pagecache=pagecache,
-        neo4j_uri=None,
-        neo4j_password=PASSWORD,
-    )
+    settings = private_settings(home, bolt, http, server_heap=heap, server_pagecache=pagecache)
     server = LocalNeo4j(settings)
     try:
         server.start()
