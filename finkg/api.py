@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from finkg.eval.memos import EvalResult
     from finkg.pipelines.bulk import BulkResult
     from finkg.pipelines.clusters import ClusterSummary
+    from finkg.pipelines.fetch import FetchSummary
     from finkg.pipelines.graph import ExportSummary, GraphAnalysis
     from finkg.pipelines.kg_build import ExtractSummary
     from finkg.pipelines.memos import MemoRunSummary
@@ -320,25 +321,37 @@ def fetch(
     *,
     offline: bool = False,
     refresh: bool = False,
+    facts: bool = True,
+    filings: bool = True,
+    text: bool = True,
+    forms: Sequence[str] | None = None,
+    since: date | None = None,
+    until: date | None = None,
     graph: Graph | None = None,
     settings: Settings | None = None,
     progress: StageProgress | None = None,
     on_conflict: str = "refuse",
-) -> list[dict[str, Any]]:
+) -> FetchSummary:
     """Companies (tickers or CIKs) from SEC EDGAR through edgartools into the graph (``finkg fetch``): each one's
-    companyfacts, kept in ``[edgar] cache_dir`` and loaded as :func:`ingest_companyfacts` loads a file. A company in
-    the cache is not requested again (``refresh``: ask EDGAR again; ``offline``: never ask, only the cache).
-    SEC's fair-access rules are edgartools' (:mod:`ingest.sec.edgar`): the User-Agent ``[edgar] identity``, at most
+    companyfacts (``facts``), loaded as :func:`ingest_companyfacts` loads a file; its filing index (``filings``:
+    the filings of ``forms``, default 10-K and 10-Q, filed since the company's watermark, or ``since``, up to
+    ``until``) and the text of their 10-K and 10-Q primary documents (``text``), point in time at their acceptance
+    (:mod:`finkg.pipelines.fetch`). Responses are kept in ``[edgar] cache_dir``: one there is not requested again
+    (``refresh``: ask EDGAR again for companyfacts and indexes; ``offline``: never ask, only the cache). SEC's
+    fair-access rules are edgartools' (:mod:`ingest.sec.edgar`): the User-Agent ``[edgar] identity``, at most
     ``[edgar] rate_limit`` requests per second, retries with back-off.
 
     Returns:
-        One summary row per company: company, cik, from (``EDGAR`` or ``cache``), then the ingest summary's columns.
+        :class:`finkg.pipelines.fetch.FetchSummary`: ``facts``, one row per company (company, cik, from: ``EDGAR``
+        or ``cache``, then the ingest summary's columns); ``filings``, one row per company (listed, new, unchanged,
+        skipped, documents, chunks, watermark: :func:`finkg.pipelines.fetch.load_filings`).
 
     Raises:
         ConfigError: no ``[edgar] identity`` (checked before anything else, unless ``offline``); a name that is
-            neither a ticker nor a CIK; an unknown ``on_conflict``. IngestError: an unknown company, no
-            companyfacts at EDGAR, a failed request, a company not in the cache (``offline``), a file refused
-            for its conflicts.
+            neither a ticker nor a CIK; an unknown ``on_conflict``; no form; ``since`` after ``until``; nothing to
+            fetch (neither facts nor filings). IngestError: an unknown company, no companyfacts or submissions at
+            EDGAR, a failed request, a response not in the cache (``offline``), a file refused for its conflicts,
+            a primary document the filing reader cannot read.
     """
     from finkg.pipelines import fetch as pipeline
     from ingest.sec.conflicts import mode
@@ -347,11 +360,28 @@ def fetch(
     s = settings or load_settings()
     if not companies:
         raise ConfigError("name at least one company: a ticker (AAPL) or a CIK (320193)")
+    chosen_forms = tuple(dict.fromkeys(f.strip().upper() for f in (forms or pipeline.edgar.DEFAULT_FORMS)))
+    if not chosen_forms or "" in chosen_forms:
+        raise ConfigError(f"--forms {','.join(forms or ())!r}: name form types separated by commas, e.g. 10-K,10-Q")
+    if since and until and since > until:
+        raise ConfigError(f"--since {since} is after --until {until}: nothing to fetch")
+    if not (facts or filings):
+        raise ConfigError("--no-facts and --no-filings together leave nothing to fetch")
+    options = pipeline.FetchOptions(
+        facts=facts,
+        filings=filings,
+        text=text,
+        forms=chosen_forms,
+        since=since,
+        until=until,
+        offline=offline,
+        refresh=refresh,
+    )
     # every company fetched (or refused: no identity, unknown, offline and not cached) before connecting
-    fetched = pipeline.fetch_files(s, companies, offline=offline, refresh=refresh, progress=progress)
+    fetched = pipeline.fetch_files(s, companies, options, progress=progress)
     with _opened(graph, s) as (g, s):
         _schema_ready(g)
-        return pipeline.load_fetched(g, s, fetched, progress=progress, on_conflict=chosen)
+        return pipeline.load_fetched(g, s, fetched, options, progress=progress, on_conflict=chosen)
 
 
 def ingest_xbrl(

@@ -157,6 +157,15 @@ STEPS: tuple[SchemaStep, ...] = (
             SchemaObject("evidenceselection_run", "range", "EvidenceSelection", ("run",)),
         ),
     ),
+    SchemaStep(
+        5,
+        "The EDGAR filing index of `finkg fetch` (issue 46): one (:Submission) per filing EDGAR lists, keyed by "
+        "accession number, and one (:EdgarWatermark) per company and form, keyed '<cik>:<form>'",
+        (
+            _u("Submission", "adsh"),
+            _u("EdgarWatermark", "id"),
+        ),
+    ),
 )
 
 

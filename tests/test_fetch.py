@@ -138,7 +138,7 @@ def test_fetch_by_ticker_equals_the_file_then_the_cache_makes_no_request(graph, 
     assert before == [{"n": 0}]  # this company is not in the graph yet
     cache = tmp_path / "edgar"
 
-    first = finkg("fetch", "LPA", env=_env(sec, cache))
+    first = finkg("fetch", "--no-filings", "LPA", env=_env(sec, cache))
     assert first.returncode == 0, first.stderr
     assert sec.requests == [FACTS_PATH]  # one request, for companyfacts; the ticker was resolved without one
     assert sec.user_agents == [IDENTITY]
@@ -159,25 +159,25 @@ def test_fetch_by_ticker_equals_the_file_then_the_cache_makes_no_request(graph, 
     }
     assert {f["adsh"] for f in filings} == accessions  # every filing, also one with no USD fact (cover page only)
 
-    second = finkg("fetch", "LPA", env=_env(sec, cache))
+    second = finkg("fetch", "--no-filings", "LPA", env=_env(sec, cache))
     assert second.returncode == 0, second.stderr
     assert sec.requests == [FACTS_PATH]  # 0 requests: the company came from the cache
     assert "cache" in second.stdout
 
-    offline = finkg("fetch", "--offline", "CIK0001997711", env=_env(sec, cache, identity=None))
+    offline = finkg("fetch", "--no-filings", "--offline", "CIK0001997711", env=_env(sec, cache, identity=None))
     assert offline.returncode == 0, offline.stderr
     assert sec.requests == [FACTS_PATH]
     assert mismatches(graph, LPA_CIK, expected).empty  # the same file again changes nothing
 
     # --refresh goes to edgartools again: its HTTP cache answers within its freshness window, else SEC does
-    refreshed = finkg("fetch", "--refresh", "LPA", env=_env(sec, cache))
+    refreshed = finkg("fetch", "--no-filings", "--refresh", "LPA", env=_env(sec, cache))
     assert refreshed.returncode == 0, refreshed.stderr
     assert "EDGAR" in refreshed.stdout and sec.requests in ([FACTS_PATH], [FACTS_PATH, FACTS_PATH])
     assert mismatches(graph, LPA_CIK, expected).empty
 
 
 def test_a_missing_identity_is_one_line_and_exit_2(sec, tmp_path):
-    res = finkg("fetch", "LPA", env=_env(sec, tmp_path / "edgar", identity=None))
+    res = finkg("fetch", "--no-filings", "LPA", env=_env(sec, tmp_path / "edgar", identity=None))
     assert res.returncode == 2
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1, res.stderr
@@ -186,13 +186,13 @@ def test_a_missing_identity_is_one_line_and_exit_2(sec, tmp_path):
 
 
 def test_an_identity_without_an_email_is_refused(sec, tmp_path):
-    res = finkg("fetch", "LPA", env=_env(sec, tmp_path / "edgar", identity="finkg"))
+    res = finkg("fetch", "--no-filings", "LPA", env=_env(sec, tmp_path / "edgar", identity="finkg"))
     assert res.returncode == 2 and "not a name and an email" in res.stderr
     assert sec.requests == []
 
 
 def test_offline_names_a_company_not_in_the_cache(sec, tmp_path):
-    res = finkg("fetch", "--offline", "LPA", env=_env(sec, tmp_path / "edgar"))
+    res = finkg("fetch", "--no-filings", "--offline", "LPA", env=_env(sec, tmp_path / "edgar"))
     assert res.returncode == 2
     assert "not in the EDGAR cache" in res.stderr and "without --offline" in res.stderr
     said = [line for line in res.stderr.splitlines() if not line.startswith("fetch (SEC EDGAR)")]  # progress lines
@@ -201,7 +201,7 @@ def test_offline_names_a_company_not_in_the_cache(sec, tmp_path):
 
 
 def test_a_company_edgar_does_not_have_is_named(sec, tmp_path):
-    res = finkg("fetch", "1234567", env=_env(sec, tmp_path / "edgar"))
+    res = finkg("fetch", "--no-filings", "1234567", env=_env(sec, tmp_path / "edgar"))
     assert res.returncode == 2, res.stderr
     assert "no companyfacts for CIK 1234567" in res.stderr and "Traceback" not in res.stderr
     assert sec.requests == ["/api/xbrl/companyfacts/CIK0001234567.json"]  # a 404 is not retried
@@ -218,12 +218,14 @@ def test_a_fetch_killed_mid_write_then_rerun_equals_a_clean_fetch(graph, tmp_pat
     server = EdgarServer({SNOW_PATH: SNOW})
     try:
         env = _env(server, tmp_path / "edgar")
-        killed = finkg("fetch", "SNOW", env={**env, "FINKG_TEST_KILL_AT": "facts"})  # SIGKILL before the facts
+        killed = finkg(
+            "fetch", "--no-filings", "SNOW", env={**env, "FINKG_TEST_KILL_AT": "facts"}
+        )  # SIGKILL before the facts
         assert killed.returncode == -9, killed.stderr
         assert server.requests == [SNOW_PATH]
         assert (tmp_path / "edgar" / "companyfacts" / "CIK0001640147.json").read_bytes() == SNOW.read_bytes()
 
-        again = finkg("fetch", "SNOW", "1640147", env=env)  # the same company twice: loaded once
+        again = finkg("fetch", "--no-filings", "SNOW", "1640147", env=env)  # the same company twice: loaded once
         assert again.returncode == 0, again.stderr
         assert server.requests == [SNOW_PATH]  # the rerun reads the cache
         assert again.stdout.count("CIK0001640147.json") == 1

@@ -1,18 +1,40 @@
-"""``finkg fetch``: a user's companies from SEC EDGAR (through edgartools, :mod:`ingest.sec.edgar`) into the fact
-model, by the companyfacts loader every other companyfacts file goes through (:func:`finkg.pipelines.sec.ingest_companyfacts`).
+"""``finkg fetch``: a user's companies from SEC EDGAR (through edgartools, :mod:`ingest.sec.edgar`) into the graph.
+
+For each company, in this order, every response fetched (or found in ``[edgar] cache_dir``) before the graph changes:
+
+- **facts**: its companyfacts, loaded by the companyfacts loader every other companyfacts file goes through
+  (:func:`finkg.pipelines.sec.ingest_companyfacts`);
+- **the filing index**: its submissions, one ``(:Company)-[:SUBMITTED]->(:Submission {adsh})`` per filing of the
+  forms asked (``10-K``, ``10-Q`` unless told otherwise), with form, filed date, period of report, acceptance time
+  (UTC) and primary document. A per-company, per-form watermark ``(:Company)-[:FETCHED_UP_TO]->(:EdgarWatermark)``
+  (the latest filing fetched, by acceptance time) makes the next fetch consider only filings accepted after it;
+  ``since`` replaces the watermark (filings filed on or after that day), ``until`` caps the window;
+- **text**: for each 10-K or 10-Q of the window whose text is not in the graph yet, its primary document (fetched
+  into the cache) through the text ingest pipeline (:func:`finkg.pipelines.text.ingest_text`, the SEC filing
+  reader of :mod:`ingest.text.filing_text`) with the acceptance time as its availability, then
+  ``(:Submission)-[:HAS_DOCUMENT]->(:Document)``.
+
+The watermark moves last, after the filings and their text are written, so a fetch killed half-way leaves the
+window where it was and a rerun completes it; every write is a MERGE, so a rerun adds nothing twice.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
 from typing import Any
 
 from finkg.config import Settings, config_path
-from finkg.pipelines import sec
+from finkg.pipelines import sec, text
+from ingest import runs
 from ingest.sec import edgar
 from ingest.sec.conflicts import OnConflict
-from kg import Graph
+from kg import BatchWriter, Graph, cypher
 from kg.progress import StageProgress, stage
+
+HTML_SUFFIXES = (".htm", ".html", ".xhtml")
 
 
 def edgar_config(settings: Settings, offline: bool = False) -> edgar.EdgarConfig:
@@ -35,29 +57,68 @@ def edgar_config(settings: Settings, offline: bool = False) -> edgar.EdgarConfig
     )
 
 
+@dataclass(frozen=True)
+class FetchOptions:
+    """What to fetch: ``facts`` (companyfacts), ``filings`` (the filing index of ``forms``, filed on or after
+    ``since`` (default: the company's watermark) and on or before ``until``), ``text`` (the primary documents of
+    the window's 10-K and 10-Q filings); ``offline``: only the cache; ``refresh``: ask EDGAR again for the
+    companyfacts and the index (documents never change once filed)."""
+
+    facts: bool = True
+    filings: bool = True
+    text: bool = True
+    forms: tuple[str, ...] = edgar.DEFAULT_FORMS
+    since: date | None = None
+    until: date | None = None
+    offline: bool = False
+    refresh: bool = False
+
+
+@dataclass(frozen=True)
+class FetchedCompany:
+    """One company's responses in the cache: its companyfacts and its submissions (None: not asked for)."""
+
+    query: str
+    cik: int
+    facts: edgar.Fetched | None
+    submissions: edgar.Fetched | None
+
+
+@dataclass
+class FetchSummary:
+    """The summary of one ``finkg fetch``: one row per company and file of the facts loaded (``facts``), one per
+    company of the filing index and its text (``filings``: see :func:`load_filings`)."""
+
+    facts: list[dict[str, Any]] = field(default_factory=list)
+    filings: list[dict[str, Any]] = field(default_factory=list)
+
+
 def fetch_files(
     settings: Settings,
     companies: Sequence[str],
+    options: FetchOptions | None = None,
     *,
-    offline: bool = False,
-    refresh: bool = False,
     progress: StageProgress | None = None,
-) -> list[edgar.Fetched]:
-    """Each company's companyfacts file (a ticker or a CIK) from the EDGAR cache, requested from EDGAR when it is
-    not there (or ``refresh``; ``offline``: never). Nothing is written to the graph, so a company that cannot be
-    fetched is named before the graph changes; a company asked twice (its ticker and its CIK) comes once.
+) -> list[FetchedCompany]:
+    """Each company's companyfacts and submissions (a ticker or a CIK) from the EDGAR cache, requested from EDGAR
+    when they are not there (or ``options.refresh``; ``options.offline``: never). Nothing is written to the graph,
+    so a company that cannot be fetched is named before the graph changes; a company asked twice (its ticker and its
+    CIK) comes once.
 
     Raises:
         ConfigError: no identity (online), a name that is neither a ticker nor a CIK, ``offline`` with ``refresh``.
-        ingest.sec.edgar.EdgarError: an unknown company, no companyfacts at EDGAR, a failed request, offline and
-            not in the cache.
+        ingest.sec.edgar.EdgarError: an unknown company, no companyfacts or submissions at EDGAR, a failed request,
+            offline and not in the cache.
     """
-    config = edgar_config(settings, offline)
+    o = options or FetchOptions()
+    config = edgar_config(settings, o.offline)
     advance = stage(progress, "fetch (SEC EDGAR)", len(companies))
-    fetched: dict[int, edgar.Fetched] = {}
+    fetched: dict[int, FetchedCompany] = {}
     for query in companies:
-        got = edgar.companyfacts(query, config, refresh=refresh)
-        fetched.setdefault(got.cik, got)
+        facts = edgar.companyfacts(query, config, refresh=o.refresh) if o.facts else None
+        index = edgar.submissions(query, config, refresh=o.refresh) if o.filings else None
+        cik = facts.cik if facts else index.cik if index else edgar.resolve(query, config)
+        fetched.setdefault(cik, FetchedCompany(query, cik, facts, index))
         advance(1)
     return list(fetched.values())
 
@@ -65,23 +126,174 @@ def fetch_files(
 def load_fetched(
     graph: Graph,
     settings: Settings,
-    fetched: Sequence[edgar.Fetched],
+    fetched: Sequence[FetchedCompany],
+    options: FetchOptions | None = None,
     *,
     progress: StageProgress | None = None,
     on_conflict: OnConflict = "refuse",
-) -> list[dict[str, Any]]:
-    """The fetched files into the graph, as ``finkg ingest companyfacts`` loads a file: one
-    ``(:IngestRun {kind: "sec-companyfacts"})`` per file, conflicts as ``on_conflict`` says.
+) -> FetchSummary:
+    """The fetched companies into the graph: their companyfacts as ``finkg ingest companyfacts`` loads a file (one
+    ``(:IngestRun {kind: "sec-companyfacts"})`` per file, conflicts as ``on_conflict`` says), then their filing
+    index and text (:func:`load_filings`).
 
     Returns:
-        One row per company: ``company`` (as asked), ``cik``, ``from`` (``EDGAR``: requested now; ``cache``),
-        then the columns of :func:`finkg.pipelines.sec.summary_row`.
+        ``facts``: one row per company: ``company`` (as asked), ``cik``, ``from`` (``EDGAR``: requested now;
+        ``cache``), then the columns of :func:`finkg.pipelines.sec.summary_row`; ``filings``: the rows of
+        :func:`load_filings`.
 
     Raises:
         ingest.sec.conflicts.SourceConflict: as in :func:`finkg.pipelines.sec.ingest_companyfacts`.
+        ingest.sec.edgar.EdgarError: a submissions file that cannot be read, a document that cannot be fetched.
+        ingest.text.documents.TextFormatError: a primary document the filing reader cannot read.
     """
-    rows = []
+    o = options or FetchOptions()
+    summary = FetchSummary()
     for got in fetched:
-        [row] = sec.ingest_companyfacts(graph, settings, [got.path], progress=progress, on_conflict=on_conflict)
-        rows.append({"company": got.query, "cik": got.cik, "from": "EDGAR" if got.requested else "cache", **row})
-    return rows
+        if got.facts is not None:
+            [row] = sec.ingest_companyfacts(
+                graph, settings, [got.facts.path], progress=progress, on_conflict=on_conflict
+            )
+            summary.facts.append({"company": got.query, "cik": got.cik, "from": _origin(got.facts), **row})
+    config = edgar_config(settings, offline=True) if o.offline else edgar_config(settings)
+    for got in fetched:
+        if got.submissions is not None:
+            summary.filings.append(load_filings(graph, settings, got, config, o, progress=progress))
+    return summary
+
+
+def _origin(fetched: edgar.Fetched) -> str:
+    return "EDGAR" if fetched.requested else "cache"
+
+
+def window(entries: Sequence[edgar.IndexEntry], marks: dict[str, str], options: FetchOptions) -> list[edgar.IndexEntry]:
+    """The entries a fetch considers: of ``options.forms``, filed on or after ``options.since`` (without it:
+    accepted after the form's watermark in ``marks``, ``{form: acceptance time, ISO UTC}``; all when the form has
+    none) and filed on or before ``options.until``."""
+    since = options.since.isoformat() if options.since else None
+    until = options.until.isoformat() if options.until else None
+    return [
+        e
+        for e in entries
+        if e.form in options.forms
+        and (e.filed >= since if since else e.accepted > marks.get(e.form, ""))
+        and (until is None or e.filed <= until)
+    ]
+
+
+def _submission_row(e: edgar.IndexEntry) -> dict[str, Any]:
+    props = {
+        "cik": e.cik,
+        "form": e.form,
+        "filed": e.filed,
+        "period": e.period,
+        "accepted": e.accepted,
+        "primary_document": e.primary_document,
+        "description": e.description,
+        "xbrl": e.xbrl,
+        "inline_xbrl": e.inline_xbrl,
+        "size": e.size,
+        "source": "sec-edgar-submissions",
+    }
+    return {"cik": e.cik, "adsh": e.adsh, "props": props}
+
+
+def load_filings(
+    graph: Graph,
+    settings: Settings,
+    got: FetchedCompany,
+    config: edgar.EdgarConfig,
+    options: FetchOptions,
+    *,
+    progress: StageProgress | None = None,
+) -> dict[str, Any]:
+    """One company's filing index into the graph, then the text of its window's 10-K and 10-Q filings, then its
+    watermarks (see the module docstring).
+
+    Returns:
+        The company's row: ``company``, ``cik``, ``from`` (the index: ``EDGAR`` or ``cache``), ``forms``,
+        ``listed`` (filings of those forms in the index) = ``new`` (written now) + ``unchanged`` (in the graph
+        before) + ``skipped`` (outside the window: before ``since`` or the watermark, after ``until``),
+        ``documents`` (primary documents read into text now), ``chunks`` (their text chunks), ``no text`` (10-K
+        or 10-Q filings of the window whose primary document is not HTML), ``watermark`` (per form, the latest
+        acceptance time fetched), ``s`` (seconds).
+
+    Raises:
+        ValueError: ``got`` has no submissions file.
+        ingest.sec.edgar.EdgarError: the submissions file cannot be read; a document cannot be fetched (the
+            filings are written, the watermark is not moved: a rerun resumes).
+        ingest.text.documents.TextFormatError: a primary document the filing reader cannot read.
+    """
+    t0 = time.perf_counter()
+    if got.submissions is None:
+        raise ValueError(f"{got.query}: no filing index was fetched (fetch_files with filings=False)")
+    index = edgar.read_submissions(got.submissions.path)
+    cik = index.cik
+    listed = [e for e in index.entries if e.form in options.forms]
+    stored = {r["adsh"]: r for r in graph.read(cypher.EDGAR_SUBMISSIONS, {"cik": cik})}
+    marks = {r["form"]: r["accepted"] for r in graph.read(cypher.EDGAR_WATERMARKS, {"cik": cik})}
+    considered = window(listed, marks, options)
+    new = [e for e in considered if e.adsh not in stored]
+    graph.write(cypher.MERGE_EDGAR_COMPANIES, {"rows": [{"cik": cik, "name": index.name}]})
+    writer = BatchWriter(graph, batch_size=settings.writer.batch_size, workers=1)
+    writer.run_batches(cypher.MERGE_SUBMISSIONS, [_submission_row(e) for e in new])
+    runs.checkpoint("edgar-text")
+    documents = chunks = no_text = 0
+    if options.text:
+        todo = [
+            e for e in considered if e.form in edgar.TEXT_FORMS and not (e.adsh in stored and stored[e.adsh]["text"])
+        ]
+        readable = [e for e in todo if (e.primary_document or "").lower().endswith(HTML_SUFFIXES)]
+        no_text = len(todo) - len(readable)
+        advance = stage(progress, f"{got.query}: filing text", len(readable))
+        for e in readable:
+            doc = edgar.document(got.query, e, config)
+            rows, _ = text.ingest_text(
+                graph,
+                settings,
+                [doc.path],
+                text.TextIngestOptions(
+                    kind="html", ticker=index.tickers[0] if index.tickers else None, accepted=e.accepted
+                ),
+            )
+            graph.write(cypher.LINK_SUBMISSION_DOCUMENTS, {"rows": [{"adsh": e.adsh, "run": rows[0]["run"]}]})
+            documents += 1
+            chunks += int(rows[0]["chunks"])
+            advance(1)
+    runs.checkpoint("edgar-watermark")
+    marks = _advance_watermarks(graph, cik, marks, listed, set(stored) | {e.adsh for e in new})
+    return {
+        "company": got.query,
+        "cik": cik,
+        "from": _origin(got.submissions),
+        "forms": ",".join(options.forms),
+        "listed": len(listed),
+        "new": len(new),
+        "unchanged": sum(1 for e in listed if e.adsh in stored),
+        "skipped": sum(1 for e in listed if e.adsh not in stored) - len(new),
+        "documents": documents,
+        "chunks": chunks,
+        "no text": no_text,
+        "watermark": ", ".join(f"{form} {accepted}" for form, accepted in sorted(marks.items())),
+        "s": round(time.perf_counter() - t0, 1),
+    }
+
+
+def _advance_watermarks(
+    graph: Graph, cik: int, marks: dict[str, str], listed: Sequence[edgar.IndexEntry], stored: set[str]
+) -> dict[str, str]:
+    """Move each form's watermark (``marks``: ``{form: acceptance time}``) to the latest accepted filing of
+    ``listed`` now in the graph, never back; returns the marks."""
+    latest: dict[str, edgar.IndexEntry] = {}
+    for e in listed:
+        if e.adsh in stored and (e.form not in latest or e.accepted > latest[e.form].accepted):
+            latest[e.form] = e
+    at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    rows = [
+        {"id": f"{cik}:{form}", "cik": cik, "form": form, "accepted": e.accepted, "filed": e.filed, "adsh": e.adsh}
+        | {"at": at}
+        for form, e in sorted(latest.items())
+        if e.accepted > marks.get(form, "")
+    ]
+    if rows:
+        graph.write(cypher.SET_EDGAR_WATERMARKS, {"rows": rows})
+    return {**marks, **{r["form"]: r["accepted"] for r in rows}}

@@ -27,15 +27,32 @@ import json
 import os
 import re
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import UTC, date, datetime, time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from kg.atomic import replacing
 from kg.errors import ConfigError, IngestError
 
 COMPANYFACTS_DIR = "companyfacts"
+SUBMISSIONS_DIR = "submissions"
+DOCUMENTS_DIR = "documents"
+#: Forms whose filings are fetched unless asked otherwise, and the forms whose primary document is read as text.
+DEFAULT_FORMS = ("10-K", "10-Q")
+TEXT_FORMS = ("10-K", "10-Q", "10-K/A", "10-Q/A")
+ADSH = re.compile(r"\d{10}-\d{2}-\d{6}")
+#: A primary document's name as a plain file name (no folder, no "..").
+PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,200}")
+OPTIONAL_COLUMNS = ("primaryDocument", "primaryDocDescription", "isXBRL", "isInlineXBRL", "size")
+NEW_YORK = ZoneInfo("America/New_York")
+ACCEPTANCE_ZONES = {"America/New_York": NEW_YORK, "UTC": ZoneInfo("UTC")}
+#: EDGAR's filing-date cut-off (17:30 New York time) and the forms it applies to, read by :func:`acceptance_zone`.
+FILING_CUTOFF = time(17, 30)
+EVIDENCE_FORMS = frozenset({"10-K", "10-Q", "8-K", "10-K/A", "10-Q/A", "8-K/A"})
 TICKERS_FILE = "tickers.json"
 #: A CIK as a user types it: 1 to 10 digits, with or without "CIK" and leading zeros.
 CIK = re.compile(r"(?:CIK)?(\d{1,10})", re.IGNORECASE)
@@ -204,45 +221,281 @@ def resolve(query: str, config: EdgarConfig) -> int:
     return int(cik)
 
 
+def _json_with(key: str) -> Callable[[bytes], str | None]:
+    """A check of a response body: JSON holding ``key`` at its top level (None), else what is wrong."""
+
+    def check(body: bytes) -> str | None:
+        try:
+            doc = json.loads(body)
+        except ValueError as exc:
+            return f"did not answer JSON ({exc})"
+        return None if isinstance(doc, dict) and key in doc else f"answered JSON without {key!r}"
+
+    return check
+
+
+def _not_empty(body: bytes) -> str | None:
+    return None if body.strip() else "answered an empty document"
+
+
+def _cached(
+    query: str,
+    cik: int,
+    path: Path,
+    url: Callable[[], str],
+    what: str,
+    config: EdgarConfig,
+    refresh: bool,
+    check: Callable[[bytes], str | None],
+) -> Fetched:
+    """``path`` from the cache, else the response of ``url()`` (through edgartools) checked and kept there.
+
+    Raises:
+        ConfigError: ``offline`` with ``refresh``.
+        EdgarError: offline and not in the cache; 404 (EDGAR has no ``what``); another status; a request failed
+            after edgartools' retries; a body ``check`` refuses.
+    """
+    if config.offline and refresh:
+        raise ConfigError("--refresh asks EDGAR again, --offline never does: give one of them")
+    if path.is_file() and not refresh:
+        return Fetched(query, cik, path, requested=False)
+    if config.offline:
+        raise EdgarError(
+            f"{query}: CIK {cik}: its {what} is not in the EDGAR cache ({path} is missing); "
+            "fetch it once without --offline"
+        )
+    configure(config)
+    from edgar.httprequests import get_with_retry
+
+    where = url()
+    try:
+        response = get_with_retry(url=where)
+    except Exception as exc:  # edgartools' retries are spent: httpx, TransportError, TooManyRequestsError
+        raise EdgarError(f"{query}: {where} failed after edgartools' retries: {type(exc).__name__}: {exc}") from exc
+    if response.status_code == 404:
+        raise EdgarError(f"{query}: EDGAR has no {what} for CIK {cik} ({where}: 404)")
+    if response.status_code not in (200, 304):
+        raise EdgarError(f"{query}: {where} answered HTTP {response.status_code}")
+    body = response.content
+    if problem := check(body):
+        raise EdgarError(f"{query}: {where} {problem}")
+    with replacing(path) as tmp:
+        tmp.write_bytes(body)
+    return Fetched(query, cik, path, requested=True)
+
+
 def companyfacts(query: str, config: EdgarConfig, refresh: bool = False) -> Fetched:
     """The companyfacts file of ``query`` (a ticker or a CIK) in the cache, requested from EDGAR when it is not
     there (or ``refresh``); ``config.offline`` never requests.
 
     Raises:
         ConfigError: ``query`` is neither a ticker nor a CIK; ``offline`` with ``refresh``.
-        EdgarError: an unknown ticker; EDGAR has no companyfacts for the CIK (404); a request failed after
-            edgartools' retries; offline and not in the cache.
+        EdgarError: an unknown ticker; EDGAR has no companyfacts for the CIK (404: not an XBRL filer?); a request
+            failed after edgartools' retries; offline and not in the cache.
     """
-    if config.offline and refresh:
-        raise ConfigError("--refresh asks EDGAR again, --offline never does: give one of them")
     cik = resolve(query, config)
-    path = companyfacts_path(config.cache_dir, cik)
-    if path.is_file() and not refresh:
-        return Fetched(query, cik, path, requested=False)
-    if config.offline:
-        raise EdgarError(
-            f"{query}: CIK {cik} is not in the EDGAR cache ({path} is missing); fetch it once without --offline"
-        )
-    configure(config)
-    from edgar.httprequests import get_with_retry
-    from edgar.urls import build_company_facts_url
 
-    url = build_company_facts_url(cik)
+    def url() -> str:
+        from edgar.urls import build_company_facts_url
+
+        return build_company_facts_url(cik)
+
+    path = companyfacts_path(config.cache_dir, cik)
+    return _cached(query, cik, path, url, "companyfacts", config, refresh, _json_with("facts"))
+
+
+# --------------------------------------------------------------------------- the filing index (submissions)
+
+
+def submissions_path(cache_dir: Path, cik: int) -> Path:
+    """Where the cache keeps a company's submissions (edgartools' local-storage layout)."""
+    return Path(cache_dir).expanduser() / SUBMISSIONS_DIR / f"CIK{cik:010d}.json"
+
+
+def submissions(query: str, config: EdgarConfig, refresh: bool = False) -> Fetched:
+    """The submissions file of ``query`` (SEC's filing index of the company, ``data.sec.gov/submissions/``) in the
+    cache, requested from EDGAR when it is not there (or ``refresh``); ``config.offline`` never requests.
+
+    Raises:
+        ConfigError, EdgarError: as :func:`companyfacts` (404: EDGAR has no such CIK).
+    """
+    cik = resolve(query, config)
+
+    def url() -> str:
+        from edgar.urls import build_submissions_url
+
+        return build_submissions_url(cik)
+
+    path = submissions_path(config.cache_dir, cik)
+    return _cached(query, cik, path, url, "filing index (submissions)", config, refresh, _json_with("filings"))
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    """One filing of a company's EDGAR filing index.
+
+    ``filed`` and ``period`` (the period of report; None when EDGAR gives none) are ``YYYY-MM-DD``; ``accepted`` is
+    EDGAR's acceptance time as ISO 8601 UTC (``2025-05-02T10:00:46Z``), read in :attr:`FilingIndex.accepted_zone`;
+    ``primary_document`` is a file name in the filing's folder (None: none given); ``size`` in bytes."""
+
+    adsh: str
+    cik: int
+    form: str
+    filed: str
+    period: str | None
+    accepted: str
+    primary_document: str | None
+    description: str | None
+    xbrl: bool
+    inline_xbrl: bool
+    size: int | None
+
+
+@dataclass(frozen=True)
+class FilingIndex:
+    """A company's submissions file read: CIK, name, tickers, the zone its acceptance times were read in
+    (``America/New_York`` or ``UTC``: see :func:`acceptance_zone`), and its filings, newest first as SEC lists
+    them (``filings.recent`` only: the latest 1,000 filings or the last year, whichever is more)."""
+
+    cik: int
+    name: str
+    tickers: tuple[str, ...]
+    accepted_zone: str
+    entries: tuple[IndexEntry, ...]
+
+
+def acceptance_zone(rows: Iterable[tuple[str, date, datetime]]) -> ZoneInfo:
+    """The zone a submissions file's ``acceptanceDateTime`` wall times are in, from ``(form, filing date, naive
+    acceptance time)`` of its filings.
+
+    SEC labels the times ``Z``, but files fetched before 2026 give New York time under that label and later ones
+    UTC (edgartools' test data holds both: Alzamend Neuro's 10-Q 0001214659-25-017793 accepted
+    ``2025-12-09T16:30:59.000Z`` in a response of 2026-03-10, ``2025-12-09T21:30:59.000Z`` in one of 2026-06-20).
+    EDGAR's rule tells them apart: a 10-K, 10-Q or 8-K accepted by 17:30 New York time on a weekday gets that day as
+    its filing date, one accepted later the next business day. The zone under which fewer filings break the rule is
+    taken; on a tie (no filing tells) New York, the later of the two readings, so text is never dated before it
+    was public.
+    """
+    misses = dict.fromkeys(ACCEPTANCE_ZONES, 0)
+    for form, filed, naive in rows:
+        if form not in EVIDENCE_FORMS:
+            continue
+        for name, zone in ACCEPTANCE_ZONES.items():
+            local = naive.replace(tzinfo=zone).astimezone(NEW_YORK)
+            same_day = local.weekday() < 5 and local.time() <= FILING_CUTOFF
+            if not (filed == local.date() if same_day else filed > local.date()):
+                misses[name] += 1
+    name = "UTC" if misses["UTC"] < misses["America/New_York"] else "America/New_York"
+    return ACCEPTANCE_ZONES[name]
+
+
+def _column(recent: dict[str, Any], field: str, n: int, path: Path) -> list[Any]:
+    values = recent.get(field)
+    if not isinstance(values, list) or len(values) != n:
+        got = f"{len(values)} values" if isinstance(values, list) else "missing"
+        raise EdgarError(f"{path}: filings.recent.{field}: {got}, expected a list of {n} (one per accessionNumber)")
+    return values
+
+
+def _day(text: Any, path: Path, at: str, optional: bool = False) -> date | None:
+    if optional and text in (None, ""):
+        return None
     try:
-        response = get_with_retry(url=url)
-    except Exception as exc:  # edgartools' retries are spent: httpx, TransportError, TooManyRequestsError
-        raise EdgarError(f"{query}: {url} failed after edgartools' retries: {type(exc).__name__}: {exc}") from exc
-    if response.status_code == 404:
-        raise EdgarError(f"{query}: EDGAR has no companyfacts for CIK {cik} ({url}: 404); is it an XBRL filer?")
-    if response.status_code not in (200, 304):
-        raise EdgarError(f"{query}: {url} answered HTTP {response.status_code}")
-    body = response.content
+        return date.fromisoformat(str(text))
+    except ValueError:
+        raise EdgarError(f"{path}: {at}: {text!r} is not a date (YYYY-MM-DD)") from None
+
+
+def read_submissions(path: Path) -> FilingIndex:
+    """A submissions file (``CIK##########.json`` as SEC serves it) as a :class:`FilingIndex`.
+
+    Raises:
+        EdgarError: not JSON, no ``cik`` or ``filings.recent``, columns of unequal length, or a field that is not
+            what SEC gives (an accession number, a date, an acceptance time, a plain file name); the message names
+            the file and the field (``filings.recent.filingDate[12]``).
+    """
     try:
-        doc = json.loads(body)
-    except ValueError as exc:
-        raise EdgarError(f"{query}: {url} did not answer JSON ({exc})") from exc
-    if not isinstance(doc, dict) or "facts" not in doc:
-        raise EdgarError(f"{query}: {url} answered JSON without companyfacts' 'facts'")
-    with replacing(path) as tmp:
-        tmp.write_bytes(body)
-    return Fetched(query, cik, path, requested=True)
+        doc = json.loads(Path(path).read_bytes())
+        recent = doc["filings"]["recent"]
+        cik = int(doc["cik"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise EdgarError(f"{path}: not an EDGAR submissions file (cik, filings.recent): {exc}") from None
+    if not isinstance(recent, dict):
+        raise EdgarError(f"{path}: filings.recent is not an object of columns")
+    adshs = recent.get("accessionNumber")
+    if not isinstance(adshs, list):
+        raise EdgarError(f"{path}: filings.recent.accessionNumber is missing")
+    n = len(adshs)
+    cols = {f: _column(recent, f, n, path) for f in ("form", "filingDate", "reportDate", "acceptanceDateTime")}
+    optional: dict[str, list[Any]] = {}
+    for f in OPTIONAL_COLUMNS:
+        values = recent.get(f)
+        optional[f] = values if isinstance(values, list) and len(values) == n else [None] * n
+    raw = []
+    for i, adsh in enumerate(adshs):
+        at = f"filings.recent.{{}}[{i}]"
+        if not isinstance(adsh, str) or not ADSH.fullmatch(adsh):
+            raise EdgarError(f"{path}: {at.format('accessionNumber')}: {adsh!r} is not ##########-##-######")
+        form = cols["form"][i]
+        if not isinstance(form, str) or not form.strip():
+            raise EdgarError(f"{path}: {at.format('form')}: {form!r} is not a form type")
+        filed = _day(cols["filingDate"][i], path, at.format("filingDate"))
+        period = _day(cols["reportDate"][i], path, at.format("reportDate"), optional=True)
+        text = cols["acceptanceDateTime"][i]
+        try:
+            naive = datetime.fromisoformat(str(text).removesuffix("Z")).replace(tzinfo=None)
+        except ValueError:
+            raise EdgarError(f"{path}: {at.format('acceptanceDateTime')}: {text!r} is not a date and time") from None
+        primary = optional["primaryDocument"][i] or None
+        if primary is not None and not PLAIN_NAME.fullmatch(str(primary)):
+            primary = None  # a document in a subfolder (an XSL rendering of a Form 4): no file name to keep
+        raw.append((adsh, form.strip(), filed, period, naive, primary, i))
+    zone = acceptance_zone((form, filed, naive) for _, form, filed, _, naive, _, _ in raw if filed)
+    entries = tuple(
+        IndexEntry(
+            adsh=adsh,
+            cik=cik,
+            form=form,
+            filed=filed.isoformat() if filed else "",
+            period=period.isoformat() if period else None,
+            accepted=naive.replace(tzinfo=zone).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            primary_document=primary,
+            description=optional["primaryDocDescription"][i] or None,
+            xbrl=bool(optional["isXBRL"][i]),
+            inline_xbrl=bool(optional["isInlineXBRL"][i]),
+            size=optional["size"][i] if isinstance(optional["size"][i], int) else None,
+        )
+        for adsh, form, filed, period, naive, primary, i in raw
+    )
+    tickers = tuple(str(t) for t in doc.get("tickers") or () if t)
+    return FilingIndex(cik, str(doc.get("name") or ""), tickers, str(zone), entries)
+
+
+def document_path(cache_dir: Path, entry: IndexEntry) -> Path:
+    """Where the cache keeps a filing's primary document: ``documents/CIK##########/<accession>_<file name>`` (the
+    accession makes the file name, and so the text document's id, unique)."""
+    return (
+        Path(cache_dir).expanduser() / DOCUMENTS_DIR / f"CIK{entry.cik:010d}" / f"{entry.adsh}_{entry.primary_document}"
+    )
+
+
+def document(query: str, entry: IndexEntry, config: EdgarConfig, refresh: bool = False) -> Fetched:
+    """A filing's primary document (``www.sec.gov/Archives/edgar/data/<cik>/<accession digits>/<file>``) in the
+    cache, requested from EDGAR when it is not there (or ``refresh``); ``config.offline`` never requests.
+
+    Raises:
+        ValueError: ``entry`` has no primary document.
+        ConfigError, EdgarError: as :func:`companyfacts` (404: EDGAR has no such document).
+    """
+    name = entry.primary_document
+    if name is None:
+        raise ValueError(f"{entry.adsh}: the filing index names no primary document")
+
+    def url() -> str:
+        from edgar.urls import build_archive_url
+
+        return build_archive_url(f"data/{entry.cik}/{entry.adsh.replace('-', '')}/{name}")
+
+    path = document_path(config.cache_dir, entry)
+    what = f"document {name} of filing {entry.adsh}"
+    return _cached(query, entry.cik, path, url, what, config, refresh, _not_empty)

@@ -12,6 +12,7 @@ works wherever ``X`` lives:
 - :mod:`kg.cypher.schema`: constraints, indexes, the schema version;
 - :mod:`kg.cypher.server`: EXPLAIN, components, running transactions;
 - :mod:`kg.cypher.runs`: ingest runs and the item ledger of derived outputs;
+- :mod:`kg.cypher.edgar`: the EDGAR filing index, its documents and per-company watermarks (``finkg fetch``);
 - :mod:`kg.cypher.facts`: filings, XBRL facts, companies, fact history, AKShare indicator facts;
 - :mod:`kg.cypher.text`: documents and chunks (ingest, document retrieval, hybrid);
 - :mod:`kg.cypher.triples`: extraction records, entities, resolution, clustering, triple retrieval, analytics;
@@ -54,6 +55,14 @@ from kg.cypher.core import (
     merge_relationships,
     quote,
     string_literal,
+)
+from kg.cypher.edgar import (
+    EDGAR_SUBMISSIONS,
+    EDGAR_WATERMARKS,
+    LINK_SUBMISSION_DOCUMENTS,
+    MERGE_EDGAR_COMPANIES,
+    MERGE_SUBMISSIONS,
+    SET_EDGAR_WATERMARKS,
 )
 from kg.cypher.facts import (
     COMPANY_CONCEPT_FACTS,
@@ -180,6 +189,8 @@ __all__ = [
     "DELETE_SELECTIONS_OF_RUN",
     "DELETE_STALE_SELECTED",
     "DELETE_STALE_TEXT_CHUNKS",
+    "EDGAR_SUBMISSIONS",
+    "EDGAR_WATERMARKS",
     "ENTITIES_PAGE",
     "ENTITY_REDIRECTS",
     "ENTITY_RELATIONSHIP_TYPES",
@@ -209,13 +220,16 @@ __all__ = [
     "INGEST_RUNS",
     "INGEST_RUN_STATE",
     "INGEST_RUN_STATUS_COUNTS",
+    "LINK_SUBMISSION_DOCUMENTS",
     "LIST_FILINGS",
     "MARK_RUNS_INTERRUPTED",
     "MEMORY_CELLS",
     "MEMORY_CELLS_AS_OF",
     "MEMORY_FEEDBACK_COUNTS",
+    "MERGE_EDGAR_COMPANIES",
     "MERGE_INTO_EXPERIENCE",
     "MERGE_KG_SCHEMA",
+    "MERGE_SUBMISSIONS",
     "MERGE_TUNED_MODELS",
     "PENDING_MEMORY_FEEDBACK",
     "POINT_IN_TIME_CANDIDATES",
@@ -231,6 +245,7 @@ __all__ = [
     "RUNNING_INGEST_RUNS",
     "SERVER_COMPONENTS",
     "SET_CHUNK_EMBEDDINGS",
+    "SET_EDGAR_WATERMARKS",
     "SET_ENTITY_ANALYTICS",
     "SET_ENTITY_CLUSTERS",
     "SET_ENTITY_EMBEDDINGS",
