@@ -475,17 +475,38 @@ def memo_batch(
     graph: Graph | None = None,
     settings: Settings | None = None,
     progress: StageProgress | None = None,
+    cost: BatchCost | None = None,
 ) -> list[MemoRunSummary]:
     """Desk-risk memos for ``accessions`` (None: every filing), one summary per system.
 
     Writes OUT/<system>/<adsh>.md (with its peer picture <adsh>.png), claims.jsonl and claims.csv and the audit
-    trail in the graph.
+    trail in the graph. ``cost``: with ``structured-llm`` asked, said (and confirmed) with its memos still to write
+    once the filings are read, before the LLM is called or anything written; their rate recorded at the end
+    (:class:`finkg.cost.BatchCost`; the other systems use no LLM and are not counted).
     Raises GenerationError (MemoError): an unknown accession or system; LLMError for structured-llm.
     """
     from finkg.pipelines import memos
+    from generation.llm import client_from_settings
+    from generation.memo.llm_render import SYSTEM as LLM_SYSTEM
 
     with _opened(graph, settings) as (g, s):
-        return memos.run_memos(g, s, out, list(systems), accessions or None, source, resume=resume, progress=progress)
+        client = client_from_settings(s) if LLM_SYSTEM in systems else None
+        summaries = memos.run_memos(
+            g,
+            s,
+            out,
+            list(systems),
+            accessions or None,
+            source,
+            resume=resume,
+            progress=progress,
+            client=client,
+            on_pending=None if cost is None else (lambda n: cost.start(s, n, detail=LLM_SYSTEM)),
+        )
+    if cost is not None and client is not None:
+        written = sum(x.written for x in summaries if x.system == LLM_SYSTEM)
+        cost.finish(written, calls=client.usage.calls, cache_hits=client.usage.cache_hits)
+    return summaries
 
 
 def memo_summary_rows(summaries: Sequence[MemoRunSummary]) -> list[dict[str, Any]]:
@@ -1493,9 +1514,14 @@ def eval_feedback(
     graph: Graph | None = None,
     settings: Settings | None = None,
     progress: StageProgress | None = None,
+    cost: BatchCost | None = None,
 ) -> tuple[Any, dict[str, Any]]:
     """The prequential market-feedback evaluation (seed 000, 3.1-4.4) for ``options``
     (:class:`finkg.eval.feedback.FeedbackOptions`, checked here); resumable.
+
+    ``cost``: said (and confirmed) with the reader answers still to make (anchors x condition runs not yet
+    recorded) once the anchors are read, before the first reader call or anything of the run is written; their
+    rate recorded at the end (:class:`finkg.cost.BatchCost`).
 
     Returns:
         ``(run summary, metrics dict)``. Raises EvaluationError, IngestError, ModelError, LLMError.
@@ -1508,9 +1534,21 @@ def eval_feedback(
     options.check()
     embedder = _embedder(s)
     reader = FrozenReader(client_from_settings(s), s.feedback.reader_max_tokens)
+
+    def pending(answers: int, anchors: int) -> None:
+        if cost is not None:
+            cost.start(
+                s,
+                answers,
+                detail=f"{anchors:,} anchor{'' if anchors == 1 else 's'} x the condition runs not yet recorded",
+            )
+
     with _opened(graph, s) as (g, _):
-        summary = feedback_eval.run_evaluation(g, s, options, reader, embedder, progress=progress)
+        summary = feedback_eval.run_evaluation(g, s, options, reader, embedder, progress=progress, on_pending=pending)
         result = feedback_eval.summarize(g, options, s)
+    if cost is not None:
+        made = summary.reader_calls + summary.cache_hits
+        cost.finish(made, calls=summary.reader_calls, cache_hits=summary.cache_hits)
     return summary, result
 
 
@@ -1674,11 +1712,17 @@ def train_reader(
         out_dir: run folder (default ``<[models] dir>/finkg-reader-<base name>``). gguf: also write
             ``out_dir/adapter.gguf`` (:func:`finkg.train.reader.export_gguf_lora`).
 
+    The training data (``examples_file`` line by line, else the TAT-QA file) is checked first
+    (:func:`finkg.train.reader.check_training_data`): a malformed line stops the run before a model is loaded or
+    converted, a graph opened or a file written.
+
     Raises:
         ConfigError: no base model. TrainingDataError, TrainingError: see the module.
     """
     from finkg.train import reader
 
+    config = config or reader.ReaderConfig()
+    reader.check_training_data(path, examples_file, config.seed)
     s = settings or load_settings()
     base = Path(base_model or s.llm.model_path or "").expanduser()
     if not str(base_model or s.llm.model_path or ""):
@@ -1691,7 +1735,7 @@ def train_reader(
             path,
             base,
             out,
-            config or reader.ReaderConfig(),
+            config,
             examples_file=examples_file,
             resume=resume,
             graph=g,

@@ -2,7 +2,8 @@
 rate gives it.
 
 The commands that run the LLM over many items (``finkg report``, ``finkg eval tatqa`` and ``agent`` and
-``reports``, ``finkg extract``, ``finkg experience learn``) hand their API function a :class:`BatchCost`. The
+``reports`` and ``feedback``, ``finkg extract``, ``finkg experience learn``, ``finkg memo`` with its
+``structured-llm`` system) hand their API function a :class:`BatchCost`. The
 function calls :meth:`BatchCost.start` once it knows how many items are still to do, before it loads a model
 or writes anything, and :meth:`BatchCost.finish` when the batch has ended, which records the real seconds per
 item for the command and model in ``[batch] rates_file`` (a small JSON file in finkg's cache folder, on this
@@ -40,7 +41,6 @@ BENCH_RATES: dict[str, tuple[str, str]] = {
     "finkg eval tatqa": ("agent-latency.json", "one_wall_s_per_answer"),
     "finkg eval agent": ("agent-latency.json", "one_wall_s_per_answer"),
     "finkg experience learn": ("agent-latency.json", "one_wall_s_per_answer"),
-    "finkg report": ("eval-reports.json", "tfr_seconds_per_question"),
 }
 
 #: Below this share of fresh LLM calls (the rest answered by the disk cache) a batch's rate is not recorded: a

@@ -197,3 +197,110 @@ def test_on_a_terminal_a_long_batch_asks_and_no_stops_it(tmp_path, env):
     assert "estimated above [batch] confirm_above_hours = 1: start it? [y/N]" in text
     assert os.waitstatus_to_exitcode(status) == 1 and "Aborted" in text
     assert not out.exists()
+
+
+FEEDBACK = Path(__file__).parent / "data"
+FEEDBACK_ARGS = (
+    "eval",
+    "feedback",
+    "--tweets",
+    str(FEEDBACK / "feedback_tweets"),
+    "--prices",
+    str(FEEDBACK / "market" / "prices"),
+    "--market",
+    str(FEEDBACK / "market" / "index" / "sp500.csv"),
+    "--tickers",
+    "MSFT",
+    "--start",
+    "2015-07-01",
+    "--end",
+    "2015-07-31",
+    "--shuffles",
+    "1",
+)
+
+
+@pytest.fixture
+def graph_env(env: dict[str, str], test_neo4j) -> dict[str, str]:
+    """:func:`env` on the suite's own Neo4j (its settings file), with MiniLM as the [embedding] model."""
+    from conftest import minilm_dir  # pyright: ignore[reportMissingImports]
+
+    return {k: v for k, v in env.items() if k != "FINKG_CONFIG"} | {"FINKG_EMBEDDING__MODEL_PATH": str(minilm_dir())}
+
+
+@pytest.mark.reliability("cost")
+def test_a_long_feedback_evaluation_says_its_answers_and_is_refused_before_its_run_is_written(tmp_path, graph_env):
+    """`finkg eval feedback`: 4 anchors x 4 condition runs are 16 reader answers, 16 h at a measured hour each:
+    said, refused without --yes (exit 2) before its folder, manifest or memory is written or a reader call made;
+    with --yes one anchor in one condition runs and its rate is recorded."""
+    env = graph_env
+    measured(env, "finkg eval feedback", 3600.0)
+    out = tmp_path / "feedback"
+    run = finkg(*FEEDBACK_ARGS, "--run", "cost", "--out", str(out), env=env)
+    assert run.returncode == 2, run.stderr
+    assert (
+        "finkg eval feedback: 16 answers (4 anchors x the condition runs not yet recorded), about 16 h at "
+        f"3600.0 s/answer (measured 2026-12-01 for {model(env)})" in run.stderr
+    )
+    assert (
+        "error: finkg eval feedback not started: estimated above [batch] confirm_above_hours = 1; pass --yes to "
+        "start it" in run.stderr
+    )
+    assert "Traceback" not in run.stderr and not out.exists()
+
+    measured(env, "finkg eval feedback", 7200.0)
+    small = (*FEEDBACK_ARGS, "--run", "cost", "--conditions", "no-memory", "--limit", "1", "--out", str(out))
+    run = finkg(*small, env=env)
+    assert run.returncode == 2 and "1 answer (1 anchor x" in run.stderr and "about 2.0 h" in run.stderr
+    assert not out.exists()
+    run = finkg(*small, "--yes", env=env)
+    assert run.returncode == 0, run.stderr
+    assert "not started" not in run.stderr
+    assert len((out / "predictions" / "no-memory.jsonl").read_text(encoding="utf-8").splitlines()) == 1
+    rate = json.loads(Path(env["FINKG_BATCH__RATES_FILE"]).read_text(encoding="utf-8"))["finkg eval feedback"]
+    assert rate[model(env)]["items"] == 1 and rate[model(env)]["date"] != "2026-12-01"
+
+
+@pytest.mark.reliability("cost")
+def test_a_long_structured_llm_memo_batch_is_refused_before_a_memo_is_written(tmp_path, graph_env, graph):
+    """`finkg memo --all -s structured-llm` over the 435 filings of 2009q3 (431 once the amended are replaced by
+    their amendments) at a measured minute a memo: 7.2 h, said and refused without --yes (exit 2), no memo file
+    or Memo node; the structured system alone (no LLM) is not gated; one memo with --yes is written and its rate
+    recorded."""
+    from test_memos import QUARTER, WALMART  # pyright: ignore[reportMissingImports]
+
+    from finkg.config import load_settings
+    from finkg.pipelines import sec as pipelines
+    from retrieval.facts.fact_map import list_filings, resolve_amendments
+
+    if len(list_filings(graph, source=QUARTER.name)) != 435:
+        pipelines.ingest_sec(graph, load_settings(), [QUARTER])
+    env = graph_env
+    filings = len(resolve_amendments(graph, [f["adsh"] for f in list_filings(graph)])[0])
+    measured(env, "finkg memo", 60.0)
+    out = tmp_path / "memos"
+    memos_before = graph.read("MATCH (m:Memo) WHERE m.id STARTS WITH 'structured-llm:' RETURN count(m) AS n")
+    run = finkg("memo", "--all", "-s", "structured", "-s", "structured-llm", "--out", str(out), "--redo", env=env)
+    assert run.returncode == 2, run.stderr
+    assert (
+        f"finkg memo: {filings} memos (structured-llm), about {filings / 60:.1f} h at 60.0 s/memo "
+        f"(measured 2026-12-01 for {model(env)})" in run.stderr
+    )
+    assert "error: finkg memo not started: estimated above [batch] confirm_above_hours = 1; pass --yes" in run.stderr
+    assert "Traceback" not in run.stderr and not out.exists()
+    assert graph.read("MATCH (m:Memo) WHERE m.id STARTS WITH 'structured-llm:' RETURN count(m) AS n") == memos_before
+
+    plain = finkg("memo", "-a", WALMART, "-s", "structured", "--out", str(out), env=env)
+    assert plain.returncode == 0, plain.stderr
+    assert "finkg memo:" not in plain.stderr  # no LLM, no estimate
+
+    measured(env, "finkg memo", 7200.0)
+    one = ("memo", "-a", WALMART, "-s", "structured-llm", "--out", str(out), "--redo")
+    run = finkg(*one, env={**env, "FINKG_LLM__MAX_TOKENS": "200"})
+    assert run.returncode == 2 and "1 memo (structured-llm), about 2.0 h" in run.stderr
+    assert not (out / "structured-llm").exists()
+    run = finkg(*one, "--yes", env={**env, "FINKG_LLM__MAX_TOKENS": "200"})
+    assert run.returncode == 0, run.stderr
+    assert (out / "structured-llm" / f"{WALMART}.md").exists()
+    rate = json.loads(Path(env["FINKG_BATCH__RATES_FILE"]).read_text(encoding="utf-8"))["finkg memo"][model(env)]
+    assert rate["items"] == 1 and rate["date"] != "2026-12-01"

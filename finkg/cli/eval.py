@@ -410,10 +410,13 @@ def eval_feedback(
     redo: Annotated[
         bool, typer.Option("--redo", help="Start the run again: delete its predictions, memory and selections.")
     ] = False,
+    yes: YesOption = False,
 ) -> None:
     """Prequential market-feedback evaluation (seed 000, 3.1-4.4): no memory, source memory and the shuffled
     controls with the frozen reader on real tweets and prices; event metrics, the fixed portfolio and the
-    future-document audit. Resumable: a rerun skips done anchors (no LLM call)."""
+    future-document audit. Resumable: a rerun skips done anchors (no LLM call). Before the first reader call: the
+    answers still to make and the time they take at the rate measured for the model (a long run asks, or needs
+    --yes when not run on a terminal; [batch] in the settings)."""
     from finkg.eval import feedback as feedback_eval
 
     first, last = day(start, "--start"), day(end, "--end")
@@ -437,7 +440,7 @@ def eval_feedback(
         redo=redo,
     )
     with progress() as p:
-        summary, result = api.eval_feedback(options, progress=p)
+        summary, result = api.eval_feedback(options, progress=p, cost=batch_cost("finkg eval feedback", "answer", yes))
     render(summary.rows(), Format.table, console, title=f"finkg eval feedback: run {options.run}")
     events, portfolio, audit = feedback_eval.display_rows(result)
     render(events, Format.table, console, title="event-level prediction (seed 000, Tables 2-3)")

@@ -582,8 +582,15 @@ def run_evaluation(
     embedder: Embedder,
     progress: StageProgress | None = None,
     market: MarketData | None = None,
+    on_pending: Callable[[int, int], object] | None = None,
 ) -> RunSummary:
     """The prequential loop of the module docstring; writes ``out/predictions/*.jsonl`` and ``out/manifest.json``.
+
+    ``on_pending(answers, anchors)``: called once the anchors still to do are known (after the tweets are loaded
+    with ``options.ingest``, which makes no LLM call), with the reader answers they need (one per anchor and
+    condition run not yet recorded) and their number, before the run's folder, manifest, memory or the first
+    reader call is written or made (``--redo``'s reset included); it may raise to stop the run
+    (:class:`finkg.cost.BatchCost`). Not called when nothing is left to do.
 
     Raises:
         FeedbackEvalError: a bad option or input path (named). MarketDataError: a bad price file.
@@ -591,24 +598,29 @@ def run_evaluation(
     """
     t_start = time.perf_counter()
     options.check()
-    options.out.mkdir(parents=True, exist_ok=True)
     _check_manifest(options.out, options, reader.client.model_id, embedder.identity)
-    _predictions_dir(options.out).mkdir(exist_ok=True)
     if options.ingest:
         ingest_text(graph, settings, [options.tweets], TextIngestOptions(kind="tweets"), progress=progress)
     market = market or load_market(options)
     shares, source = validation_shares(market.labels, market.calendar, options.start)
     crs = condition_runs(options.run, options.conditions, options.shuffles)
+    anchors = load_anchors(graph, options, market)
+    done = {
+        cr.name: set() if options.redo else {r["anchor_id"] for r in read_records(predictions_path(options.out, cr))}
+        for cr in crs
+    }
+    todo = [a for a in anchors.anchors if any(a.id not in done[cr.name] for cr in crs)]
+    if on_pending is not None and todo:
+        on_pending(sum(a.id not in done[cr.name] for a in todo for cr in crs), len(todo))
+    options.out.mkdir(parents=True, exist_ok=True)
+    _predictions_dir(options.out).mkdir(exist_ok=True)
     if options.redo:
         reset_run(graph, options, crs, shares)
-    anchors = load_anchors(graph, options, market)
     summary = RunSummary(anchors=len(anchors.anchors), anchor_counts=anchors.counts(), validation=source)
     checkpoint.write_manifest(
         options.out,
         _manifest(options, crs, anchors, shares, source, settings, reader.client.model_id, embedder.identity),
     )
-    done = {cr.name: {r["anchor_id"] for r in read_records(predictions_path(options.out, cr))} for cr in crs}
-    todo = [a for a in anchors.anchors if any(a.id not in done[cr.name] for cr in crs)]
     summary.skipped = len(anchors.anchors) - len(todo)
     if not todo:
         summary.seconds = time.perf_counter() - t_start

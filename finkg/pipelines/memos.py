@@ -352,6 +352,8 @@ def run_memos(
     source: str | None = None,
     resume: bool = True,
     progress: StageProgress | None = None,
+    client: llm.LLMClient | None = None,
+    on_pending: Callable[[int], object] | None = None,
 ) -> list[MemoRunSummary]:
     """Generate, verify and write memos (``finkg memo``); see the module docstring.
 
@@ -362,6 +364,11 @@ def run_memos(
         source: only filings loaded from this file (e.g. ``2009q3.zip``).
         resume: skip memos already done from the same facts (ledger entry and file present).
         progress: ``progress(stage, total)`` returns a callback advanced by filings done.
+        client: the LLM of ``structured-llm`` (None: made from the ``[llm]`` settings when that system is asked).
+        on_pending: with ``structured-llm`` asked, called with the number of its memos still to write (those
+            never written, failed, stopped half-written or whose file is gone; all with ``resume`` False) once the
+            filings are known, before the first LLM call or anything written (it may raise to stop the run:
+            :class:`finkg.cost.BatchCost`). A memo done from facts changed since is redone though not counted.
 
     Raises:
         MemoError: an unknown system, an accession that is not in the graph, or a ``source`` no
@@ -373,7 +380,8 @@ def run_memos(
     for s in systems:
         if s not in SYSTEMS and s != llm_render.SYSTEM:
             raise MemoError(f"unknown system {s!r}; choose from {', '.join((*SYSTEMS, llm_render.SYSTEM))}")
-    client = llm.client_from_settings(settings) if llm_render.SYSTEM in systems else None
+    if client is None and llm_render.SYSTEM in systems:
+        client = llm.client_from_settings(settings)
     filings = list_filings(graph, adshs, source)
     if source is not None and not filings:
         known = filing_sources(graph)
@@ -388,11 +396,13 @@ def run_memos(
         missing = [a for a in adshs if a not in found]
         if missing:
             raise MemoError(f"accession(s) not in the graph: {', '.join(missing)} (ingest them first)")
+    ledger = Ledger(graph, "Memo", settings.writer.batch_size, stages=(WRITING,))
+    order, superseded = resolve_amendments(graph, [f["adsh"] for f in filings])
+    if on_pending is not None and llm_render.SYSTEM in systems:
+        on_pending(_unwritten(ledger, out, llm_render.SYSTEM, order, redo=not resume))
     ctx = build_context(graph, settings, systems, progress)
     writer = BatchWriter(graph, batch_size=settings.writer.batch_size, workers=1)
-    ledger = Ledger(graph, "Memo", settings.writer.batch_size, stages=(WRITING,))
     summaries = []
-    order, superseded = resolve_amendments(graph, [f["adsh"] for f in filings])
     with PeerPictures(graph, ctx.thresholds, settings.memo.pictures) as pictures:
         for system in systems:
             tick = progress(f"memos {system}", len(order)) if progress else None
@@ -436,6 +446,19 @@ def run_memos(
             s.claims = gather_claims(out, system) if (out / system / "claims").exists() else 0
             summaries.append(s)
     return summaries
+
+
+def _unwritten(ledger: Ledger, out: Path, system: str, adshs: Sequence[str], redo: bool) -> int:
+    """How many of ``adshs``' memos of ``system`` a run makes: all with ``redo``, else those not recorded done
+    or whose file is gone (one ledger read; the input digests are not compared: that needs every fact map)."""
+    if redo:
+        return len(adshs)
+    states = ledger.state([f"{system}:{a}" for a in adshs])
+    return sum(
+        1
+        for a in adshs
+        if (states.get(f"{system}:{a}") or {}).get("status") != DONE or not (out / system / f"{a}.md").exists()
+    )
 
 
 def _tally(s: MemoRunSummary, memo: MemoResult) -> None:
