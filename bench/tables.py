@@ -15,9 +15,9 @@ changes nothing. ``python bench/tables.py --check`` changes nothing and exits 1 
 differs from what the results files give (it names the files and tables), so CI can tell a page that was
 edited by hand or not regenerated after a rerun.
 
-A results file measured here says so (date, commit, machine, command); figures imported from an earlier
-README (long LLM runs that cannot be rerun on this machine; the file has ``provenance``) are labelled
-"imported, not rerun". Commands recorded with the paths of the machine they ran on show the public data
+A results file says how it was measured (date, commit, machine, command). A file whose figures were typed in
+rather than written by its command (it has ``provenance``: the four once imported from an earlier README) is
+refused (exit 2): rerun its command or retire it and the tables that read it. Commands recorded with the paths of the machine they ran on show the public data
 sets as ``$TATQA_DEV`` (TAT-QA's ``tatqa_dataset_dev.json``) and ``$MARKET`` (the stocknet prices and tweets
 with the S&P 500 index); the results files keep the commands as run.
 
@@ -73,15 +73,6 @@ def num(value: Any, fmt: str) -> Cell:
         return Cell(text, float(text.replace(",", "")))
     except ValueError:
         return Cell(text)
-
-
-def mean_sd(row: dict[str, Any], key: str, fmt: str = ".3f") -> Cell:
-    """``mean ± sd`` when the row has ``sd_<key>`` (shuffled controls over seeds), else the mean."""
-    cell = num(row.get(key), fmt)
-    sd = row.get(f"sd_{key}")
-    if sd is None or cell.value is None:
-        return cell
-    return Cell(f"{cell.text} ± {format(sd, fmt)}", cell.value)
 
 
 @dataclass(frozen=True)
@@ -144,19 +135,15 @@ def public_command(command: str) -> str:
 
 
 def provenance_line(record: dict[str, Any]) -> str:
-    """The line under a table: the results file it comes from, and when it was measured (or imported)."""
-    date = str(record.get("date", "?"))[:10]
-    path = f"`bench/results/{record['name']}.json`"
-    if record.get("provenance"):
-        return f"_From {path}: imported from an earlier README, measured by {date}, not rerun._"
-    return f"_From {path}, measured {date}._"
+    """The line under a table: the results file it comes from, and when it was measured."""
+    return f"_From `bench/results/{record['name']}.json`, measured {str(record.get('date', '?'))[:10]}._"
 
 
 def source_row(record: dict[str, Any]) -> dict[str, str]:
     """A row of a page's sources table: file, how it was made, date, commit, machine and command."""
     return {
         "file": f"`bench/results/{record['name']}.json`",
-        "kind": "imported, not rerun" if record.get("provenance") else "measured",
+        "kind": "measured",
         "date": str(record.get("date", "?"))[:10],
         "commit": f"`{short_sha(record.get('git_sha', '?'))}`",
         "machine": machine_text(record.get("machine", {})),
@@ -171,26 +158,23 @@ def _single(name: str, key: str) -> Callable[[dict[str, dict[str, Any]]], list[d
     return lambda records: list(records[name].get("tables", {}).get(key, []))
 
 
-REPORTS = Table(
-    ["eval-reports"],
-    _single("eval-reports", "systems"),
-    [
-        Column("system", lambda r: str(r["system"])),
-        Column("ROUGE-L F1", lambda r: num(r.get("rouge_l_f1"), ".3f"), bold_max=True),
-        Column("BERTScore F1", lambda r: num(r.get("bertscore_f1"), ".3f"), bold_max=True),
-        Column("judge (conclusion)", lambda r: num(r.get("judge_conclusion"), ".2f"), bold_max=True),
-        Column("judge (text)", lambda r: num(r.get("judge_text"), ".2f"), bold_max=True),
-        Column(
-            "numbers verified / unverified",
-            lambda r: f"{r.get('numbers verified', 'n/a')} / {r.get('numbers unverified', 'n/a')}",
-        ),
-    ],
-)
+# the columns of a `finkg eval reports` results file (its `systems` table)
+REPORT_COLUMNS = [
+    Column("system", lambda r: str(r["system"])),
+    Column("ROUGE-L F1", lambda r: num(r.get("rouge_l_f1"), ".3f"), bold_max=True),
+    Column("BERTScore F1", lambda r: num(r.get("bertscore_f1"), ".3f"), bold_max=True),
+    Column("judge (conclusion)", lambda r: num(r.get("judge_conclusion"), ".2f"), bold_max=True),
+    Column("judge (text)", lambda r: num(r.get("judge_text"), ".2f"), bold_max=True),
+    Column(
+        "numbers verified / unverified",
+        lambda r: f"{r.get('numbers verified', 'n/a')} / {r.get('numbers unverified', 'n/a')}",
+    ),
+]
 
 
 def _reports_like(name: str) -> Table:
-    """A table of `finkg eval reports` results (bench/results/<name>.json) with REPORTS' columns."""
-    return Table([name], _single(name, "systems"), REPORTS.columns)
+    """A table of `finkg eval reports` results (bench/results/<name>.json): :data:`REPORT_COLUMNS`."""
+    return Table([name], _single(name, "systems"), REPORT_COLUMNS)
 
 
 REPORTS_READER = _reports_like("eval-reports-reader")
@@ -242,24 +226,6 @@ def _tatqa_header(kind: str, metric: str) -> Callable[[list[dict[str, Any]]], st
     return header
 
 
-def _tatqa_cell(kind: str, metric: str) -> Callable[[dict[str, Any]], Cell]:
-    return lambda r: num(r.get(kind, {}).get(metric), ".2f")
-
-
-TATQA = Table(
-    ["eval-tatqa"],
-    _tatqa_rows("eval-tatqa"),
-    [
-        Column("system", lambda r: TATQA_NAMES.get(r["system"], r["system"])),
-        Column("EM", _tatqa_cell("all", "em"), bold_max=True),
-        Column("F1", _tatqa_cell("all", "f1"), bold_max=True),
-        Column(_tatqa_header("span", "F1"), _tatqa_cell("span", "f1")),
-        Column(_tatqa_header("multi-span", "F1"), _tatqa_cell("multi-span", "f1")),
-        Column(_tatqa_header("arithmetic", "EM"), _tatqa_cell("arithmetic", "em")),
-    ],
-)
-
-
 def _tatqa_ci(kind: str, metric: str) -> Callable[[dict[str, Any]], Cell]:
     def cell(r: dict[str, Any]) -> Cell:
         row = r.get(kind, {})
@@ -272,7 +238,7 @@ def _tatqa_ci(kind: str, metric: str) -> Callable[[dict[str, Any]], Cell]:
     return cell
 
 
-def _tatqa_ci_table(name: str, tokens: bool = False, key: str = "rows") -> Table:
+def tatqa_ci_table(name: str, tokens: bool = False, key: str = "rows") -> Table:
     """EM and F1 with 95 % bootstrap intervals per system, from the record ``name`` of ``finkg eval tatqa`` (or
     ``finkg eval agent``: ``key`` ``tatqa``); ``tokens``: also the median LLM calls and prompt tokens per answer
     (recorded since stop 34)."""
@@ -319,48 +285,48 @@ def _tatqa_differences(name: str, types: tuple[str, ...] = ()) -> Table:
 
 
 # the analyst agent against whole-context on a stratified sample (issue 17), with 95 % bootstrap intervals
-TATQA_AGENT = _tatqa_ci_table("eval-tatqa-agent")
+TATQA_AGENT = tatqa_ci_table("eval-tatqa-agent")
 # the agent with the experience memory and its shuffled control (issue 17; seed 001, section 4.2)
-TATQA_MEMORY = _tatqa_ci_table("eval-tatqa-memory")
+TATQA_MEMORY = tatqa_ci_table("eval-tatqa-memory")
 TATQA_MEMORY_DIFF = _tatqa_differences("eval-tatqa-memory")
 # the quoting agent, its memory and the shuffled control on 300 questions of the evaluation half (issue 17)
-TATQA_300 = _tatqa_ci_table("eval-tatqa-300")
+TATQA_300 = tatqa_ci_table("eval-tatqa-300")
 TATQA_300_DIFF = _tatqa_differences("eval-tatqa-300")
 # the two-stage reader (seed 004) against the agent, one run on the first 162 of the same 300 (stop 34)
-TATQA_300_TWO_STAGE = _tatqa_ci_table("eval-tatqa-300-two-stage", tokens=True)
+TATQA_300_TWO_STAGE = tatqa_ci_table("eval-tatqa-300-two-stage", tokens=True)
 TATQA_300_TWO_STAGE_DIFF = _tatqa_differences("eval-tatqa-300-two-stage")
 # the base and the LoRA-tuned reader on the same questions, alone and inside the agent (issue 18; seed 004)
-TATQA_READER = _tatqa_ci_table("eval-tatqa-reader")
+TATQA_READER = tatqa_ci_table("eval-tatqa-reader")
 TATQA_READER_DIFF = _tatqa_differences("eval-tatqa-reader")
 # the same, with the three-epoch adapter (seed 004's default), the reader alone
-TATQA_READER_E3 = _tatqa_ci_table("eval-tatqa-reader-e3")
+TATQA_READER_E3 = tatqa_ci_table("eval-tatqa-reader-e3")
 TATQA_READER_E3_DIFF = _tatqa_differences("eval-tatqa-reader-e3")
-TATQA_AGENT_SMOLLM2_E3 = _tatqa_ci_table("eval-tatqa-agent-smollm2-e3")
+TATQA_AGENT_SMOLLM2_E3 = tatqa_ci_table("eval-tatqa-agent-smollm2-e3")
 TATQA_AGENT_SMOLLM2_E3_DIFF = _tatqa_differences("eval-tatqa-agent-smollm2-e3")
 # Qwen2.5-Coder-1.5B, base and LoRA-tuned on a GPU (the device tool), the reader alone on the device
-TATQA_READER_QWEN = _tatqa_ci_table("eval-tatqa-reader-qwen-gpu")
+TATQA_READER_QWEN = tatqa_ci_table("eval-tatqa-reader-qwen-gpu")
 TATQA_READER_QWEN_DIFF = _tatqa_differences("eval-tatqa-reader-qwen-gpu")
 # the same adapter inside the analyst agent, served by llama.cpp here (GGUF LoRA on the Q4_K_M base)
-TATQA_AGENT_QWEN_LORA = _tatqa_ci_table("eval-tatqa-agent-qwen-lora")
+TATQA_AGENT_QWEN_LORA = tatqa_ci_table("eval-tatqa-agent-qwen-lora")
 TATQA_AGENT_QWEN_LORA_DIFF = _tatqa_differences("eval-tatqa-agent-qwen-lora")
 # the tuned Qwen reader with and without the calculator on all 300, served by llama.cpp here; and against the agent
-TATQA_READER_CALC = _tatqa_ci_table("eval-tatqa-reader-calc-qwen-lora")
+TATQA_READER_CALC = tatqa_ci_table("eval-tatqa-reader-calc-qwen-lora")
 TATQA_READER_CALC_DIFF = _tatqa_differences("eval-tatqa-reader-calc-qwen-lora")
 TATQA_READER_CALC_VS_AGENT = _tatqa_differences("eval-tatqa-reader-calc-vs-agent")
 # the answer engine on the frozen test questions (150 of the evaluation half outside the development sample)
-TATQA_TEST_ENGINE = _tatqa_ci_table("eval-tatqa-test-engine", tokens=True)
+TATQA_TEST_ENGINE = tatqa_ci_table("eval-tatqa-test-engine", tokens=True)
 # Qwen2.5-Coder-1.5B base and LoRA-tuned in one run, served by llama.cpp here (Q4_K_M + the shipped GGUF LoRA)
-TATQA_READER_QWEN_CPU = _tatqa_ci_table("eval-tatqa-reader-qwen-cpu")
+TATQA_READER_QWEN_CPU = tatqa_ci_table("eval-tatqa-reader-qwen-cpu")
 TATQA_READER_QWEN_CPU_DIFF = _tatqa_differences("eval-tatqa-reader-qwen-cpu")
-TATQA_READER_FORM = _tatqa_ci_table("eval-tatqa-reader-form")
+TATQA_READER_FORM = tatqa_ci_table("eval-tatqa-reader-form")
 TATQA_READER_FORM_DIFF = _tatqa_differences("eval-tatqa-reader-form", ("all", "arithmetic"))
 TATQA_READER_FORM_VS_TUNED = _tatqa_differences("eval-tatqa-reader-form-vs-tuned", ("all", "span", "arithmetic"))
 # the memory whose entries carry a worked solution, on the arithmetic questions of the same 300 (stop 37)
-TATQA_MEMORY_PROGRAMS = _tatqa_ci_table("eval-tatqa-memory-programs", tokens=True)
+TATQA_MEMORY_PROGRAMS = tatqa_ci_table("eval-tatqa-memory-programs", tokens=True)
 TATQA_MEMORY_PROGRAMS_DIFF = _tatqa_differences("eval-tatqa-memory-programs", ("arithmetic",))
 
 # the same stratum with a 150-question bank (stop 38)
-TATQA_MEMORY_150 = _tatqa_ci_table("eval-tatqa-memory-150", tokens=True)
+TATQA_MEMORY_150 = tatqa_ci_table("eval-tatqa-memory-150", tokens=True)
 TATQA_MEMORY_150_DIFF = _tatqa_differences("eval-tatqa-memory-150", ("arithmetic",))
 
 
@@ -406,17 +372,17 @@ def _route_differences(name: str) -> Table:
 
 TATQA_MEMORY_150_USE = _memory_use("eval-tatqa-memory-150")
 # the same bank, each entry's worked solution shown as its expression over operand names, no values (stop 39)
-TATQA_MEMORY_EXPRESSION = _tatqa_ci_table("eval-tatqa-memory-expression", tokens=True)
+TATQA_MEMORY_EXPRESSION = tatqa_ci_table("eval-tatqa-memory-expression", tokens=True)
 TATQA_MEMORY_EXPRESSION_DIFF = _tatqa_differences("eval-tatqa-memory-expression", ("arithmetic",))
 TATQA_MEMORY_EXPRESSION_USE = _memory_use("eval-tatqa-memory-expression")
 # every question of the sample that reads the memory: the 128 arithmetic and the 17 others on the program route
-TATQA_MEMORY_STRATUM = _tatqa_ci_table("eval-tatqa-memory-stratum", tokens=True)
+TATQA_MEMORY_STRATUM = tatqa_ci_table("eval-tatqa-memory-stratum", tokens=True)
 TATQA_MEMORY_STRATUM_DIFF = _tatqa_differences("eval-tatqa-memory-stratum", ("all",))
 # both forms on the questions both runs answered (bench/tatqa_partial.py --join: the agent's answers identical)
-TATQA_MEMORY_FORMS = _tatqa_ci_table("eval-tatqa-memory-forms")
+TATQA_MEMORY_FORMS = tatqa_ci_table("eval-tatqa-memory-forms")
 TATQA_MEMORY_FORMS_DIFF = _tatqa_differences("eval-tatqa-memory-forms", ("arithmetic",))
 # the memory on both LLM routes (program of thought and quoting), all 300 questions of the sample (stop 40)
-TATQA_MEMORY_ROUTES = _tatqa_ci_table("eval-tatqa-memory-routes", tokens=True)
+TATQA_MEMORY_ROUTES = tatqa_ci_table("eval-tatqa-memory-routes", tokens=True)
 TATQA_MEMORY_ROUTES_DIFF = _tatqa_differences("eval-tatqa-memory-routes", ("all",))
 TATQA_MEMORY_ROUTES_BY_ROUTE = _route_differences("eval-tatqa-memory-routes")
 TATQA_MEMORY_ROUTES_USE = _memory_use("eval-tatqa-memory-routes")
@@ -451,7 +417,7 @@ MEMORY_HIT_RATE = _hit_rate("memory-hit-rate")
 MEMORY_HIT_RATE_SPAN = _hit_rate("memory-hit-rate-span")
 
 # `finkg eval agent`: the issue-17 benchmark in one command (TAT-QA systems, SEC questions, the targets)
-EVAL_AGENT_TATQA = _tatqa_ci_table("eval-agent", tokens=True, key="tatqa")
+EVAL_AGENT_TATQA = tatqa_ci_table("eval-agent", tokens=True, key="tatqa")
 EVAL_AGENT_DIFF = _tatqa_differences("eval-agent", ("all", "arithmetic"))
 EVAL_AGENT_TARGETS = Table(
     ["eval-agent"],
@@ -510,53 +476,6 @@ DEMO_REPORTS = Table(
         Column("model's answer: unsupported claims", lambda r: str(r["model_unsupported"])),
         Column("claims withheld", lambda r: str(r["withheld_claims"])),
         Column("knowledge about another subject", lambda r: str(r["off_subject_knowledge"])),
-    ],
-)
-
-FEEDBACK_NAMES = {
-    "no-memory": "no memory",
-    "memory": "memory",
-    "shuffled-label": "shuffled label",
-    "shuffled-event-type": "shuffled event type",
-}
-
-
-def _sharpe(row: dict[str, Any]) -> Cell:
-    if row.get("sharpe_min") is not None and row.get("sharpe_max") is not None:
-        return Cell(f"{row['sharpe_min']:.2f} to {row['sharpe_max']:.2f}")
-    return num(row.get("sharpe"), ".2f")
-
-
-FEEDBACK = Table(
-    ["eval-feedback"],
-    _single("eval-feedback", "conditions"),
-    [
-        Column(
-            "condition",
-            lambda r: (
-                FEEDBACK_NAMES.get(r["condition"], r["condition"])
-                + (f" ({r['runs']} seeds)" if r.get("runs", 1) > 1 else "")
-            ),
-        ),
-        Column("macro-F1", lambda r: mean_sd(r, "macro_f1"), bold_max=True),
-        Column("non-neutral F1", lambda r: mean_sd(r, "non_neutral_f1"), bold_max=True),
-        Column(
-            "1D / 3D / 5D macro-F1",
-            lambda r: " / ".join(num(r.get(f"macro_f1_{h}"), ".3f").text for h in ("1D", "3D", "5D")),
-        ),
-        Column("Rank IC (3D)", lambda r: mean_sd(r, "rank_ic_3d")),
-        Column("portfolio Sharpe", _sharpe, bold_max=True),
-    ],
-)
-
-RERANK = Table(
-    ["eval-rerank"],
-    _single("eval-rerank", "runs"),
-    [
-        Column("reranker", lambda r: str(r["reranker"])),
-        Column("questions", lambda r: str(r["questions"])),
-        Column("hybrid", lambda r: num(r.get("hybrid_ndcg@10"), ".3f")),
-        Column("+ rerank", lambda r: num(r.get("rerank_ndcg@10"), ".3f")),
     ],
 )
 
@@ -1133,11 +1052,9 @@ TABLES: dict[str, Table] = {
     "sec-trust": SEC_TRUST,
     "eval-reports-agent-readers": REPORT_READERS,
     "eval-reports-agent-readers-questions": REPORT_READERS_QUESTIONS,
-    "eval-reports": REPORTS,
     "eval-reports-reader": REPORTS_READER,
     "eval-reports-reader-e3": REPORTS_READER_E3,
     "eval-reports-reader-qwen": REPORTS_READER_QWEN,
-    "eval-tatqa": TATQA,
     "eval-tatqa-agent": TATQA_AGENT,
     "eval-tatqa-memory": TATQA_MEMORY,
     "eval-tatqa-memory-diff": TATQA_MEMORY_DIFF,
@@ -1189,8 +1106,6 @@ TABLES: dict[str, Table] = {
     "ask-user-questions": ASK_USER,
     "ask-user-questions-kinds": ASK_USER_KINDS,
     "demo-reports": DEMO_REPORTS,
-    "eval-feedback": FEEDBACK,
-    "eval-rerank": RERANK,
     "train-embedder": TRAIN_EMBEDDER,
     "train-reranker": TRAIN_RERANKER,
     "train-reranker-diff": TRAIN_RERANKER_DIFF,
@@ -1210,7 +1125,8 @@ TABLES: dict[str, Table] = {
 
 
 def load_records(names: Sequence[str], directory: Path, required: bool) -> dict[str, dict[str, Any]]:
-    """``{name: record}`` of ``directory/<name>.json``; a missing file raises TablesError when ``required``."""
+    """``{name: record}`` of ``directory/<name>.json``; a missing file raises TablesError when ``required``, a
+    file whose figures were typed in (``provenance``) always."""
     out = {}
     for name in names:
         path = directory / f"{name}.json"
@@ -1222,6 +1138,11 @@ def load_records(names: Sequence[str], directory: Path, required: bool) -> dict[
             out[name] = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise TablesError(f"{path}: not JSON ({exc})") from exc
+        if isinstance(out[name], dict) and out[name].get("provenance"):
+            raise TablesError(
+                f"{path}: figures typed in, not written by its command (provenance: {out[name]['provenance'][:80]}...);"
+                " rerun the command or retire the file and its tables"
+            )
     return out
 
 

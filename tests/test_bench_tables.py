@@ -109,46 +109,52 @@ def test_generator_on_a_small_results_file(tmp_path: Path):
     assert proc.returncode == 1 and "benchmarks" in proc.stderr
 
 
-def test_imported_results_say_so_and_bold_the_best(tmp_path: Path):
+def test_typed_in_results_are_refused_and_measured_ones_bold_the_best(tmp_path: Path):
+    """A results file whose figures were typed in (``provenance``) is refused: every table figure comes from a
+    command's own file; a measured file renders with its best value bold."""
     tables = bench_script("tables")
     results = tmp_path / "results"
     results.mkdir()
-    (results / "eval-rerank.json").write_text(
-        json.dumps(
-            {
-                "name": "eval-rerank",
-                "date": "2026-11-23T03:39:36+00:00",
-                "git_sha": "8f861d16f773e06ce0939a78fd058fb71ad1aebe",
-                "machine": {"cores": None, "note": "README: shared machine"},
-                "command": "finkg eval retrieval dev.json --rerank",
-                "provenance": "imported from README at commit 52dc52c",
-                "parameters": {},
-                "figures": {},
-                "tables": {
-                    "runs": [
-                        {"reranker": "a", "questions": 2, "hybrid_ndcg@10": 0.5, "rerank_ndcg@10": 0.25},
-                        {"reranker": "b", "questions": 2, "hybrid_ndcg@10": 0.5, "rerank_ndcg@10": 0.75},
-                    ]
-                },
-            }
-        ),
-        encoding="utf-8",
+    record = {
+        "name": "eval-reports-reader-qwen",
+        "date": "2026-11-26T09:41:56+00:00",
+        "git_sha": "8f861d16f773e06ce0939a78fd058fb71ad1aebe",
+        "machine": {"cores": 2, "ram_gib": 23.5},
+        "command": "finkg eval reports --batch data/questions/main.jsonl",
+        "parameters": {},
+        "figures": {},
+        "tables": {
+            "systems": [
+                {"system": "tfr", "rouge_l_f1": 0.25, "numbers verified": 3, "numbers unverified": 0},
+                {"system": "none", "rouge_l_f1": 0.5, "numbers verified": 1, "numbers unverified": 2},
+            ]
+        },
+    }
+    path = results / "eval-reports-reader-qwen.json"
+    path.write_text(json.dumps(record), encoding="utf-8")
+    body = tables.render("eval-reports-reader-qwen", results)
+    assert "| none | **0.500** |" in body and "| tfr | 0.250 |" in body
+    assert "_From `bench/results/eval-reports-reader-qwen.json`, measured 2026-11-26._" in body
+    sources = tables.render_sources(["eval-reports-reader-qwen"], results)
+    assert "| `bench/results/eval-reports-reader-qwen.json` | measured | 2026-11-26 | `8f861d1` |" in sources
+
+    path.write_text(json.dumps({**record, "provenance": "imported from README at commit 52dc52c"}), encoding="utf-8")
+    typed_in = (
+        r"eval-reports-reader-qwen\.json: figures typed in, not written by its command .*rerun the command or retire"
     )
-    body = tables.render("eval-rerank", results)
-    assert "| b | 2 | 0.500 | 0.750 |" in body
-    assert "_From `bench/results/eval-rerank.json`: imported from an earlier README, measured by 2026-11-23" in body
-    sources = tables.render_sources(["eval-rerank"], results)
-    assert "| `bench/results/eval-rerank.json` | imported, not rerun | 2026-11-23 | `8f861d1` |" in sources
+    with pytest.raises(tables.TablesError, match=typed_in):
+        tables.render("eval-reports-reader-qwen", results)
+    with pytest.raises(tables.TablesError, match=typed_in):
+        tables.render_sources(["eval-reports-reader-qwen"], results)
 
     cell = tables.num(0.317, ".3f")
     assert (cell.text, cell.value) == ("0.317", 0.317)
-    assert tables.mean_sd({"m": 0.3031, "sd_m": 0.0042}, "m").text == "0.303 ± 0.004"
 
 
 def test_errors_name_the_file(tmp_path: Path):
     tables = bench_script("tables")
-    with pytest.raises(tables.TablesError, match=r"eval-tatqa\.json: no such results file"):
-        tables.render("eval-tatqa", tmp_path)
+    with pytest.raises(tables.TablesError, match=r"eval-tatqa-test-engine\.json: no such results file"):
+        tables.render("eval-tatqa-test-engine", tmp_path)
     with pytest.raises(tables.TablesError, match=r"R.md:3: <!-- table:benchmarks --> has no"):
         tables.update("a\nb\n<!-- table:benchmarks -->\nx\n", tmp_path, "R.md")
     readme = tmp_path / "README.md"
@@ -157,8 +163,9 @@ def test_errors_name_the_file(tmp_path: Path):
     assert proc.returncode == 2 and "unknown table 'nope'" in proc.stderr
 
 
-def test_an_evaluation_summary_feeds_its_readme_table(tmp_path: Path):
-    """TatqaResults.save writes eval-tatqa.json in the one format; the README's TAT-QA table renders from it."""
+def test_an_evaluation_summary_feeds_its_readme_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """TatqaResults.save writes eval-tatqa.json in the one format; the docs' TAT-QA tables (EM and F1 with their
+    intervals per system) render from it."""
     from finkg.eval.tatqa import QuestionResult, TatqaResults
 
     def answer(system: str, uid: str, kind: str, em: float, f1: float) -> QuestionResult:
@@ -174,9 +181,11 @@ def test_an_evaluation_summary_feeds_its_readme_table(tmp_path: Path):
     results.save(tmp_path / "out", results_dir=tmp_path / "results")
     record = read_result("eval-tatqa", tmp_path / "results")
     assert record["parameters"]["questions"] == 2 and record["figures"]["single-stage_em_pct"] == 50.0
-    body = bench_script("tables").render("eval-tatqa", tmp_path / "results")
-    assert "| single-stage | **50.00** | **75.00** | 100.00 | n/a | 0.00 |" in body
-    assert "span F1 (1)" in body and "_From `bench/results/eval-tatqa.json`, measured " in body
+    tables = bench_script("tables")
+    monkeypatch.setitem(tables.TABLES, "eval-tatqa", tables.tatqa_ci_table("eval-tatqa"))
+    body = tables.render("eval-tatqa", tmp_path / "results")
+    assert "| single-stage | 50.0 [" in body and "| no retrieval | 0.0 [0.0, 0.0] |" in body
+    assert "arithmetic EM (1)" in body and "_From `bench/results/eval-tatqa.json`, measured " in body
 
 
 def _startup_result(results: Path, command: str = "startup.py") -> None:
