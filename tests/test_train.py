@@ -292,6 +292,54 @@ def test_cli_stops_on_a_malformed_training_line_before_training(tmp_path, comman
     assert not (tmp_path / "run" / "checkpoints").exists()  # stopped before training
 
 
+@pytest.mark.parametrize("bad", ["examples", "tatqa"])
+def test_train_reader_stops_on_bad_training_data_with_one_line_before_any_model(tmp_path, bad):
+    """`finkg train reader` checks its data first: a real bad line (the second example lacks 'T') or a TAT-QA file
+    whose span answer is not a list is one `error:` line naming the file and the line (or context and field),
+    exit 2, before the base GGUF is rebuilt as a Hugging Face checkpoint, a graph opened or a file written. The
+    base model here is a file transformers cannot read and Neo4j a closed port: reaching either would end in
+    another message."""
+    import subprocess
+    import sys
+
+    tatqa = SAMPLE
+    lines = tmp_path / "reader.jsonl"
+    good = {"I": "What was the 2019 revenue?", "F": "Revenue | 2019: 1,200", "T": "the revenue row", "Y": "1,200"}
+    lines.write_text(json.dumps(good) + "\n" + json.dumps({k: good[k] for k in ("I", "F", "Y")}) + "\n")
+    args = ["--examples", str(lines)]
+    if bad == "tatqa":
+        contexts = json.loads(SAMPLE.read_text(encoding="utf-8"))
+        question = next(q for q in contexts[1]["questions"] if q["answer_type"] == "span")
+        question["answer"] = "not a list"
+        tatqa = tmp_path / "tatqa.json"
+        tatqa.write_text(json.dumps(contexts), encoding="utf-8")
+        args = []
+    base = tmp_path / "base.gguf"
+    base.write_bytes(b"not a GGUF file")
+    models, run_dir = tmp_path / "models", tmp_path / "run"
+    command = [sys.executable, "-m", "finkg", "train", "reader", str(tatqa), *args, "--base-model", str(base)]
+    out = subprocess.run(
+        [*command, "--out-dir", str(run_dir)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={
+            **os.environ,
+            "COLUMNS": "80",  # the message is longer: still one line
+            "FINKG_MODELS__DIR": str(models),
+            "FINKG_NEO4J__URI": "bolt://127.0.0.1:9",
+        },
+    )
+    assert out.returncode == 2, out.stderr
+    said = out.stderr.strip().splitlines()
+    assert len(said) == 1 and said[0].startswith("error: "), out.stderr
+    if bad == "examples":
+        assert f"{lines}:2: field 'T' is missing" in said[0]
+    else:
+        assert f"{tatqa}: context 1: question {question['uid']}" in said[0] and "answer" in said[0]
+    assert not models.exists() and not run_dir.exists()  # no checkpoint rebuilt from the GGUF, nothing written
+
+
 def test_a_tuned_embedder_becomes_the_default_only_when_marked_better(tmp_path):
     from finkg import models
 

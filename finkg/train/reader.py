@@ -314,6 +314,30 @@ def train(
     return adapter, losses, seconds, trainable, start
 
 
+def check_training_data(path: Path, examples_file: Path | None = None, seed: int = 0) -> int:
+    """The checks of ``finkg train reader``'s input that need no model, made before one is loaded or converted,
+    a graph opened or a file written: with ``examples_file``, every line (JSON, an object, the string fields of
+    :data:`EXAMPLE_FIELDS`) and no example from an evaluation-half context of ``path``; the TAT-QA file ``path``
+    read whole in any case (its shape: the examples are built from it, or the split is).
+
+    Returns:
+        The examples in ``examples_file`` (0 when none is given).
+
+    Raises:
+        TrainingDataError: a malformed line (``<file>:<line>: field 'T' is missing``) or no example.
+        TrainingError: examples from evaluation-half contexts. TatqaFormatError: ``path`` not in TAT-QA's shape.
+        FileNotFoundError: ``path`` does not exist.
+    """
+    from finkg.train.embedder import check_training_half
+
+    if examples_file is None:
+        read_tatqa(path)
+        return 0
+    examples = common.read_jsonl(examples_file, EXAMPLE_FIELDS)
+    check_training_half(examples, path, seed, examples_file)
+    return len(examples)
+
+
 def run(
     path: Path,
     base_dir: Path,
@@ -336,8 +360,6 @@ def run(
         The summary ``{"adapter", "base_model", "sha256", "examples", "steps", "loss_first", "loss_last",
         "seconds", "seconds_per_step", "epochs_done", ...}``.
     """
-    from transformers import AutoTokenizer
-
     from finkg import plots
     from finkg.eval.results import write_result
     from finkg.train.common import register_model
@@ -345,6 +367,8 @@ def run(
 
     out_dir = Path(out_dir)
     if examples_file is None:
+        from transformers import AutoTokenizer
+
         tok = AutoTokenizer.from_pretrained(str(base_dir))
 
         def count(text: str) -> int:
