@@ -93,6 +93,19 @@ def row_of(stdout: str, company: str) -> list[str]:
     return [c.strip() for c in line.strip("│").split("│")]
 
 
+def fetch_once(index: Path, cache: Path):
+    """``finkg fetch 1677077 --no-facts --no-text`` against a server that serves ``index`` as Alzamend's submissions;
+    it must succeed with that one request."""
+    server = EdgarServer({ALZN_INDEX_PATH: index})
+    try:
+        res = finkg("fetch", "1677077", "--no-facts", "--no-text", env=_env(server, cache))
+        assert res.returncode == 0, res.stderr
+        assert server.requests == [ALZN_INDEX_PATH]
+    finally:
+        server.close()
+    return res
+
+
 @pytest.fixture
 def apple():
     server = EdgarServer({AAPL_INDEX_PATH: AAPL_INDEX, AAPL_DOC_PATH: AAPL_DOC})
@@ -196,22 +209,9 @@ def test_a_later_index_adds_only_the_new_filing(graph, tmp_path):
     forget(graph, ALZN_CIK)
     march, june = listed(ALZN_MARCH), listed(ALZN_JUNE)
     assert set(june) - set(march) == {"0001214659-26-003166"}
-    server = EdgarServer({ALZN_INDEX_PATH: ALZN_MARCH})
-    try:
-        first = finkg("fetch", "1677077", "--no-facts", "--no-text", env=_env(server, tmp_path / "march"))
-        assert first.returncode == 0, first.stderr
-        assert server.requests == [ALZN_INDEX_PATH]
-    finally:
-        server.close()
+    fetch_once(ALZN_MARCH, tmp_path / "march")
     assert stored(graph, ALZN_CIK) == expected(march, "America/New_York")
-
-    server = EdgarServer({ALZN_INDEX_PATH: ALZN_JUNE})
-    try:
-        second = finkg("fetch", "1677077", "--no-facts", "--no-text", env=_env(server, tmp_path / "june"))
-        assert second.returncode == 0, second.stderr
-        assert server.requests == [ALZN_INDEX_PATH]
-    finally:
-        server.close()
+    second = fetch_once(ALZN_JUNE, tmp_path / "june")  # another cache: the watermark in the graph decides
     assert row_of(second.stdout, "1677077")[4:8] == [str(len(june)), "1", str(len(march)), "0"]
     assert stored(graph, ALZN_CIK) == expected(june, "UTC")  # the earlier filings' times unchanged, read as UTC now
     assert watermarks(graph, ALZN_CIK)["10-Q"] == "0001214659-26-003166"

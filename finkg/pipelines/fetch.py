@@ -154,7 +154,7 @@ def load_fetched(
                 graph, settings, [got.facts.path], progress=progress, on_conflict=on_conflict
             )
             summary.facts.append({"company": got.query, "cik": got.cik, "from": _origin(got.facts), **row})
-    config = edgar_config(settings, offline=True) if o.offline else edgar_config(settings)
+    config = edgar_config(settings, o.offline)
     for got in fetched:
         if got.submissions is not None:
             summary.filings.append(load_filings(graph, settings, got, config, o, progress=progress))
