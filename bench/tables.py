@@ -202,6 +202,8 @@ TATQA_NAMES = {
     "reader-form+lora": "reader, LoRA-tuned, answer-form prompt",
     "reader-calc-form+lora": "reader + calculator, LoRA-tuned, answer-form prompt",
     "agent+lora": "agent, LoRA-tuned reader",
+    "engine-without-forms": "engine without the forms rule (count tool + reader-calc, LoRA)",
+    "engine": "answer engine (count tool + forms rule + reader-calc, LoRA)",
 }
 
 
@@ -315,6 +317,15 @@ TATQA_READER_CALC_DIFF = _tatqa_differences("eval-tatqa-reader-calc-qwen-lora")
 TATQA_READER_CALC_VS_AGENT = _tatqa_differences("eval-tatqa-reader-calc-vs-agent")
 # the answer engine on the frozen test questions (150 of the evaluation half outside the development sample)
 TATQA_TEST_ENGINE = tatqa_ci_table("eval-tatqa-test-engine", tokens=True)
+# the engine with the table-forms rule against the engine without it, on the same frozen test questions
+TATQA_TEST_ENGINE_FORMS = tatqa_ci_table("eval-tatqa-test-engine-forms", tokens=True)
+TATQA_TEST_ENGINE_FORMS_DIFF = _tatqa_differences("eval-tatqa-test-engine-forms", ("all", "arithmetic", "span"))
+# the table-forms rule on the training half and the development sample (never the test questions)
+TATQA_FORMS = Table(
+    ["tatqa-forms"],
+    lambda records: records["tatqa-forms"].get("tables", {}).get("tatqa-forms", []),
+    [Column(key, lambda r, key=key: str(r[key])) for key in ("part", "form", "questions", "read", "answered", "em")],
+)
 # Qwen2.5-Coder-1.5B base and LoRA-tuned in one run, served by llama.cpp here (Q4_K_M + the shipped GGUF LoRA)
 TATQA_READER_QWEN_CPU = tatqa_ci_table("eval-tatqa-reader-qwen-cpu")
 TATQA_READER_QWEN_CPU_DIFF = _tatqa_differences("eval-tatqa-reader-qwen-cpu")
@@ -1073,6 +1084,9 @@ TABLES: dict[str, Table] = {
     "eval-tatqa-agent-qwen-lora": TATQA_AGENT_QWEN_LORA,
     "eval-tatqa-agent-qwen-lora-diff": TATQA_AGENT_QWEN_LORA_DIFF,
     "eval-tatqa-test-engine": TATQA_TEST_ENGINE,
+    "eval-tatqa-test-engine-forms": TATQA_TEST_ENGINE_FORMS,
+    "eval-tatqa-test-engine-forms-diff": TATQA_TEST_ENGINE_FORMS_DIFF,
+    "tatqa-forms": TATQA_FORMS,
     "eval-tatqa-reader-calc-qwen-lora": TATQA_READER_CALC,
     "eval-tatqa-reader-calc-qwen-lora-diff": TATQA_READER_CALC_DIFF,
     "eval-tatqa-reader-calc-vs-agent": TATQA_READER_CALC_VS_AGENT,

@@ -43,7 +43,7 @@ _SCALE_IN_TEXT = (
     ),
     (
         re.compile(
-            r"\bin\s+thousands?\b|\$'?000\b|\bthousands\b|€'?000\b|£'?000\b|\$\s*thousand\b|\busd\s*'?000\b",
+            r"\bin\s+thousands?\b|\$'?000\b|\bthousands\b|€'?000\b|£'?000\b|\$\s*thousand\b|\busd\s*['‘’]?000\b|[$€£][‘’]000\b",
             re.IGNORECASE,
         ),
         "thousand",
