@@ -125,3 +125,26 @@ def test_read_form(question, form, row, years):
         return
     assert got is not None
     assert (got.form, got.row, got.years) == (form, row, years)
+
+
+@pytest.mark.model
+def test_the_engine_answers_a_form_by_the_rule_and_the_rest_by_the_reader(contexts):
+    """finkg eval tatqa -s engine: the forms rule before the model (its derivation, TAT-QA's gold), the model
+    (SmolLM2 here) for a question of no form."""
+    from test_llm import smol_gguf
+
+    from finkg.eval.tatqa import engine_system
+    from generation.llm import LlamaCppBackend, LLMClient
+
+    c = contexts[0]
+    engine = engine_system(
+        LLMClient(LlamaCppBackend(smol_gguf(), n_ctx=2048, n_threads=2)), tables={c.table_uid: c.table}
+    )
+    q = next(q for q in c.questions if q.question.startswith("What is the percentage change in Other"))
+    text = engine(q.question, c.facts, c.passages)
+    assert text.startswith("(y2019 - y2018) / y2018 * 100 with y2018=56.7, y2019=44.1 = ")
+    assert _em(text, q) == 1.0
+    other = next(q for q in c.questions if q.question == "What are the contract types?")
+    assert read_form(other.question) is None
+    text = engine(other.question, c.facts, c.passages)
+    assert "y2019" not in text and extract_answer(text).spans
