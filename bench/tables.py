@@ -1007,6 +1007,11 @@ HEADLINE_FIGURES: list[tuple[str, str, Callable[[dict[str, Any]], str]]] = [
         lambda r: _em(r, "reader-calc+lora"),
     ),
     (
+        "TAT-QA, the answer engine on 150 frozen test questions (never tuned on; forms rule + tuned reader)",
+        "eval-tatqa-test-engine-forms",
+        lambda r: _em(r, "engine"),
+    ),
+    (
         "triple extraction from all FOMC statements (llama-server, 2 cores)",
         "extraction",
         lambda r: (
