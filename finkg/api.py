@@ -817,15 +817,19 @@ def graph_export(
 @dataclass
 class FactHistoryResult:
     """What :func:`fact_history` found: the company (``cik``, ``name``), the ``concept``, one row per period
-    (``periods``: end, months, uom, first reported and latest value with their filings, reports, restated
-    and, with ``as_of``, the value known then) and the ``derived`` series rows (empty unless asked: end, the
-    value (a fraction for ``yoy``), formula, the number of facts used and their keys)."""
+    (``periods``: end, months, uom, first reported and latest value with their filings, reports, restated,
+    conflicts (records of another file's value for its facts) and, with ``as_of``, the value known then), the
+    ``derived`` series rows (empty unless asked: end, the value (a fraction for ``yoy``), formula, the number of
+    facts used and their keys) and the ``conflicts`` rows (one per record, period order: period end, months,
+    filing, the value held and its file, the other file's value and name, resolution, recorded at; empty when no
+    file ever disagreed)."""
 
     cik: int
     name: str
     concept: str
     periods: list[dict[str, Any]]
     derived: list[dict[str, Any]]
+    conflicts: list[dict[str, Any]] = field(default_factory=list)
 
 
 def fact_history(
@@ -863,9 +867,25 @@ def fact_history(
     with _opened(graph, settings) as (g, _):
         cik, name = h.find_company(g, company)
         periods = h.read_history(g, cik, concept, uom)
-    rows = []
+        records = h.read_conflicts(g, periods)
+    rows, conflicts = [], []
     for p in periods:
         known = p.known_at(as_of) if as_of is not None else None
+        for r in p.reports:
+            conflicts += [
+                {
+                    "period end": p.end,
+                    "months": p.qtrs * 3,
+                    "filing": f"{r.filed} {r.form} {r.adsh}",
+                    "value": c.value,
+                    "from": c.source,
+                    "other value": c.other_value,
+                    "other file": c.other_file,
+                    "resolution": c.resolution,
+                    "recorded at": c.recorded_at,
+                }
+                for c in records.get(r.key, [])
+            ]
         rows.append(
             {
                 "period end": p.end,
@@ -877,6 +897,7 @@ def fact_history(
                 "latest filed": f"{p.latest.filed} {p.latest.form} {p.latest.adsh}",
                 "reports": len(p.reports),
                 "restated": len(p.restatements),
+                "conflicts": sum(len(records.get(r.key, [])) for r in p.reports),
             }
             | ({f"known on {as_of}": known.value if known else None} if as_of is not None else {})
         )
@@ -895,7 +916,7 @@ def fact_history(
         }
         for d in series
     ]
-    return FactHistoryResult(cik, name, concept, rows, out)
+    return FactHistoryResult(cik, name, concept, rows, out, conflicts)
 
 
 def read_ids(path: Path) -> list[str]:

@@ -10,6 +10,7 @@ rows themselves, not by the code under test."""
 from __future__ import annotations
 
 import functools
+import json
 import random
 import zipfile
 from pathlib import Path
@@ -208,3 +209,63 @@ def test_the_bulk_import_honours_the_ingest_size_caps(settings, tmp_path):
     capped.ingest.max_member_bytes = 1 << 30
     result = bulk_import_sec(capped, [a], database="capped", csv_dir=tmp_path / "csv", csv_only=True)
     assert result.facts == len(read_fsds(a).facts)
+
+
+def _json_lists(text: str) -> list[list[dict]]:
+    """The JSON lists ``--format json`` printed one after the other."""
+    decoder, out, i = json.JSONDecoder(), [], 0
+    while (i := text.find("[", i)) >= 0:
+        value, i = decoder.raw_decode(text, i)
+        out.append(value)
+    return out
+
+
+@pytest.mark.reliability("sources")
+def test_facts_history_shows_the_values_other_files_gave_a_fact(graph, tmp_path):
+    """After b.zip is loaded with --on-conflict keep, then replace, `finkg facts history` of the company and tag
+    with the most conflicting facts lists one record per such fact: the value held and its file, the other file's
+    value and name, the resolution, dated; the period rows count them. Expected from the archives' rows."""
+    a, b, differ = _archives(tmp_path)
+    per_tag: dict[tuple[str, str], list[str]] = {}
+    for key in differ:
+        adsh, tag = key.split(":")[:2]
+        per_tag.setdefault((adsh, tag), []).append(key)
+    (adsh, tag), keys = max(per_tag.items(), key=lambda kv: (len(kv[1]), kv[0]))
+    assert len(keys) >= 2
+
+    def expected(resolution: str) -> dict[tuple[str, int], tuple]:
+        """(period end, months) -> (value held, its file, the other file's value, that file, resolution)."""
+        out = {}
+        for key in keys:
+            ddate, qtrs = key.split(":")[3:5]
+            a_value, b_value = differ[key]
+            row = (a_value, "a.zip", b_value, "b.zip") if resolution == "kept" else (b_value, "b.zip", a_value, "a.zip")
+            if row[0] is not None:  # a fact with no value has no history row
+                out[(f"{ddate[:4]}-{ddate[4:6]}-{ddate[6:]}", int(qtrs) * 3)] = (*row, resolution)
+        return out
+
+    def history(cik: int) -> tuple[list[dict], dict[tuple[str, int], tuple]]:
+        out = finkg("facts", "history", "-c", str(cik), "--concept", tag, "--format", "json")
+        assert out.returncode == 0, out.stderr
+        periods, *rest = _json_lists(out.stdout)
+        mine = [r for r in (rest[0] if rest else []) if r["filing"].endswith(adsh)]
+        assert all(r["recorded at"] for r in mine)
+        fields = ("value", "from", "other value", "other file", "resolution")
+        return periods, {(r["period end"], r["months"]): tuple(r[f] for f in fields) for r in mine}
+
+    assert finkg("ingest", "sec", str(a)).returncode == 0
+    [company] = graph.read("MATCH (c:Company)-[:FILED]->(:Filing {adsh: $a}) RETURN c.cik AS cik", {"a": adsh})
+    cik = company["cik"]
+    periods, got = history(cik)
+    assert got == {} and all(p["conflicts"] == 0 for p in periods if adsh in p["latest filed"])
+
+    assert finkg("ingest", "sec", str(b), "--on-conflict", "keep").returncode == 0
+    periods, got = history(cik)
+    assert got == expected("kept") and len(got) >= 2
+    assert sum(p["conflicts"] for p in periods) >= len(got)
+
+    assert finkg("ingest", "sec", str(b), "--on-conflict", "replace").returncode == 0
+    periods, got = history(cik)
+    assert got == expected("replaced")
+    shown = finkg("facts", "history", "-c", str(cik), "--concept", tag)
+    assert shown.returncode == 0 and "values other source files gave these facts" in shown.stdout

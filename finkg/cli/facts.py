@@ -72,7 +72,9 @@ def history(
 ) -> None:
     """An XBRL fact across filings: for each period, the value as first reported, the latest (restated) and
     how many filings reported it; --as-of adds what was known that day; --derived draws quarterly, TTM or
-    year-over-year series, each value with its formula and fact keys."""
+    year-over-year series, each value with its formula and fact keys. When another source file gave one of the
+    facts another value (ingest --on-conflict keep or replace), a last table lists each such record: the value
+    held and its file, the other file's value and name, which was kept, and when it was recorded."""
     when = day(as_of, "--as-of")
     result = api.fact_history(company, concept, as_of=when, uom=uom, derived=derived, basis=basis)
     render(result.periods, fmt, console, title=f"{result.name} (CIK {result.cik}): {concept} across filings")
@@ -81,3 +83,10 @@ def history(
         if fmt == Format.table:  # the keys are long; --format json or csv lists them
             rows = [{k: v for k, v in r.items() if k != "fact keys"} for r in rows]
         render(rows, fmt, console, title=f"{derived}, basis {basis} (--format json lists each value's fact keys)")
+    if result.conflicts:
+        render(
+            result.conflicts,
+            fmt,
+            console,
+            title="values other source files gave these facts (ingest --on-conflict keep or replace)",
+        )

@@ -198,6 +198,21 @@ that reported it: a fact's history across filings (``finkg facts history``). Onl
 ``FILED`` (complete ones) count, and only the registrant's facts (a co-registrant's carry ``coreg``)."""
 
 
+FACT_CONFLICTS = (
+    "UNWIND $keys AS key\n"
+    "MATCH (x:Fact {key: key})-[:HAS_CONFLICT]->(k:FactConflict)\n"
+    "OPTIONAL MATCH (f:Filing {adsh: x.adsh})\n"
+    "RETURN x.key AS key, x.value AS value, coalesce(x.source_file, f.source) AS source,\n"
+    "       k.value AS other_value, k.source_file AS other_file, k.resolution AS resolution,\n"
+    "       k.against AS against, k.recorded_at AS recorded_at\n"
+    "ORDER BY key, recorded_at, other_file"
+)
+"""The conflict records of the facts ``$keys`` (:mod:`ingest.sec.conflicts`): per record, the fact's value and the
+file it holds it from (``source``; the filing's ``source`` for facts written before facts recorded theirs), the
+other file's value (``other_value``, null: that file gave none) and name (``other_file``), the ``resolution``
+(``kept``: the fact kept its value; ``replaced``: file ``against`` replaced ``other_file``'s value), ``against`` and
+``recorded_at`` (when first seen). Facts without a record return nothing (``finkg facts history``)."""
+
 # --------------------------------------------------------------------------- AKShare indicators and financial facts
 # (seed 004, sections 2 and 3.3: ingest/market/akshare.py, finkg/pipelines/indicators.py, retrieval/facts/indicators.py)
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from itertools import pairwise
 
-from kg import Graph, cypher
+from kg import Graph, batches, cypher
 from kg.errors import RetrievalError
 from retrieval.contract import AsOf, as_of_cutoff
 from retrieval.facts.concepts import BY_NAME
@@ -148,6 +148,47 @@ def read_history(graph: Graph, cik: int, concept: str, uom: str | None = "USD") 
     if not rows:
         raise RetrievalError(f"CIK {cik} reported no fact of {concept} (tags searched: {', '.join(tags)}; uom {uom})")
     return histories(rows, tags)
+
+
+@dataclass(frozen=True)
+class ConflictRecord:
+    """A value another source file gave a fact of the history, recorded beside it (:mod:`ingest.sec.conflicts`):
+    the fact ``key``, the ``value`` it holds and the file it holds it from (``source``), the other file's value
+    (``other_value``, in the fact's unit; None: that file gave none) and name (``other_file``), the
+    ``resolution`` (``kept``: the fact kept its value; ``replaced``: ``against`` replaced ``other_file``'s value),
+    ``against`` (the file that won) and ``recorded_at`` (ISO time the record was first made)."""
+
+    key: str
+    value: float | None
+    source: str | None
+    other_value: float | None
+    other_file: str
+    resolution: str
+    against: str | None
+    recorded_at: str
+
+
+def read_conflicts(
+    graph: Graph, periods: Sequence[PeriodHistory], batch_size: int = 5_000
+) -> dict[str, list[ConflictRecord]]:
+    """The conflict records of the facts ``periods`` report, by fact key (keys without a record are absent): one
+    read per ``batch_size`` keys on the fact key's index."""
+    keys = [r.key for p in periods for r in p.reports]
+    out: dict[str, list[ConflictRecord]] = {}
+    for chunk in batches(keys, batch_size):
+        for r in graph.read(cypher.FACT_CONFLICTS, {"keys": chunk}):
+            record = ConflictRecord(
+                str(r["key"]),
+                r["value"],
+                r["source"],
+                r["other_value"],
+                str(r["other_file"]),
+                str(r["resolution"]),
+                r["against"],
+                str(r["recorded_at"] or ""),
+            )
+            out.setdefault(record.key, []).append(record)
+    return out
 
 
 def find_company(graph: Graph, name: str) -> tuple[int, str]:
