@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from finkg.pipelines.kg_build import ExtractSummary
     from finkg.pipelines.memos import MemoRunSummary
     from finkg.pipelines.reports import BatchSummary
+    from generation.agent.page import PageAnswer
     from generation.llm import LLMClient
     from kg import Graph
     from kg.browser import SavedQuery
@@ -1853,6 +1854,58 @@ def ask(
         got.notes,
         got.plan.as_dict() if got.plan is not None else {},
     )
+
+
+def ask_page(
+    question: str,
+    pages: Sequence[tuple[str, str]] = (),
+    *,
+    chunks: Sequence[str] = (),
+    llm: bool = True,
+    graph: Graph | None = None,
+    settings: Settings | None = None,
+) -> PageAnswer:
+    """Answer a question from the text of filing pages, when the graph's facts do not hold it (a segment's revenue, a
+    figure only in a note): the lines the question needs, a rule where one applies, else the configured LLM over
+    those lines only; the answer in the question's unit, gated, with the pages cited
+    (:func:`generation.agent.page.answer_page_question`; issue 46 item 4).
+
+    Args:
+        question: e.g. "What is the FY2018 capital expenditure amount (in USD millions) for 3M?".
+        pages: ``(page id, page text)`` pairs (the text of a 10-K page). chunks: ids of ``Chunk`` nodes in the graph
+            (``finkg fetch``'s filing text), read as pages with their own ids. llm: use the configured model when no
+            rule applies (False: rule or refusal only).
+
+    Returns:
+        A :class:`generation.agent.page.PageAnswer` (``answer``, ``status``, ``value``, ``unit``, ``citations``...).
+
+    Raises:
+        GraphError: ``chunks`` given and Neo4j is unavailable. EvaluationError: no page, or a chunk id not in the
+        graph. LLMUnavailable, ModelError: ``llm`` and the model cannot be used.
+    """
+    from generation.agent.page import answer_page_question
+    from generation.llm import client_from_settings
+    from kg import cypher as kg_cypher
+
+    s = settings or load_settings()
+    given = list(pages)
+    if chunks:
+        with _opened(graph, s) as (g, _):
+            rows = {r["id"]: r for r in g.read(kg_cypher.CHUNK_TEXTS, {"ids": list(chunks)})}
+        missing = [c for c in chunks if c not in rows]
+        if missing:
+            raise EvaluationError(
+                f"no Chunk with id {', '.join(missing)} in the graph (finkg fetch stores filing text)"
+            )
+        given += [(c, str(rows[c]["text"] or "")) for c in chunks]
+    if not given:
+        raise EvaluationError("ask_page needs a page: give pages=[(id, text)] or chunk ids")
+    client = client_from_settings(s) if llm else None
+    try:
+        return answer_page_question(question, given, client)
+    finally:
+        if client is not None:
+            client.close()
 
 
 def agent_run(run: str, *, graph: Graph | None = None, settings: Settings | None = None) -> dict[str, Any] | None:

@@ -34,12 +34,32 @@ def ask(
         ),
     ] = False,
     fmt: Annotated[Format, typer.Option("--format", help="table or json")] = Format.table,
+    page: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--page",
+            help="A text file of a filing page (repeatable): answer from the page, citing it, instead of the graph's "
+            "facts (the configured LLM reads the page's selected lines when no rule applies; --llm not needed).",
+            exists=True,
+            dir_okay=False,
+        ),
+    ] = None,
+    chunk: Annotated[
+        list[str] | None, typer.Option("--chunk", help="A Chunk id of filing text in the graph, read as a page.")
+    ] = None,
 ) -> None:
     """Answer a question in your own words from the graph's SEC facts: companies by short name or ticker, measures
     from the catalog (margins, ratios, R&D, tax rate, free cash flow...), periods as filings state them; computed by
     deterministic tools and gated (numbers traced, the answer is the one asked). Prints the answer, its derivation
     (operands with their fact keys, the formula, the expression, the result) and the gate's verdict. What the graph
-    does not hold is answered as such, with what was searched; an ambiguous company name is asked back."""
+    does not hold is answered as such, with what was searched; an ambiguous company name is asked back. With
+    --page/--chunk: answered from the filing page's lines, in the question's unit, the page cited."""
+    if page or chunk:
+        from finkg.cli.page import print_page_answer
+
+        pages = [(str(p), p.read_text(encoding="utf-8")) for p in page or ()]
+        print_page_answer(api.ask_page(question, pages, chunks=chunk or ()), fmt)
+        return
     result = api.ask(question, company=company, as_of=day(as_of, "--as-of"), record=record, llm=llm)
     if fmt is Format.json:
         print(json.dumps(result.__dict__, indent=1, default=str))

@@ -73,3 +73,12 @@ READ_CORPUS_ALPHA = (
     "          .hybrid_alpha_step, .hybrid_alpha_swept_at, .hybrid_alpha_embedding_model} AS props"
 )
 """A corpus's swept hybrid alpha and the sweep's metadata (seed 002 §5.4)."""
+
+CHUNK_TEXTS = (
+    "UNWIND $ids AS cid\n"
+    "MATCH (c:Chunk {id: cid})\n"
+    "OPTIONAL MATCH (d:Document)-[:HAS_CHUNK]->(c)\n"
+    "RETURN c.id AS id, c.text AS text, coalesce(c.document_id, d.id) AS document"
+)
+"""The text of each chunk of ``$ids`` that exists (in the order asked) and its document's id: the pages a
+question over a filing page reads (issue 46 item 4, ``finkg.api.ask_page``)."""

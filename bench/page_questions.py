@@ -1,0 +1,170 @@
+"""Issue 46 item 4: questions over a filing page, the page reader against the whole page given to the model.
+
+Data: FinanceBench's open-source sample (Islam et al. 2023, ``data/financebench/financebench_open_source.jsonl``),
+its one-number questions split once by ``scripts/make_financebench_split.py``: the development part (26, tuned on)
+and the test part (40, scored here, never read). Each question is given its evidence pages (the PDF text of one
+or two filing pages) and answered by
+
+- ``reader``: :func:`generation.agent.page.answer_page_question` (lines selected, a rule where one applies, else
+  the LLM over the selected lines; the answer in the asked unit, gated, the page cited);
+- ``whole page``: :func:`generation.agent.page.whole_page_answer` (the whole page(s) given to the model, as
+  before), on the first ``--baseline-limit`` questions of the list (a fixed subset: the baseline takes minutes
+  a question on 2 cores).
+
+Scored by :func:`finkg.eval.financebench.score` (correct / abstained / wrong, the gold's unit), with percentile
+bootstrap 95 % intervals (:func:`finkg.eval.metrics.intervals.bootstrap_mean`) and the median seconds a question.
+The model is the configured one (``FINKG_LLM__BACKEND=llama-server FINKG_LLM__MODEL_PATH=...``), its disk cache
+off so that every second is measured. Each answer is appended to ``--out``/``<system>.jsonl`` as it is made
+(:class:`finkg.eval.checkpoint.ItemLog`): a rerun resumes.
+
+    python bench/page_questions.py --out /tmp/page-q --baseline-limit 12
+    python bench/page_questions.py --questions data/questions/financebench-dev-ids.txt --part dev --no-write
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from finkg.config import load_settings  # noqa: E402
+from finkg.eval.checkpoint import ItemLog  # noqa: E402
+from finkg.eval.financebench import gold_number, read_uids, score  # noqa: E402
+from finkg.eval.metrics.intervals import bootstrap_mean  # noqa: E402
+from finkg.eval.results import write_result  # noqa: E402
+from generation.agent.arithmetic import SCALES  # noqa: E402
+from generation.agent.page import PageAnswer, answer_page_question, whole_page_answer  # noqa: E402
+from generation.llm import LLMClient, backend_from_settings  # noqa: E402
+from ingest.datasets.financebench import PageQuestion, read_financebench  # noqa: E402
+
+DATA = ROOT / "data" / "financebench" / "financebench_open_source.jsonl"
+TEST = ROOT / "data" / "questions" / "financebench-test-ids.txt"
+OUTCOMES = ("correct", "abstained", "wrong")
+
+
+def record(q: PageQuestion, got: PageAnswer) -> dict[str, Any]:
+    """One answer's log line: the answer, its outcome against the gold and its seconds."""
+    gold = gold_number(q.answer)
+    assert gold is not None
+    outcome = score(got.value, got.unit, SCALES.get(got.scale, 1.0), gold)
+    return {"uid": q.uid, "gold": q.answer, "outcome": outcome, **got.as_dict()}
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Counts, rates with bootstrap intervals, and seconds (median, p90, total) of one system's answers."""
+    out: dict[str, Any] = {"n": len(rows)}
+    for outcome in OUTCOMES:
+        hits = [1.0 if r["outcome"] == outcome else 0.0 for r in rows]
+        interval = bootstrap_mean(hits) if rows else None
+        out[outcome] = {
+            "count": int(sum(hits)),
+            "rate": round(interval.mean, 4) if interval else 0.0,
+            "ci95": [round(interval.low, 4), round(interval.high, 4)] if interval else [0.0, 0.0],
+        }
+    secs = sorted(float(r["seconds"]) for r in rows)
+    out["median_seconds"] = round(statistics.median(secs), 2) if secs else None
+    out["p90_seconds"] = round(secs[int(0.9 * (len(secs) - 1))], 2) if secs else None
+    out["total_seconds"] = round(sum(secs), 1)
+    routes: dict[str, int] = {}
+    for r in rows:
+        routes[r["route"]] = routes.get(r["route"], 0) + 1
+    out["routes"] = routes
+    prompts = [r["llm"]["prompt_tokens"] for r in rows if r.get("llm")]
+    out["median_prompt_tokens"] = statistics.median(prompts) if prompts else None
+    out["llm_calls"] = len(prompts)
+    return out
+
+
+def run(system: str, questions: list[PageQuestion], log: ItemLog, llm: LLMClient) -> list[dict[str, Any]]:
+    """Answer ``questions`` not yet in ``log`` with ``system``, appending each; every record of the list."""
+    with log.appending() as (done, add):
+        seen = {r["uid"] for r in done}
+        for i, q in enumerate(questions, 1):
+            if q.uid in seen:
+                continue
+            pages = [(p.id, p.text) for p in q.pages]
+            t0 = time.perf_counter()
+            got = (
+                answer_page_question(q.question, pages, llm)
+                if system == "reader"
+                else whole_page_answer(q.question, pages, llm)
+            )
+            got.seconds = time.perf_counter() - t0
+            rec = record(q, got)
+            add(rec)
+            done.append(rec)
+            print(
+                f"[{system} {i}/{len(questions)}] {q.uid} {rec['outcome']} {got.route} {got.seconds:.1f}s {got.answer!r}",
+                flush=True,
+            )
+    wanted = {q.uid for q in questions}
+    return [r for r in done if r["uid"] in wanted]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description="Questions over a filing page: the page reader against the whole page.")
+    ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--questions", type=Path, default=TEST, help="a frozen uid list (default: the test part)")
+    ap.add_argument("--part", default="test", help="the part's name in the results")
+    ap.add_argument("--limit", type=int, default=None, help="the first N questions of the list")
+    ap.add_argument("--baseline-limit", type=int, default=12, help="the whole-page baseline on the first N (0: none)")
+    ap.add_argument("--out", type=Path, default=Path("/tmp/finkg-page-questions"), help="checkpoint folder")
+    ap.add_argument("--no-write", action="store_true", help="print the summary; write no results file")
+    a = ap.parse_args()
+    by_uid = {q.uid: q for q in read_financebench(a.data)}
+    questions = [by_uid[u] for u in read_uids(a.questions)][: a.limit]
+    settings = load_settings()
+    llm = LLMClient(backend_from_settings(settings), cache=None, seed=settings.llm.seed)
+    out = a.out / a.part
+    reader = run("reader", questions, ItemLog(out / "reader.jsonl", "a page-reader answer"), llm)
+    subset = questions[: a.baseline_limit]
+    baseline = (
+        run("whole page", subset, ItemLog(out / "whole-page.jsonl", "a whole-page answer"), llm) if subset else []
+    )
+    subset_ids = {q.uid for q in subset}
+    figures = {
+        "reader": summary(reader),
+        "reader_on_baseline_subset": summary([r for r in reader if r["uid"] in subset_ids]),
+        "whole_page": summary(baseline),
+    }
+    print(figures)
+    if a.no_write:
+        return
+    parameters = {
+        "data": "FinanceBench open-source sample (Islam et al. 2023), one-number questions",
+        "part": a.part,
+        "questions": str(a.questions.relative_to(ROOT) if a.questions.is_absolute() else a.questions),
+        "n_questions": len(questions),
+        "baseline_subset": f"the first {len(subset)} questions of the list",
+        "model": llm.model_id,
+        "backend": settings.llm.backend,
+        "llm_cache": "off",
+        "intervals": "percentile bootstrap 95 %, 2000 resamples, seed 0",
+    }
+    tables = {
+        "page-questions": [
+            {
+                "system": name,
+                "questions": s["n"],
+                **{k: s[k]["count"] for k in OUTCOMES},
+                "median_s": s["median_seconds"],
+            }
+            for name, s in (
+                ("page reader", figures["reader"]),
+                ("page reader, baseline subset", figures["reader_on_baseline_subset"]),
+                ("whole page to the model", figures["whole_page"]),
+            )
+        ]
+    }
+    path = write_result("page-questions", parameters, figures, tables=tables)
+    print(path)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,347 @@
+"""Answer a question from a filing page: the lines it needs, a rule where one applies, else the LLM over those
+lines only; the answer in the question's unit, gated, with the page cited (issue 46 item 4).
+
+When the graph's facts do not hold the answer (a segment's revenue, a figure only in a note), the analyst reads
+the page. Giving a 1.5B model the whole page (1,000-2,700 tokens of PDF text) took minutes on 2 cores and slipped
+scales ("30.8 million" for a growth rate). Here:
+
+1. the page is read into rows, a year header and sentences and only the lines the question needs are kept
+   (:mod:`generation.agent.page_lines`);
+2. a **rule** answers when it can (:func:`rule_answer`): one line item in one year ("the FY2018 capital
+   expenditure"), free cash flow (operating cash flow less capital expenditure), unadjusted EBITDA (operating income
+   plus D&A) and EBITDA less capex, a year-over-year change in percent, an item's % margin of revenue, the change of
+   such a margin between two years, and its average over a span of years. Each operand is a page row's cell of the
+   year's column, the result a :func:`generation.agent.arithmetic.calculate` call;
+3. otherwise the configured **LLM** reads the selected lines (never the page) and writes one arithmetic expression
+   over their numbers (:func:`llm_answer`), which ``calculate`` evaluates;
+4. the answer is stated in the asked unit (:mod:`generation.agent.page_units`: percent, ratio, or the currency
+   scale asked) and passes the gate (:func:`generation.agent.page_units.unit_problems`: every number traced to a
+   selected line, the kind of number the one asked), else the question is refused with the reasons;
+5. the answer cites the pages (ids) and lines its operands came from.
+
+:func:`whole_page_answer` is the baseline it is measured against: the whole page given to the model, its first
+number read with the unit it wrote (``bench/page_questions.py``).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from generation.agent.arithmetic import calculate
+from generation.agent.page_lines import Page, PageLine, asked_items, item_rows, read_page, select_lines
+from generation.agent.page_units import AskedUnit, asked_unit, rescale, state, unit_problems
+from generation.llm.client import LLMClient
+from retrieval.facts.tables import parse_numbers
+
+_FY = re.compile(r"\b(?:fy\s*|fiscal (?:year )?)?((?:19|20)\d\d)\b", re.IGNORECASE)
+_FORMULA = re.compile(r"\bdefined as\b|\bratio\b|\bturnover\b|\baverage\b|\breturn on\b|\bcycle\b|\bpayout\b", re.I)
+_CHANGE = re.compile(r"\bchange\b|\bgrowth\b|\bgrew\b|\bincrease\b|\bdecrease\b", re.IGNORECASE)
+_MARGIN = re.compile(r"\bmargin\b", re.IGNORECASE)
+_SPAN_AVG = re.compile(r"\b(\d) year average\b|\baverage\b", re.IGNORECASE)
+
+PROMPT = (
+    "Answer the question from the lines of a company's filing below. Reply with ONE arithmetic expression that "
+    "computes the answer from numbers copied from the lines (+ - * / and parentheses, no words, no units). For a "
+    "percentage, margin or ratio write the fraction (do not multiply by 100). Capital expenditure is the amount "
+    "spent, a positive number. For a question asking which item is highest or lowest, write that item's number."
+    "\n\nLines:\n{lines}\n\nQuestion: {question}\nExpression:"
+)
+"""The reader's prompt over the selected lines."""
+
+WHOLE_PAGE_PROMPT = (
+    "Answer the question from this page of a company's filing.\n\n{page}\n\nQuestion: {question}\n"
+    "Reply with the answer only: one number with its unit."
+)
+"""The baseline's prompt: the whole page."""
+
+
+@dataclass
+class PageAnswer:
+    """The answer to a question over filing pages.
+
+    Attributes:
+        question: as asked. answer: the answer in the asked unit (``"65.4%"``, ``"$1,577 million"``) with its
+            citation, or None when refused. status: ``answered`` or ``refused``. value: the number as stated
+            (None when refused). unit: ``percent``, ``ratio`` or ``amount``. scale: an amount's scale word
+            (``million``...; ``""`` for none). route: ``rule``, ``llm`` or ``whole page``. citations: the ids of the
+            pages whose lines gave the operands. lines: the lines put before the model or read by the rule.
+            expression: the arithmetic evaluated. reasons: why it was refused. seconds: wall time.
+            llm: prompt and completion tokens of the model call (empty for the rule).
+    """
+
+    question: str
+    answer: str | None
+    status: str
+    value: float | None
+    unit: str
+    scale: str
+    route: str
+    citations: list[str] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    expression: str = ""
+    reasons: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    llm: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The answer as JSON-able data (every attribute)."""
+        return dict(self.__dict__)
+
+
+def question_years(question: str) -> list[int]:
+    """The fiscal years the question names, in its order, without repeats."""
+    return list(dict.fromkeys(int(y) for y in _FY.findall(question)))
+
+
+def _cell(pages: Sequence[Page], item: str, year: int) -> tuple[float, PageLine] | None:
+    for line in item_rows(item, pages):
+        value = line.value(year)
+        if value is not None:
+            return value, line
+    return None
+
+
+def _scale_of(pages: Sequence[Page], lines: Sequence[PageLine]) -> str:
+    by_id = {p.id: p.scale for p in pages}
+    scales = {by_id[line.page] for line in lines}
+    return scales.pop() if len(scales) == 1 else ""
+
+
+def _item_value(pages: Sequence[Page], item: str, year: int, used: list[PageLine]) -> float | None:
+    got = _cell(pages, item, year)
+    if got is None:
+        return None
+    used.append(got[1])
+    return abs(got[0]) if item == "capital expenditure" else got[0]
+
+
+def _amount_expr(q: str) -> list[tuple[str, str]] | None:
+    """The items (with sign) an amount question sums, or None."""
+    if re.search(r"\bfree cash flow\b|\bfcf\b", q):
+        return [("+", "cash from operations"), ("-", "capital expenditure")]
+    if re.search(r"\bebitda\b", q):
+        terms = [("+", "operating income"), ("+", "depreciation and amortization")]
+        if re.search(r"\bless capex\b|\bminus capex\b|\bless capital expenditure", q):
+            terms.append(("-", "capital expenditure"))
+        return terms
+    return None
+
+
+def _margin_terms(q: str) -> list[tuple[str, str]] | None:
+    head = q.split("margin")[0]
+    terms = _amount_expr(head)
+    if terms is not None:
+        return terms
+    for item in ("operating income", "net income", "depreciation and amortization", "cost of revenue"):
+        if item in asked_items(head):
+            return [("+", item)]
+    return None
+
+
+def _sum(pages: Sequence[Page], terms: list[tuple[str, str]], year: int, used: list[PageLine]) -> float | None:
+    total = 0.0
+    for sign, item in terms:
+        v = _item_value(pages, item, year, used)
+        if v is None:
+            return None
+        total += v if sign == "+" else -v
+    return total
+
+
+def rule_answer(question: str, pages: Sequence[Page]) -> tuple[float, str, list[PageLine], AskedUnit] | None:
+    """The answer by rule (module doc, step 2), or None when no rule applies or a cell is missing.
+
+    Returns:
+        ``(value in the asked unit, expression, the rows read, the asked unit)``.
+    """
+    q = " ".join(question.lower().split())
+    years = question_years(q)
+    if not years or not pages:
+        return None
+    used: list[PageLine] = []
+    if _MARGIN.search(q):
+        terms = _margin_terms(q)
+        if terms is None:
+            return None
+        span = sorted(years)
+        m = _SPAN_AVG.search(q)
+        if m and len(span) == 2:
+            span = list(range(span[0], span[1] + 1))
+        margins: list[float] = []
+        for y in span:
+            part, revenue = _sum(pages, terms, y, used), _item_value(pages, "revenue", y, used)
+            if part is None or not revenue:
+                return None
+            margins.append(part / revenue * 100)
+        unit = asked_unit(q)
+        if m and len(margins) >= 2:
+            return sum(margins) / len(margins), "average of margins", used, unit
+        if _CHANGE.search(q) and len(margins) == 2:
+            return margins[1] - margins[0], "later margin - earlier margin", used, unit
+        if len(margins) == 1:
+            return margins[0], "item / revenue * 100", used, unit
+        return None
+    terms = _amount_expr(q)
+    if re.match(r"(?:in [^,]*, )?which\b", q) or (terms is None and _FORMULA.search(q)):
+        return None
+    items = asked_items(q)
+    if terms is None and len(items) == 1:
+        terms = [("+", items[0])]
+    if terms is None:
+        return None
+    if _CHANGE.search(q) and len(years) == 2:
+        a, b = sorted(years)
+        va, vb = _sum(pages, terms, a, used), _sum(pages, terms, b, used)
+        if va is None or vb is None or va == 0:
+            return None
+        unit = asked_unit(q)
+        if unit.kind != "percent":
+            return None
+        return (vb - va) / abs(va) * 100, f"(y{b} - y{a}) / y{a} * 100", used, unit
+    if len(years) != 1 or _CHANGE.search(q):
+        return None
+    value = _sum(pages, terms, years[0], used)
+    if value is None:
+        return None
+    unit = asked_unit(q, _scale_of(pages, used))
+    if unit.kind != "amount":
+        return None
+    expression = " ".join(f"{s} {i}" for s, i in terms).lstrip("+ ")
+    return rescale(value, _scale_of(pages, used), unit.scale), expression, used, unit
+
+
+def _shown(lines: Sequence[PageLine]) -> list[float]:
+    out: list[float] = []
+    for line in lines:
+        for cell in line.cells if line.kind == "row" else (line.label,):
+            out += [abs(x) for x in parse_numbers(cell)] if line.kind == "row" else []
+        if line.kind == "sentence":
+            out += [float(x.replace(",", "")) for x in re.findall(r"\d[\d,]*(?:\.\d+)?", line.label)]
+    return out
+
+
+def _clean_expression(text: str) -> str:
+    first = next((s for s in text.strip().strip("`").splitlines() if s.strip()), "")
+    first = first.split("=")[0] if not first.strip().startswith("=") else first.strip("= ")
+    first = re.sub(r"(?<=\d),(?=\d{3})", "", first).replace("$", "").replace("%", "")
+    return re.sub(r"[^0-9+\-*/(). ]", "", first).strip()
+
+
+def llm_answer(question: str, pages: Sequence[Page], llm: LLMClient, k: int = 12, max_tokens: int = 48) -> PageAnswer:
+    """The LLM's answer over the selected lines only (module doc, step 3), gated and stated in the asked unit."""
+    t0 = time.perf_counter()
+    lines = select_lines(question, pages, k)
+    shown_lines = [line.text for line in lines]
+    unit = asked_unit(question, _scale_of(pages, [line for line in lines if line.kind == "row"]))
+    out = PageAnswer(question, None, "refused", None, unit.kind, unit.scale, "llm", lines=shown_lines)
+    if not lines:
+        out.reasons, out.seconds = ["no line of the page matches the question"], time.perf_counter() - t0
+        return out
+    numbered = "\n".join(f"[{i + 1}] {t}" for i, t in enumerate(shown_lines))
+    result = llm.chat([{"role": "user", "content": PROMPT.format(lines=numbered, question=question)}], max_tokens)
+    out.llm = {"prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens, "raw": result.text}
+    expression = _clean_expression(result.text)
+    times100 = bool(re.search(r"\*\s*100(?![\d.])", expression))
+    out.expression = expression
+    calc = calculate(expression, {}) if expression else None
+    if calc is None or not calc.ok:
+        out.reasons = [f"the model's expression could not be evaluated: {result.text.strip()[:120]!r}"]
+    else:
+        value = float(calc.value)
+        percent_cell = unit.kind == "percent" and any("%" in line.text for line in lines)
+        problems = unit_problems(expression, unit, _shown(lines), percent_cell)
+        if problems:
+            out.reasons = problems
+        else:
+            if unit.kind == "percent" and not times100 and "/" in expression:
+                value *= 100
+            if unit.kind == "ratio" and times100:
+                value /= 100
+            if unit.kind == "amount":
+                value = rescale(value, _scale_of(pages, [line for line in lines if line.kind == "row"]), unit.scale)
+            _answered(out, value, unit, lines)
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
+def _answered(out: PageAnswer, value: float, unit: AskedUnit, lines: Sequence[PageLine]) -> None:
+    rounded = round(value, unit.decimals) if unit.kind != "amount" else value
+    cited = list(dict.fromkeys(line.page for line in lines if line.kind != "years"))
+    out.value, out.status, out.citations = rounded, "answered", cited
+    out.answer = f"{state(rounded, unit)} (source: {', '.join(cited)})"
+
+
+def answer_page_question(
+    question: str, pages: Sequence[tuple[str, str]], llm: LLMClient | None = None, k: int = 12
+) -> PageAnswer:
+    """Answer ``question`` from filing pages: rule first, else the LLM over the selected lines (module doc).
+
+    Args:
+        question: as asked, e.g. "What is the FY2018 capital expenditure amount (in USD millions) for 3M?".
+        pages: ``(page id, page text)`` pairs (a FinanceBench ``"3M_2018_10K#p59"``, a graph Chunk id...).
+        llm: the configured model (None: the rule only; a question it cannot place is refused).
+        k: the most lines put before the model.
+
+    Returns:
+        A :class:`PageAnswer`: ``answered`` with the answer in the asked unit and the pages cited, or ``refused``
+        with the reasons (no rule and no model, a gate problem, an expression that does not evaluate).
+
+    Raises:
+        LLMAnswerError, LLMUnavailable: the model cannot be used.
+    """
+    t0 = time.perf_counter()
+    read = [read_page(pid, text) for pid, text in pages]
+    got = rule_answer(question, read)
+    if got is not None:
+        value, expression, used, unit = got
+        out = PageAnswer(question, None, "refused", None, unit.kind, unit.scale, "rule", expression=expression)
+        out.lines = [line.text for line in used]
+        _answered(out, value, unit, used)
+        out.seconds = time.perf_counter() - t0
+        return out
+    if llm is None:
+        unit = asked_unit(question)
+        out = PageAnswer(question, None, "refused", None, unit.kind, unit.scale, "rule")
+        out.reasons, out.seconds = ["no rule applies and no model is configured"], time.perf_counter() - t0
+        return out
+    out = llm_answer(question, read, llm, k)
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
+_ANSWER_NUMBER = re.compile(
+    r"(?P<neg>-)?\s*\$?\s*(?P<neg2>-)?(?P<num>\d[\d,]*(?:\.\d+)?)\s*(?P<unit>%|percent|billion|bn|million|mn|thousand)?",
+    re.IGNORECASE,
+)
+_SCALE_WORDS = {"thousand": "thousand", "million": "million", "mn": "million", "billion": "billion", "bn": "billion"}
+
+
+def whole_page_answer(
+    question: str, pages: Sequence[tuple[str, str]], llm: LLMClient, max_tokens: int = 64
+) -> PageAnswer:
+    """The baseline: the whole page(s) given to the model, its first number (years skipped) read with the unit it
+    wrote (``%``/``percent`` -> percent; a scale word -> an amount in that scale). No gate, no citation check."""
+    t0 = time.perf_counter()
+    text = "\n\n".join(f"[{pid}]\n{body}" for pid, body in pages)
+    result = llm.chat([{"role": "user", "content": WHOLE_PAGE_PROMPT.format(page=text, question=question)}], max_tokens)
+    out = PageAnswer(question, None, "refused", None, "amount", "", "whole page")
+    out.llm = {"prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens, "raw": result.text}
+    for m in _ANSWER_NUMBER.finditer(result.text):
+        number = m.group("num").replace(",", "")
+        if re.fullmatch(r"(?:19|20)\d\d", number) and not m.group("unit"):
+            continue
+        word = (m.group("unit") or "").lower()
+        sign = -1.0 if (m.group("neg") or m.group("neg2")) else 1.0
+        out.value, out.status, out.answer = sign * float(number), "answered", result.text.strip()
+        out.unit = "percent" if word in ("%", "percent") else "amount"
+        out.scale = _SCALE_WORDS.get(word, "")
+        out.citations = [pid for pid, _ in pages]
+        break
+    else:
+        out.reasons = ["the model's answer states no number"]
+    out.seconds = time.perf_counter() - t0
+    return out
