@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import socket
 import tempfile
 import time
 from pathlib import Path
@@ -33,21 +32,14 @@ from rich.console import Console
 from rich.table import Table
 
 from finkg import api
-from finkg.config import load_settings
 from finkg.eval.results import RESULTS_DIR, write_result
-from finkg.neo4j_server import LocalNeo4j
+from finkg.neo4j_server import LocalNeo4j, free_port, private_settings
 from kg import Graph, schema
 
 QUARTER = Path(__file__).resolve().parents[1] / "data" / "sec-fsds" / "2009q3.zip"
 SMALL = QUARTER.with_name("20250404.zip")  # a daily file: the bulk path's fixed cost
 PASSWORD = "bench-bulk-pw"
 console = Console()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def counts(g: Graph) -> dict[str, dict[str, int]]:
@@ -86,27 +78,18 @@ def extrapolate(
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("--quarter", type=Path, default=QUARTER)
     p.add_argument("--heap", default="768m")
     p.add_argument("--pagecache", default="256m")
     p.add_argument("--keep", action="store_true", help="keep the temporary server home")
     args = p.parse_args()
-    base = load_settings()
     home = Path(tempfile.mkdtemp(prefix="finkg-bench-bulk.")) / "neo4j"
     ports = (free_port(), free_port())
 
     def settings(database: str):
-        return load_settings(
-            server_home=home,
-            server_dist_dir=base.server.dist_dir,
-            server_bolt_port=ports[0],
-            server_http_port=ports[1],
-            server_heap=args.heap,
-            server_pagecache=args.pagecache,
-            neo4j_uri=None,
-            neo4j_password=PASSWORD,
-            neo4j_database=database,
+        return private_settings(
+            home, PASSWORD, ports=ports, heap=args.heap, pagecache=args.pagecache, database=database
         )
 
     tx_settings, bulk_settings = settings("neo4j"), settings("bulk")

@@ -33,7 +33,6 @@ import json
 import os
 import resource
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -158,29 +157,13 @@ def child_phase(mode: str, archive: Path, revision: str) -> dict[str, Any]:
     }
 
 
-def private_settings(home: Path, bolt: int, http: int, **extra: Any) -> Any:
-    """The settings of the bench's private server at ``home`` on ports ``bolt``/``http`` (the jars of the configured
-    server reused), with ``extra`` settings."""
-    from finkg.config import load_settings
-
-    base = load_settings()
-    return load_settings(
-        server_home=home,
-        server_dist_dir=base.server.dist_dir,
-        server_bolt_port=bolt,
-        server_http_port=http,
-        neo4j_uri=None,
-        neo4j_password=PASSWORD,
-        **extra,
-    )
-
-
 def child_ingest(archive: Path, home: Path, bolt: int, http: int) -> dict[str, Any]:
     """``finkg ingest sec``'s pipeline on ``archive`` into the private server (in its own process)."""
     from finkg import api
+    from finkg.neo4j_server import private_settings
     from kg import Graph
 
-    settings = private_settings(home, bolt, http, neo4j_database="neo4j")
+    settings = private_settings(home, PASSWORD, ports=(bolt, http))
     start_rss = rss_mb()
     t = time.perf_counter()
     with Graph(settings.uri, "neo4j", PASSWORD) as g:
@@ -206,20 +189,14 @@ def run_child(*args: str) -> dict[str, Any]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def ingest_private(archive: Path, heap: str, pagecache: str) -> dict[str, Any]:
     """Start a private server, apply the schema, ingest ``archive`` in a child process; stop and remove the server."""
-    from finkg.neo4j_server import LocalNeo4j
+    from finkg.neo4j_server import LocalNeo4j, free_port, private_settings
     from kg import Graph, schema
 
     home = Path(tempfile.mkdtemp(prefix="finkg-bench-memory.")) / "neo4j"
     bolt, http = free_port(), free_port()
-    settings = private_settings(home, bolt, http, server_heap=heap, server_pagecache=pagecache)
+    settings = private_settings(home, PASSWORD, ports=(bolt, http), heap=heap, pagecache=pagecache)
     server = LocalNeo4j(settings)
     try:
         server.start()

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from finkg.config import Settings
 from kg import Graph, GraphAuthError, GraphUnavailable
@@ -106,6 +106,51 @@ class ImportReport:
     properties: int
     seconds: float
     tool_seconds: float
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now (another process may still take it before the
+    server binds it: :class:`PortInUse` then says so)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def private_settings(
+    home: Path,
+    password: str,
+    *,
+    ports: tuple[int, int] | None = None,
+    heap: str = "512m",
+    pagecache: str = "64m",
+    database: str = "neo4j",
+    **extra: Any,
+) -> Settings:
+    """The settings of a private, throw-away Neo4j server (a test's or a benchmark's second server, never the
+    configured one): its own ``home`` folder, Bolt and HTTP ``ports`` (None: two free ones, :func:`free_port`), its
+    URI ``bolt://127.0.0.1:<Bolt port>`` (the configured ``[neo4j] uri`` is dropped), ``password`` for user
+    ``neo4j``, ``database``, a small ``heap`` and ``pagecache`` (Neo4j sizes: ``512m``, ``1g``), and the configured
+    server's jars (``[server] dist_dir``, assembled once and shared) and tools; ``extra``: further flat overrides
+    (``server_transaction_memory="20m"``, ...). Start it with :class:`LocalNeo4j`.
+
+    Raises:
+        ConfigError: an invalid override or settings file (the message names the setting).
+    """
+    from finkg.config import load_settings
+
+    bolt, http = ports or (free_port(), free_port())
+    return load_settings(
+        server_home=home,
+        server_dist_dir=load_settings().server.dist_dir,
+        server_bolt_port=bolt,
+        server_http_port=http,
+        server_heap=heap,
+        server_pagecache=pagecache,
+        neo4j_uri=None,
+        neo4j_password=password,
+        neo4j_database=database,
+        **extra,
+    )
 
 
 def _duration(text: str, after: str) -> float:

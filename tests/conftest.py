@@ -28,7 +28,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import sys
 import threading
 import time
@@ -44,7 +43,7 @@ import pytest
 from finkg import models
 from finkg.api import open_graph
 from finkg.config import LEGACY_NEO4J_ENV, Settings, load_settings
-from finkg.neo4j_server import ENTRY_POINT, LocalNeo4j
+from finkg.neo4j_server import ENTRY_POINT, LocalNeo4j, free_port
 from kg import Graph, cypher, schema
 
 # Tests configure their models explicitly: the installed-model defaults ([models] use_installed) would make
@@ -121,13 +120,6 @@ def model_weights(name: str) -> Path:
     if not _running["model"]:
         pytest.fail(f"this test loads model weights ({name}): mark it @pytest.mark.model", pytrace=False)
     return models.installed_path(name) or models.install([name])[0].path
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # --------------------------------------------------------------------------- the suite's own Neo4j (issue 45)

@@ -19,8 +19,8 @@ import pytest
 from conftest import free_port
 
 from finkg import api
-from finkg.config import Settings, load_settings
-from finkg.neo4j_server import DatabaseExists, DatabaseInUse, LocalNeo4j, ServerError
+from finkg.config import Settings
+from finkg.neo4j_server import DatabaseExists, DatabaseInUse, LocalNeo4j, ServerError, private_settings
 from finkg.pipelines.bulk import BulkImportError
 from ingest.sec.fsds import FsdsFormatError
 from kg import Graph, schema
@@ -62,18 +62,8 @@ def home(tmp_path_factory, settings) -> Path:
     return tmp_path_factory.mktemp("bulk") / "neo4j"
 
 
-def server_settings(home: Path, settings: Settings, ports: tuple[int, int], database: str = "neo4j") -> Settings:
-    return load_settings(
-        server_home=home,
-        server_dist_dir=settings.server.dist_dir,
-        server_bolt_port=ports[0],
-        server_http_port=ports[1],
-        server_heap="768m",
-        server_pagecache="256m",
-        neo4j_uri=None,
-        neo4j_password=PASSWORD,
-        neo4j_database=database,
-    )
+def server_settings(home: Path, ports: tuple[int, int], database: str = "neo4j") -> Settings:
+    return private_settings(home, PASSWORD, ports=ports, heap="768m", pagecache="256m", database=database)
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +71,7 @@ def loaded(home, settings):
     """The transactional load served in ``neo4j``, a bulk import into ``bulkcheck`` made while it runs,
     and the snapshots of ``neo4j`` before and after that import. The server is left running."""
     ports = (free_port(), free_port())
-    s = server_settings(home, settings, ports)
+    s = server_settings(home, ports)
     server = LocalNeo4j(s)
     server.start()
     try:
@@ -102,7 +92,7 @@ def loaded(home, settings):
 def compared(loaded, home, settings):
     """The server restarted serving ``bulkcheck`` (schema applied as `finkg db init` does) and its snapshot."""
     loaded["server"].stop()
-    s = server_settings(home, settings, loaded["ports"], database="bulkcheck")
+    s = server_settings(home, loaded["ports"], database="bulkcheck")
     server = LocalNeo4j(s)
     server.start()
     try:

@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 from conftest import SuiteNeo4j, endpoint, free_port, suite_cache, sweep_stale_runs
 
-from finkg.config import LEGACY_NEO4J_ENV, Settings, load_settings
-from finkg.neo4j_server import LocalNeo4j
+from finkg.config import LEGACY_NEO4J_ENV, Settings
+from finkg.neo4j_server import LocalNeo4j, private_settings
 from kg import Graph
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,16 +80,7 @@ def user(tmp_path_factory, settings: Settings) -> Iterator[dict]:
         encoding="utf-8",
     )
     config.chmod(0o600)
-    s = load_settings(
-        server_home=folder / "neo4j",
-        server_dist_dir=settings.server.dist_dir,
-        server_bolt_port=bolt,
-        server_http_port=http,
-        server_heap="512m",
-        server_pagecache="64m",
-        neo4j_uri=None,
-        neo4j_password=USER_PASSWORD,
-    )
+    s = private_settings(folder / "neo4j", USER_PASSWORD, ports=(bolt, http))
     server = LocalNeo4j(s)
     server.start()
     try:
@@ -199,16 +190,7 @@ def test_the_graph_fixture_is_the_suites_own_server(graph, settings, test_neo4j:
 @pytest.fixture(scope="module")
 def second_server(tmp_path_factory, settings: Settings) -> Iterator[LocalNeo4j]:
     """A second private server, started as tests/test_bulk_import.py starts its own."""
-    s = load_settings(
-        server_home=tmp_path_factory.mktemp("second") / "neo4j",
-        server_dist_dir=settings.server.dist_dir,
-        server_bolt_port=free_port(),
-        server_http_port=free_port(),
-        server_heap="512m",
-        server_pagecache="64m",
-        neo4j_uri=None,
-        neo4j_password="second-probe-pw",
-    )
+    s = private_settings(tmp_path_factory.mktemp("second") / "neo4j", "second-probe-pw")
     server = LocalNeo4j(s)
     server.start()
     yield server

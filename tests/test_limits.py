@@ -25,11 +25,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import free_port
 from test_cli import finkg
 
 from finkg.config import load_settings, write_settings_file
-from finkg.neo4j_server import LocalNeo4j
+from finkg.neo4j_server import LocalNeo4j, private_settings
 from kg import Graph
 from kg.driver import DEADLINE_GRACE_S
 from kg.errors import QueryMemoryExceeded, QueryTimeout, QueryTooLarge
@@ -212,18 +211,7 @@ def small(tmp_path_factory):
         (home / d).mkdir(parents=True)
         (home / d).chmod(0o755)
     home.chmod(0o755)
-    s = load_settings(
-        server_home=home,
-        server_dist_dir=load_settings().server.dist_dir,
-        server_bolt_port=free_port(),
-        server_http_port=free_port(),
-        server_heap="512m",
-        server_pagecache="64m",
-        server_transaction_memory="20m",
-        server_transaction_timeout="10s",
-        neo4j_uri=None,
-        neo4j_password=SECOND_PASSWORD,
-    )
+    s = private_settings(home, SECOND_PASSWORD, server_transaction_memory="20m", server_transaction_timeout="10s")
     server = LocalNeo4j(s)
     server.start()
     try:

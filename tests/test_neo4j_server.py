@@ -6,10 +6,9 @@ import socket
 import urllib.request
 
 import pytest
-from conftest import free_port
 
-from finkg.config import ConfigError, load_settings
-from finkg.neo4j_server import JavaMissing, LocalNeo4j, PortInUse
+from finkg.config import ConfigError
+from finkg.neo4j_server import JavaMissing, LocalNeo4j, PortInUse, private_settings
 from kg import Graph
 
 # Each test runs or starts a real Neo4j (a second server in its own home, or the configured one).
@@ -22,16 +21,7 @@ def second(tmp_path, settings):
 
     The password starts with "-" (token_urlsafe generates such passwords): it must still be
     taken as the password by neo4j-admin, not as an option."""
-    return load_settings(
-        server_home=tmp_path / "neo4j",
-        server_dist_dir=settings.server.dist_dir,
-        server_bolt_port=free_port(),
-        server_http_port=free_port(),
-        server_heap="512m",
-        server_pagecache="128m",
-        neo4j_uri=None,
-        neo4j_password="-second-server-pw",
-    )
+    return private_settings(tmp_path / "neo4j", "-second-server-pw", pagecache="128m")
 
 
 def test_start_twice_is_a_no_op_then_stop(second):
