@@ -19,9 +19,19 @@ content is identical. With ``--ingest`` the real quarter is also ingested (``fin
 into a private Neo4j server of its own (a temporary home, free ports; the configured server is not touched), in a
 process of its own whose peak RSS is recorded with the graph's counts.
 
+With ``--bulk`` the same archives also go through ``finkg ingest sec --bulk``'s CSV writing
+(``bulk_import_sec(..., csv_only=True)``, no server), each in a fresh process:
+
+- ``bulk-old``: the code of git revision ``--bulk-baseline`` (the whole tree of that commit, extracted to a temporary
+  folder and put first on ``PYTHONPATH``): every archive read whole (``read_fsds``), its rows made at once
+  (``graph_rows``), each CSV file written from all its rows;
+- ``bulk-new``: this tree's: the archive spilled (``open_fsds``), its rows gone through twice a group at a time.
+
+Their CSV files are hashed (all but the run record, whose times and process differ): the digests must be equal.
+
 Writes bench/results/ingest-memory.json and prints the old / new ratio per archive. On a shared machine:
 
-    nice -n 10 python bench/ingest_memory.py [--times 4] [--ingest]
+    nice -n 10 python bench/ingest_memory.py [--times 4] [--ingest] [--bulk]
 """
 
 from __future__ import annotations
@@ -45,6 +55,8 @@ ROOT = Path(__file__).resolve().parents[1]
 QUARTER = ROOT / "data" / "sec-fsds" / "2009q3.zip"
 BASELINE = "25932a6"
 """The last commit whose reader kept every fact in memory (the parent of the streamed reader)."""
+BULK_BASELINE = "910f5f8"
+"""The last commit whose bulk import read an archive whole (the parent of the streamed bulk CSV writer)."""
 PASSWORD = "bench-ingest-memory-pw"
 GROUP_FACTS = 4 * 5_000
 """Facts per group: ingest.sec.fsds.GROUP_BATCHES x the default [writer] batch_size."""
@@ -157,6 +169,48 @@ def child_phase(mode: str, archive: Path, revision: str) -> dict[str, Any]:
     }
 
 
+def child_bulk(mode: str, archive: Path) -> dict[str, Any]:
+    """``finkg ingest sec --bulk --csv-only``'s CSV writing of ``archive`` (in its own process, ``mode`` ``bulk-old``
+    with the baseline tree first on ``PYTHONPATH``): peak memory, seconds, and the digest of the CSV files but the
+    run record."""
+    import finkg
+    from finkg.config import load_settings
+    from finkg.pipelines.bulk import bulk_import_sec
+
+    folder = Path(tempfile.mkdtemp(prefix="finkg-bench-bulk-csv."))
+    start_rss = rss_mb()
+    t = time.perf_counter()
+    result = bulk_import_sec(load_settings(), [archive], database="benchmemory", csv_dir=folder, csv_only=True)
+    seconds = time.perf_counter() - t
+    peak = peak_mb()
+    h = hashlib.sha256()
+    for path in sorted(folder.iterdir()):
+        if not path.name.endswith("-ingest-runs.csv"):
+            h.update(path.name.encode())
+            with path.open("rb") as fh:
+                h.update(hashlib.file_digest(fh, "sha256").digest())
+    shutil.rmtree(folder, ignore_errors=True)
+    return {
+        "mode": mode,
+        "archive": archive.name,
+        "code": str(Path(finkg.__file__).parents[1]),
+        "rss_after_imports_mb": round(start_rss, 1),
+        "peak_rss_mb": round(peak, 1),
+        "phase_peak_mb": round(peak - start_rss, 1),
+        "seconds": round(seconds, 2),
+        "rows": {"facts": result.facts},
+        "digest": h.hexdigest(),
+    }
+
+
+def baseline_tree(revision: str, folder: Path) -> Path:
+    """The packages of git ``revision`` extracted into ``folder`` (for ``PYTHONPATH``)."""
+    packages = ["finkg", "kg", "ingest", "retrieval", "generation"]
+    archive = subprocess.run(["git", "archive", revision, *packages], cwd=ROOT, check=True, capture_output=True)
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
+    return folder
+
+
 def child_ingest(archive: Path, home: Path, bolt: int, http: int) -> dict[str, Any]:
     """``finkg ingest sec``'s pipeline on ``archive`` into the private server (in its own process)."""
     from finkg import api
@@ -182,9 +236,17 @@ def child_ingest(archive: Path, home: Path, bolt: int, http: int) -> dict[str, A
     }
 
 
-def run_child(*args: str) -> dict[str, Any]:
+def run_child(*args: str, code: Path | None = None) -> dict[str, Any]:
+    """This script's ``--child`` ``args`` in a fresh process (with the packages of ``code`` first on the path);
+    its JSON result."""
+    env = {**os.environ, "PYTHONPATH": str(code)} if code is not None else None
     out = subprocess.run(
-        [sys.executable, __file__, "--child", *args], cwd=ROOT, check=True, capture_output=True, text=True
+        [sys.executable, __file__, "--child", *args],
+        cwd=code or ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -214,6 +276,8 @@ def main() -> int:
     p.add_argument("--times", type=int, default=4, help="the synthetic archive's size, in copies of the quarter")
     p.add_argument("--baseline", default=BASELINE, help="the git revision of the in-memory reader")
     p.add_argument("--ingest", action="store_true", help="also ingest the quarter into a private Neo4j server")
+    p.add_argument("--bulk", action="store_true", help="also measure finkg ingest sec --bulk's CSV writing")
+    p.add_argument("--bulk-baseline", default=BULK_BASELINE, help="the git revision of the whole-read bulk import")
     p.add_argument("--heap", default="768m")
     p.add_argument("--pagecache", default="256m")
     p.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
@@ -222,6 +286,8 @@ def main() -> int:
         kind, *rest = args.child
         if kind == "phase":
             result = child_phase(rest[0], Path(rest[1]), rest[2])
+        elif kind == "bulk":
+            result = child_bulk(rest[0], Path(rest[1]))
         else:
             result = child_ingest(Path(rest[0]), Path(rest[1]), int(rest[2]), int(rest[3]))
         print(json.dumps(result))
@@ -266,6 +332,40 @@ def main() -> int:
         print(
             f"{args.times}x the facts: old phase peak grows {figures['old_growth_x']}x, new {figures['new_growth_x']}x"
         )
+        if args.bulk:
+            old_code = baseline_tree(args.bulk_baseline, work / "bulk-baseline")
+            for archive in archives:
+                tag = "x1" if archive == args.quarter else f"x{args.times}"
+                old = run_child("bulk", "bulk-old", str(archive), code=old_code)
+                new = run_child("bulk", "bulk-new", str(archive))
+                same = old["digest"] == new["digest"] and old["rows"] == new["rows"]
+                ratio = old["phase_peak_mb"] / max(new["phase_peak_mb"], 0.1)
+                figures |= {
+                    f"bulk_{tag}_old_phase_peak_mb": old["phase_peak_mb"],
+                    f"bulk_{tag}_new_phase_peak_mb": new["phase_peak_mb"],
+                    f"bulk_{tag}_old_peak_rss_mb": old["peak_rss_mb"],
+                    f"bulk_{tag}_new_peak_rss_mb": new["peak_rss_mb"],
+                    f"bulk_{tag}_old_s": old["seconds"],
+                    f"bulk_{tag}_new_s": new["seconds"],
+                    f"bulk_{tag}_ratio_old_over_new_x": round(ratio, 2),
+                    f"bulk_{tag}_csv_identical": same,
+                }
+                for r in (old, new):
+                    rows.append(
+                        {k: v for k, v in r.items() if k not in ("rows", "digest", "code")}
+                        | {"facts": r["rows"]["facts"]}
+                    )
+                print(
+                    f"bulk CSV of {archive.name}: phase peak old {old['phase_peak_mb']:,.0f} MB ({old['seconds']} s), "
+                    f"new {new['phase_peak_mb']:,.0f} MB ({new['seconds']} s): ratio {ratio:.1f}x; "
+                    f"CSV identical: {same}"
+                )
+            figures["bulk_new_growth_x"] = round(
+                figures[f"bulk_x{args.times}_new_phase_peak_mb"] / max(figures["bulk_x1_new_phase_peak_mb"], 0.1), 2
+            )
+            figures["bulk_old_growth_x"] = round(
+                figures[f"bulk_x{args.times}_old_phase_peak_mb"] / max(figures["bulk_x1_old_phase_peak_mb"], 0.1), 2
+            )
         ingest = None
         if args.ingest:
             ingest = ingest_private(args.quarter, args.heap, args.pagecache)
@@ -285,12 +385,14 @@ def main() -> int:
                 "baseline": args.baseline,
                 "group_facts": GROUP_FACTS,
                 "ingest": args.ingest,
+                "bulk": args.bulk,
+                "bulk_baseline": args.bulk_baseline if args.bulk else None,
             },
             figures,
             tables={"phases": rows, **({"ingest": [ingest]} if ingest else {})},
             directory=RESULTS_DIR,
         )
-        identical = all(v for k, v in figures.items() if k.endswith("_rows_identical"))
+        identical = all(v for k, v in figures.items() if k.endswith(("_rows_identical", "_csv_identical")))
         return 0 if identical else 1
     finally:
         shutil.rmtree(work, ignore_errors=True)

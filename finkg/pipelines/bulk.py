@@ -2,8 +2,9 @@
 
 For loads far larger than a quarter (full EDGAR history: about 60 quarterly archives of millions of
 facts each), MERGE through Bolt is the slow part. This path reads every archive with the one FSDS
-reader (:func:`ingest.sec.fsds.read_fsds`), turns it into the graph rows the transactional loader
-writes (:func:`ingest.sec.fsds.graph_rows`: companies, filings, concepts, facts, evidence chunks,
+reader into its temporary SQLite spill (:func:`ingest.sec.fsds.open_fsds`, as ``finkg ingest sec`` does), streams
+it into the graph rows the transactional loader writes (:func:`ingest.sec.fsds.graph_parts`, a group of facts at a
+time, so memory does not grow with the archive: companies, filings, concepts, facts, evidence chunks,
 ``REPORTS``, ``OF_CONCEPT``, ``EVIDENCE_FOR``, ``FILED``), adds what
 :func:`finkg.pipelines.sec.ingest_sec` records around them (one ``done`` ``(:IngestRun)`` per archive
 with its counts, ``(:IngestRun)-[:LOADED]->(:Filing)``), writes them as CSV in the import tool's format
@@ -40,7 +41,7 @@ from finkg.neo4j_server import ImportReport, LocalNeo4j
 from finkg.pipelines.sec import summary_row
 from ingest import runs
 from ingest.sec import fsds
-from kg.bulk import ImportFiles
+from kg.bulk import ImportFiles, NodeStream, RelStream
 from kg.errors import ConfigError, IngestError
 from kg.progress import StageProgress
 from kg.progress import stage as open_stage
@@ -211,10 +212,16 @@ def bulk_import_sec(
 def _write_csv(
     files: ImportFiles, paths: list[Path], result: BulkResult, progress: StageProgress | None, settings: Settings
 ) -> None:
-    """Read each archive (under ``[ingest] max_member_bytes`` and ``max_compression_ratio``, as ``finkg ingest
-    sec`` does) and write its rows (facts and evidence per archive; merged labels, runs and ``LOADED`` at the end)
-    into ``files``; fills ``result.summary``."""
+    """Stream each archive into ``files`` (facts and evidence per archive; merged labels, runs and ``LOADED`` at the
+    end); fills ``result.summary``. An archive is checked whole into a temporary SQLite spill first
+    (:func:`ingest.sec.fsds.open_fsds`, under ``[ingest] max_member_bytes`` and ``max_compression_ratio``, as
+    ``finkg ingest sec`` reads it), then its rows are gone through twice, a group of ``GROUP_BATCHES x [writer]
+    batch_size`` facts at a time (:func:`ingest.sec.fsds.graph_parts`): once for the column types of each node file
+    (fixed for a file) and the merged labels, once to write the files. So memory holds one group, the companies,
+    filings and concepts (merged across archives), whatever the size of the archive; the files are those a whole
+    read writes, byte for byte."""
     limits = settings.ingest
+    group = fsds.GROUP_BATCHES * settings.writer.batch_size
     merged: dict[str, dict[Any, dict[str, Any]]] = {label: {} for label in MERGED}
     keys: dict[str, str] = {}
     owner: dict[str, Path] = {}  # adsh -> the archive that holds it
@@ -223,40 +230,71 @@ def _write_csv(
     for i, path in enumerate(paths):
         t = time.perf_counter()
         started = runs.now()
-        data = fsds.read_fsds(path, max_bytes=limits.max_member_bytes, max_ratio=limits.max_compression_ratio)
-        for f in data.filings:
-            if f["adsh"] in owner:
-                raise BulkImportError(
-                    f"{path}: filing {f['adsh']} is also in {owner[f['adsh']]}; the import tool cannot merge "
-                    "facts of one filing from two archives: bulk-import archives that do not overlap, and load "
-                    "the others with `finkg ingest sec`"
-                )
-            owner[f["adsh"]] = path
-        nodes, rels = fsds.graph_rows(data)
-        advance = open_stage(progress, f"{path.name} csv", sum(len(n.rows) for n in nodes))
-        created: dict[str, int] = {}
-        for n in nodes:
-            if n.label in merged:
-                keys[n.label] = n.key
-                created[n.stage] = _merge(merged[n.label], n.key, n.rows)
-            else:
-                created[n.stage] = files.add_nodes(n.label, n.key, n.rows, f"{i:03d}-{n.stage}").rows
-            advance(len(n.rows))
-        for r in rels:
-            created[r.stage] = files.add_relationships(r.type, r.start[0], r.end[0], r.rows, f"{i:03d}-{r.stage}").rows
-        rid = runs.run_id(KIND, data.sha256)
-        c = data.counts
-        fields = {"kind": KIND, "source": str(path.resolve()), "sha256": data.sha256}
-        run_rows.append(
-            runs.done_record(rid, fields, started, {**c, **{f"{k}_created": v for k, v in created.items()}})
-        )
-        loaded.extend({"start": rid, "end": f["adsh"]} for f in data.filings)
+        with fsds.open_fsds(path, max_bytes=limits.max_member_bytes, max_ratio=limits.max_compression_ratio) as data:
+            for f in data.filings:
+                if f["adsh"] in owner:
+                    raise BulkImportError(
+                        f"{path}: filing {f['adsh']} is also in {owner[f['adsh']]}; the import tool cannot merge "
+                        "facts of one filing from two archives: bulk-import archives that do not overlap, and load "
+                        "the others with `finkg ingest sec`"
+                    )
+                owner[f["adsh"]] = path
+            created = _stream_archive(files, data, f"{i:03d}", group, merged, keys, progress)
+            rid = runs.run_id(KIND, data.sha256)
+            c = data.counts
+            fields = {"kind": KIND, "source": str(path.resolve()), "sha256": data.sha256}
+            run_rows.append(
+                runs.done_record(rid, fields, started, {**c, **{f"{k}_created": v for k, v in created.items()}})
+            )
+            loaded.extend({"start": rid, "end": f["adsh"]} for f in data.filings)
         result.summary.append(summary_row(path, c, created["facts"], time.perf_counter() - t, rid))
     for label, rows in merged.items():
         if label in keys:
             files.add_nodes(label, keys[label], rows.values(), label.lower())
     files.add_nodes("IngestRun", "id", run_rows, "ingest-runs")
     files.add_relationships("LOADED", "IngestRun", "Filing", loaded, "loaded")
+
+
+def _stream_archive(
+    files: ImportFiles,
+    data: fsds.FsdsSpill,
+    prefix: str,
+    group: int,
+    merged: dict[str, dict[Any, dict[str, Any]]],
+    keys: dict[str, str],
+    progress: StageProgress | None,
+) -> dict[str, int]:
+    """One archive's parts (:func:`ingest.sec.fsds.graph_parts`, ``group`` facts at a time) into ``files``, one file
+    per stage named ``<prefix>-<stage>`` in first-seen stage order, the :data:`MERGED` labels into ``merged`` (their
+    key property into ``keys``). Returns rows created per stage (new keys for the merged labels)."""
+    streams: dict[str, NodeStream | RelStream] = {}
+    created: dict[str, int] = {}
+    for part in fsds.graph_parts(data, group):  # pass 1: merged labels, the files in order, column types
+        if isinstance(part, fsds.NodeSet) and part.label in merged:
+            keys[part.label] = part.key
+            created[part.stage] = created.get(part.stage, 0) + _merge(merged[part.label], part.key, part.rows)
+        elif isinstance(part, fsds.NodeSet):
+            stream = streams.get(part.stage) or files.node_stream(part.label, part.key, f"{prefix}-{part.stage}")
+            assert isinstance(stream, NodeStream), "a stage is nodes or relationships"
+            streams[part.stage] = stream
+            stream.scan(part.rows)
+        elif part.stage not in streams:
+            streams[part.stage] = files.relationship_stream(
+                part.type, part.start[0], part.end[0], f"{prefix}-{part.stage}"
+            )
+    sizes = data.sizes()
+    advance = open_stage(
+        progress, f"{data.source.name} csv", len(data.companies) + len(data.filings) + sum(sizes.values())
+    )
+    for part in fsds.graph_parts(data, group):  # pass 2: the same rows, written
+        stream = streams.get(part.stage)
+        if stream is not None:
+            stream.write(part.rows)
+        if isinstance(part, fsds.NodeSet):
+            advance(len(part.rows))
+    for stage, stream in streams.items():
+        created[stage] = stream.close().rows
+    return created
 
 
 def served_hint(settings: Settings, database: str) -> str:
