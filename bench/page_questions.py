@@ -11,7 +11,8 @@ or two filing pages) and answered by
   before), on the first ``--baseline-limit`` questions of the list (a fixed subset: the baseline takes minutes
   a question on 2 cores).
 
-Scored by :func:`finkg.eval.financebench.score` (correct / abstained / wrong, the gold's unit), with percentile
+Scored by :func:`finkg.eval.financebench.score` (correct / abstained / wrong, the gold's unit; unit slips counted:
+an answer in percent for a gold that is not a percentage, or the other way round), with percentile
 bootstrap 95 % intervals (:func:`finkg.eval.metrics.intervals.bootstrap_mean`) and the median seconds a question.
 The model is the configured one (``FINKG_LLM__BACKEND=llama-server FINKG_LLM__MODEL_PATH=...``), its disk cache
 off so that every second is measured. Each answer is appended to ``--out``/``<system>.jsonl`` as it is made
@@ -49,11 +50,13 @@ OUTCOMES = ("correct", "abstained", "wrong")
 
 
 def record(q: PageQuestion, got: PageAnswer) -> dict[str, Any]:
-    """One answer's log line: the answer, its outcome against the gold and its seconds."""
+    """One answer's log line: the answer, its outcome against the gold, its seconds and whether it slipped a unit
+    (a number answered in percent for a gold that is not one, or the other way round)."""
     gold = gold_number(q.answer)
     assert gold is not None
     outcome = score(got.value, got.unit, SCALES.get(got.scale, 1.0), gold)
-    return {"uid": q.uid, "gold": q.answer, "outcome": outcome, **got.as_dict()}
+    slip = got.value is not None and gold.percent != (got.unit == "percent")
+    return {"uid": q.uid, "gold": q.answer, "outcome": outcome, "unit_slip": slip, **got.as_dict()}
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -67,6 +70,7 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "rate": round(interval.mean, 4) if interval else 0.0,
             "ci95": [round(interval.low, 4), round(interval.high, 4)] if interval else [0.0, 0.0],
         }
+    out["unit_slips"] = sum(bool(r.get("unit_slip")) for r in rows)
     secs = sorted(float(r["seconds"]) for r in rows)
     out["median_seconds"] = round(statistics.median(secs), 2) if secs else None
     out["p90_seconds"] = round(secs[int(0.9 * (len(secs) - 1))], 2) if secs else None

@@ -32,6 +32,11 @@ RULE_DEV = {
     "financebench_id_03620": "$9,068 million",  # PepsiCo EBITDA less capex FY2022, gold $9068.00
     "financebench_id_04980": "$4.62 billion",  # PepsiCo FY2021 capex in USD billions, gold $4.60
     "financebench_id_04171": "$302.58 million",  # MGM accounts payable (page in thousands), gold $303.00
+    "financebench_id_03856": "0.83",  # Adobe FY2017 operating cash flow ratio, gold 0.83
+    "financebench_id_04080": "3.46",  # Nike inventory turnover (average inventory), gold 3.46
+    "financebench_id_06272": "0.80",  # Coca-Cola dividend payout ratio (dividends paid shown negative), gold 0.8
+    "financebench_id_10420": "-0.02",  # AES return on assets (a loss), gold -0.02
+    "financebench_id_00540": "9.54",  # AES inventory turnover (cost of sales in parentheses), gold 9.5 times
 }
 
 
@@ -112,7 +117,7 @@ def test_rules_answer_in_the_unit_asked_and_cite_the_page(questions, uid, stated
 
 
 def test_without_a_rule_or_a_model_the_question_is_refused(questions):
-    q = questions["financebench_id_03856"]  # operating cash flow ratio: a definition the rule does not read
+    q = questions["financebench_id_04103"]  # a cash conversion cycle: a definition no rule reads
     got = answer_page_question(q.question, _pages(q), llm=None)
     assert got.status == "refused" and got.answer is None and got.reasons
 

@@ -10,7 +10,8 @@ scales ("30.8 million" for a growth rate). Here:
 2. a **rule** answers when it can (:func:`rule_answer`): one line item in one year ("the FY2018 capital
    expenditure"), free cash flow (operating cash flow less capital expenditure), unadjusted EBITDA (operating income
    plus D&A) and EBITDA less capex, a year-over-year change in percent, an item's % margin of revenue, the change of
-   such a margin between two years, and its average over a span of years. Each operand is a page row's cell of the
+   such a margin between two years, and its average over a span of years, and the textbook ratios of
+   :data:`RATIOS` (payout, operating cash flow, current, return on assets, turnovers). Each operand is a page row's cell of the
    year's column, the result a :func:`generation.agent.arithmetic.calculate` call;
 3. otherwise the configured **LLM** reads the selected lines (never the page) and writes one arithmetic expression
    over their numbers (:func:`llm_answer`), which ``calculate`` evaluates;
@@ -97,6 +98,10 @@ def question_years(question: str) -> list[int]:
     return list(dict.fromkeys(int(y) for y in _FY.findall(question)))
 
 
+ABSOLUTE_ITEMS = ("capital expenditure", "dividends", "cost of revenue")
+"""Items a filing may print negative (an outflow, a cost in parentheses) that the rules use as amounts spent."""
+
+
 def _cell(pages: Sequence[Page], item: str, year: int) -> tuple[float, PageLine] | None:
     for line in item_rows(item, pages):
         value = line.value(year)
@@ -116,7 +121,7 @@ def _item_value(pages: Sequence[Page], item: str, year: int, used: list[PageLine
     if got is None:
         return None
     used.append(got[1])
-    return abs(got[0]) if item == "capital expenditure" else got[0]
+    return abs(got[0]) if item in ABSOLUTE_ITEMS else got[0]
 
 
 def _amount_expr(q: str) -> list[tuple[str, str]] | None:
@@ -152,6 +157,39 @@ def _sum(pages: Sequence[Page], terms: list[tuple[str, str]], year: int, used: l
     return total
 
 
+RATIOS: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    (re.compile(r"\bdividend payout ratio\b"), "dividends", "net income"),
+    (re.compile(r"\boperating cash flow ratio\b"), "cash from operations", "current liabilities"),
+    (re.compile(r"\bworking capital ratio\b|\bcurrent ratio\b"), "current assets", "current liabilities"),
+    (re.compile(r"\breturn on assets\b|\broa\b"), "net income", "total assets"),
+    (re.compile(r"\bfixed asset turnover\b"), "revenue", "property, plant and equipment"),
+    (re.compile(r"\binventory turnover\b"), "cost of revenue", "inventory"),
+    (re.compile(r"\b(?:total )?asset turnover\b"), "revenue", "total assets"),
+)
+"""Ratios by their textbook definitions (CFA Institute, *Financial Reporting and Analysis*, ratio analysis):
+numerator item / denominator item of the year asked; the denominator averaged over the two years when the
+question says "average ... between FY2018 and FY2019"."""
+_AVERAGE_OF = re.compile(r"\baverage\b[^.?]*\bbetween\b")
+
+
+def _ratio(q: str, pages: Sequence[Page], years: list[int], used: list[PageLine]) -> tuple[float, str] | None:
+    for pattern, top, bottom in RATIOS:
+        if not pattern.search(q):
+            continue
+        later = max(years)
+        numerator = _item_value(pages, top, later, used)
+        spans = sorted(years) if _AVERAGE_OF.search(q) and len(years) == 2 else [later]
+        parts = [_item_value(pages, bottom, y, used) for y in spans]
+        if numerator is None or any(p is None for p in parts):
+            return None
+        denominator = sum(p for p in parts if p is not None) / len(parts)
+        if denominator == 0:
+            return None
+        shown = f"average {bottom}" if len(parts) > 1 else bottom
+        return numerator / denominator, f"{top} / {shown}"
+    return None
+
+
 def rule_answer(question: str, pages: Sequence[Page]) -> tuple[float, str, list[PageLine], AskedUnit] | None:
     """The answer by rule (module doc, step 2), or None when no rule applies or a cell is missing.
 
@@ -163,6 +201,11 @@ def rule_answer(question: str, pages: Sequence[Page]) -> tuple[float, str, list[
     if not years or not pages:
         return None
     used: list[PageLine] = []
+    ratio = _ratio(q, pages, years, used)
+    if ratio is not None:
+        unit = asked_unit(q)
+        return (ratio[0] * 100 if unit.kind == "percent" else ratio[0]), ratio[1], used, unit
+    used.clear()
     if _MARGIN.search(q):
         terms = _margin_terms(q)
         if terms is None:
@@ -231,7 +274,7 @@ def _clean_expression(text: str) -> str:
     return re.sub(r"[^0-9+\-*/(). ]", "", first).strip()
 
 
-def llm_answer(question: str, pages: Sequence[Page], llm: LLMClient, k: int = 12, max_tokens: int = 48) -> PageAnswer:
+def llm_answer(question: str, pages: Sequence[Page], llm: LLMClient, k: int = 8, max_tokens: int = 40) -> PageAnswer:
     """The LLM's answer over the selected lines only (module doc, step 3), gated and stated in the asked unit."""
     t0 = time.perf_counter()
     lines = select_lines(question, pages, k)
@@ -276,7 +319,7 @@ def _answered(out: PageAnswer, value: float, unit: AskedUnit, lines: Sequence[Pa
 
 
 def answer_page_question(
-    question: str, pages: Sequence[tuple[str, str]], llm: LLMClient | None = None, k: int = 12
+    question: str, pages: Sequence[tuple[str, str]], llm: LLMClient | None = None, k: int = 8
 ) -> PageAnswer:
     """Answer ``question`` from filing pages: rule first, else the LLM over the selected lines (module doc).
 

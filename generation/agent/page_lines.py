@@ -31,7 +31,9 @@ from retrieval.facts.labels import content_words
 from retrieval.facts.tables import parse_numbers
 
 _CELL = re.compile(r"^\(?-?\$?\s*\(?\d[\d,]*(?:\.\d+)?\)?%?\)?$|^[—–-]+$")
-_YEAR_ONLY = re.compile(r"^(?:(?:fiscal |fy ?)?(?:19|20)\d\d\s*)+$", re.IGNORECASE)
+_YEAR_ONLY = re.compile(
+    r"^(?:(?:(?:at |as of )?[a-z]{3,9}\.? \d{1,2}, ?|fiscal |fy ?)?(?:19|20)\d\d\s*)+$", re.IGNORECASE
+)
 _MONTH_DAY = re.compile(r"^[A-Za-z]{3,9}\.? \d{1,2},?$")
 _SENTENCE = re.compile(r"(?<=[.;])\s+(?=[A-Z(])")
 
@@ -42,7 +44,14 @@ LINE_ITEMS: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "cost of revenue": (
         r"\bcogs\b|\bcost of (?:goods )?(?:sold|sales|revenues?)\b|\binventory turnover\b|\bdio\b|\bdpo\b",
-        ("cost of sales", "cost of goods sold", "cost of revenue", "total cost of revenue", "cost of products sold"),
+        (
+            "cost of sales",
+            "total cost of sales",
+            "cost of goods sold",
+            "cost of revenue",
+            "total cost of revenue",
+            "cost of products sold",
+        ),
     ),
     "operating income": (
         r"\boperating (?:income|profit)\b|\bebit(?:da|dar)?\b|\boperating margin\b",
@@ -104,6 +113,12 @@ LABEL_MATCH = 85.0
 """The least :func:`label_score` (0-100) of a row label and an item's label for the row to be the item's."""
 
 
+LABEL_CHARS = 80
+SENTENCE_CHARS = 240
+"""A row label and a sentence are cut to these many characters before the model (a PDF extract can run a column
+of labels into one line)."""
+
+
 def plain(cell: str) -> str:
     """A cell as a plain signed number (``"(1,577)"`` -> ``"-1577"``, ``"12.5%"`` -> ``"12.5%"``); a cell without
     one number as shown."""
@@ -136,11 +151,11 @@ class PageLine:
         """The line as put in front of the model, a row's cells as plain signed numbers: ``label | 2018: -1577 |
         2017: -1373`` (``"(1,577)"`` shown as -1577, so that the model copies the sign and no comma)."""
         if self.kind != "row":
-            return self.label if self.kind == "sentence" else "years | " + " | ".join(self.cells)
-        cells = [plain(c) for c in self.cells]
+            return self.label[:SENTENCE_CHARS] if self.kind == "sentence" else "years | " + " | ".join(self.cells)
+        cells, label = [plain(c) for c in self.cells], self.label[:LABEL_CHARS]
         if self.years:
-            return " | ".join([self.label, *(f"{y}: {c}" for y, c in zip(self.years, cells, strict=True))])
-        return " | ".join([self.label, *cells])
+            return " | ".join([label, *(f"{y}: {c}" for y, c in zip(self.years, cells, strict=True))])
+        return " | ".join([label, *cells])
 
     def value(self, year: int) -> float | None:
         """The row's number in ``year``'s column (``"(1,577)"`` -> -1577.0), or None (no such column)."""
@@ -243,7 +258,7 @@ def item_rows(item: str, pages: Sequence[Page]) -> list[PageLine]:
     return [line for _, _, line in sorted(scored, key=lambda t: (-t[0], t[1]))]
 
 
-def select_lines(question: str, pages: Sequence[Page], k: int = 12) -> list[PageLine]:
+def select_lines(question: str, pages: Sequence[Page], k: int = 8) -> list[PageLine]:
     """The lines of ``pages`` the question needs, at most ``k``, in page order: each page's year header, the two
     best rows of each line item the question names (:func:`item_rows`), then rows and sentences by the share of
     the question's content words they hold (at least two words)."""
