@@ -206,6 +206,7 @@ def child_bulk(mode: str, archive: Path) -> dict[str, Any]:
 def baseline_tree(revision: str, folder: Path) -> Path:
     """The packages of git ``revision`` extracted into ``folder`` (for ``PYTHONPATH``)."""
     packages = ["finkg", "kg", "ingest", "retrieval", "generation"]
+    folder.mkdir(parents=True, exist_ok=True)
     archive = subprocess.run(["git", "archive", revision, *packages], cwd=ROOT, check=True, capture_output=True)
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
     return folder
