@@ -1900,12 +1900,14 @@ def ask_page(
         given += [(c, str(rows[c]["text"] or "")) for c in chunks]
     if not given:
         raise EvaluationError("ask_page needs a page: give pages=[(id, text)] or chunk ids")
-    client = client_from_settings(s) if llm else None
+    ruled = answer_page_question(question, given, None)
+    if ruled.status == "answered" or not llm:
+        return ruled  # a rule answered (or no model is wanted): the model is not even started
+    client = client_from_settings(s)
     try:
         return answer_page_question(question, given, client)
     finally:
-        if client is not None:
-            client.close()
+        client.close()
 
 
 def agent_run(run: str, *, graph: Graph | None = None, settings: Settings | None = None) -> dict[str, Any] | None:

@@ -164,3 +164,17 @@ def test_the_model_reads_the_selected_lines_only_and_is_gated(questions, smol_cl
         assert got.answer is not None and got.unit == "ratio" and not got.reasons and got.citations
     else:
         assert got.answer is None and got.reasons
+
+
+def test_finkg_ask_with_a_page_answers_from_it_and_cites_it(questions, tmp_path):
+    from typer.testing import CliRunner
+
+    from finkg.cli import app
+
+    q = questions["financebench_id_03029"]
+    page = tmp_path / "3m-2018-10k-p59.txt"
+    page.write_text(q.pages[0].text, encoding="utf-8")
+    result = CliRunner().invoke(app, ["ask", q.question, "--page", str(page)])
+    assert result.exit_code == 0, result.output
+    assert f"answer: $1,577 million (source: {page})" in result.output
+    assert "Purchases of property, plant and equipment" in result.output and f"cited: {page}" in result.output
