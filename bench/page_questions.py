@@ -18,13 +18,15 @@ The model is the configured one (``FINKG_LLM__BACKEND=llama-server FINKG_LLM__MO
 off so that every second is measured. Each answer is appended to ``--out``/``<system>.jsonl`` as it is made
 (:class:`finkg.eval.checkpoint.ItemLog`): a rerun resumes.
 
-    python bench/page_questions.py --out /tmp/page-q --baseline-limit 12
-    python bench/page_questions.py --questions data/questions/financebench-dev-ids.txt --part dev --no-write
+    python bench/page_questions.py --out /tmp/page-q --baseline-limit 40
+    python bench/page_questions.py --questions data/questions/financebench-dev-ids.txt --part dev \
+        --baseline-limit 0 --name page-questions-dev
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -120,12 +122,14 @@ def main() -> None:
     ap.add_argument("--baseline-limit", type=int, default=12, help="the whole-page baseline on the first N (0: none)")
     ap.add_argument("--out", type=Path, default=Path("/tmp/finkg-page-questions"), help="checkpoint folder")
     ap.add_argument("--no-write", action="store_true", help="print the summary; write no results file")
+    ap.add_argument("--name", default="page-questions", help="the results file's name (bench/results/NAME.json)")
     a = ap.parse_args()
     by_uid = {q.uid: q for q in read_financebench(a.data)}
     questions = [by_uid[u] for u in read_uids(a.questions)][: a.limit]
     settings = load_settings()
     llm = LLMClient(backend_from_settings(settings), cache=None, seed=settings.llm.seed)
     out = a.out / a.part
+    load_start = os.getloadavg()[0]
     reader = run("reader", questions, ItemLog(out / "reader.jsonl", "a page-reader answer"), llm)
     subset = questions[: a.baseline_limit]
     baseline = (
@@ -150,6 +154,9 @@ def main() -> None:
         "backend": settings.llm.backend,
         "llm_cache": "off",
         "intervals": "percentile bootstrap 95 %, 2000 resamples, seed 0",
+        "load_average_1m": {"start": round(load_start, 2), "end": round(os.getloadavg()[0], 2)},
+        "note": "the 2 cores were shared with other runs (the 1-minute load average above); a resumed run's seconds "
+        "are those of the run that made each answer",
     }
     tables = {
         "page-questions": [
@@ -166,7 +173,7 @@ def main() -> None:
             )
         ]
     }
-    path = write_result("page-questions", parameters, figures, tables=tables)
+    path = write_result(a.name, parameters, figures, tables=tables)
     print(path)
 
 

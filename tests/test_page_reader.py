@@ -178,3 +178,15 @@ def test_finkg_ask_with_a_page_answers_from_it_and_cites_it(questions, tmp_path)
     assert result.exit_code == 0, result.output
     assert f"answer: $1,577 million (source: {page})" in result.output
     assert "Purchases of property, plant and equipment" in result.output and f"cited: {page}" in result.output
+
+
+def test_tatqa_table_forms_read_a_page_table(questions):
+    # the table-forms rule of generation/agent/table_forms.py over the page's rows with year columns
+    q = questions["financebench_id_03029"]
+    pages = _pages(q)
+    value = answer_page_question("What was the Stock-based compensation expense in 2018?", pages)
+    assert value.answer == "$302 million (source: 3M_2018_10K#p59)" and value.expression == "table form: the cell"
+    change = answer_page_question(
+        "What is the percentage change in Stock-based compensation expense from 2017 to 2018?", pages
+    )
+    assert change.unit == "percent" and change.value == round((302 - 324) / 324 * 100, 2)

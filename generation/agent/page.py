@@ -11,7 +11,8 @@ scales ("30.8 million" for a growth rate). Here:
    expenditure"), free cash flow (operating cash flow less capital expenditure), unadjusted EBITDA (operating income
    plus D&A) and EBITDA less capex, a year-over-year change in percent, an item's % margin of revenue, the change of
    such a margin between two years, and its average over a span of years, and the textbook ratios of
-   :data:`RATIOS` (payout, operating cash flow, current, return on assets, turnovers). Each operand is a page row's cell of the
+   :data:`RATIOS` (payout, operating cash flow, current, return on assets, turnovers); failing those, TAT-QA's
+   table forms (:func:`table_form_answer`, "What was the <row> in 2019?"). Each operand is a page row's cell of the
    year's column, the result a :func:`generation.agent.arithmetic.calculate` call;
 3. otherwise the configured **LLM** reads the selected lines (never the page) and writes one arithmetic expression
    over their numbers (:func:`llm_answer`), which ``calculate`` evaluates;
@@ -33,8 +34,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from generation.agent.arithmetic import calculate
-from generation.agent.page_lines import Page, PageLine, asked_items, item_rows, read_page, select_lines
+from generation.agent.page_lines import Page, PageLine, as_table, asked_items, item_rows, read_page, select_lines
 from generation.agent.page_units import AskedUnit, asked_unit, rescale, state, unit_problems
+from generation.agent.table_forms import answer_table_form
 from generation.llm.client import LLMClient
 from retrieval.facts.tables import parse_numbers
 
@@ -257,6 +259,31 @@ def rule_answer(question: str, pages: Sequence[Page]) -> tuple[float, str, list[
     return rescale(value, _scale_of(pages, used), unit.scale), expression, used, unit
 
 
+def table_form_answer(question: str, pages: Sequence[Page]) -> tuple[float, str, list[PageLine], AskedUnit] | None:
+    """The answer of TAT-QA's table forms (:func:`generation.agent.table_forms.answer_table_form`: "What was the
+    <row> in 2019?", "the percentage change in <row> from 2018 to 2019"...) over each page's rows with year columns
+    (:func:`generation.agent.page_lines.as_table`), restated in the asked unit; None when no page's table answers
+    or the form's unit is not the one asked (a percentage for an amount, or the other way round)."""
+    for page in pages:
+        rows = [line for line in page.lines if line.kind == "row" and line.years and line.years == page.years]
+        if not rows:
+            continue
+        got = answer_table_form(question, as_table(page, rows))
+        if got is None or got[0].answer is None or " | " in got[0].answer:
+            continue
+        numbers = parse_numbers(got[0].answer)
+        if len(numbers) != 1:
+            continue
+        unit = asked_unit(question, page.scale)
+        percent = got[1] == "percent"
+        if percent != (unit.kind == "percent"):
+            continue
+        value = numbers[0] if percent or unit.kind == "ratio" else rescale(numbers[0], page.scale, unit.scale)
+        expression = str(got[0].derivation.get("expression") or "the cell")
+        return value, f"table form: {expression}", rows, unit
+    return None
+
+
 def _shown(lines: Sequence[PageLine]) -> list[float]:
     out: list[float] = []
     for line in lines:
@@ -338,7 +365,7 @@ def answer_page_question(
     """
     t0 = time.perf_counter()
     read = [read_page(pid, text) for pid, text in pages]
-    got = rule_answer(question, read)
+    got = rule_answer(question, read) or table_form_answer(question, read)
     if got is not None:
         value, expression, used, unit = got
         out = PageAnswer(question, None, "refused", None, unit.kind, unit.scale, "rule", expression=expression)
