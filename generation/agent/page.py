@@ -285,11 +285,12 @@ def table_form_answer(question: str, pages: Sequence[Page]) -> tuple[float, str,
 
 
 def _shown(lines: Sequence[PageLine]) -> list[float]:
+    """The numbers the lines show, sign dropped: a row's cells, a sentence's numbers."""
     out: list[float] = []
     for line in lines:
-        for cell in line.cells if line.kind == "row" else (line.label,):
-            out += [abs(x) for x in parse_numbers(cell)] if line.kind == "row" else []
-        if line.kind == "sentence":
+        if line.kind == "row":
+            out += [abs(x) for cell in line.cells for x in parse_numbers(cell)]
+        elif line.kind == "sentence":
             out += [float(x.replace(",", "")) for x in re.findall(r"\d[\d,]*(?:\.\d+)?", line.label)]
     return out
 
