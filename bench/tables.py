@@ -204,6 +204,7 @@ TATQA_NAMES = {
     "agent+lora": "agent, LoRA-tuned reader",
     "engine-without-forms": "engine without the forms rule (count tool + reader-calc, LoRA)",
     "engine": "answer engine (count tool + forms rule + reader-calc, LoRA)",
+    "engine-untuned": "answer engine with the untuned model (control)",
 }
 
 
@@ -320,6 +321,9 @@ TATQA_TEST_ENGINE = tatqa_ci_table("eval-tatqa-test-engine", tokens=True)
 # the engine with the table-forms rule against the engine without it, on the same frozen test questions
 TATQA_TEST_ENGINE_FORMS = tatqa_ci_table("eval-tatqa-test-engine-forms", tokens=True)
 TATQA_TEST_ENGINE_FORMS_DIFF = _tatqa_differences("eval-tatqa-test-engine-forms", ("all", "arithmetic", "span"))
+# the untuned control of the engine on the test questions its (stopped) run answered
+TATQA_TEST_ENGINE_CONTROL = tatqa_ci_table("eval-tatqa-test-engine-control", tokens=True)
+TATQA_TEST_ENGINE_CONTROL_DIFF = _tatqa_differences("eval-tatqa-test-engine-control", ("all",))
 # the table-forms rule on the training half and the development sample (never the test questions)
 TATQA_FORMS = Table(
     ["tatqa-forms"],
@@ -1092,6 +1096,8 @@ TABLES: dict[str, Table] = {
     "eval-tatqa-test-engine-forms": TATQA_TEST_ENGINE_FORMS,
     "eval-tatqa-test-engine-forms-diff": TATQA_TEST_ENGINE_FORMS_DIFF,
     "tatqa-forms": TATQA_FORMS,
+    "eval-tatqa-test-engine-control": TATQA_TEST_ENGINE_CONTROL,
+    "eval-tatqa-test-engine-control-diff": TATQA_TEST_ENGINE_CONTROL_DIFF,
     "eval-tatqa-reader-calc-qwen-lora": TATQA_READER_CALC,
     "eval-tatqa-reader-calc-qwen-lora-diff": TATQA_READER_CALC_DIFF,
     "eval-tatqa-reader-calc-vs-agent": TATQA_READER_CALC_VS_AGENT,
