@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 from finkg.config import load_settings  # noqa: E402
 from finkg.eval.checkpoint import ItemLog  # noqa: E402
 from finkg.eval.financebench import gold_number, read_uids, score  # noqa: E402
-from finkg.eval.metrics.intervals import bootstrap_mean  # noqa: E402
+from finkg.eval.metrics.intervals import bootstrap_mean, paired_bootstrap_difference  # noqa: E402
 from finkg.eval.results import write_result  # noqa: E402
 from generation.agent.arithmetic import SCALES  # noqa: E402
 from generation.agent.page import PageAnswer, answer_page_question, whole_page_answer  # noqa: E402
@@ -141,6 +141,14 @@ def main() -> None:
         "reader_on_baseline_subset": summary([r for r in reader if r["uid"] in subset_ids]),
         "whole_page": summary(baseline),
     }
+    paired = {r["uid"]: r for r in baseline}
+    both = [r for r in reader if r["uid"] in paired]
+    if both:
+        diff = paired_bootstrap_difference(
+            [1.0 if r["outcome"] == "correct" else 0.0 for r in both],
+            [1.0 if paired[r["uid"]]["outcome"] == "correct" else 0.0 for r in both],
+        )
+        figures["correct_rate_difference_reader_minus_whole_page"] = diff.as_dict()
     print(figures)
     if a.no_write:
         return
