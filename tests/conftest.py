@@ -63,8 +63,9 @@ MODEL_FIXTURES = {
 # family is one of these (what is attacked). `bash scripts/test -m reliability` runs them; `python
 # bench/reliability.py` runs them and counts attempts, handled and mishandled per family.
 RELIABILITY_FAMILIES = {
-    "cost": "a long LLM batch (100,000 TAT-QA questions, 1,001 report questions) says its estimated time and is "
-    "refused without --yes when not on a terminal, before a model loads or anything is written",
+    "cost": "a long LLM batch (100,000 TAT-QA questions, 1,001 report questions, a market-feedback evaluation, a "
+    "structured-llm memo batch) says its estimated time and is refused without --yes when not on a terminal, "
+    "before a model loads or anything is written",
     "crash": "kill -9 at each ingest stage, during a memo batch and a report batch (then a rerun equals a clean "
     "run); two ingests of one file at once",
     "guard": "the Cypher corpus through the allow-list, EXPLAIN and the read transaction; writes, "

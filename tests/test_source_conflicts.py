@@ -256,8 +256,10 @@ def test_facts_history_shows_the_values_other_files_gave_a_fact(graph, tmp_path)
     assert finkg("ingest", "sec", str(a)).returncode == 0
     [company] = graph.read("MATCH (c:Company)-[:FILED]->(:Filing {adsh: $a}) RETURN c.cik AS cik", {"a": adsh})
     cik = company["cik"]
-    periods, got = history(cik)
-    assert got == {} and all(p["conflicts"] == 0 for p in periods if adsh in p["latest filed"])
+    _, got = history(cik)
+    # none of this filing's facts has a conflict yet (a period row also counts the conflicts of the same company's
+    # other filings of that period, e.g. another test's copies of these filings, so only this filing's records)
+    assert got == {}
 
     assert finkg("ingest", "sec", str(b), "--on-conflict", "keep").returncode == 0
     periods, got = history(cik)
