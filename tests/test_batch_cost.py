@@ -228,7 +228,26 @@ def graph_env(env: dict[str, str], test_neo4j) -> dict[str, str]:
     return {k: v for k, v in env.items() if k != "FINKG_CONFIG"} | {"FINKG_EMBEDDING__MODEL_PATH": str(minilm_dir())}
 
 
+@pytest.fixture
+def feedback_tweets_removed(graph):
+    """The feedback tweets `finkg eval feedback` adds to the suite's graph are removed afterwards (those already
+    there are kept): later tests read the graph's documents of July 2015 (tests/test_point_in_time.py)."""
+    from ingest.text.tweets import read_tweets
+
+    tweets = FEEDBACK / "feedback_tweets"
+    ids = [d.id for d in read_tweets(sorted(p for p in tweets.rglob("*") if p.is_file())).documents]
+    find = "UNWIND $ids AS id MATCH (d:Document {id: id}) RETURN d.id AS id"
+    present = {r["id"] for r in graph.read(find, {"ids": ids})}
+    yield
+    added = [i for i in ids if i not in present]
+    graph.write(
+        "UNWIND $ids AS id MATCH (d:Document {id: id}) OPTIONAL MATCH (d)-[:HAS_CHUNK]->(c:Chunk) DETACH DELETE c, d",
+        {"ids": added},
+    )
+
+
 @pytest.mark.reliability("cost")
+@pytest.mark.usefixtures("feedback_tweets_removed")
 def test_a_long_feedback_evaluation_says_its_answers_and_is_refused_before_its_run_is_written(tmp_path, graph_env):
     """`finkg eval feedback`: 4 anchors x 4 condition runs are 16 reader answers, 16 h at a measured hour each:
     said, refused without --yes (exit 2) before its folder, manifest or memory is written or a reader call made;
