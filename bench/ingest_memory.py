@@ -271,6 +271,22 @@ def ingest_private(archive: Path, heap: str, pagecache: str) -> dict[str, Any]:
         shutil.rmtree(home.parent, ignore_errors=True)
 
 
+def compared(
+    figures: dict[str, Any], prefix: str, old: dict[str, Any], new: dict[str, Any], same_key: str
+) -> tuple[float, bool]:
+    """Add one old/new pair of child runs to ``figures`` (keys ``<prefix>old_phase_peak_mb`` ... ``<prefix><same_key>``:
+    phase peaks and peak RSS in MB, seconds, the old/new phase-peak ratio, and whether both made the same output);
+    return the ratio and that flag."""
+    same = old["digest"] == new["digest"] and old["rows"] == new["rows"]
+    ratio = old["phase_peak_mb"] / max(new["phase_peak_mb"], 0.1)
+    for name, key in (("phase_peak_mb", "phase_peak_mb"), ("peak_rss_mb", "peak_rss_mb"), ("s", "seconds")):
+        for side, r in (("old", old), ("new", new)):
+            figures[f"{prefix}{side}_{name}"] = r[key]
+    figures[f"{prefix}ratio_old_over_new_x"] = round(ratio, 2)
+    figures[f"{prefix}{same_key}"] = same
+    return ratio, same
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("--quarter", type=Path, default=QUARTER)
@@ -304,21 +320,10 @@ def main() -> int:
         for archive in archives:
             old = run_child("phase", "old", str(archive), args.baseline)
             new = run_child("phase", "new", str(archive), args.baseline)
-            same = old["digest"] == new["digest"] and old["rows"] == new["rows"]
             tag = "x1" if archive == args.quarter else f"x{args.times}"
             facts = new["rows"]["facts"]
-            ratio = old["phase_peak_mb"] / max(new["phase_peak_mb"], 0.1)
-            figures |= {
-                f"{tag}_facts": facts,
-                f"{tag}_old_phase_peak_mb": old["phase_peak_mb"],
-                f"{tag}_new_phase_peak_mb": new["phase_peak_mb"],
-                f"{tag}_old_peak_rss_mb": old["peak_rss_mb"],
-                f"{tag}_new_peak_rss_mb": new["peak_rss_mb"],
-                f"{tag}_old_s": old["seconds"],
-                f"{tag}_new_s": new["seconds"],
-                f"{tag}_ratio_old_over_new_x": round(ratio, 2),
-                f"{tag}_rows_identical": same,
-            }
+            figures[f"{tag}_facts"] = facts
+            ratio, same = compared(figures, f"{tag}_", old, new, "rows_identical")
             for r in (old, new):
                 rows.append({k: v for k, v in r.items() if k not in ("rows", "digest")} | {"facts": facts})
             print(
@@ -339,18 +344,7 @@ def main() -> int:
                 tag = "x1" if archive == args.quarter else f"x{args.times}"
                 old = run_child("bulk", "bulk-old", str(archive), code=old_code)
                 new = run_child("bulk", "bulk-new", str(archive))
-                same = old["digest"] == new["digest"] and old["rows"] == new["rows"]
-                ratio = old["phase_peak_mb"] / max(new["phase_peak_mb"], 0.1)
-                figures |= {
-                    f"bulk_{tag}_old_phase_peak_mb": old["phase_peak_mb"],
-                    f"bulk_{tag}_new_phase_peak_mb": new["phase_peak_mb"],
-                    f"bulk_{tag}_old_peak_rss_mb": old["peak_rss_mb"],
-                    f"bulk_{tag}_new_peak_rss_mb": new["peak_rss_mb"],
-                    f"bulk_{tag}_old_s": old["seconds"],
-                    f"bulk_{tag}_new_s": new["seconds"],
-                    f"bulk_{tag}_ratio_old_over_new_x": round(ratio, 2),
-                    f"bulk_{tag}_csv_identical": same,
-                }
+                ratio, same = compared(figures, f"bulk_{tag}_", old, new, "csv_identical")
                 for r in (old, new):
                     rows.append(
                         {k: v for k, v in r.items() if k not in ("rows", "digest", "code")}
