@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 from finkg.eval.metrics.intervals import bootstrap_mean  # noqa: E402
 from finkg.eval.metrics.tatqa import gold_answers, score  # noqa: E402
 from finkg.eval.results import write_result  # noqa: E402
-from finkg.eval.tatqa import DEV_SAMPLE, stratified_sample  # noqa: E402
+from finkg.eval.tatqa import DEV_SAMPLE, read_question_list, stratified_sample  # noqa: E402
 from generation.agent.table_forms import answer_table_form, read_form  # noqa: E402
 from generation.llm.answer_line import extract_answer  # noqa: E402
 from ingest.datasets.tatqa import read_tatqa, split_contexts  # noqa: E402
@@ -43,7 +43,7 @@ def main() -> int:
     a = ap.parse_args()
     contexts = read_tatqa(a.path)
     train, evaluation = split_contexts(contexts)
-    test = {u.strip() for u in TEST_UIDS.read_text().splitlines() if u.strip() and not u.startswith("#")}
+    test = read_question_list(TEST_UIDS, evaluation)
     sample = stratified_sample(evaluation, DEV_SAMPLE)
     if sample & test:
         raise SystemExit(f"{len(sample & test)} test questions are in the development sample: refusing")
