@@ -51,6 +51,8 @@ _CHANGE = r"(?:change|increase|decrease|increase ?/ ?\(?decrease\)?|decrease ?/ 
 _TO = r"(?: (?:and|to) | ?[-–] ?)"
 _SPAN = rf",? (?:from|between|in) {_Y.format('y1')}{_TO}{_Y.format('y2')}"
 _BACK = rf",? (?:in|for) {_Y.format('y2')} (?:from|compared (?:to|with)|over|against|versus|vs\.?) {_Y.format('y1')}"
+_YEARS = rf"'?(?P<y1>(?:19|20)\d\d)(?:, (?:19|20)\d\d)*,?{_TO}{_Y.format('y2')}"
+"""Two or more years ("2018 and 2019", "2017-2019", "2017, 2018 and 2019"): the first and the last as ``y1``, ``y2``."""
 _BIG = "larger|largest|higher|highest|greater|greatest|more|most|bigger|biggest"
 _SMALL = "lower|lowest|smaller|smallest|less|least|fewer|fewest"
 _OF = r"(?:(?:amount|value|balance|number) (?:of|for) )?(?:the )?"
@@ -65,15 +67,14 @@ FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"^what (?:is|was) the (?:sum|total)(?: (?:value|amount|number))?(?: of)? (?:the )?(?P<row>.+?),? "
             r"(?:in|for|of|as of|as at|at the end of|between|from)? ?(?:both )?(?:the )?(?:fiscal (?:years? )?|years? )?"
-            rf"'?(?P<y1>(?:19|20)\d\d)(?:, (?:19|20)\d\d)*,?{_TO}{_Y.format('y2')}(?: altogether| combined)?$"
+            rf"{_YEARS}(?: altogether| combined)?$"
         ),
     ),
     (
         "average",
         re.compile(
             r"(?:average|mean) (?:of |value of )?(?:the )?(?P<row>.+?),? "
-            r"(?:in|for|between|from|across|over|during|of)? ?(?:the )?(?:years? |fy ?|fiscal (?:years? )?)?"
-            rf"'?(?P<y1>(?:19|20)\d\d)(?:, (?:19|20)\d\d)*,?{_TO}{_Y.format('y2')}"
+            r"(?:in|for|between|from|across|over|during|of)? ?(?:the )?(?:years? |fy ?|fiscal (?:years? )?)?" + _YEARS
         ),
     ),
     ("which year", re.compile(rf"^(?:in )?which year (?:was|is|were|did|had) (?:the )?{_OF}(?P<row>.+?) (?:the )?(?P<dir>{_BIG}|{_SMALL})$")),
