@@ -1,8 +1,8 @@
 """How often the rule of :mod:`generation.agent.table_forms` applies to TAT-QA questions, and how often it is right.
 
 Scored with TAT-QA's own EM (:mod:`finkg.eval.metrics.tatqa`; gold from the dataset) on the questions the rule was
-developed on, never on the frozen test questions (``data/questions/tatqa-test-uids.txt``; the script refuses to
-score one):
+developed on, never on the frozen test questions (``data/questions/tatqa-test-uids.txt`` and ``tatqa-test2-uids.txt``;
+the script refuses to score one):
 
 - ``train``: every question of the training half of TAT-QA dev (split by context, ``split_contexts``);
 - ``dev-sample``: the 300-question development sample of the evaluation half (``stratified_sample``, seed 0).
@@ -33,7 +33,7 @@ from generation.agent.table_forms import answer_table_form, read_form  # noqa: E
 from generation.llm.answer_line import extract_answer  # noqa: E402
 from ingest.datasets.tatqa import read_tatqa, split_contexts  # noqa: E402
 
-TEST_UIDS = ROOT / "data" / "questions" / "tatqa-test-uids.txt"
+TEST_UIDS = (ROOT / "data" / "questions" / "tatqa-test-uids.txt", ROOT / "data" / "questions" / "tatqa-test2-uids.txt")
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "tatqa" / "tatqa_dataset_dev.json"
 
 
@@ -43,7 +43,7 @@ def main() -> int:
     a = ap.parse_args()
     contexts = read_tatqa(a.path)
     train, evaluation = split_contexts(contexts)
-    test = read_question_list(TEST_UIDS, evaluation)
+    test = set().union(*(read_question_list(p, evaluation) for p in TEST_UIDS))
     sample = stratified_sample(evaluation, DEV_SAMPLE)
     if sample & test:
         raise SystemExit(f"{len(sample & test)} test questions are in the development sample: refusing")

@@ -1,5 +1,5 @@
 """The frozen TAT-QA question lists (issue 45: a test set never tuned on) and the answer engine's count route
-(issue 44 item 3). The lists are data/questions/tatqa-{dev,test}-uids.txt, written by
+(issue 44 item 3). The lists are data/questions/tatqa-{dev,test,test2}-uids.txt, written by
 scripts/make_tatqa_test_split.py from TAT-QA's dev file; the contexts read here are real TAT-QA records
 (tests/data/tatqa_*.json, data/NOTICE.md)."""
 
@@ -24,14 +24,19 @@ def _uids(name: str) -> list[str]:
     return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
 
 
-def test_the_test_questions_are_disjoint_from_everything_tuned_on():
-    dev, test = _uids("tatqa-dev-uids.txt"), _uids("tatqa-test-uids.txt")
+@pytest.mark.parametrize("name", ["tatqa-test-uids.txt", "tatqa-test2-uids.txt"])
+def test_the_test_questions_are_disjoint_from_everything_tuned_on(name):
+    dev, test = _uids("tatqa-dev-uids.txt"), _uids(name)
     assert len(dev) == len(set(dev)) == DEV_SAMPLE and len(test) == len(set(test)) == 150
     assert all(UID.match(u) for u in dev + test)
     assert not set(dev) & set(test)
     fixtures = {q.uid for f in sorted(DATA.glob("tatqa*.json")) for c in read_tatqa(f) for q in c.questions}
     fixture_text = "\n".join(f.read_text(encoding="utf-8") for f in DATA.glob("tatqa*.json"))
     assert not set(test) & fixtures and not any(u in fixture_text for u in test)
+
+
+def test_the_two_test_lists_share_no_question():
+    assert not set(_uids("tatqa-test-uids.txt")) & set(_uids("tatqa-test2-uids.txt"))
 
 
 def test_test_questions_leave_out_the_development_sample_and_the_excluded():
