@@ -21,6 +21,12 @@ off so that every second is measured. Each answer is appended to ``--out``/``<sy
     python bench/page_questions.py --out /tmp/page-q --baseline-limit 40
     python bench/page_questions.py --questions data/questions/financebench-dev-ids.txt --part dev \
         --baseline-limit 0 --name page-questions-dev
+    python bench/page_questions.py --data data/financebench/page-dev-extra.jsonl --questions all \
+        --part dev-extra --baseline-limit 0 --name page-questions-dev-extra
+
+The third line runs the larger development set (79 questions written by hand over FinanceBench pages that no test
+question uses, 11 of them with gold ``NOT ON PAGE``: right when refused, wrong when answered; see
+``scripts/check_page_dev_extra.py``). ``--no-llm`` runs the reader's rules alone (no model), for a quick loop.
 """
 
 from __future__ import annotations
@@ -38,12 +44,13 @@ sys.path.insert(0, str(ROOT))
 
 from finkg.config import load_settings  # noqa: E402
 from finkg.eval.checkpoint import ItemLog  # noqa: E402
-from finkg.eval.financebench import gold_number, read_uids, score  # noqa: E402
+from finkg.eval.financebench import NOT_ON_PAGE, gold_number, read_uids, score  # noqa: E402
 from finkg.eval.metrics.intervals import bootstrap_mean, paired_bootstrap_difference  # noqa: E402
 from finkg.eval.results import write_result  # noqa: E402
 from generation.agent.arithmetic import SCALES  # noqa: E402
 from generation.agent.page import PageAnswer, answer_page_question, whole_page_answer  # noqa: E402
 from generation.llm import LLMClient, backend_from_settings  # noqa: E402
+from generation.llm.cache import LLMCache  # noqa: E402
 from ingest.datasets.financebench import PageQuestion, read_financebench  # noqa: E402
 
 DATA = ROOT / "data" / "financebench" / "financebench_open_source.jsonl"
@@ -54,6 +61,9 @@ OUTCOMES = ("correct", "abstained", "wrong")
 def record(q: PageQuestion, got: PageAnswer) -> dict[str, Any]:
     """One answer's log line: the answer, its outcome against the gold, its seconds and whether it slipped a unit
     (a number answered in percent for a gold that is not one, or the other way round)."""
+    if q.answer == NOT_ON_PAGE:
+        outcome = "correct" if got.value is None else "wrong"
+        return {"uid": q.uid, "gold": q.answer, "outcome": outcome, "unit_slip": False, **got.as_dict()}
     gold = gold_number(q.answer)
     assert gold is not None
     outcome = score(got.value, got.unit, SCALES.get(got.scale, 1.0), gold)
@@ -87,7 +97,7 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def run(system: str, questions: list[PageQuestion], log: ItemLog, llm: LLMClient) -> list[dict[str, Any]]:
+def run(system: str, questions: list[PageQuestion], log: ItemLog, llm: LLMClient | None) -> list[dict[str, Any]]:
     """Answer ``questions`` not yet in ``log`` with ``system``, appending each; every record of the list."""
     with log.appending() as (done, add):
         seen = {r["uid"] for r in done}
@@ -99,7 +109,7 @@ def run(system: str, questions: list[PageQuestion], log: ItemLog, llm: LLMClient
             got = (
                 answer_page_question(q.question, pages, llm)
                 if system == "reader"
-                else whole_page_answer(q.question, pages, llm)
+                else whole_page_answer(q.question, pages, llm)  # type: ignore[arg-type]  (never None here)
             )
             got.seconds = time.perf_counter() - t0
             rec = record(q, got)
@@ -116,22 +126,34 @@ def run(system: str, questions: list[PageQuestion], log: ItemLog, llm: LLMClient
 def main() -> None:
     ap = argparse.ArgumentParser(description="Questions over a filing page: the page reader against the whole page.")
     ap.add_argument("--data", type=Path, default=DATA)
-    ap.add_argument("--questions", type=Path, default=TEST, help="a frozen uid list (default: the test part)")
+    ap.add_argument(
+        "--questions", type=Path, default=TEST, help="a frozen uid list (default: the test part); 'all': every question"
+    )
     ap.add_argument("--part", default="test", help="the part's name in the results")
     ap.add_argument("--limit", type=int, default=None, help="the first N questions of the list")
     ap.add_argument("--baseline-limit", type=int, default=12, help="the whole-page baseline on the first N (0: none)")
     ap.add_argument("--out", type=Path, default=Path("/tmp/finkg-page-questions"), help="checkpoint folder")
     ap.add_argument("--no-write", action="store_true", help="print the summary; write no results file")
+    ap.add_argument("--no-llm", action="store_true", help="the reader's rules only (no model; the baseline is skipped)")
+    ap.add_argument(
+        "--llm-cache",
+        type=Path,
+        default=None,
+        help="an LLM disk cache for development loops (a rerun replays the same prompts; seconds are then lookups)",
+    )
     ap.add_argument("--name", default="page-questions", help="the results file's name (bench/results/NAME.json)")
     a = ap.parse_args()
-    by_uid = {q.uid: q for q in read_financebench(a.data)}
-    questions = [by_uid[u] for u in read_uids(a.questions)][: a.limit]
+    everything = read_financebench(a.data)
+    by_uid = {q.uid: q for q in everything}
+    listed = everything if str(a.questions) == "all" else [by_uid[u] for u in read_uids(a.questions)]
+    questions = listed[: a.limit]
     settings = load_settings()
-    llm = LLMClient(backend_from_settings(settings), cache=None, seed=settings.llm.seed)
+    cache = LLMCache(a.llm_cache) if a.llm_cache else None
+    llm = None if a.no_llm else LLMClient(backend_from_settings(settings), cache=cache, seed=settings.llm.seed)
     out = a.out / a.part
     load_start = os.getloadavg()[0]
     reader = run("reader", questions, ItemLog(out / "reader.jsonl", "a page-reader answer"), llm)
-    subset = questions[: a.baseline_limit]
+    subset = questions[: a.baseline_limit] if llm is not None else []
     baseline = (
         run("whole page", subset, ItemLog(out / "whole-page.jsonl", "a whole-page answer"), llm) if subset else []
     )
@@ -155,12 +177,13 @@ def main() -> None:
     parameters = {
         "data": "FinanceBench open-source sample (Islam et al. 2023), one-number questions",
         "part": a.part,
+        "data_file": str(a.data.relative_to(ROOT) if a.data.is_absolute() else a.data),
         "questions": str(a.questions.relative_to(ROOT) if a.questions.is_absolute() else a.questions),
         "n_questions": len(questions),
         "baseline_subset": f"the first {len(subset)} questions of the list",
-        "model": llm.model_id,
-        "backend": settings.llm.backend,
-        "llm_cache": "off",
+        "model": llm.model_id if llm is not None else "none (rules only)",
+        "backend": settings.llm.backend if llm is not None else "none",
+        "llm_cache": str(a.llm_cache) if a.llm_cache else "off",
         "intervals": "percentile bootstrap 95 %, 2000 resamples, seed 0",
         "load_average_1m": {"start": round(load_start, 2), "end": round(os.getloadavg()[0], 2)},
         "note": "the 2 cores were shared with other runs (the 1-minute load average above); a resumed run's seconds "

@@ -11,7 +11,14 @@ from test_llm import smol_gguf
 
 from finkg.eval.financebench import DEV_SIZE, gold_number, page_pool, read_uids, score, split_pool
 from generation.agent.arithmetic import SCALES
-from generation.agent.page import answer_page_question, llm_answer, question_years
+from generation.agent.page import (
+    answer_page_question,
+    definition_agrees,
+    llm_answer,
+    question_years,
+    rule_may_answer,
+    unplaced,
+)
 from generation.agent.page_lines import read_page, select_lines
 from generation.agent.page_units import asked_unit, unit_problems
 from generation.llm import LlamaCppBackend, LLMClient
@@ -120,6 +127,54 @@ def test_without_a_rule_or_a_model_the_question_is_refused(questions):
     q = questions["financebench_id_04103"]  # a cash conversion cycle: a definition no rule reads
     got = answer_page_question(q.question, _pages(q), llm=None)
     assert got.status == "refused" and got.answer is None and got.reasons
+
+
+EXTRA = ROOT / "data" / "financebench" / "page-dev-extra.jsonl"
+RULE_REFUSES = {
+    # development questions (data/financebench/page-dev-extra.jsonl) a rule used to answer wrongly; the rule now
+    # leaves them (to the model, or refused without one): why, and the wrong answer it gave
+    "finkg_dev_049": "its own definition (dividends per share / diluted EPS); the rule read 'Dividends per share' "
+    "as dividends paid and stated 0.11%",
+    "finkg_dev_054": "six months of a 10-Q whose columns are named by year only; the rule read the quarter (-45.08%)",
+    "finkg_dev_063": "repurchases and dividends combined; the rule read dividends alone ($2,012 million)",
+}
+
+
+@pytest.mark.parametrize("uid", sorted(RULE_REFUSES))
+def test_a_rule_leaves_a_question_it_cannot_place(uid):
+    q = {q.uid: q for q in read_financebench(EXTRA)}[uid]
+    got = answer_page_question(q.question, _pages(q), llm=None)
+    assert got.status == "refused" and got.answer is None
+    assert got.reasons == ["no rule applies and no model is configured"]
+
+
+def test_the_period_check_refuses_operands_of_another_year_or_a_caption():
+    extra = {q.uid: q for q in read_financebench(EXTRA)}
+    capex = [read_page(p.id, p.text) for p in extra["finkg_dev_001"].pages]  # 3M 2018 cash flows: 2018, 2017, 2016
+    lines = select_lines(extra["finkg_dev_001"].question, capex)
+    # FY2015 is not a column of the page: the 2018 cell the model copied is not of the period asked
+    assert unplaced("-1577", lines, [2015]) == [1577.0]
+    assert unplaced("-1577", lines, [2018]) == [] and unplaced("-1420 / 2", lines, [2016]) == []
+    assert unplaced("-1577", lines, []) == []  # no year asked: nothing to check
+    equity = [read_page(p.id, p.text) for p in extra["finkg_dev_004"].pages]  # 3M 2022 balance sheet
+    lines = select_lines(extra["finkg_dev_004"].question, equity)
+    # the model divided by the share count of a caption; the debt cells of 2022 are placed
+    assert unplaced("(1938 + 14001) / 944033056", lines, [2022]) == [944033056.0]
+
+
+def test_a_stated_definition_the_rule_shares_keeps_the_rule(questions):
+    # FinanceBench states the textbook definition ("ROA is defined as: net income / average total assets"): the rule
+    # still answers; a definition over other items does not get the rule's formula
+    assert definition_agrees(
+        "ROA is defined as: FY2022 net income / (average total assets)", ["net income", "total assets"]
+    )
+    assert not definition_agrees(
+        "payout ratio, defined as dividends per share divided by diluted EPS", ["dividends", "net income"]
+    )
+    assert definition_agrees("What was the FY2019 dividend payout ratio?", ["dividends", "net income"])
+    assert not rule_may_answer("what was the net income for the six months ended june 30, 2022?")
+    assert not rule_may_answer("how much did nike spend on share repurchases and dividends combined in fy2023?")
+    assert rule_may_answer("what is the fy2018 capital expenditure amount (in usd millions) for 3m?")
 
 
 def test_the_unit_asked():

@@ -22,6 +22,9 @@ from pathlib import Path
 
 from ingest.datasets.financebench import PageQuestion
 
+NOT_ON_PAGE = "NOT ON PAGE"
+"""The gold of a development question whose answer its page does not hold (``data/financebench/page-dev-extra.jsonl``):
+the reader is right to refuse it, wrong to answer it."""
 MAX_GOLD_CHARS = 90
 DEV_SIZE = 26
 """Questions of the pool in the development part (the rest, 40, are the test part)."""

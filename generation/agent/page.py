@@ -34,8 +34,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from generation.agent.arithmetic import calculate
+from generation.agent.gate import same_number
 from generation.agent.page_lines import Page, PageLine, as_table, asked_items, item_rows, read_page, select_lines
-from generation.agent.page_units import AskedUnit, asked_unit, rescale, state, unit_problems
+from generation.agent.page_units import (
+    SMALL_CONSTANTS,
+    AskedUnit,
+    asked_unit,
+    expression_numbers,
+    rescale,
+    state,
+    unit_problems,
+)
 from generation.agent.table_forms import answer_table_form
 from generation.llm.client import LLMClient
 from retrieval.facts.tables import parse_numbers
@@ -45,6 +54,18 @@ _FORMULA = re.compile(r"\bdefined as\b|\bratio\b|\bturnover\b|\baverage\b|\bretu
 _CHANGE = re.compile(r"\bchange\b|\bgrowth\b|\bgrew\b|\bincrease\b|\bdecrease\b", re.IGNORECASE)
 _MARGIN = re.compile(r"\bmargin\b", re.IGNORECASE)
 _SPAN_AVG = re.compile(r"\b(\d) year average\b|\baverage\b", re.IGNORECASE)
+_DEFINED = re.compile(r"\bdefined as\b|\bcalculated as\b|\bcomputed as\b|\bmeasured as\b", re.IGNORECASE)
+_SUB_YEAR = re.compile(
+    r"\b(?:three|six|nine|twelve|3|6|9|12)[- ]months?\b|\bquarter(?:ly)?\b|\bq[1-4]\b|\bfirst half\b|"
+    r"\bsecond half\b|\bh[12]\b|\byear[- ]to[- ]date\b|\bytd\b",
+    re.IGNORECASE,
+)
+_COMBINED = re.compile(
+    r"\bcombined\b|\btogether\b|\bin aggregate\b|\baggregate\b|\bsum of\b|\btotal of\b|\bplus\b|"
+    r"\band\b[^?]*\b(?:combined|together|in total|altogether)\b",
+    re.IGNORECASE,
+)
+_PER_SHARE = re.compile(r"\bper (?:common )?share\b|\bper diluted share\b|\beps\b", re.IGNORECASE)
 
 PROMPT = (
     "Answer the question from the lines of a company's filing below. Reply with ONE arithmetic expression that "
@@ -106,6 +127,8 @@ ABSOLUTE_ITEMS = ("capital expenditure", "dividends", "cost of revenue")
 
 def _cell(pages: Sequence[Page], item: str, year: int) -> tuple[float, PageLine] | None:
     for line in item_rows(item, pages):
+        if _PER_SHARE.search(line.label):
+            continue  # a per-share row is never the item's amount ("Dividends per share" is not dividends paid)
         value = line.value(year)
         if value is not None:
             return value, line
@@ -178,6 +201,8 @@ def _ratio(q: str, pages: Sequence[Page], years: list[int], used: list[PageLine]
     for pattern, top, bottom in RATIOS:
         if not pattern.search(q):
             continue
+        if not definition_agrees(q, (top, bottom)):
+            return None
         later = max(years)
         numerator = _item_value(pages, top, later, used)
         spans = sorted(years) if _AVERAGE_OF.search(q) and len(years) == 2 else [later]
@@ -192,6 +217,29 @@ def _ratio(q: str, pages: Sequence[Page], years: list[int], used: list[PageLine]
     return None
 
 
+def rule_may_answer(question: str) -> bool:
+    """Whether the question is one the rules can place at all; they read a row's cell in a fiscal year's column,
+    by a textbook definition, so they leave to the model (or refuse) a question that
+
+    - asks for a span within a year (six months, a quarter, year to date: a page's columns are named by year only,
+      so a 10-Q's three- and six-month columns cannot be told apart by the year);
+    - combines items ("share repurchases and dividends combined", "the sum of"): one row is not the answer;
+    - asks for a per-share figure (the rows read are amounts).
+    """
+    return not (_SUB_YEAR.search(question) or _COMBINED.search(question) or _PER_SHARE.search(question))
+
+
+def definition_agrees(question: str, items: Sequence[str]) -> bool:
+    """Whether a definition the question states ("ROA is defined as: net income / average total assets") names
+    exactly the line items a rule would read (:func:`generation.agent.page_lines.asked_items` of the text after
+    "defined as"); True when the question states none. A definition over other items ("dividends per share divided
+    by diluted EPS" for a payout ratio) is the question's own formula, not the rule's: the rule leaves it."""
+    m = _DEFINED.search(question)
+    if m is None:
+        return True
+    return set(asked_items(question[m.end() :])) == set(items)
+
+
 def rule_answer(question: str, pages: Sequence[Page]) -> tuple[float, str, list[PageLine], AskedUnit] | None:
     """The answer by rule (module doc, step 2), or None when no rule applies or a cell is missing.
 
@@ -200,7 +248,7 @@ def rule_answer(question: str, pages: Sequence[Page]) -> tuple[float, str, list[
     """
     q = " ".join(question.lower().split())
     years = question_years(q)
-    if not years or not pages:
+    if not years or not pages or not rule_may_answer(q):
         return None
     used: list[PageLine] = []
     ratio = _ratio(q, pages, years, used)
@@ -210,7 +258,7 @@ def rule_answer(question: str, pages: Sequence[Page]) -> tuple[float, str, list[
     used.clear()
     if _MARGIN.search(q):
         terms = _margin_terms(q)
-        if terms is None:
+        if terms is None or not definition_agrees(q, [i for _, i in terms] + ["revenue"]):
             return None
         span = sorted(years)
         m = _SPAN_AVG.search(q)
@@ -236,7 +284,7 @@ def rule_answer(question: str, pages: Sequence[Page]) -> tuple[float, str, list[
     items = asked_items(q)
     if terms is None and len(items) == 1:
         terms = [("+", items[0])]
-    if terms is None:
+    if terms is None or not definition_agrees(q, [i for _, i in terms]):
         return None
     if _CHANGE.search(q) and len(years) == 2:
         a, b = sorted(years)
@@ -264,6 +312,8 @@ def table_form_answer(question: str, pages: Sequence[Page]) -> tuple[float, str,
     <row> in 2019?", "the percentage change in <row> from 2018 to 2019"...) over each page's rows with year columns
     (:func:`generation.agent.page_lines.as_table`), restated in the asked unit; None when no page's table answers
     or the form's unit is not the one asked (a percentage for an amount, or the other way round)."""
+    if not rule_may_answer(question):
+        return None
     for page in pages:
         rows = [line for line in page.lines if line.kind == "row" and line.years and line.years == page.years]
         if not rows:
@@ -293,6 +343,34 @@ def _shown(lines: Sequence[PageLine]) -> list[float]:
         elif line.kind == "sentence":
             out += [float(x.replace(",", "")) for x in re.findall(r"\d[\d,]*(?:\.\d+)?", line.label)]
     return out
+
+
+def unplaced(expression: str, lines: Sequence[PageLine], years: Sequence[int]) -> list[float]:
+    """The operands of ``expression`` that are not where the question's period puts them (the period check of the
+    gate: the answer is of the period asked). With ``years`` named by the question, an operand must be a row's cell
+    in the column of one of those years, or a number of a sentence that names one of them; a number shown only in
+    a row without year columns, a label (a share count in a caption) or another year's column is unplaced. Small
+    constants (:data:`generation.agent.page_units.SMALL_CONSTANTS`) are always placed. Without ``years``: none.
+
+    Returns:
+        The unplaced operands, in the expression's order (empty: every operand is placed).
+    """
+    if not years:
+        return []
+    placed: list[float] = []
+    for line in lines:
+        if line.kind == "row":
+            placed += [abs(v) for y in years if (v := line.value(y)) is not None]
+        elif line.kind == "sentence" and any(str(y) in line.label for y in years):
+            placed += [float(x.replace(",", "")) for x in re.findall(r"\d[\d,]*(?:\.\d+)?", line.label)]
+    return [
+        x
+        for x in expression_numbers(expression)
+        if x not in SMALL_CONSTANTS and not any(same_number(x, p) for p in placed)
+    ]
+
+
+_SPENT = re.compile(r"\bspen[dt]\b|\bpaid\b|\bpay\b|\bexpenditures?\b|\bcapex\b|\boutflow\b", re.IGNORECASE)
 
 
 def _clean_expression(text: str) -> str:
@@ -325,6 +403,13 @@ def llm_answer(question: str, pages: Sequence[Page], llm: LLMClient, k: int = 8,
         value = float(calc.value)
         percent_cell = unit.kind == "percent" and any("%" in line.text for line in lines)
         problems = unit_problems(expression, unit, _shown(lines), percent_cell)
+        off = unplaced(expression, lines, question_years(question))
+        if off and not problems:
+            asked = ", ".join(f"FY{y}" for y in question_years(question))
+            problems = [
+                f"numbers not in a column or sentence of the period asked ({asked}): "
+                + ", ".join(f"{x:g}" for x in off)
+            ]
         if problems:
             out.reasons = problems
         else:
@@ -334,6 +419,8 @@ def llm_answer(question: str, pages: Sequence[Page], llm: LLMClient, k: int = 8,
                 value /= 100
             if unit.kind == "amount":
                 value = rescale(value, _scale_of(pages, [line for line in lines if line.kind == "row"]), unit.scale)
+                if value < 0 and _SPENT.search(question) and re.fullmatch(r"\(?\s*-\s*[\d.]+\s*\)?", expression):
+                    value = -value  # an amount spent is stated as spent; the cash flow statement prints it negative
             _answered(out, value, unit, lines)
     out.seconds = time.perf_counter() - t0
     return out
