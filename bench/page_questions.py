@@ -97,8 +97,11 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def run(system: str, questions: list[PageQuestion], log: ItemLog, llm: LLMClient | None) -> list[dict[str, Any]]:
-    """Answer ``questions`` not yet in ``log`` with ``system``, appending each; every record of the list."""
+def run(
+    system: str, questions: list[PageQuestion], log: ItemLog, llm: LLMClient | None, readings: int = 2
+) -> list[dict[str, Any]]:
+    """Answer ``questions`` not yet in ``log`` with ``system`` (``reader``: ``readings`` readings that must agree;
+    ``whole page``), appending each; every record of the list."""
     with log.appending() as (done, add):
         seen = {r["uid"] for r in done}
         for i, q in enumerate(questions, 1):
@@ -107,8 +110,8 @@ def run(system: str, questions: list[PageQuestion], log: ItemLog, llm: LLMClient
             pages = [(p.id, p.text) for p in q.pages]
             t0 = time.perf_counter()
             got = (
-                answer_page_question(q.question, pages, llm)
-                if system == "reader"
+                answer_page_question(q.question, pages, llm, readings=readings)
+                if system.startswith("reader")
                 else whole_page_answer(q.question, pages, llm)  # type: ignore[arg-type]  (never None here)
             )
             got.seconds = time.perf_counter() - t0
@@ -136,6 +139,11 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true", help="print the summary; write no results file")
     ap.add_argument("--no-llm", action="store_true", help="the reader's rules only (no model; the baseline is skipped)")
     ap.add_argument(
+        "--one-reading",
+        action="store_true",
+        help="also the reader with one reading of the lines (the control of the two readings' agreement)",
+    )
+    ap.add_argument(
         "--llm-cache",
         type=Path,
         default=None,
@@ -153,6 +161,11 @@ def main() -> None:
     out = a.out / a.part
     load_start = os.getloadavg()[0]
     reader = run("reader", questions, ItemLog(out / "reader.jsonl", "a page-reader answer"), llm)
+    one = (
+        run("reader one reading", questions, ItemLog(out / "reader-one.jsonl", "a one-reading answer"), llm, 1)
+        if a.one_reading and llm is not None
+        else []
+    )
     subset = questions[: a.baseline_limit] if llm is not None else []
     baseline = (
         run("whole page", subset, ItemLog(out / "whole-page.jsonl", "a whole-page answer"), llm) if subset else []
@@ -163,6 +176,13 @@ def main() -> None:
         "reader_on_baseline_subset": summary([r for r in reader if r["uid"] in subset_ids]),
         "whole_page": summary(baseline),
     }
+    if one:
+        figures["reader_one_reading"] = summary(one)
+        paired_one = {r["uid"]: r for r in one}
+        figures["wrong_rate_difference_two_minus_one_reading"] = paired_bootstrap_difference(
+            [1.0 if r["outcome"] == "wrong" else 0.0 for r in reader],
+            [1.0 if paired_one[r["uid"]]["outcome"] == "wrong" else 0.0 for r in reader],
+        ).as_dict()
     paired = {r["uid"]: r for r in baseline}
     both = [r for r in reader if r["uid"] in paired]
     if both:
@@ -199,6 +219,7 @@ def main() -> None:
             }
             for name, s in (
                 ("page reader", figures["reader"]),
+                *((("page reader, one reading", figures["reader_one_reading"]),) if one else ()),
                 ("page reader, baseline subset", figures["reader_on_baseline_subset"]),
                 ("whole page to the model", figures["whole_page"]),
             )

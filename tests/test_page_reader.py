@@ -221,6 +221,24 @@ def test_the_model_reads_the_selected_lines_only_and_is_gated(questions, smol_cl
         assert got.answer is None and got.reasons
 
 
+@pytest.mark.model
+@pytest.mark.parametrize("uid", ["financebench_id_03856", "financebench_id_04103", "financebench_id_03029"])
+def test_an_llm_answer_is_given_only_when_two_readings_agree(questions, smol_client, uid):
+    q = questions[uid]  # development questions
+    pages = [read_page(p.id, p.text) for p in q.pages]
+    one = llm_answer(q.question, pages, smol_client, readings=1)
+    two = llm_answer(q.question, pages, smol_client, readings=2)
+    assert two.llm["raw"] == one.llm["raw"]  # the first reading is the one-reading answer's (temperature 0)
+    if one.status != "answered":  # refused by the gate: no second reading is asked for
+        assert two.status == "refused" and two.reasons == one.reasons
+        assert "raw_second_reading" not in two.llm and two.llm["prompt_tokens"] == one.llm["prompt_tokens"]
+    elif two.status == "answered":  # the reversed lines gave the same value
+        assert two.value == one.value and "raw_second_reading" in two.llm
+    else:  # the second reading disagreed or was refused: both expressions are named
+        assert two.answer is None and len(two.reasons) == 1
+        assert two.reasons[0].startswith("two readings of the lines disagree: ") and one.expression in two.reasons[0]
+
+
 def test_finkg_ask_with_a_page_answers_from_it_and_cites_it(questions, tmp_path):
     from typer.testing import CliRunner
 

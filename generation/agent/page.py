@@ -15,10 +15,12 @@ scales ("30.8 million" for a growth rate). Here:
    table forms (:func:`table_form_answer`, "What was the <row> in 2019?"). Each operand is a page row's cell of the
    year's column, the result a :func:`generation.agent.arithmetic.calculate` call;
 3. otherwise the configured **LLM** reads the selected lines (never the page) and writes one arithmetic expression
-   over their numbers (:func:`llm_answer`), which ``calculate`` evaluates;
+   over their numbers (:func:`llm_answer`), which ``calculate`` evaluates; it reads them twice, in page order and
+   in reverse order, and only an answer both readings give is kept;
 4. the answer is stated in the asked unit (:mod:`generation.agent.page_units`: percent, ratio, or the currency
    scale asked) and passes the gate (:func:`generation.agent.page_units.unit_problems`: every number traced to a
-   selected line, the kind of number the one asked), else the question is refused with the reasons;
+   selected line, the kind of number the one asked; :func:`unplaced`: every number of the period asked), else the
+   question is refused with the reasons;
 5. the answer cites the pages (ids) and lines its operands came from.
 
 :func:`whole_page_answer` is the baseline it is measured against: the whole page given to the model, its first
@@ -27,6 +29,7 @@ number read with the unit it wrote (``bench/page_questions.py``).
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Sequence
@@ -223,10 +226,11 @@ def rule_may_answer(question: str) -> bool:
 
     - asks for a span within a year (six months, a quarter, year to date: a page's columns are named by year only,
       so a 10-Q's three- and six-month columns cannot be told apart by the year);
-    - combines items ("share repurchases and dividends combined", "the sum of"): one row is not the answer;
-    - asks for a per-share figure (the rows read are amounts).
+    - combines items ("share repurchases and dividends combined", "the sum of"): one row is not the answer.
+
+    A per-share row is never read as an item's amount ("Dividends per share" is not dividends paid).
     """
-    return not (_SUB_YEAR.search(question) or _COMBINED.search(question) or _PER_SHARE.search(question))
+    return not (_SUB_YEAR.search(question) or _COMBINED.search(question))
 
 
 def definition_agrees(question: str, items: Sequence[str]) -> bool:
@@ -380,48 +384,86 @@ def _clean_expression(text: str) -> str:
     return re.sub(r"[^0-9+\-*/(). ]", "", first).strip()
 
 
-def llm_answer(question: str, pages: Sequence[Page], llm: LLMClient, k: int = 8, max_tokens: int = 40) -> PageAnswer:
-    """The LLM's answer over the selected lines only (module doc, step 3), gated and stated in the asked unit."""
+def _reading(
+    question: str,
+    lines: Sequence[PageLine],
+    pages: Sequence[Page],
+    unit: AskedUnit,
+    llm: LLMClient,
+    max_tokens: int,
+) -> tuple[float | None, str, list[str], dict[str, Any]]:
+    """One reading of ``lines`` (in the order given) by the model: ``(value in the asked unit or None, expression,
+    the gate's reasons when refused, the call's tokens and raw text)``."""
+    numbered = "\n".join(f"[{i + 1}] {line.text}" for i, line in enumerate(lines))
+    result = llm.chat([{"role": "user", "content": PROMPT.format(lines=numbered, question=question)}], max_tokens)
+    call = {"prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens, "raw": result.text}
+    expression = _clean_expression(result.text)
+    calc = calculate(expression, {}) if expression else None
+    if calc is None or not calc.ok:
+        return None, expression, [f"the model's expression could not be evaluated: {result.text.strip()[:120]!r}"], call
+    value = float(calc.value)
+    direct = (unit.kind == "percent" and any("%" in line.text for line in lines)) or (
+        bool(_PER_SHARE.search(question)) and any(_PER_SHARE.search(line.label) for line in lines)
+    )
+    problems = unit_problems(expression, unit, _shown(lines), direct)
+    off = unplaced(expression, lines, question_years(question))
+    if off and not problems:
+        asked = ", ".join(f"FY{y}" for y in question_years(question))
+        problems = [
+            f"numbers not in a column or sentence of the period asked ({asked}): " + ", ".join(f"{x:g}" for x in off)
+        ]
+    if problems:
+        return None, expression, problems, call
+    times100 = bool(re.search(r"\*\s*100(?![\d.])", expression))
+    if unit.kind == "percent" and not times100 and "/" in expression:
+        value *= 100
+    if unit.kind == "ratio" and times100:
+        value /= 100
+    if unit.kind == "amount":
+        value = rescale(value, _scale_of(pages, [line for line in lines if line.kind == "row"]), unit.scale)
+        if value < 0 and _SPENT.search(question) and re.fullmatch(r"\(?\s*-\s*[\d.]+\s*\)?", expression):
+            value = -value  # an amount spent is stated as spent; the cash flow statement prints it negative
+    return value, expression, [], call
+
+
+AGREE = 0.005
+"""The most two readings' values may differ (relative) and still be one answer."""
+
+
+def llm_answer(
+    question: str, pages: Sequence[Page], llm: LLMClient, k: int = 8, max_tokens: int = 40, readings: int = 2
+) -> PageAnswer:
+    """The LLM's answer over the selected lines only (module doc, step 3), gated and stated in the asked unit.
+
+    With ``readings=2`` (the default) the model reads the lines twice, in page order and in reverse order, and the
+    answer is given only when both readings pass the gate with the same value (within :data:`AGREE`): a
+    self-consistency check (Wang et al. 2023, "Self-Consistency Improves Chain of Thought Reasoning in Language
+    Models", ICLR; here over two orders of the same lines at temperature 0). Otherwise the question is refused with
+    both readings' expressions. ``readings=1`` is one reading, as before.
+    """
     t0 = time.perf_counter()
     lines = select_lines(question, pages, k)
-    shown_lines = [line.text for line in lines]
     unit = asked_unit(question, _scale_of(pages, [line for line in lines if line.kind == "row"]))
-    out = PageAnswer(question, None, "refused", None, unit.kind, unit.scale, "llm", lines=shown_lines)
+    out = PageAnswer(question, None, "refused", None, unit.kind, unit.scale, "llm", lines=[line.text for line in lines])
     if not lines:
         out.reasons, out.seconds = ["no line of the page matches the question"], time.perf_counter() - t0
         return out
-    numbered = "\n".join(f"[{i + 1}] {t}" for i, t in enumerate(shown_lines))
-    result = llm.chat([{"role": "user", "content": PROMPT.format(lines=numbered, question=question)}], max_tokens)
-    out.llm = {"prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens, "raw": result.text}
-    expression = _clean_expression(result.text)
-    times100 = bool(re.search(r"\*\s*100(?![\d.])", expression))
-    out.expression = expression
-    calc = calculate(expression, {}) if expression else None
-    if calc is None or not calc.ok:
-        out.reasons = [f"the model's expression could not be evaluated: {result.text.strip()[:120]!r}"]
-    else:
-        value = float(calc.value)
-        percent_cell = unit.kind == "percent" and any("%" in line.text for line in lines)
-        problems = unit_problems(expression, unit, _shown(lines), percent_cell)
-        off = unplaced(expression, lines, question_years(question))
-        if off and not problems:
-            asked = ", ".join(f"FY{y}" for y in question_years(question))
-            problems = [
-                f"numbers not in a column or sentence of the period asked ({asked}): "
-                + ", ".join(f"{x:g}" for x in off)
-            ]
-        if problems:
-            out.reasons = problems
-        else:
-            if unit.kind == "percent" and not times100 and "/" in expression:
-                value *= 100
-            if unit.kind == "ratio" and times100:
-                value /= 100
-            if unit.kind == "amount":
-                value = rescale(value, _scale_of(pages, [line for line in lines if line.kind == "row"]), unit.scale)
-                if value < 0 and _SPENT.search(question) and re.fullmatch(r"\(?\s*-\s*[\d.]+\s*\)?", expression):
-                    value = -value  # an amount spent is stated as spent; the cash flow statement prints it negative
-            _answered(out, value, unit, lines)
+    value, expression, reasons, call = _reading(question, lines, pages, unit, llm, max_tokens)
+    out.llm, out.expression, out.reasons = call, expression, reasons
+    if value is not None and readings > 1:
+        again, expression2, reasons2, call2 = _reading(question, lines[::-1], pages, unit, llm, max_tokens)
+        out.llm = {
+            "prompt_tokens": call["prompt_tokens"] + call2["prompt_tokens"],
+            "completion_tokens": call["completion_tokens"] + call2["completion_tokens"],
+            "raw": call["raw"],
+            "raw_second_reading": call2["raw"],
+        }
+        if again is None or not math.isclose(value, again, rel_tol=AGREE, abs_tol=1e-9):
+            shown = f"{again:g}" if again is not None else "refused: " + "; ".join(reasons2)
+            out.reasons = [f"two readings of the lines disagree: {expression} = {value:g}; {expression2} = {shown}"]
+            value = None
+    if value is not None:
+        _answered(out, value, unit, lines)
     out.seconds = time.perf_counter() - t0
     return out
 
@@ -434,7 +476,7 @@ def _answered(out: PageAnswer, value: float, unit: AskedUnit, lines: Sequence[Pa
 
 
 def answer_page_question(
-    question: str, pages: Sequence[tuple[str, str]], llm: LLMClient | None = None, k: int = 8
+    question: str, pages: Sequence[tuple[str, str]], llm: LLMClient | None = None, k: int = 8, readings: int = 2
 ) -> PageAnswer:
     """Answer ``question`` from filing pages: rule first, else the LLM over the selected lines (module doc).
 
@@ -443,6 +485,7 @@ def answer_page_question(
         pages: ``(page id, page text)`` pairs (a FinanceBench ``"3M_2018_10K#p59"``, a graph Chunk id...).
         llm: the configured model (None: the rule only; a question it cannot place is refused).
         k: the most lines put before the model.
+        readings: the model's readings of the lines that must agree (:func:`llm_answer`; 1: one reading).
 
     Returns:
         A :class:`PageAnswer`: ``answered`` with the answer in the asked unit and the pages cited, or ``refused``
@@ -466,7 +509,7 @@ def answer_page_question(
         out = PageAnswer(question, None, "refused", None, unit.kind, unit.scale, "rule")
         out.reasons, out.seconds = ["no rule applies and no model is configured"], time.perf_counter() - t0
         return out
-    out = llm_answer(question, read, llm, k)
+    out = llm_answer(question, read, llm, k, readings=readings)
     out.seconds = time.perf_counter() - t0
     return out
 
