@@ -1,0 +1,260 @@
+"""Issue 46's "Done when" for a user's own companies, end to end through the CLI.
+
+From an empty graph, `finkg fetch` of three tickers (Tesla, Snowflake, Marvell) from saved real SEC companyfacts
+responses, served at their SEC paths by the real local HTTP server of tests/test_fetch.py (provenance in
+data/NOTICE.md); then, offline (EDGAR a closed port, no identity), `finkg ask` on a question about each company,
+`finkg memo` on every filing and `finkg report --reader agent` on the three questions; a second fetch makes no
+request.
+
+The graph is empty because it is this module's own: a second private Neo4j server (own home, own ports, as
+tests/test_bulk_import.py starts one), which the `finkg` subprocesses reach through ``FINKG_NEO4J__*``. Gold values
+come from a plain `json` reading of the same files (tests/test_fetch.py's ``independent_reading``), never from
+finkg's code. The reports need an LLM configured and MiniLM (SmolLM2 and MiniLM, the suite's small models), but
+the agent answers these questions by its plan and makes no LLM call (asserted).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import minilm_dir
+from test_cli import finkg
+from test_fetch import IDENTITY, EdgarServer, independent_reading, mismatches
+from test_llm import smol_gguf
+
+from finkg.neo4j_server import LocalNeo4j, private_settings
+from kg import Graph, schema
+
+pytestmark = [pytest.mark.neo4j, pytest.mark.model]
+
+ROOT = Path(__file__).resolve().parents[1]
+TSLA, SNOW, MRVL = 1318605, 1640147, 1835632
+FILES = {  # the saved companyfacts responses (data/NOTICE.md)
+    TSLA: ROOT / "data" / "sec-companyfacts" / "CIK0001318605-tesla-2022.json",  # Tesla, to 2022-10-24
+    SNOW: ROOT / "data" / "sec-companyfacts" / "CIK0001640147-snowflake.json",  # Snowflake, to 2025-05-30
+    MRVL: ROOT / "tests" / "data" / "edgar" / "companyfacts" / "CIK0001835632.json",  # Marvell, served 2026-06-08
+}
+TICKERS = ("TSLA", "SNOW", "MRVL")
+MRVL_10Q = "0001835632-26-000019"  # Marvell's 10-Q for the quarter ended 2026-05-02, filed 2026-05-28: its latest
+QUESTIONS = [
+    {
+        "id": "tsla-net-income",
+        "question": "What was Tesla's net income in the quarter ended September 30, 2022?",
+        "as_of": "2022-12-31",
+        "companies": ["Tesla, Inc."],
+    },
+    {
+        "id": "snow-revenue",
+        "question": "What was Snowflake's revenue in the quarter ended April 30, 2025?",
+        "as_of": "2025-06-30",
+        "companies": ["SNOWFLAKE INC."],
+    },
+    {
+        "id": "mrvl-revenue",
+        "question": "What was Marvell's revenue last quarter?",
+        "as_of": "2026-06-08",
+        "companies": ["MARVELL TECHNOLOGY, INC"],
+    },
+]
+ASKED = {q["id"]: cik for q, cik in zip(QUESTIONS, (TSLA, SNOW, MRVL), strict=True)}
+
+
+def facts_path(cik: int) -> str:
+    """The SEC URL path of a company's companyfacts."""
+    return f"/api/xbrl/companyfacts/CIK{cik:010d}.json"
+
+
+def json_facts(path: Path) -> dict[str, float]:
+    """``{fact key: value}`` of a companyfacts file read with json and pandas alone (test_fetch's independent
+    reading), keyed as finkg cites a fact: ``accession:tag:taxonomy:YYYYMMDD:quarters:USD::``."""
+    out: dict[str, float] = {}
+    for r in independent_reading(path).to_dict("records"):
+        taxonomy, tag = str(r["concept"]).split(":")
+        out[f"{r['adsh']}:{tag}:{taxonomy}:{r['ddate']}:{r['qtrs']}:USD::"] = float(r["value"])
+    return out
+
+
+def filings_of(path: Path) -> dict[str, str]:
+    """``{accession: form}`` of every filing with an entry in a companyfacts file (json alone)."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    return {
+        e["accn"]: e["form"]
+        for tags in doc["facts"].values()
+        for concept in tags.values()
+        for unit in concept["units"].values()
+        for e in unit
+    }
+
+
+@pytest.fixture(scope="module")
+def empty(tmp_path_factory) -> Iterator[tuple[Graph, dict[str, str]]]:
+    """This module's own Neo4j (schema applied as `finkg db init` does) and the environment that points a `finkg`
+    subprocess at it, with the suite's small models as ``[llm]`` and ``[embedding]``."""
+    password = secrets.token_urlsafe(16)
+    s = private_settings(tmp_path_factory.mktemp("own-companies") / "neo4j", password, heap="768m", pagecache="256m")
+    env = {
+        "FINKG_NEO4J__URI": s.uri,
+        "FINKG_NEO4J__USER": "neo4j",
+        "FINKG_NEO4J__PASSWORD": password,
+        "FINKG_NEO4J__DATABASE": "neo4j",
+        "FINKG_LLM__BACKEND": "llama-cpp",
+        "FINKG_LLM__MODEL_PATH": str(smol_gguf()),
+        "FINKG_LLM__CACHE_DIR": str(tmp_path_factory.mktemp("llm-cache")),
+        "FINKG_EMBEDDING__MODEL_PATH": str(minilm_dir()),
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+    }
+    server = LocalNeo4j(s)
+    server.start()
+    try:
+        with Graph(s.uri, "neo4j", password) as g:
+            schema.apply_schema(g)
+            yield g, env
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def graph_env(empty) -> tuple[Graph, dict[str, str]]:
+    """The module's graph, emptied for each test."""
+    g, env = empty
+    g.run_autocommit("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS")
+    assert g.read("MATCH (n) RETURN count(n) AS n") == [{"n": 0}]
+    return g, env
+
+
+@pytest.fixture(autouse=True)
+def _no_outside_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user's own edgartools and finkg settings never reach these subprocesses."""
+    for var in list(os.environ):
+        if var.startswith(("FINKG_EDGAR_", "EDGAR_")):
+            monkeypatch.delenv(var)
+
+
+def edgar(server: EdgarServer | None, cache: Path) -> dict[str, str]:
+    """``[edgar]`` for a subprocess: the cache, and the local server as EDGAR; None: offline (no identity, and EDGAR
+    a closed port, so a request could not succeed)."""
+    url = server.url if server else "http://127.0.0.1:9"
+    env = {"FINKG_EDGAR__CACHE_DIR": str(cache), "FINKG_EDGAR__DATA_URL": url, "FINKG_EDGAR__BASE_URL": url}
+    return {**env, "FINKG_EDGAR__IDENTITY": IDENTITY} if server else env
+
+
+def run(*args: str, env: dict[str, str]) -> str:
+    """``finkg *args``; it must succeed. Returns its standard output."""
+    res = finkg(*args, env=env)
+    assert res.returncode == 0, f"finkg {' '.join(args)}: {res.stderr[-3000:]}"
+    return res.stdout
+
+
+def table(stdout: str) -> list[dict[str, str]]:
+    """The rows of a table the CLI prints (``finkg fetch``'s, ``finkg memo``'s) as ``{column: cell}``."""
+    lines = [x for x in stdout.splitlines() if x.startswith(("┃", "│"))]
+    head = [c.strip() for c in lines[0].strip("┃").split("┃")]
+    return [dict(zip(head, [c.strip() for c in x.strip("│").split("│")], strict=True)) for x in lines[1:]]
+
+
+def rows(stdout: str) -> dict[str, str]:
+    """A two-column table of the CLI (``finkg report``'s summary) as ``{first cell: second cell}``."""
+    cells = [[c.strip() for c in x.strip("│").split("│")] for x in stdout.splitlines() if x.startswith("│")]
+    return {c[0]: c[1] for c in cells if len(c) == 2}
+
+
+def answer_gold(derivation: dict[str, Any], facts: dict[str, float]) -> float:
+    """The answer a one-operand derivation must give: the json value of the fact its operand cites."""
+    [operand] = derivation["operands"].values()
+    return facts[operand["fact_key"]]
+
+
+def nodes(graph: Graph, label: str, key: str = "id") -> dict[str, dict[str, Any]]:
+    """Every ``label`` node's properties by ``key`` (a ledger node's status, input digest, attempts and times)."""
+    return {r["k"]: r["p"] for r in graph.read(f"MATCH (n:{label}) RETURN n.{key} AS k, properties(n) AS p")}
+
+
+def test_three_tickers_from_an_empty_graph_to_answers_memos_and_reports_offline(graph_env, tmp_path):
+    graph, neo4j = graph_env
+    cache = tmp_path / "edgar"
+    server = EdgarServer({facts_path(cik): path for cik, path in FILES.items()})
+    try:
+        first = run("fetch", *TICKERS, "--no-filings", env={**neo4j, **edgar(server, cache)})
+        assert server.requests == [facts_path(TSLA), facts_path(SNOW), facts_path(MRVL)]  # tickers: no request
+        assert set(server.user_agents) == {IDENTITY}
+        assert [(r["company"], r["from"]) for r in table(first)] == [(t, "EDGAR") for t in TICKERS]
+        second = run("fetch", *TICKERS, "--no-filings", env={**neo4j, **edgar(server, cache)})
+        assert len(server.requests) == 3  # the second fetch: 0 requests, all three from the cache
+        assert [r["from"] for r in table(second)] == ["cache"] * 3
+    finally:
+        server.close()
+    for cik, path in FILES.items():
+        assert (cache / "companyfacts" / f"CIK{cik:010d}.json").read_bytes() == path.read_bytes()
+        assert mismatches(graph, cik, independent_reading(path)).empty, cik  # every USD fact, exactly
+
+    offline = {**neo4j, **edgar(None, cache)}
+    [row] = table(run("fetch", "--offline", "MRVL", "--no-filings", env=offline))  # the cache alone, no identity
+    assert (row["from"], row["facts new"]) == ("cache", "0")
+
+    facts = {cik: json_facts(path) for cik, path in FILES.items()}
+    want = {  # gold: the value the filing reported, read from the json
+        "tsla-net-income": facts[TSLA]["0000950170-22-019867:NetIncomeLoss:us-gaap:20220930:1:USD::"],
+        "snow-revenue": facts[SNOW][
+            "0001640147-25-000110:RevenueFromContractWithCustomerExcludingAssessedTax:us-gaap:20250430:1:USD::"
+        ],
+        "mrvl-revenue": facts[MRVL][
+            f"{MRVL_10Q}:RevenueFromContractWithCustomerExcludingAssessedTax:us-gaap:20260502:1:USD::"
+        ],
+    }
+    assert want == {"tsla-net-income": 3_292_000_000, "snow-revenue": 1_042_074_000, "mrvl-revenue": 2_417_800_000}
+
+    for q in QUESTIONS:
+        got = json.loads(run("ask", q["question"], "--format", "json", env=offline))
+        assert got["status"] == "answered" and got["verdict"]["passed"], got
+        assert got["derivation"]["result"] == want[q["id"]] == answer_gold(got["derivation"], facts[ASKED[q["id"]]])
+
+    memos = tmp_path / "memos"
+    [summary] = table(run("memo", "--all", "-o", str(memos), env=offline))
+    made = nodes(graph, "Memo")
+    assert summary["written"] == str(len(made)) and summary["already done"] == "0"
+    assert (summary["repaired"], summary["unsupported"]) == ("0", "0")
+    for cik, path in FILES.items():
+        forms = filings_of(path)
+        periodic = {a for a, form in forms.items() if form in ("10-K", "10-Q")}
+        mine = {m["adsh"] for m in made.values() if m["adsh"] in forms}
+        # every 10-K and 10-Q; Tesla's 10-K for 2011 is superseded by its 10-K/A of the same period, which has the memo
+        assert periodic - mine == ({"0001193125-12-081990"} if cik == TSLA else set()), cik
+    assert all(m["status"] == "done" and m["input_digest"] for m in made.values())
+    claims = [json.loads(x) for x in (memos / "structured" / "claims.jsonl").read_text().splitlines()]
+    stated = [c for c in claims if c["kind"] == "fact" and c["value"] is not None]
+    everything = {k: v for f in facts.values() for k, v in f.items()}
+    assert len(stated) > 500 and all(c["value"] == everything[c["citations"]] for c in stated)  # each as filed
+    assert "Revenue was $2,418 million for the three months ended 2026-05-02" in (
+        memos / "structured" / f"{MRVL_10Q}.md"
+    ).read_text(encoding="utf-8")
+
+    batch = tmp_path / "questions.jsonl"
+    batch.write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS), encoding="utf-8")
+    reports = tmp_path / "reports"
+    done = rows(
+        run(
+            "report",
+            "--batch",
+            str(batch),
+            "--reader",
+            "agent",
+            "--system",
+            "none",
+            "--out",
+            str(reports),
+            "--yes",
+            env=offline,
+        )
+    )
+    assert done["answered by the agent (gate passed)"] == "3" and done["tokens (backend)"] == "0"  # no LLM call
+    for q in QUESTIONS:
+        rec = json.loads((reports / f"{q['id']}.none.agent.json").read_text(encoding="utf-8"))
+        assert rec["status"] == "done" and rec["gate"]["passed"] and rec["route"] == "plan"
+        assert rec["derivation"]["result"] == want[q["id"]]
