@@ -4,7 +4,8 @@ From an empty graph, `finkg fetch` of three tickers (Tesla, Snowflake, Marvell) 
 responses, served at their SEC paths by the real local HTTP server of tests/test_fetch.py (provenance in
 data/NOTICE.md); then, offline (EDGAR a closed port, no identity), `finkg ask` on a question about each company,
 `finkg memo` on every filing and `finkg report --reader agent` on the three questions; a second fetch makes no
-request.
+request. Then one company gets one filing more: the item ledger (kg/ledger.py) redoes only what depends on it (that
+filing's memo, that company's report) and leaves the other companies' memos and reports as they were.
 
 The graph is empty because it is this module's own: a second private Neo4j server (own home, own ports, as
 tests/test_bulk_import.py starts one), which the `finkg` subprocesses reach through ``FINKG_NEO4J__*``. Gold values
@@ -92,6 +93,24 @@ def filings_of(path: Path) -> dict[str, str]:
     }
 
 
+def without_filing(path: Path, adsh: str, out: Path) -> Path:
+    """A companyfacts response as SEC served it before filing ``adsh`` was made: the saved (later) response with
+    every entry of that filing taken out (companyfacts lists each value under each filing that reported it, so a
+    filing adds exactly its own entries). Written to ``out``."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    for tags in doc["facts"].values():
+        for tag in list(tags):
+            units = tags[tag]["units"]
+            for unit in list(units):
+                units[unit] = [e for e in units[unit] if e["accn"] != adsh]
+                if not units[unit]:
+                    del units[unit]
+            if not units:
+                del tags[tag]
+    out.write_text(json.dumps(doc), encoding="utf-8")
+    return out
+
+
 @pytest.fixture(scope="module")
 def empty(tmp_path_factory) -> Iterator[tuple[Graph, dict[str, str]]]:
     """This module's own Neo4j (schema applied as `finkg db init` does) and the environment that points a `finkg`
@@ -176,6 +195,22 @@ def nodes(graph: Graph, label: str, key: str = "id") -> dict[str, dict[str, Any]
     return {r["k"]: r["p"] for r in graph.read(f"MATCH (n:{label}) RETURN n.{key} AS k, properties(n) AS p")}
 
 
+def company_facts(graph: Graph, cik: int) -> list[dict[str, Any]]:
+    """Every fact of a company's filings in the graph: key and value, by key."""
+    return graph.read(
+        "MATCH (:Company {cik: $cik})-[:FILED]->(:Filing)-[:REPORTS]->(x:Fact) RETURN x.key AS k, x.value AS v "
+        "ORDER BY k",
+        {"cik": cik},
+    )
+
+
+def files(folder: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file under ``folder``: its bytes and modification time (ns)."""
+    return {
+        str(p.relative_to(folder)): (p.read_bytes(), p.stat().st_mtime_ns) for p in folder.rglob("*") if p.is_file()
+    }
+
+
 def test_three_tickers_from_an_empty_graph_to_answers_memos_and_reports_offline(graph_env, tmp_path):
     graph, neo4j = graph_env
     cache = tmp_path / "edgar"
@@ -258,3 +293,79 @@ def test_three_tickers_from_an_empty_graph_to_answers_memos_and_reports_offline(
         rec = json.loads((reports / f"{q['id']}.none.agent.json").read_text(encoding="utf-8"))
         assert rec["status"] == "done" and rec["gate"]["passed"] and rec["route"] == "plan"
         assert rec["derivation"]["result"] == want[q["id"]]
+
+
+def test_an_added_filing_redoes_only_what_depends_on_it(graph_env, tmp_path):
+    """Marvell's companyfacts before its 10-Q of 2026-05-28, then as SEC served it after: a `finkg fetch --refresh`
+    of Marvell adds that filing's facts and touches nothing else; `finkg memo --all` then writes that filing's memo
+    only, and `finkg report` redoes Marvell's report only (its facts changed), as the ledger decides."""
+    graph, neo4j = graph_env
+    later = FILES[MRVL]
+    earlier = without_filing(later, MRVL_10Q, tmp_path / "CIK0001835632.earlier.json")
+    assert set(filings_of(later)) - set(filings_of(earlier)) == {MRVL_10Q}
+    cache = tmp_path / "edgar"
+    server = EdgarServer({facts_path(TSLA): FILES[TSLA], facts_path(SNOW): FILES[SNOW], facts_path(MRVL): earlier})
+    try:
+        run("fetch", *TICKERS, "--no-filings", env={**neo4j, **edgar(server, cache)})
+    finally:
+        server.close()
+    assert mismatches(graph, MRVL, independent_reading(earlier)).empty
+    offline = {**neo4j, **edgar(None, cache)}
+    memos, reports = tmp_path / "memos", tmp_path / "reports"
+    batch = tmp_path / "questions.jsonl"
+    batch.write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS), encoding="utf-8")
+    report = ("report", "--batch", str(batch), "--reader", "agent", "--system", "none", "--out", str(reports), "--yes")
+    run("memo", "--all", "-o", str(memos), env=offline)
+    run(*report, env=offline)
+    before = {label: nodes(graph, label) for label in ("Memo", "Report", "IngestRun")}
+    filings_before = nodes(graph, "Filing", "adsh")
+    memo_files, report_files = files(memos / "structured"), files(reports)
+    facts_before = {cik: company_facts(graph, cik) for cik in FILES}
+    old_answer = json.loads((reports / "mrvl-revenue.none.agent.json").read_text(encoding="utf-8"))
+    assert old_answer["derivation"]["result"] == answer_gold(old_answer["derivation"], json_facts(earlier))
+
+    # a later day: EDGAR serves Marvell's companyfacts with the new 10-Q (another server: another URL, so no HTTP
+    # cache of edgartools answers in its place)
+    server = EdgarServer({facts_path(MRVL): later})
+    try:
+        out = run("fetch", "--refresh", "MRVL", "--no-filings", env={**neo4j, **edgar(server, cache)})
+        assert server.requests == [facts_path(MRVL)]
+    finally:
+        server.close()
+    new_facts = {k: v for k, v in json_facts(later).items() if k.startswith(MRVL_10Q)}
+    [row] = table(out)
+    assert (row["company"], row["from"], row["facts new"]) == ("MRVL", "EDGAR", str(len(new_facts)))  # the 10-Q's
+    assert mismatches(graph, MRVL, independent_reading(later)).empty
+    for cik in (TSLA, SNOW):  # the other companies' facts are as they were
+        assert company_facts(graph, cik) == facts_before[cik]
+    runs_now = nodes(graph, "IngestRun")
+    assert {k: v for k, v in runs_now.items() if k in before["IngestRun"]} == before["IngestRun"]  # none touched
+    filings_now = nodes(graph, "Filing", "adsh")
+    assert set(filings_now) - set(filings_before) == {MRVL_10Q}
+    assert {k: filings_now[k] for k in filings_before} == filings_before
+
+    [summary] = table(run("memo", "--all", "-o", str(memos), env=offline))
+    assert (summary["written"], summary["already done"]) == ("1", str(len(before["Memo"])))
+    memo_now = nodes(graph, "Memo")
+    assert set(memo_now) - set(before["Memo"]) == {f"structured:{MRVL_10Q}"}
+    assert {k: memo_now[k] for k in before["Memo"]} == before["Memo"]  # ledger digests, attempts, times: unchanged
+    after = files(memos / "structured")
+    kept = {
+        k: v for k, v in memo_files.items() if not k.startswith("claims.")
+    }  # the run's gathered claims are rewritten
+    assert {k: after[k] for k in kept} == kept  # every earlier memo file: the same bytes, never rewritten
+    assert set(after) - set(memo_files) == {f"{MRVL_10Q}.md", f"claims/{MRVL_10Q}.jsonl"}
+
+    done = rows(run(*report, env=offline))
+    assert (done["skipped (already done)"], done["answered by the agent (gate passed)"]) == ("2", "1")
+    report_now = nodes(graph, "Report")
+    changed = {k for k in before["Report"] if report_now[k] != before["Report"][k]}
+    assert changed == {"report:mrvl-revenue:none:agent"}  # Tesla's and Snowflake's reports untouched
+    assert {k: v for k, v in files(reports).items() if not k.startswith("mrvl-")} == {
+        k: v for k, v in report_files.items() if not k.startswith("mrvl-")
+    }
+    rec = json.loads((reports / "mrvl-revenue.none.agent.json").read_text(encoding="utf-8"))
+    assert (
+        rec["derivation"]["result"]
+        == json_facts(later)[f"{MRVL_10Q}:RevenueFromContractWithCustomerExcludingAssessedTax:us-gaap:20260502:1:USD::"]
+    )  # up to date: the new quarter's revenue
