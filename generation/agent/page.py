@@ -29,6 +29,7 @@ number read with the unit it wrote (``bench/page_questions.py``).
 
 from __future__ import annotations
 
+import calendar
 import math
 import re
 import time
@@ -374,6 +375,79 @@ def unplaced(expression: str, lines: Sequence[PageLine], years: Sequence[int]) -
     ]
 
 
+_SENTENCE_NUMBER = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(thousand|million|billion|trillion)?\b", re.IGNORECASE)
+_COUNT = re.compile(r"\bhow many\b|\bnumber of\b", re.IGNORECASE)
+_NAME = re.compile(r"\b[A-Z][a-zA-Z&'-]+")
+_NOT_NAMES = {m.lower() for m in calendar.month_name if m} | {
+    "fy", "fiscal", "usd", "us", "gaap", "eps", "ebitda", "capex", "q1", "q2", "q3", "q4",
+}  # fmt: skip
+
+
+def question_names(question: str) -> list[str]:
+    """The capitalised words of a question that may name something (a segment, an acquired company, a product):
+    not a sentence's first word, a month or a fiscal abbreviation; in question order, without repeats."""
+    out: list[str] = []
+    for m in _NAME.finditer(question):
+        before = question[: m.start()].rstrip()
+        if not before or before[-1] in ".?!:" or m.group(0).lower() in _NOT_NAMES:
+            continue
+        out.append(re.sub(r"['’]s$", "", m.group(0)))
+    return list(dict.fromkeys(out))
+
+
+def operand_scale(expression: str, lines: Sequence[PageLine], pages: Sequence[Page]) -> str | None:
+    """The scale the operands of ``expression`` are stated in: a row's cell is in its page's scale ("(in
+    millions)"); a number of a sentence in the scale word written after it ("292.3 billion"; none: units).
+    ``thousand``, ``million``, ``billion``, ``""`` (units), or None when the operands are in different scales or
+    one cannot be found on the lines (the answer cannot be restated then)."""
+    by_id = {p.id: p.scale for p in pages}
+    found: set[str] = set()
+    for x in expression_numbers(expression):
+        if x in SMALL_CONSTANTS:
+            continue
+        scales = {
+            by_id[line.page] for line in lines if line.kind == "row" and any(same_number(x, v) for v in _shown([line]))
+        }
+        for line in lines:
+            if line.kind == "sentence":
+                for m in _SENTENCE_NUMBER.finditer(line.label):
+                    if same_number(x, float(m.group(1).replace(",", ""))):
+                        scales.add((m.group(2) or "").lower())  # "trillion": no scale to restate it in
+        if len(scales) != 1 or "trillion" in scales:
+            return None
+        found |= scales
+    if len(found) > 1:
+        return None
+    return found.pop() if found else ""
+
+
+def unnamed(question: str, expression: str, lines: Sequence[PageLine], pages: Sequence[Page]) -> str:
+    """The name of the question that a sentence operand's sentence does not mention, or ``""`` (the subject check
+    of the gate: "the price Pfizer paid for Trillium" is not read from the sentence about Array; "AMD's Gaming
+    revenue" not from the sentence about Client). The name checked is the question's most specific one
+    (:func:`question_names`): the one the fewest sentences of the pages mention, at least one and at most half of
+    them (a company's own name, written all over its pages, is not it). Only operands no row shows are checked: a
+    row is chosen by its label."""
+    sentences = [line for p in pages for line in p.lines if line.kind == "sentence"]
+    hits = {
+        w: sum(bool(re.search(rf"\b{re.escape(w)}\b", line.label)) for line in sentences)
+        for w in question_names(question)
+    }
+    named = sorted((n, w) for w, n in hits.items() if 0 < n <= len(sentences) / 2)
+    if not named:
+        return ""
+    name = named[0][1]
+    for x in expression_numbers(expression):
+        if x in SMALL_CONSTANTS or any(
+            line.kind == "row" and any(same_number(x, v) for v in _shown([line])) for line in lines
+        ):
+            continue
+        holders = [line for line in lines if line.kind == "sentence" and any(same_number(x, v) for v in _shown([line]))]
+        if holders and not any(re.search(rf"\b{re.escape(name)}\b", h.label) for h in holders):
+            return name
+    return ""
+
+
 _SPENT = re.compile(r"\bspen[dt]\b|\bpaid\b|\bpay\b|\bexpenditures?\b|\bcapex\b|\boutflow\b", re.IGNORECASE)
 
 
@@ -412,6 +486,14 @@ def _reading(
         problems = [
             f"numbers not in a column or sentence of the period asked ({asked}): " + ", ".join(f"{x:g}" for x in off)
         ]
+    if not problems and unit.kind == "amount" and _COUNT.search(question):
+        problems = ["a count was asked (how many): the reader states amounts, percentages and ratios only"]
+    missing = "" if problems else unnamed(question, expression, lines, pages)
+    if missing:
+        problems = [f"the sentence an operand comes from does not mention {missing}"]
+    scale = operand_scale(expression, lines, pages) if not problems and unit.kind == "amount" else ""
+    if scale is None:
+        problems = ["the operands are in different scales, or one's scale is not on the lines"]
     if problems:
         return None, expression, problems, call
     times100 = bool(re.search(r"\*\s*100(?![\d.])", expression))
@@ -420,7 +502,7 @@ def _reading(
     if unit.kind == "ratio" and times100:
         value /= 100
     if unit.kind == "amount":
-        value = rescale(value, _scale_of(pages, [line for line in lines if line.kind == "row"]), unit.scale)
+        value = rescale(value, scale or "", unit.scale)
         if value < 0 and _SPENT.search(question) and re.fullmatch(r"\(?\s*-\s*[\d.]+\s*\)?", expression):
             value = -value  # an amount spent is stated as spent; the cash flow statement prints it negative
     return value, expression, [], call
