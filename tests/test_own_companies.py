@@ -249,6 +249,12 @@ def test_three_tickers_from_an_empty_graph_to_answers_memos_and_reports_offline(
         got = json.loads(run("ask", q["question"], "--format", "json", env=offline))
         assert got["status"] == "answered" and got["verdict"]["passed"], got
         assert got["derivation"]["result"] == want[q["id"]] == answer_gold(got["derivation"], facts[ASKED[q["id"]]])
+    # the fiscal date as Marvell's 10-Q states it (a 52/53-week quarter ended Saturday May 2, not FSDS's April 30)
+    got = json.loads(
+        run("ask", "What was Marvell's revenue in the quarter ended May 2, 2026?", "--format", "json", env=offline)
+    )
+    assert got["status"] == "answered" and got["verdict"]["passed"], got
+    assert got["derivation"]["result"] == want["mrvl-revenue"] == answer_gold(got["derivation"], facts[MRVL])
 
     memos = tmp_path / "memos"
     [summary] = table(run("memo", "--all", "-o", str(memos), env=offline))

@@ -24,6 +24,7 @@ with what was searched; a question whose company is ambiguous is asked back.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -361,6 +362,30 @@ def _fiscal_ddate(graph: Graph, cik: int, fy: int, fp: str) -> str | None:
     return None
 
 
+SAME_PERIOD_DAYS = 7
+"""Two period ends this many days apart or fewer are one period: a month end FSDS rounded to and the date the
+filing states (a quarter ended Saturday May 2 is FSDS's April 30); periods are months apart."""
+
+
+def stated_period_end(graph: Graph, cik: int, ddate: str) -> str:
+    """The period end (``YYYYMMDD``) at which company ``cik``'s facts are stated for the period ending ``ddate``:
+    ``ddate`` itself when a fact is stated there (FSDS's month ends), else the nearest end within
+    :data:`SAME_PERIOD_DAYS` days at which one is (companyfacts and XBRL instances keep the filing's own date, so a
+    52/53-week filer's quarter ended May 2, 2026 is not at FSDS's April 30), else ``ddate``."""
+    day = dt.date(int(ddate[:4]), int(ddate[4:6]), int(ddate[6:8]))
+    near = [day + dt.timedelta(days=k) for k in range(-SAME_PERIOD_DAYS, SAME_PERIOD_DAYS + 1)]
+    rows = graph.read(cypher.COMPANY_FACT_DDATES, {"cik": cik, "ddates": [d.strftime("%Y%m%d") for d in near]})
+    found = {str(r["ddate"]) for r in rows}
+    if not found or ddate in found:
+        return ddate
+    return min(found, key=lambda d: (abs((dt.date(int(d[:4]), int(d[4:6]), int(d[6:8])) - day).days), d))
+
+
+def _same_period(a: str, b: str) -> bool:
+    """Whether two ISO period ends are one period (:data:`SAME_PERIOD_DAYS`)."""
+    return abs((dt.date.fromisoformat(a) - dt.date.fromisoformat(b)).days) <= SAME_PERIOD_DAYS
+
+
 def latest_period(graph: Graph, cik: int, concept: str, as_of: AsOf | None = None, uom: str = "USD") -> str | None:
     """The latest period end (ISO) at which company ``cik`` reports ``concept`` in a filing public by ``as_of``
     (any filing when None); None when there is none."""
@@ -462,6 +487,7 @@ class _Runner:
         return latest, None
 
     def measure(self, cik: int, m: Measure, ddate: str, qtrs: int | None) -> ToolResult:
+        ddate = stated_period_end(self.graph, cik, ddate)
         res = self.call(measure_value(self.graph, str(cik), m, ddate, qtrs, self.as_of, self.plan.sic.get(cik)))
         if res.detail.get("note"):
             self.out.notes.append(f"{res.detail['facts'][0]['company']}: {m.label} over {res.detail['note']}")
@@ -682,7 +708,7 @@ def plan_checks(plan: Plan, question: str, out: SecAnswer) -> list[str]:
             if p.ddate:
                 asked |= {iso(p.ddate), iso(year_earlier(p.ddate))} if plan.kind == "change" else {iso(p.ddate)}
         fiscal = any(p.fiscal for p in plan.periods)
-        if not fiscal and not wanted <= asked:
+        if not fiscal and not all(any(_same_period(w, a) for a in asked) for w in wanted):
             reasons.append(
                 f"the question asks for {', '.join(sorted(asked))} but the answer uses {', '.join(sorted(wanted))}"
             )

@@ -100,6 +100,14 @@ each reporting filing's dates (for point-in-time filtering), latest period first
 COMPANY_NAMES = "MATCH (c:Company) RETURN c.cik AS cik, c.name AS name, c.sic AS sic ORDER BY c.name"
 """Every company's CIK, name and SIC code (to find the companies a question names)."""
 
+COMPANY_FACT_DDATES = (
+    "MATCH (:Company {cik: $cik})-[:FILED]->(:Filing)-[:REPORTS]->(x:Fact)\n"
+    "WHERE x.ddate IN $ddates\n"
+    "RETURN DISTINCT x.ddate AS ddate"
+)
+"""Which of the period ends ``$ddates`` (``YYYYMMDD``) company ``$cik``'s facts are stated at: FSDS rounds every end to
+a month end, companyfacts and XBRL instances keep the filing's own (a 52/53-week quarter ended Saturday May 2)."""
+
 COMPANY_FISCAL_PERIODS = (
     "MATCH (c:Company {cik: $cik})-[:FILED]->(f:Filing)\n"
     "WHERE f.fy IS NOT NULL AND f.fp IS NOT NULL AND f.period IS NOT NULL\n"
