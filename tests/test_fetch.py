@@ -17,6 +17,8 @@ import pandas as pd
 import pytest
 from test_cli import finkg
 
+from retrieval.facts.history import find_company
+
 ROOT = Path(__file__).resolve().parents[1]
 LPA = ROOT / "tests" / "data" / "edgar" / "companyfacts" / "CIK0001997711.json"  # Logistic Properties of the Americas
 LPA_CIK = 1997711
@@ -158,6 +160,9 @@ def test_fetch_by_ticker_equals_the_file_then_the_cache_makes_no_request(graph, 
         e["accn"] for tags in doc["facts"].values() for c in tags.values() for u in c["units"].values() for e in u
     }
     assert {f["adsh"] for f in filings} == accessions  # every filing, also one with no USD fact (cover page only)
+    # the ticker it was fetched by names it from now on (finkg facts history --company LPA, the analyst)
+    assert graph.read("MATCH (c:Company {cik: $cik}) RETURN c.ticker AS t", {"cik": LPA_CIK}) == [{"t": "LPA"}]
+    assert find_company(graph, "lpa")[0] == LPA_CIK
 
     second = finkg("fetch", "--no-filings", "LPA", env=_env(sec, cache))
     assert second.returncode == 0, second.stderr

@@ -13,6 +13,16 @@ MERGE_EDGAR_COMPANIES = (
 """The companies of ``$rows`` (``[{cik, name}]``); a company already in the graph keeps its name (the fact
 loaders set it)."""
 
+SET_COMPANY_TICKERS = (
+    "UNWIND $rows AS row\n"
+    "MATCH (c:Company {cik: row.cik})\n"
+    "WHERE c.ticker IS NULL\n"
+    "SET c.ticker = row.ticker\n"
+    "RETURN count(c) AS companies"
+)
+"""The ticker a company was fetched by (``$rows``: ``[{cik, ticker}]``), on a company that has none yet: what
+``finkg facts history --company TSLA`` and the analyst's company names read."""
+
 MERGE_SUBMISSIONS = (
     "UNWIND $rows AS row\n"
     "MATCH (c:Company {cik: row.cik})\n"
