@@ -17,8 +17,8 @@ from generation.agent.page import (
     llm_answer,
     question_years,
     rule_may_answer,
-    unplaced,
 )
+from generation.agent.page_gate import unplaced
 from generation.agent.page_lines import read_page, select_lines
 from generation.agent.page_units import asked_unit, unit_problems
 from generation.llm import LlamaCppBackend, LLMClient
