@@ -324,6 +324,25 @@ TATQA_TEST_ENGINE_FORMS_DIFF = _tatqa_differences("eval-tatqa-test-engine-forms"
 # the untuned control of the engine on the test questions its (stopped) run answered
 TATQA_TEST_ENGINE_CONTROL = tatqa_ci_table("eval-tatqa-test-engine-control", tokens=True)
 TATQA_TEST_ENGINE_CONTROL_DIFF = _tatqa_differences("eval-tatqa-test-engine-control", ("all",))
+# the second frozen test list, scored once (stop 50)
+TATQA_TEST2_ENGINE = tatqa_ci_table("eval-tatqa-test2-engine", tokens=True)
+
+
+def _page_questions(name: str) -> Table:
+    """The page reader's counts on one part of the FinanceBench page questions (``bench/page_questions.py``)."""
+    return Table(
+        [name],
+        lambda records: [r for r in records[name].get("tables", {}).get("page-questions", []) if r["questions"]],
+        [
+            Column(key, lambda r, key=key: str(r[key]))
+            for key in ("system", "questions", "correct", "abstained", "wrong", "median_s")
+        ],
+    )
+
+
+PAGE_QUESTIONS_GATED = _page_questions("page-questions-gated")
+PAGE_QUESTIONS_DEV_EXTRA = _page_questions("page-questions-dev-extra")
+PAGE_QUESTIONS_DEV_GATED = _page_questions("page-questions-dev-gated")
 # the table-forms rule on the training half and the development sample (never the test questions)
 TATQA_FORMS = Table(
     ["tatqa-forms"],
@@ -988,6 +1007,11 @@ def _ask_user(record: dict[str, Any]) -> str:
     return text
 
 
+def _page_reader(record: dict[str, Any]) -> str:
+    r = record["figures"]["reader"]
+    return f"{r['correct']['count']} / {r['wrong']['count']} of {r['n']} ({r['abstained']['count']} refused)"
+
+
 HEADLINE_FIGURES: list[tuple[str, str, Callable[[dict[str, Any]], str]]] = [
     (
         "risk memos: numbers stated exactly, against a gold computed outside finkg (2009q3)",
@@ -1014,6 +1038,16 @@ HEADLINE_FIGURES: list[tuple[str, str, Callable[[dict[str, Any]], str]]] = [
         "TAT-QA, the answer engine on 150 frozen test questions (never tuned on; forms rule + tuned reader)",
         "eval-tatqa-test-engine-forms",
         lambda r: _em(r, "engine"),
+    ),
+    (
+        "TAT-QA, the same engine on a second list of 150 test questions, scored once",
+        "eval-tatqa-test2-engine",
+        lambda r: _em(r, "engine"),
+    ),
+    (
+        "questions over a filing page (FinanceBench, test part): correct / wrong with the gate passed",
+        "page-questions-gated",
+        _page_reader,
     ),
     (
         "triple extraction from all FOMC statements (llama-server, 2 cores)",
@@ -1096,6 +1130,10 @@ TABLES: dict[str, Table] = {
     "eval-tatqa-test-engine-forms": TATQA_TEST_ENGINE_FORMS,
     "eval-tatqa-test-engine-forms-diff": TATQA_TEST_ENGINE_FORMS_DIFF,
     "tatqa-forms": TATQA_FORMS,
+    "eval-tatqa-test2-engine": TATQA_TEST2_ENGINE,
+    "page-questions-gated": PAGE_QUESTIONS_GATED,
+    "page-questions-dev-extra": PAGE_QUESTIONS_DEV_EXTRA,
+    "page-questions-dev-gated": PAGE_QUESTIONS_DEV_GATED,
     "eval-tatqa-test-engine-control": TATQA_TEST_ENGINE_CONTROL,
     "eval-tatqa-test-engine-control-diff": TATQA_TEST_ENGINE_CONTROL_DIFF,
     "eval-tatqa-reader-calc-qwen-lora": TATQA_READER_CALC,
