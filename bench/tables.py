@@ -836,6 +836,20 @@ BULK_SCALE = Table(
     ],
 )
 
+# `finkg fetch` against the local SEC server, then one new filing: incremental update against a full rebuild
+FETCH_UPDATE = Table(
+    ["fetch-update"],
+    _single("fetch-update", "fetch-update"),
+    [
+        Column("step", lambda r: str(r["step"])),
+        *(
+            Column(key, lambda r, key=key: "" if r[key] is None else f"{r[key]:,}")
+            for key in ("requests", "bytes", "facts", "memos written")
+        ),
+        Column("seconds", lambda r: num(r["seconds"], ".2f")),
+    ],
+)
+
 RELIABILITY = Table(
     ["reliability"],
     _single("reliability", "families"),
@@ -1176,6 +1190,7 @@ TABLES: dict[str, Table] = {
     "benchmarks": BENCHMARKS,
     "bulk-import": BULK,
     "bulk-scale": BULK_SCALE,
+    "fetch-update": FETCH_UPDATE,
     "reliability": RELIABILITY,
     "llm-throughput": LLM_PATHS,
     "extraction-ladder": EXTRACTION_LADDER,
