@@ -326,6 +326,9 @@ TATQA_TEST_ENGINE_CONTROL = tatqa_ci_table("eval-tatqa-test-engine-control", tok
 TATQA_TEST_ENGINE_CONTROL_DIFF = _tatqa_differences("eval-tatqa-test-engine-control", ("all",))
 # the second frozen test list, scored once (stop 50)
 TATQA_TEST2_ENGINE = tatqa_ci_table("eval-tatqa-test2-engine", tokens=True)
+# the analyst agent (tuned model) beside the engine on the second list's questions its stopped run answered
+TATQA_TEST2_AGENT = tatqa_ci_table("eval-tatqa-test2-agent", tokens=True)
+TATQA_TEST2_AGENT_DIFF = _tatqa_differences("eval-tatqa-test2-agent", ("all", "arithmetic", "span"))
 
 
 def _page_questions(name: str) -> Table:
@@ -1145,6 +1148,8 @@ TABLES: dict[str, Table] = {
     "eval-tatqa-test-engine-forms-diff": TATQA_TEST_ENGINE_FORMS_DIFF,
     "tatqa-forms": TATQA_FORMS,
     "eval-tatqa-test2-engine": TATQA_TEST2_ENGINE,
+    "eval-tatqa-test2-agent": TATQA_TEST2_AGENT,
+    "eval-tatqa-test2-agent-diff": TATQA_TEST2_AGENT_DIFF,
     "page-questions-gated": PAGE_QUESTIONS_GATED,
     "page-questions-dev-extra": PAGE_QUESTIONS_DEV_EXTRA,
     "page-questions-dev-gated": PAGE_QUESTIONS_DEV_GATED,
