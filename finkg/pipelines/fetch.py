@@ -20,7 +20,6 @@ window where it was and a rerun completes it; every write is a MERGE, so a rerun
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -155,11 +154,8 @@ def load_fetched(
                 graph, settings, [got.facts.path], progress=progress, on_conflict=on_conflict
             )
             summary.facts.append({"company": got.query, "cik": got.cik, "from": _origin(got.facts), **row})
-    tickers = [
-        {"cik": got.cik, "ticker": got.query.strip().upper()}
-        for got in fetched
-        if not re.fullmatch(r"(?:cik)?\d+", got.query.strip(), re.IGNORECASE)
-    ]  # asked by its ticker (not a CIK)
+    asked = [(got.cik, edgar.parse_company(got.query)) for got in fetched]
+    tickers = [{"cik": cik, "ticker": q} for cik, q in asked if isinstance(q, str)]  # asked by its ticker, not a CIK
     if tickers:
         graph.write(cypher.SET_COMPANY_TICKERS, {"rows": tickers})
     config = edgar_config(settings, o.offline)

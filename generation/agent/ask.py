@@ -372,13 +372,13 @@ def stated_period_end(graph: Graph, cik: int, ddate: str) -> str:
     ``ddate`` itself when a fact is stated there (FSDS's month ends), else the nearest end within
     :data:`SAME_PERIOD_DAYS` days at which one is (companyfacts and XBRL instances keep the filing's own date, so a
     52/53-week filer's quarter ended May 2, 2026 is not at FSDS's April 30), else ``ddate``."""
-    day = dt.date(int(ddate[:4]), int(ddate[4:6]), int(ddate[6:8]))
+    day = dt.date.fromisoformat(iso(ddate))
     near = [day + dt.timedelta(days=k) for k in range(-SAME_PERIOD_DAYS, SAME_PERIOD_DAYS + 1)]
     rows = graph.read(cypher.COMPANY_FACT_DDATES, {"cik": cik, "ddates": [d.strftime("%Y%m%d") for d in near]})
     found = {str(r["ddate"]) for r in rows}
     if not found or ddate in found:
         return ddate
-    return min(found, key=lambda d: (abs((dt.date(int(d[:4]), int(d[4:6]), int(d[6:8])) - day).days), d))
+    return min(found, key=lambda d: (abs((dt.date.fromisoformat(iso(d)) - day).days), d))
 
 
 def _same_period(a: str, b: str) -> bool:

@@ -363,14 +363,13 @@ def _reading(
         bool(_PER_SHARE.search(question)) and any(_PER_SHARE.search(line.label) for line in lines)
     )
     problems = unit_problems(expression, unit, shown_numbers(lines), direct)
-    off = unplaced(expression, lines, question_years(question))
+    years = question_years(question)
+    off = unplaced(expression, lines, years)
     if off and not problems:
-        asked = ", ".join(f"FY{y}" for y in question_years(question))
+        asked = ", ".join(f"FY{y}" for y in years)
         problems = [
             f"numbers not in a column or sentence of the period asked ({asked}): " + ", ".join(f"{x:g}" for x in off)
         ]
-    if not problems and unit.kind == "amount" and _COUNT.search(question):
-        problems = ["a count was asked (how many): the reader states amounts, percentages and ratios only"]
     missing = "" if problems else unnamed(question, expression, lines, pages)
     if missing:
         problems = [f"the sentence an operand comes from does not mention {missing}"]
@@ -411,7 +410,11 @@ def llm_answer(
     unit = asked_unit(question, _scale_of(pages, [line for line in lines if line.kind == "row"]))
     out = PageAnswer(question, None, "refused", None, unit.kind, unit.scale, "llm", lines=[line.text for line in lines])
     if not lines:
-        out.reasons, out.seconds = ["no line of the page matches the question"], time.perf_counter() - t0
+        out.reasons = ["no line of the page matches the question"]
+    elif unit.kind == "amount" and _COUNT.search(question):
+        out.reasons = ["a count was asked (how many): the reader states amounts, percentages and ratios only"]
+    if out.reasons:  # refused before any model call
+        out.seconds = time.perf_counter() - t0
         return out
     value, expression, reasons, call = _reading(question, lines, pages, unit, llm, max_tokens)
     out.llm, out.expression, out.reasons = call, expression, reasons

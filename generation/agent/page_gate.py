@@ -50,7 +50,7 @@ def unplaced(expression: str, lines: Sequence[PageLine], years: Sequence[int]) -
         if line.kind == "row":
             placed += [abs(v) for y in years if (v := line.value(y)) is not None]
         elif line.kind == "sentence" and any(str(y) in line.label for y in years):
-            placed += [float(x.replace(",", "")) for x in re.findall(r"\d[\d,]*(?:\.\d+)?", line.label)]
+            placed += shown_numbers([line])
     return [
         x
         for x in expression_numbers(expression)
