@@ -575,13 +575,18 @@ def _base_and_tuned(s: Settings, adapter: Path | None) -> tuple[LLMClient, LLMCl
     return client_from_settings(models), _tuned_client(models, adapter)
 
 
-def _report_models(s: Settings, adapter: Path | None = None) -> tuple[Any, Any]:
-    """The LLM client (with the LoRA ``adapter`` when given) and the encoder of a report batch.
-    Raises ModelError, LLMError, AdapterBaseMismatch."""
+def _report_models(s: Settings, adapter: Path | None = None, reader: str = "two-stage") -> tuple[Any, Any]:
+    """The LLM client (with the LoRA ``adapter`` when given) and the encoder of a report batch, each loaded when first
+    used: the encoder a :class:`retrieval.embeddings.LazyEmbedder`; the client of the agent readers without an
+    adapter one that may have no backend (the analyst answers many questions by its plan, with no LLM call), which
+    raises LLMUnavailable, naming the setting, at its first call. The two-stage reader always calls the LLM: its
+    ``[llm]`` is checked now. Raises LLMError, AdapterBaseMismatch (now); ModelError (the encoder, at first use)."""
     from generation.llm import client_from_settings
+    from retrieval.embeddings import LazyEmbedder
 
-    embedder = _embedder(s)
-    return _tuned_client(s, adapter) if adapter else client_from_settings(s), embedder
+    embedder = LazyEmbedder(lambda: _embedder(s))
+    client = _tuned_client(s, adapter) if adapter else client_from_settings(s, required=reader == "two-stage")
+    return client, embedder
 
 
 @dataclass
@@ -629,8 +634,10 @@ def report_batch(
 
     Raises:
         GenerationError: a bad batch line (file and line named), an unknown mode or system, or an
-            empty index the system needs. ModelError, LLMError: the encoder or the LLM. AdapterBaseMismatch: the
-            adapter was trained on another base model.
+            empty index the system needs. ModelError, LLMError: the encoder or the LLM, each loaded when first used
+            (:func:`_report_models`): an agent batch whose questions the analyst answers by its plan needs neither
+            configured; one that reaches the LLM with no ``[llm]`` backend stops there, naming the setting.
+            AdapterBaseMismatch: the adapter was trained on another base model.
     """
     from finkg.pipelines import reports
 
@@ -640,7 +647,7 @@ def report_batch(
     if cost is not None:
         cost.start(s, len(questions), detail="" if redo else "those already done are skipped", adapter=adapter)
     with _opened(graph, s) as (g, s):
-        client, embedder = _report_models(s, adapter)
+        client, embedder = _report_models(s, adapter, reader)
         try:
             ctx = reports.ReportContext(
                 g, s, client, embedder, system or s.report.system, mode, progress=progress, reader=reader

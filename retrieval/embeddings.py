@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -212,6 +213,37 @@ class FlagEmbedder(Embedder):
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         return np.asarray(self._model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True))
+
+
+class LazyEmbedder:
+    """An embedder made on first use (:meth:`get`), for a command that may not need one (a report the analyst answers
+    from the graph): a missing or unloadable model is then an error only when something encodes.
+
+    Args:
+        make: builds the embedder (e.g. :func:`make_embedder` with the ``[embedding]`` settings); called once, on the
+            first :meth:`get` (again after a failure).
+    """
+
+    def __init__(self, make: Callable[[], Embedder]) -> None:
+        self._make = make
+        self._model: Embedder | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def loaded(self) -> Embedder | None:
+        """The embedder when it was made, else None (nothing has encoded yet)."""
+        return self._model
+
+    def get(self) -> Embedder:
+        """The embedder, made now if it is not yet (thread-safe).
+
+        Raises:
+            EmbeddingModelError: as ``make`` raises (no model configured, not loadable).
+        """
+        with self._lock:
+            if self._model is None:
+                self._model = self._make()
+            return self._model
 
 
 def make_embedder(

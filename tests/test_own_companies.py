@@ -10,8 +10,9 @@ filing's memo, that company's report) and leaves the other companies' memos and 
 The graph is empty because it is this module's own: a second private Neo4j server (own home, own ports, as
 tests/test_bulk_import.py starts one), which the `finkg` subprocesses reach through ``FINKG_NEO4J__*``. Gold values
 come from a plain `json` reading of the same files (tests/test_fetch.py's ``independent_reading``), never from
-finkg's code. The reports need an LLM configured and MiniLM (SmolLM2 and MiniLM, the suite's small models), but
-the agent answers these questions by its plan and makes no LLM call (asserted).
+finkg's code. No model is configured (no ``[llm]`` backend, no embedding model): the analyst answers these
+questions by its plan, which loads neither, so the reports run without them; a question that needs the LLM stops the
+batch with one line naming the setting.
 """
 
 from __future__ import annotations
@@ -24,15 +25,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import minilm_dir
 from test_cli import finkg
 from test_fetch import IDENTITY, EdgarServer, independent_reading, mismatches
-from test_llm import smol_gguf
 
 from finkg.neo4j_server import LocalNeo4j, private_settings
 from kg import Graph, schema
 
-pytestmark = [pytest.mark.neo4j, pytest.mark.model]
+pytestmark = [pytest.mark.neo4j]
 
 ROOT = Path(__file__).resolve().parents[1]
 TSLA, SNOW, MRVL = 1318605, 1640147, 1835632
@@ -114,7 +113,7 @@ def without_filing(path: Path, adsh: str, out: Path) -> Path:
 @pytest.fixture(scope="module")
 def empty(tmp_path_factory) -> Iterator[tuple[Graph, dict[str, str]]]:
     """This module's own Neo4j (schema applied as `finkg db init` does) and the environment that points a `finkg`
-    subprocess at it, with the suite's small models as ``[llm]`` and ``[embedding]``."""
+    subprocess at it (no ``[llm]``, no ``[embedding]``: none is needed)."""
     password = secrets.token_urlsafe(16)
     s = private_settings(tmp_path_factory.mktemp("own-companies") / "neo4j", password, heap="768m", pagecache="256m")
     env = {
@@ -122,10 +121,7 @@ def empty(tmp_path_factory) -> Iterator[tuple[Graph, dict[str, str]]]:
         "FINKG_NEO4J__USER": "neo4j",
         "FINKG_NEO4J__PASSWORD": password,
         "FINKG_NEO4J__DATABASE": "neo4j",
-        "FINKG_LLM__BACKEND": "llama-cpp",
-        "FINKG_LLM__MODEL_PATH": str(smol_gguf()),
         "FINKG_LLM__CACHE_DIR": str(tmp_path_factory.mktemp("llm-cache")),
-        "FINKG_EMBEDDING__MODEL_PATH": str(minilm_dir()),
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
     }
@@ -150,9 +146,12 @@ def graph_env(empty) -> tuple[Graph, dict[str, str]]:
 
 @pytest.fixture(autouse=True)
 def _no_outside_identity(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The user's own edgartools and finkg settings never reach these subprocesses."""
+    """The user's own edgartools and finkg settings never reach these subprocesses (nor a model of theirs)."""
     for var in list(os.environ):
-        if var.startswith(("FINKG_EDGAR_", "EDGAR_")):
+        if (
+            var.startswith(("FINKG_EDGAR_", "EDGAR_", "FINKG_LLM_", "FINKG_EMBEDDING_"))
+            and var != "FINKG_LLM__CACHE_DIR"
+        ):
             monkeypatch.delenv(var)
 
 
@@ -299,6 +298,7 @@ def test_three_tickers_from_an_empty_graph_to_answers_memos_and_reports_offline(
         rec = json.loads((reports / f"{q['id']}.none.agent.json").read_text(encoding="utf-8"))
         assert rec["status"] == "done" and rec["gate"]["passed"] and rec["route"] == "plan"
         assert rec["derivation"]["result"] == want[q["id"]]
+        assert (rec["model_id"], rec["embedder"], rec["facts_shown"]) == ("none", None, [])  # no model was loaded
 
 
 def test_an_added_filing_redoes_only_what_depends_on_it(graph_env, tmp_path):
@@ -375,3 +375,59 @@ def test_an_added_filing_redoes_only_what_depends_on_it(graph_env, tmp_path):
         rec["derivation"]["result"]
         == json_facts(later)[f"{MRVL_10Q}:RevenueFromContractWithCustomerExcludingAssessedTax:us-gaap:20260502:1:USD::"]
     )  # up to date: the new quarter's revenue
+
+
+def one_line_error(res: Any) -> str:
+    """The one line a `finkg` command refused with (exit 2, no traceback; the cost estimate and progress lines that
+    come before it on standard error are not errors)."""
+    assert res.returncode == 2, res.stdout[-2000:] + res.stderr[-2000:]
+    assert "Traceback" not in res.stderr and "failed:" not in res.stderr
+    lines = [x for x in res.stderr.splitlines() if x.startswith("error")]
+    assert len(lines) == 1, res.stderr
+    return lines[0]
+
+
+def test_a_report_needs_a_model_only_when_it_calls_one(graph_env, tmp_path):
+    """With no ``[llm]`` backend and no embedding model configured: the analyst's plan answers a question and its report
+    is written (no LLM call, nothing encoded, the record says so); a question only the LLM can read stops the batch
+    with one line naming ``[llm] backend`` (its report not written), and so does the two-stage reader, which always
+    calls the LLM, before any question."""
+    graph, neo4j = graph_env
+    cache = tmp_path / "edgar"
+    server = EdgarServer({facts_path(SNOW): FILES[SNOW]})
+    try:
+        run("fetch", "SNOW", "--no-filings", env={**neo4j, **edgar(server, cache)})
+    finally:
+        server.close()
+    offline = {**neo4j, **edgar(None, cache)}
+    q = QUESTIONS[1]  # Snowflake's revenue in the quarter ended April 30, 2025: the plan's
+    liquidity = {**q, "id": "snow-liquidity", "question": "What does Snowflake say about its liquidity?"}  # the LLM's
+    reports = tmp_path / "reports"
+
+    def report(rows_: list[dict[str, Any]], *options: str) -> Any:
+        batch = tmp_path / f"{rows_[0]['id']}.jsonl"
+        batch.write_text("".join(json.dumps(r) + "\n" for r in rows_), encoding="utf-8")
+        return finkg(
+            "report", "--batch", str(batch), "--system", "none", "--out", str(reports), "--yes", *options, env=offline
+        )
+
+    res = report([q], "--reader", "agent")
+    assert res.returncode == 0, res.stderr[-3000:]
+    done = rows(res.stdout)
+    assert (done["answered by the agent (gate passed)"], done["tokens (backend)"], done["failed"]) == ("1", "0", "0")
+    rec = json.loads((reports / "snow-revenue.none.agent.json").read_text(encoding="utf-8"))
+    assert rec["status"] == "done" and rec["route"] == "plan" and rec["gate"]["passed"]
+    revenue = "0001640147-25-000110:RevenueFromContractWithCustomerExcludingAssessedTax:us-gaap:20250430:1:USD::"
+    assert rec["derivation"]["result"] == json_facts(FILES[SNOW])[revenue] == 1_042_074_000
+    assert (rec["model_id"], rec["embedder"], rec["facts_shown"]) == ("none", None, [])
+    assert rec["facts_total"] > 0  # F was gathered, not ranked: nothing read it
+
+    line = one_line_error(report([liquidity], "--reader", "agent"))
+    assert line.startswith("error: no LLM configured: set [llm] backend"), line
+    assert not (reports / "snow-liquidity.none.agent.json").exists()
+    failed = graph.read("MATCH (r:Report {id: 'report:snow-liquidity:none:agent'}) RETURN r.status AS s")
+    assert failed == [{"s": "failed"}]  # recorded in the ledger: a rerun with an LLM configured makes it
+
+    line = one_line_error(report([q], "--reader", "two-stage"))
+    assert line.startswith("error: no LLM configured: set [llm] backend"), line
+    assert sorted(p.name for p in reports.iterdir()) == ["snow-revenue.none.agent.json", "snow-revenue.none.agent.md"]

@@ -41,12 +41,12 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from pydantic import BaseModel, Field, FiniteFloat, ValidationError, field_validator
 
@@ -58,18 +58,18 @@ from generation.agent.evidence import ScopedRetriever
 from generation.agent.gate import gate_report
 from generation.agent.reader import ReaderAnswer, read_question
 from generation.agent.trajectory import run_id, write_runs
-from generation.llm import BudgetExceeded, LLMUnavailable
+from generation.llm import BudgetExceeded, LLMClient, LLMUnavailable, unconfigured
 from generation.qa.reader import thought_reader
 from generation.report.two_stage import Generation, TwoStageGenerator
 from generation.verify.report_numbers import NumberCheck, check_numbers
 from generation.verify.withhold import withhold_claims
 from ingest import runs
 from kg import BatchWriter, Graph, cypher
-from kg.errors import GenerationError
+from kg.errors import GenerationError, ModelError
 from kg.ledger import WRITING, Ledger, digest
 from kg.progress import StageProgress
 from retrieval.contract import Retriever, as_of_cutoff
-from retrieval.embeddings import Embedder
+from retrieval.embeddings import Embedder, LazyEmbedder
 from retrieval.facts.company import company_facts
 from retrieval.facts.indicators import FinancialFact, indicator_facts
 from retrieval.facts.lookup import CompanyFactRetriever, IndicatorFactRetriever
@@ -287,6 +287,11 @@ class BatchSummary:
 class ReportContext:
     """What a batch shares: the graph, the LLM client, the embedder and the retrieval indexes.
 
+    The embedder may be a :class:`retrieval.embeddings.LazyEmbedder` and the client one without a backend
+    (:func:`generation.llm.client_from_settings` with ``required=False``): each is loaded, or found missing, when
+    something first uses it. A question the analyst answers by its plan uses neither (it ranks no facts and makes no
+    LLM call), so such a batch runs with no ``[llm]`` backend and no embedding model configured.
+
     Args:
         system: retrieval system (:data:`retrieval.knowledge.SYSTEMS`); mode: two- or single-stage (the two-stage
             reader's); reader: :data:`READERS` (``agent``: the analyst agent answers; ``search_evidence`` searches the
@@ -305,7 +310,7 @@ class ReportContext:
         graph: Graph,
         settings: Settings,
         client: Any,
-        embedder: Embedder,
+        embedder: Embedder | LazyEmbedder,
         system: str,
         mode: str = "two-stage",
         progress: StageProgress | None = None,
@@ -316,17 +321,17 @@ class ReportContext:
             raise ValueError(f"unknown mode {mode!r}: one of {', '.join(MODES)}")
         if reader not in READERS:
             raise ValueError(f"unknown reader {reader!r}: one of {', '.join(READERS)}")
-        self.graph, self.settings, self.client, self.embedder = graph, settings, client, embedder
+        self.graph, self.settings, self.client, self._embedder = graph, settings, client, embedder
         self.system, self.mode, self.reader, self.variant = system, mode, reader, variant
         self.agent = reader in AGENT_READERS
         self.thought = thought_reader(client) if reader == "reader-calc" else None
         triples = documents = None
         if system in ("tfr", "dense-triples"):
             triples = TripleIndex.from_graph(
-                graph, embedder, progress=progress("embed triples", 0) if progress else None
+                graph, self.embedder, progress=progress("embed triples", 0) if progress else None
             )
-        elif system.endswith("-docs"):
-            documents = DocumentIndex.from_graph(graph, embedder, extracted=True)
+        elif system.endswith("-docs"):  # these systems encode now: the encoder loads here
+            documents = DocumentIndex.from_graph(graph, self.embedder, extracted=True)
         self.retriever = KnowledgeRetriever(
             system,
             k=settings.retrieval.k,
@@ -344,6 +349,28 @@ class ReportContext:
             answer_tokens=settings.report.answer_tokens,
             answer_format=settings.report.answer_format,
         )
+
+    @property
+    def embedder(self) -> Embedder:
+        """The encoder (loaded now when it is lazy and not loaded yet).
+
+        Raises:
+            kg.errors.ModelError: no embedding model configured, or it does not load.
+        """
+        return self._embedder.get() if isinstance(self._embedder, LazyEmbedder) else self._embedder
+
+    @property
+    def embedder_identity(self) -> str | None:
+        """The encoder's identity when it was loaded, else None (nothing was encoded: the record says so)."""
+        e = self._embedder.loaded if isinstance(self._embedder, LazyEmbedder) else self._embedder
+        return e.identity if e is not None else None
+
+    def require_llm(self) -> None:
+        """Raises LLMUnavailable (naming the missing ``[llm]`` setting) when the client has no backend: before work
+        that only an LLM reads (F ranked for the agent's LLM route)."""
+        reason = unconfigured(self.client) if isinstance(self.client, LLMClient) else None
+        if reason is not None:
+            raise LLMUnavailable(reason)
 
     def rank(self, question: str, facts: Sequence[FinancialFact]) -> list[FinancialFact]:
         """``facts`` ordered by cosine similarity to ``question`` (ties: input order)."""
@@ -432,7 +459,7 @@ def _record(
         "system": ctx.system,
         "mode": ctx.mode,
         "model_id": ctx.client.model_id,
-        "embedder": ctx.embedder.identity,
+        "embedder": ctx.embedder_identity,
         "facts_total": gen.facts_total,
         "facts_shown": [f.id for f in gen.facts],
         "selected_facts": [asdict(f) for f in gen.selected],
@@ -774,7 +801,7 @@ def _agent_record(
         "mode": None,
         "model_id": ctx.client.model_id,
         "agent_model": got.run.model,
-        "embedder": ctx.embedder.identity,
+        "embedder": ctx.embedder_identity,
         "route": got.route,
         "answer": _answer_text(got),
         "answer_status": got.status,
@@ -904,7 +931,7 @@ def _one_agent(
     the agent could not give is a report saying so with the reason (``answer_status``), recorded done."""
     facts, unmatched, fact_calls = found
     t0 = time.perf_counter()
-    shown = ctx.rank(q.question, facts)[: ctx.settings.report.max_facts] if facts else []
+    shown = RankedOnUse(lambda: _shown(ctx, q, facts))
     when = q.as_of.isoformat() if q.as_of else datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     got = read_question(
         ctx.graph,
@@ -918,7 +945,7 @@ def _one_agent(
         max_steps=ctx.settings.report.agent_steps,
         thought=ctx.thought,
     )
-    rec = _agent_record(q, ctx, got, shown, len(facts), unmatched, fact_calls, time.perf_counter() - t0)
+    rec = _agent_record(q, ctx, got, shown.ranked or [], len(facts), unmatched, fact_calls, time.perf_counter() - t0)
     runs.checkpoint("report-graph")
     _write_agent_graph(ctx.graph, ctx.settings, rec, got)
     stem = report_stem(q, ctx)
@@ -927,6 +954,48 @@ def _one_agent(
     runs.checkpoint("report-record")
     write_text_atomic(out / f"{stem}.json", json.dumps(rec, ensure_ascii=False, indent=1, default=str))
     return rec
+
+
+def _shown(ctx: ReportContext, q: ReportQuestion, facts: Sequence[FinancialFact]) -> list[FinancialFact]:
+    """F as the agent's LLM route shows it: ranked by similarity to the question, at most ``[report] max_facts``.
+    Raises LLMUnavailable first when no LLM is configured (F is ranked only for the model that reads it)."""
+    ctx.require_llm()
+    return ctx.rank(q.question, facts)[: ctx.settings.report.max_facts] if facts else []
+
+
+class RankedOnUse(Sequence[FinancialFact]):
+    """F as shown to the agent, ranked (the encoder loaded) on first use: the LLM route reads it, the plan route
+    answers from the graph and never does, so a report answered by the plan encodes nothing.
+
+    Args:
+        rank: makes the shown facts (:func:`_shown`); called once, on first use.
+    """
+
+    def __init__(self, rank: Callable[[], list[FinancialFact]]) -> None:
+        self._rank = rank
+        self._facts: list[FinancialFact] | None = None
+
+    @property
+    def ranked(self) -> list[FinancialFact] | None:
+        """The facts shown, or None when nothing looked at them."""
+        return self._facts
+
+    def _all(self) -> list[FinancialFact]:
+        if self._facts is None:
+            self._facts = self._rank()
+        return self._facts
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    @overload
+    def __getitem__(self, i: int) -> FinancialFact: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[FinancialFact]: ...
+
+    def __getitem__(self, i: int | slice) -> FinancialFact | Sequence[FinancialFact]:
+        return self._all()[i]
 
 
 def report_stem(q: ReportQuestion, ctx: ReportContext) -> str:
@@ -952,8 +1021,9 @@ def run_batch(
     """Write a report per question into ``out`` (created), skipping those already done unless ``redo``.
 
     A question that fails (an LLM or graph error, or its answer stage failed) is recorded ``failed`` in the
-    ledger with its error, reported in ``failed`` with the reason, and the batch goes on; ``LLMUnavailable``
-    and ``BudgetExceeded`` are recorded too and stop the batch (what is written stays; a rerun resumes).
+    ledger with its error, reported in ``failed`` with the reason, and the batch goes on; ``LLMUnavailable``,
+    ``BudgetExceeded`` and ``ModelError`` (the encoder, loaded at its first use) are recorded too and stop the batch
+    (what is written stays; a rerun resumes).
     """
     out.mkdir(parents=True, exist_ok=True)
     summary = BatchSummary(items=len(questions))
@@ -991,7 +1061,7 @@ def run_batch(
             if not redo and ledger.is_done(rid, made) and _done(out / (report_stem(q, ctx) + ".json"), ctx):
                 return "skipped"
             rec = _one(q, ctx, out, facts, unmatched, fact_calls)
-        except (LLMUnavailable, BudgetExceeded) as exc:
+        except (LLMUnavailable, BudgetExceeded, ModelError) as exc:  # no model to go on with: the batch stops
             ledger.failed(rid, made, exc)
             raise
         except Exception as exc:

@@ -27,10 +27,12 @@ from generation.llm.client import LLMClient, LLMResult, LLMUsage
 from generation.llm.factory import (
     BACKENDS,
     LOCAL_BACKENDS,
+    UnconfiguredBackend,
     backend_from_settings,
     cache_from_settings,
     client_from_settings,
     shared_threads,
+    unconfigured,
 )
 from generation.llm.hf import TransformersBackend
 from generation.llm.jsonmode import AnswerNotJSON, parse_answer, schema_problems
@@ -56,6 +58,7 @@ __all__ = [
     "OpenAICompatibleBackend",
     "TokenMeter",
     "TransformersBackend",
+    "UnconfiguredBackend",
     "backend_from_settings",
     "cache_from_settings",
     "cache_key",
@@ -66,4 +69,5 @@ __all__ = [
     "parse_answer",
     "schema_problems",
     "shared_threads",
+    "unconfigured",
 ]

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Protocol
 
-from generation.llm.base import LLMBackend, LLMUnavailable
+from generation.llm.base import Completion, LLMBackend, LLMUnavailable
 from generation.llm.cache import LLMCache
 from generation.llm.client import LLMClient
 from generation.llm.hf import TransformersBackend
@@ -194,14 +194,60 @@ def cache_from_settings(settings: HasLLMSettings) -> LLMCache | None:
     return LLMCache(settings.llm.cache_dir or DEFAULT_CACHE_DIR)
 
 
-def client_from_settings(settings: HasLLMSettings) -> LLMClient:
-    """An :class:`LLMClient` with the ``[llm]`` backend, disk cache and ``budget_tokens``.
+class UnconfiguredBackend:
+    """The backend of a command that may make no LLM call when the ``[llm]`` settings name none it can use: the
+    command runs, and its first call raises :class:`LLMUnavailable` with ``reason`` (the message
+    :func:`backend_from_settings` gave: the setting to set). Its model identity is ``none``.
+
+    Attributes:
+        reason: why no backend could be made. name, model_id: ``none``. calls: always 0.
+    """
+
+    supports_schema = False
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        self.name = "none"
+        self.calls = 0
+
+    @property
+    def model_id(self) -> str:
+        """``none``: no model answers."""
+        return "none"
+
+    def generate(
+        self, messages: list[dict], max_tokens: int, temperature: float, json_schema: dict | None = None, seed: int = 0
+    ) -> Completion:
+        """Raises LLMUnavailable: no backend is configured (:attr:`reason`)."""
+        raise LLMUnavailable(self.reason)
+
+
+def unconfigured(client: LLMClient) -> str | None:
+    """Why ``client`` has no backend (its :class:`UnconfiguredBackend`'s reason), or None when it has one."""
+    backend = client.backend
+    return backend.reason if isinstance(backend, UnconfiguredBackend) else None
+
+
+def client_from_settings(settings: HasLLMSettings, *, required: bool = True) -> LLMClient:
+    """An :class:`LLMClient` with the ``[llm]`` backend, disk cache and ``budget_tokens``. The model itself loads at
+    the first call (every backend loads its weights or starts its server then).
+
+    Args:
+        required: False for a command that may make no LLM call (a report the analyst answers from the graph): a
+            missing or incomplete ``[llm]`` setting is then raised at the first call, not now
+            (:class:`UnconfiguredBackend`).
 
     Raises:
-        LLMUnavailable: see :func:`backend_from_settings`.
+        LLMUnavailable: see :func:`backend_from_settings` (``required`` only).
     """
+    try:
+        backend: LLMBackend = backend_from_settings(settings)
+    except LLMUnavailable as exc:
+        if required:
+            raise
+        backend = UnconfiguredBackend(str(exc))
     return LLMClient(
-        backend_from_settings(settings),
+        backend,
         cache=cache_from_settings(settings),
         budget_tokens=settings.llm.budget_tokens,
         seed=settings.llm.seed,
