@@ -12,6 +12,8 @@ intervals) and writes ``bench/results/ask-user-questions-<split>.json`` (per-que
 Answers are checkpointed in ``--out`` (a killed run resumes there).
 
     python bench/ask_user_questions.py [--split test|dev] [--out DIR] [--systems baseline,current] [--limit N]
+    python bench/ask_user_questions.py --split dev --questions data/questions/sec-user-dev2.jsonl \
+        --name ask-user-questions-dev2     # more development questions (scripts/make_user_questions.py --seed 45)
 
 Answer reading: the engine's ``SecAnswer`` may carry ``value`` (the number in the question's unit), ``unit`` and
 ``pick`` (companies chosen for compare and rank, EDGAR names, in order); they are used when present, else the
@@ -254,8 +256,8 @@ def summarize(rows: list[dict]) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------------------------
 # running
 # ---------------------------------------------------------------------------------------------------------------
-def load_questions(split: str) -> list[dict]:
-    lines = QUESTIONS.read_text(encoding="utf-8").splitlines()
+def load_questions(split: str, path: Path = QUESTIONS) -> list[dict]:
+    lines = path.read_text(encoding="utf-8").splitlines()
     qs = [json.loads(x) for x in lines if x.strip() and not x.startswith("#")]
     return [q for q in qs if q["split"] == split]
 
@@ -379,9 +381,11 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=0, help="only the first N questions (a smoke run)")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per question before it counts as error")
     ap.add_argument("--results-dir", type=Path, default=RESULTS)
+    ap.add_argument("--questions", type=Path, default=QUESTIONS, help="question file (default: the shipped set)")
+    ap.add_argument("--name", default=None, help="results name (default ask-user-questions-<split>)")
     args = ap.parse_args()
     console = Console()
-    qs = load_questions(args.split)
+    qs = load_questions(args.split, args.questions.resolve())
     if args.limit:
         qs = qs[: args.limit]
     out = args.out or ROOT / "out" / f"ask-user-{args.split}"
@@ -493,7 +497,7 @@ def main() -> None:
     kind_rows = [{"kind": k, **{label.get(s, s): counts(by_kind[s][k]) for s in systems}} for k in kinds]
     parameters = {
         "split": args.split,
-        "questions": str(QUESTIONS.relative_to(ROOT)),
+        "questions": str(args.questions.resolve().relative_to(ROOT)),
         "n": len(qs),
         "tolerance": TOLERANCE,
         "systems": systems_run,
@@ -501,7 +505,7 @@ def main() -> None:
         **({"limit": args.limit} if args.limit else {}),
     }
     path = write_result(
-        f"ask-user-questions-{args.split}",
+        args.name or f"ask-user-questions-{args.split}",
         parameters,
         {"summary": summary, "by_kind": by_kind},
         tables={"systems": system_rows, "kinds": kind_rows, "rows": rows},

@@ -20,10 +20,15 @@ Rules (see also the header this writes into the question file):
   company of the 2009q3 or 20250404 files has a name containing it (word-wise), checked here.
 - Split: by company, sha256 of the decimal CIK: an even digest is ``dev``, an odd one ``test``. Two-company questions
   are drawn within one half only.
+
+More development questions: ``python scripts/make_user_questions.py --seed 45 --splits dev --out
+data/questions/sec-user-dev2.jsonl`` draws other companies, names, phrasings and periods of the development half
+only (the same rules and templates), so a developer can look for failures without reading a test question.
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import random
@@ -865,8 +870,8 @@ def split_of(cik: int) -> str:
 
 HEADER = """# sec-user.jsonl: analyst questions in users' own words over the shipped 2009q3 SEC Financial Statement Data Sets
 # (data/sec-fsds/2009q3.zip), issue 44 part 4 ("a question set that can fail"). Written by
-# scripts/make_user_questions.py (seed 44) with pandas from sub.txt and num.txt, independently of finkg's answer
-# engine; regenerate with `python scripts/make_user_questions.py`. Provenance of every gold: `spec` names each
+# scripts/make_user_questions.py (seed {seed}) with pandas from sub.txt and num.txt, independently of finkg's answer
+# engine; regenerate with `python scripts/make_user_questions.py{args}`. Provenance of every gold: `spec` names each
 # operand's filing (adsh), CIK, EDGAR name, us-gaap tag, ddate (FSDS month end), qtrs (span in quarters; 0 = balance
 # sheet) and the formula; the value is whole-entity (empty segments and coreg), uom USD. Units: USD amounts in dollars;
 # % measures (margins, shares, tax rate, ROA, ROE, liabilities to assets, growth) as percent numbers; x for current,
@@ -879,8 +884,9 @@ HEADER = """# sec-user.jsonl: analyst questions in users' own words over the shi
 """
 
 
-def main() -> None:
-    rng = random.Random(SEED)
+def main(seed: int = SEED, out: Path = OUT, splits: tuple[str, ...] = ("dev", "test")) -> None:
+    """Write the question file ``out``: questions of the halves ``splits`` only, drawn with ``random.Random(seed)``."""
+    rng = random.Random(seed)
     sub = read(QUARTER, "sub.txt")
     num = read(QUARTER, "num.txt")
     daily = read(DAILY, "sub.txt")
@@ -900,9 +906,10 @@ def main() -> None:
         if f.names:
             filings.append(f)
     facts = Facts(num)
-    by_split: dict[str, list[Filing]] = {"dev": [], "test": []}
+    by_split: dict[str, list[Filing]] = {s: [] for s in splits}
     for f in filings:
-        by_split[split_of(f.cik)].append(f)
+        if split_of(f.cik) in by_split:
+            by_split[split_of(f.cik)].append(f)
 
     rows: list[dict] = []
     used: dict[int, int] = {}
@@ -1154,6 +1161,8 @@ def main() -> None:
     ]
     for co, t in zip(absent, absent_q, strict=True):
         split = "dev" if int(hashlib.sha256(co.encode()).hexdigest(), 16) % 2 == 0 else "test"
+        if split not in splits:
+            continue
         rows.append(
             {
                 "kind": "abstain",
@@ -1173,9 +1182,23 @@ def main() -> None:
         counters[r["kind"]] = counters.get(r["kind"], 0) + 1
         r = {"id": f"user-{r['kind']}-{counters[r['kind']]:03d}", **r}
         lines.append(json.dumps(r, ensure_ascii=False))
-    OUT.write_text(HEADER + "\n".join(lines) + "\n", encoding="utf-8")
-    print(f"{len(lines)} questions -> {OUT.relative_to(ROOT)}")
+    shown = out.resolve().relative_to(ROOT) if out.resolve().is_relative_to(ROOT) else out
+    args = (
+        ""
+        if (seed, out, splits) == (SEED, OUT, ("dev", "test"))
+        else (f" --seed {seed} --splits {','.join(splits)} --out {shown}")
+    )
+    out.write_text(HEADER.format(seed=seed, args=args) + "\n".join(lines) + "\n", encoding="utf-8")
+    print(f"{len(lines)} questions -> {shown}")
 
 
 if __name__ == "__main__":
-    main()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seed", type=int, default=SEED, help="random seed (44: the shipped set)")
+    ap.add_argument("--splits", default="dev,test", help="halves to draw questions from: dev, test or dev,test")
+    ap.add_argument("--out", type=Path, default=OUT, help="question file to write")
+    a = ap.parse_args()
+    halves = tuple(x for x in a.splits.split(",") if x)
+    if not halves or any(x not in ("dev", "test") for x in halves):
+        ap.error(f"--splits: dev, test or dev,test, not {a.splits!r}")
+    main(a.seed, a.out, halves)

@@ -86,6 +86,33 @@ def test_a_difference_between_two_companies_figures(loaded):
     assert got.status == "answered" and close(got, want) and got.unit == "USD"
 
 
+def test_a_difference_is_never_answered_with_the_one_company_found(loaded):
+    """Found on the second development set (scripts/make_user_questions.py --seed 45): "Conoco" matched no company,
+    so the question read as a value question about Murphy Oil and its total assets passed the gate. A short form now
+    names ConocoPhillips; a name that matches nothing leaves a comparison refused, naming it."""
+    cop, mur = "0000950123-09-029713", "0001193125-09-168802"  # ConocoPhillips, Murphy Oil: 10-Qs, 2009-06-30
+    q = "By how much did {}'s total assets exceed Murphy Oil's at Q2 2009 quarter-end?"
+    got = answer_sec_question(loaded, q.format("Conoco"))
+    want = gold(cop, "Assets", "20090630", 0) - gold(mur, "Assets", "20090630", 0)
+    assert got.status == "answered" and close(got, want) and got.unit == "USD"
+    got = answer_sec_question(loaded, q.format("Xyzzy"))
+    assert got.status == "not in graph" and got.answer is None and got.value is None
+    assert "MURPHY OIL" in got.reasons[0] and "Xyzzy" in got.reasons[0]
+
+
+def test_a_ticker_from_the_filings_own_instance_file_and_a_former_name(loaded):
+    """GOOG is Alphabet's in today's SEC table (a CIK not in this graph); Google Inc.'s 2009 10-Q instance is
+    goog-20090630.xml, which `finkg ingest sec` stores on the filing."""
+    goog = "0001193125-09-163845"  # Google Inc., 10-Q for the quarter ended 2009-06-30
+    got = answer_sec_question(loaded, "Calculate GOOG's operating margin for Q2 2009.")
+    want = gold(goog, "OperatingIncomeLoss", "20090630", 1) / gold(goog, "SalesRevenueNet", "20090630", 1) * 100
+    assert got.status == "answered" and got.unit == "%" and close(got, want)
+    # and a former name the filing states (sub.txt `former`): Host Hotels & Resorts was Host Marriott
+    got = answer_sec_question(loaded, "What was Host Marriott's revenue in Q2 2009?")
+    assert got.plan is not None and got.plan.companies == [(1070750, "HOST HOTELS & RESORTS, INC.")]
+    assert got.status == "answered"
+
+
 def test_rank_three_named_companies(loaded):
     got = answer_sec_question(loaded, "Rank Pfizer, Merck and Abbott by long-term debt")
     values = {

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import zipfile
 from functools import cache
 from pathlib import Path
@@ -121,10 +122,26 @@ def test_synonyms_come_from_edgartools_groups_less_the_documented_exclusions():
 
 
 @cache
-def index() -> CompanyIndex:
+def sub_txt() -> pd.DataFrame:
     with zipfile.ZipFile(QUARTER) as z, z.open("sub.txt") as f:
-        sub = pd.read_csv(f, sep="\t", dtype=str, keep_default_na=False, encoding="latin-1")
-    return CompanyIndex({int(c): n for c, n in zip(sub.cik, sub.name, strict=True)}.items())
+        return pd.read_csv(f, sep="\t", dtype=str, keep_default_na=False, encoding="latin-1")
+
+
+@cache
+def index() -> CompanyIndex:
+    """The graph's company index as ``generation.agent.ask.company_index`` builds it after ``finkg ingest sec`` of
+    the quarter: names, the instance files' ticker prefixes and the former names, read here from sub.txt."""
+    sub = sub_txt()
+    prefixes: dict[int, set[str]] = {}
+    former: dict[int, list[str]] = {}
+    for c, i, f in zip(sub.cik, sub["instance"], sub["former"], strict=True):
+        m = re.fullmatch(r"([a-z]+)-\d{8}\.xml", i)  # the filer manual's <prefix>-<YYYYMMDD>.xml
+        if m:
+            prefixes.setdefault(int(c), set()).add(m.group(1).upper())
+        if f:
+            former.setdefault(int(c), []).append(f)
+    names = {int(c): n for c, n in zip(sub.cik, sub.name, strict=True)}
+    return CompanyIndex(names.items(), None, prefixes, former)
 
 
 @pytest.mark.parametrize(
@@ -161,6 +178,44 @@ def test_a_ticker_that_is_another_companys_initials_is_asked_back():
     (words, candidates), *_ = got.ambiguous
     assert words == "HP" and {n for _, n in candidates} == {"HELMERICH & PAYNE INC", "HEWLETT PACKARD CO"}
     assert [h.name for h in index().find("What was GE's net income?").found] == ["GENERAL ELECTRIC CO"]
+
+
+@pytest.mark.parametrize(
+    ("question", "names"),
+    [
+        ("What was Conoco's net income?", ["CONOCOPHILLIPS"]),  # the head of a compound name
+        ("LabCorp's operating income", ["LABORATORY CORP OF AMERICA HOLDINGS"]),  # camel case: Lab-oratory Corp
+        ("AmEx debt to equity", ["AMERICAN EXPRESS CO"]),
+        ("DirecTV Group: working capital", ["DIRECTV GROUP INC"]),  # the name less its legal form only
+        ("GOOG's operating margin", ["GOOGLE INC."]),  # its instance file's prefix: today's table gives GOOG to
+        ("How did BNI's net income move?", ["BURLINGTON NORTHERN SANTA FE CORP"]),  # Alphabet; BNI is delisted
+        ("Host Marriott's revenue", ["HOST HOTELS & RESORTS, INC."]),  # a former name
+        ("Marriott's revenue", ["MARRIOTT INTERNATIONAL INC /MD/"]),  # a present name beats another's former one
+    ],
+)
+def test_short_forms_data_tickers_and_former_names(question, names):
+    assert [h.name for h in index().find(question).found] == names
+
+
+def test_a_ticker_the_table_gives_one_company_and_the_filings_another_is_asked_back():
+    """Today's SEC table gives MRK to the CIK that filed as SCHERING PLOUGH CORP in 2009 (it became Merck & Co in the
+    merger); Merck & Co's own 2009 filings are mrk-*.xml. Neither is guessed."""
+    assert "MRK" in ticker_table()[310158]
+    assert set(sub_txt().query("cik == '64978'")["instance"].str.split("-").str[0]) == {"mrk"}
+    got = index().find("What was MRK's revenue?")
+    assert got.found == []
+    (words, candidates), *_ = got.ambiguous
+    assert words == "MRK" and {n for _, n in candidates} == {"MERCK & CO INC", "SCHERING PLOUGH CORP"}
+
+
+def test_a_short_form_two_companies_fit_is_asked_back_and_a_common_word_is_no_short_form():
+    ix = CompanyIndex([(1, "GENERAL DYNAMICS CORP"), (2, "CONOCOPHILLIPS"), (3, "TEXTRON INC")])
+    assert ix.short_form("Conoco") == [2] and ix.short_form("ConocoPhillips") == []  # a whole word is its alias's
+    assert ix.short_form("Textr") == []  # two letters short of TEXTRON: a typo's business (fuzzy), not a head
+    assert ix.short_form("General") == []  # a common word is never a short form
+    both = CompanyIndex([(1, "CONOCOPHILLIPS"), (2, "CONOCOFOODS INC")])
+    got = both.find("What was Conoco's revenue?")
+    assert got.found == [] and got.ambiguous == [("Conoco", [(1, "CONOCOPHILLIPS"), (2, "CONOCOFOODS INC")])]
 
 
 def test_a_name_that_matches_nothing_is_reported_not_matched_to_a_lookalike():

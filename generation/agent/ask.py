@@ -45,7 +45,7 @@ from retrieval.facts import concepts as cc
 from retrieval.facts.fact_map import filing_available_at
 from retrieval.facts.labels import content_words, element_rows, match_label
 from retrieval.facts.measures import MEASURES, Measure, concept_measure, find_measures, word_before
-from retrieval.facts.names import CompanyIndex, core_name
+from retrieval.facts.names import CompanyIndex, core_name, instance_ticker
 from retrieval.facts.periods import PeriodAsk, find_periods, iso, month_end, year_earlier
 
 OPERATIONS = ("value", "change", "difference", "compare", "rank")
@@ -72,7 +72,11 @@ _GROWTH = re.compile(
     r"previous year|same (?:quarter|period) (?:of |in )?(?:the )?(?:last|previous|prior) year|last year's)\b",
     re.I,
 )
-_TWO_WAY = re.compile(r"\b(?:than|between|versus|vs|or|rank|order|which|who|whose)\b", re.I)
+_TWO_WAY = re.compile(
+    r"\b(?:than|between|versus|vs|or|rank|order|which|who|whose|exceed(?:s|ed)?|outpaced?|surpass(?:es|ed)?|"
+    r"trail(?:s|ed)?|beat)\b",
+    re.I,
+)
 _DESCENDING = re.compile(
     r"\b(?:highest|largest|biggest|greatest|most) to (?:lowest|smallest|least)\b|\bdescending\b", re.I
 )
@@ -167,7 +171,12 @@ def company_index(graph: Graph) -> tuple[CompanyIndex, dict[int, int | None]]:
     """The graph's companies as a :class:`CompanyIndex`, and CIK -> SIC code."""
     rows = graph.read(cypher.COMPANY_NAMES)
     sic = {int(r["cik"]): (int(r["sic"]) if r.get("sic") not in (None, "") else None) for r in rows}
-    return CompanyIndex((int(r["cik"]), str(r["name"])) for r in rows), sic
+    data_tickers = {
+        int(r["cik"]): {t for t in [r.get("ticker"), *map(instance_ticker, r.get("instances") or [])] if t}
+        for r in rows
+    }
+    former = {int(r["cik"]): [str(n) for n in r.get("formers") or [] if n] for r in rows}
+    return CompanyIndex(((int(r["cik"]), str(r["name"])) for r in rows), None, data_tickers, former), sic
 
 
 def _named_company(graph: Graph, company: str) -> list[tuple[int, str]]:
@@ -284,7 +293,7 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
     elif (
         n == 1
         and k == 1
-        and _TWO_WAY.search(question)
+        and (_TWO_WAY.search(question) or plan.unresolved)
         and (
             _DIFFERENCE.search(question) or _COMPARATIVE.search(question) or _RANK.search(question) or plan.by_how_much
         )

@@ -558,6 +558,10 @@ def _spill(path: Path, zf: zipfile.ZipFile, spill: FsdsSpill, max_bytes: int, ma
             "accepted": r.get("accepted") or None,
             "fye": r.get("fye") or None,
             "prevrpt": r.get("prevrpt", "").strip() == "1",
+            # the XBRL instance's file name (``goog-20090630.xml``: its prefix is the filer's ticker when filed) and
+            # the company's former name as the filing states it; the company index reads both (issue 44, names)
+            "instance": (r.get("instance") or "").strip() or None,
+            "former": (r.get("former") or "").strip() or None,
             "source": path.name,
         }
     spill.companies = list(companies.values())

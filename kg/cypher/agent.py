@@ -97,8 +97,14 @@ COMPANY_CONCEPT_PERIODS = (
 """The period ends (``YYYYMMDD``) at which the company (by CIK or part of its name) reports a tag of ``$tags``, with
 each reporting filing's dates (for point-in-time filtering), latest period first."""
 
-COMPANY_NAMES = "MATCH (c:Company) RETURN c.cik AS cik, c.name AS name, c.sic AS sic ORDER BY c.name"
-"""Every company's CIK, name and SIC code (to find the companies a question names)."""
+COMPANY_NAMES = (
+    "MATCH (c:Company)\n"
+    "OPTIONAL MATCH (c)-[:FILED]->(f:Filing)\n"
+    "WITH c, collect(DISTINCT f.instance) AS instances, collect(DISTINCT f.former) AS formers\n"
+    "RETURN c.cik AS cik, c.name AS name, c.sic AS sic, c.ticker AS ticker, instances, formers ORDER BY c.name"
+)
+"""Every company's CIK, name and SIC code (to find the companies a question names), with the ticker ``finkg fetch``
+stored, its filings' XBRL instance file names (FSDS ``sub.txt`` ``instance``) and the former names they state."""
 
 COMPANY_FACT_DDATES = (
     "MATCH (:Company {cik: $cik})-[:FILED]->(:Filing)-[:REPORTS]->(x:Fact)\n"

@@ -11,10 +11,21 @@ holds ``ABBOTT LABORATORIES``, ``JOHNSON & JOHNSON``, ``PFIZER INC``, ``COLGATE 
    company in the graph);
 3. the initials of an ``X & Y`` name (``j&j``, ``p&g``);
 4. its tickers in the SEC's ticker table (``data/company_tickers.csv``, see ``data/NOTICE.md``), matched as an
-   upper-case word of the question (never a finance abbreviation such as ``ROE`` or ``EPS``: :data:`NOT_TICKERS`).
+   upper-case word of the question (never a finance abbreviation such as ``ROE`` or ``EPS``: :data:`NOT_TICKERS`);
+   and the tickers the graph's own data gives (:func:`instance_ticker`: the prefix of a filing's XBRL instance
+   file, ``goog-20090630.xml``, which the table no longer lists for a company that changed its CIK or was
+   delisted; the ticker ``finkg fetch`` stored); a ticker the table gives to one of the graph's companies and the
+   data to another (``MRK`` in 2009: Merck & Co's filings; today's table: the CIK that was Schering-Plough) is
+   asked back;
+5. its former names as its filings state them (FSDS ``sub.txt`` ``former``), by rules 1-3, where no company's
+   present name gives the same alias (``HOST MARRIOTT`` is Host Hotels' former name; "Marriott" stays Marriott
+   International's).
 
 An alias two companies share is not used for either (a short name never picks one of two companies silently).
-Words of the question that look like a name (capitalised) but match no alias are matched fuzzily (rapidfuzz
+A capitalised word that matches no alias may be a short form (:meth:`CompanyIndex.short_form`): the head of a
+compound first word (``Conoco``: ``CONOCOPHILLIPS``) or, written in camel case, the heads of a name's first words
+(``LabCorp``: ``LABORATORY CORP OF AMERICA``; ``AmEx``: ``AMERICAN EXPRESS``); one company only, else asked back.
+Other words of the question that look like a name (capitalised) but match no alias are matched fuzzily (rapidfuzz
 ``ratio``, a normalized edit distance, against the aliases, at least :data:`FUZZY_MIN`); when the best two candidates of different companies
 are within :data:`FUZZY_MARGIN` points, the question is ambiguous and the caller asks back with both.
 """
@@ -23,7 +34,7 @@ from __future__ import annotations
 
 import csv
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -73,8 +84,15 @@ NOT_TICKERS = frozenset(
 )  # fmt: skip
 """Upper-case words that are finance or English abbreviations, never read as tickers."""
 
+_LEGAL_FORM = frozenset({"inc", "incorporated", "corp", "corporation", "co", "company", "ltd", "limited", "plc", "lp",
+                         "llc", "nv", "sa", "ag", "de"})  # fmt: skip
+"""The legal-form words at the end of a name (not ``group`` or ``holdings``, which people say)."""
+
 LEGAL_WORDS = frozenset({"INC", "CORP", "CO", "LTD", "LP", "LLC", "PLC", "NV", "SA", "AG", "DE", "L", "P"})
 """Upper-case legal-form words of a name, never a ticker or a name of their own."""
+
+SHORT_HEAD = 5
+"""The least letters of a short form that is the head of a compound word (``Conoco``)."""
 
 FUZZY_MIN = 88.0
 """The least rapidfuzz ``ratio`` (normalized Levenshtein similarity, 0-100) for a fuzzy company match."""
@@ -104,6 +122,10 @@ def aliases_of(name: str) -> set[str]:
         return set()
     full = normalize(re.sub(r"/[A-Za-z]{2,3}/?", " ", name))  # the name as written, legal suffix kept
     out = {core, core.replace(" & ", " and "), core.replace(" and ", " & "), full, full.replace(" & ", " and ")}
+    legal = full.split()
+    while len(legal) > 1 and legal[-1] in _LEGAL_FORM:
+        legal.pop()
+    out.add(" ".join(legal))  # DIRECTV GROUP INC -> directv group (the core, directv, drops "group" too)
     words = core.split()
     if len(words) > 1 and all(len(w) == 1 for w in words):  # V F -> vf
         out.add("".join(words))
@@ -128,6 +150,16 @@ def aliases_of(name: str) -> set[str]:
     if len(words) == 1 and core.endswith("s") and len(core) >= 6:
         out.add(core[:-1])  # mcdonalds -> mcdonald (the question's "McDonald's" loses its 's as a possessive)
     return {a for a in out if len(a.replace(" ", "")) >= 3 or "&" in a or (len(a) == 2 and a.isalpha())}
+
+
+def instance_ticker(instance: str | None) -> str | None:
+    """The ticker an XBRL instance file name begins with (``goog-20090630.xml`` -> ``GOOG``; EDGAR's filer manual
+    names an instance ``<prefix>-<period end YYYYMMDD>.xml``, the prefix being the filer's ticker by convention), or
+    None when the name is not of that form or the prefix is a finance abbreviation (:data:`NOT_TICKERS`)."""
+    m = re.fullmatch(r"([a-z]{1,5})-\d{8}(?:_htm)?\.xml", (instance or "").strip().lower())
+    if m is None or m.group(1).upper() in NOT_TICKERS or m.group(1).upper() in LEGAL_WORDS:
+        return None
+    return m.group(1).upper()
 
 
 def _capitalised(question: str, word: str) -> bool:
@@ -161,7 +193,7 @@ def ticker_table() -> dict[int, tuple[str, ...]]:
 @dataclass(frozen=True)
 class CompanyHit:
     """A company the question names: CIK, EDGAR name, the words that named it and how (``name``, ``alias``,
-    ``ticker``, ``cik``, ``fuzzy``), and where in the question."""
+    ``ticker``, ``cik``, ``short form``, ``fuzzy``), and where in the question."""
 
     cik: int
     name: str
@@ -186,9 +218,18 @@ class CompanyIndex:
     Args:
         companies: ``(cik, EDGAR name)`` pairs (``kg.cypher.COMPANY_NAMES``).
         tickers: CIK -> tickers (default: :func:`ticker_table`).
+        data_tickers: CIK -> tickers the graph's own data gives (rule 4: :func:`instance_ticker`, a fetched ticker);
+            one is used only when no other company holds it, in the table or in the data.
+        former: CIK -> the company's former names (rule 5).
     """
 
-    def __init__(self, companies: Iterable[tuple[int, str]], tickers: dict[int, tuple[str, ...]] | None = None):
+    def __init__(
+        self,
+        companies: Iterable[tuple[int, str]],
+        tickers: dict[int, tuple[str, ...]] | None = None,
+        data_tickers: Mapping[int, Iterable[str]] | None = None,
+        former: Mapping[int, Iterable[str]] | None = None,
+    ):
         self.names: dict[int, str] = {int(c): n for c, n in companies}
         tickers = ticker_table() if tickers is None else tickers
         owners: dict[str, set[int]] = {}
@@ -197,6 +238,10 @@ class CompanyIndex:
             exact.setdefault(core_name(name), set()).add(cik)
             for a in aliases_of(name):
                 owners.setdefault(a, set()).add(cik)
+        was: dict[str, set[int]] = {}
+        for cik, names in (former or {}).items():
+            for a in {a for n in names if n for a in aliases_of(n)}:
+                was.setdefault(a, set()).add(cik)
         firsts: dict[str, set[int]] = {}
         for cik, name in self.names.items():
             words = core_name(name).split()
@@ -204,6 +249,8 @@ class CompanyIndex:
                 firsts.setdefault(words[0], set()).add(cik)
         for w, ciks in firsts.items():
             owners.setdefault(w, set()).update(ciks)
+        for a, ciks in was.items():  # a former name's alias only where no company's present name claims it
+            owners.setdefault(a, ciks)
         for core, ciks in exact.items():  # a company's own name beats another's short form (Coca-Cola)
             if len(ciks) == 1:
                 owners[core] = set(ciks)
@@ -214,6 +261,23 @@ class CompanyIndex:
             for t in tickers.get(cik, ()):
                 if t not in NOT_TICKERS:
                     self.tickers[t] = cik
+        held: dict[str, set[int]] = {}
+        for cik, ts in (data_tickers or {}).items():
+            if cik in self.names:
+                for t in {t.upper() for t in ts if t}:
+                    held.setdefault(t, set()).add(cik)
+        self.rivals: dict[str, set[int]] = {}
+        """Tickers two of the graph's companies hold, one by today's table and one by its filings (``MRK``: the
+        table gives it to the CIK that was SCHERING PLOUGH CORP in 2009, Merck & Co's 2009 filings use it): asked
+        back."""
+        for t, ciks in held.items():
+            if t in NOT_TICKERS:
+                continue
+            if t in self.tickers:
+                if ciks - {self.tickers[t]}:
+                    self.rivals[t] = ciks - {self.tickers[t]}
+            elif len(ciks) == 1:
+                self.tickers[t] = next(iter(ciks))
         initials: dict[str, set[int]] = {}
         for cik, name in self.names.items():
             for a in acronyms_of(name):
@@ -231,6 +295,32 @@ class CompanyIndex:
             for a in acronyms_of(name):
                 self.initials.setdefault(a, set()).add(cik)
         self._choices = sorted(self.aliases)
+        self._words: dict[int, list[str]] = {
+            cik: normalize(re.sub(r"/[A-Za-z]{2,3}/?", " ", name)).split() for cik, name in self.names.items()
+        }
+
+    def short_form(self, word: str) -> list[int]:
+        """The companies a one-word short form names (CIKs, sorted; several: ambiguous, none: no short form).
+
+        ``word`` as written in the question (its case matters): ``Conoco`` is the head (at least
+        :data:`SHORT_HEAD` letters, not a common word, at least 3 letters short of the word) of the compound first
+        word of ``CONOCOPHILLIPS``; ``LabCorp`` (camel case: two or more parts, each at least 2 letters) is the heads
+        of the first words of ``LABORATORY CORP OF AMERICA HOLDINGS``, one part per word in order."""
+        low = normalize(word)
+        if " " in low or not low.isalpha() or low in COMMON_WORDS:
+            return []
+        parts = [p.lower() for p in re.findall(r"[A-Z][a-z]+", word)]
+        camel = len(parts) >= 2 and "".join(parts) == low and all(len(p) >= 2 for p in parts)
+        out = set()
+        for cik, words in self._words.items():
+            first = words[0] if words else ""
+            head = len(low) >= SHORT_HEAD and first.startswith(low) and len(first) >= len(low) + 3
+            heads = (
+                camel and len(words) >= len(parts) and all(w.startswith(p) for p, w in zip(parts, words, strict=False))
+            )
+            if head or heads:
+                out.add(cik)
+        return sorted(out)
 
     def _label(self, ciks: Iterable[int]) -> list[tuple[int, str]]:
         return [(c, self.names[c]) for c in ciks]
@@ -275,7 +365,7 @@ class CompanyIndex:
             in_name = bool(re.search(r"[A-Z][\w&'’.-]*$", before)) or bool(re.match(r"[A-Z]", after))
             if t in self.tickers:
                 cik = self.tickers[t]
-                others = sorted(self.initials.get(t, set()) - {cik})
+                others = sorted((self.initials.get(t, set()) | self.rivals.get(t, set())) - {cik})
                 if others and all(h.cik not in others for h in out.found):
                     out.ambiguous.append((t, self._label([cik, *others])))
                     taken.append((pos, pos + len(t)))
@@ -308,7 +398,8 @@ class CompanyIndex:
             phrase = " ".join(words)
             if len(phrase.replace(" ", "")) < 4 or phrase.upper() in NOT_TICKERS:
                 continue
-            if " " not in phrase and (len(phrase) < 5 or not question[: m.start()].strip()):
+            camel = re.fullmatch(r"(?:[A-Z][a-z]+){2,}(?:['’]s)?", m.group()) is not None  # LabCorp, AmEx
+            if " " not in phrase and not camel and (len(phrase) < 5 or not question[: m.start()].strip()):
                 continue  # one short word, or the question's first word ("Compute"): too weak for a fuzzy match
             pos = text.find(f" {phrase} ")
             if pos >= 0 and not free(pos + 1, pos + 1 + len(phrase)):
@@ -317,8 +408,17 @@ class CompanyIndex:
                 continue
             best = process.extract(phrase, self._choices, scorer=fuzz.ratio, limit=8)
             best = [(a, s) for a, s, _ in best if s >= FUZZY_MIN]
+            at = pos + 1 if pos >= 0 else len(normalize(question[: m.start()])) + 1
             if not best:
-                out.unresolved.append(m.group())
+                word = re.sub(r"['’]s$", "", m.group())
+                short = self.short_form(word) if " " not in phrase else []
+                if len(short) == 1:
+                    out.found.append(CompanyHit(short[0], self.names[short[0]], word, "short form", at))
+                    taken.append((at, at + len(phrase)))
+                elif short:
+                    out.ambiguous.append((word, self._label(short)))
+                else:
+                    out.unresolved.append(m.group())
                 continue
             top_alias, top_score = best[0]
             top_cik = self.aliases[top_alias]
@@ -327,7 +427,6 @@ class CompanyIndex:
                 ciks = [top_cik, *dict.fromkeys(self.aliases[a] for a, _ in rivals)]
                 out.ambiguous.append((m.group(), self._label(ciks)))
                 continue
-            at = pos + 1 if pos >= 0 else len(normalize(question[: m.start()])) + 1
             out.found.append(CompanyHit(top_cik, self.names[top_cik], m.group(), "fuzzy", at))
             taken.append((at, at + len(phrase)))
 
