@@ -22,7 +22,7 @@ Each step's seconds are the wall time of its `finkg` process, start-up (imports,
 included; "total" rows add the steps. Steps 1 to 4 run ``--repeat`` times (default 3), each from an empty graph
 and an empty cache; the table and figures give each step's median seconds (every run's in ``<figure>_runs``), and
 the counts, which every run must share. ``rebuild_over_incremental_x`` is the full rebuild's seconds over the
-incremental update's. Reports are not measured (they need the small models). Writes
+incremental update's. Reports are not measured. Writes
 bench/results/fetch-update.json (table ``fetch-update``, rendered in docs/edgar.md). On a shared machine:
 
     nice -n 10 python bench/fetch_update.py [--repeat 3]

@@ -17,6 +17,7 @@ batch with one line naming the setting.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import secrets
@@ -221,7 +222,7 @@ def test_three_tickers_from_an_empty_graph_to_answers_memos_and_reports_offline(
         assert [(r["company"], r["from"]) for r in table(first)] == [(t, "EDGAR") for t in TICKERS]
         second = run("fetch", *TICKERS, "--no-filings", env={**neo4j, **edgar(server, cache)})
         assert len(server.requests) == 3  # the second fetch: 0 requests, all three from the cache
-        assert [r["from"] for r in table(second)] == ["cache"] * 3
+        assert [(r["from"], r["loaded"], r["facts new"]) for r in table(second)] == [("cache", "unchanged", "0")] * 3
     finally:
         server.close()
     for cik, path in FILES.items():
@@ -230,7 +231,7 @@ def test_three_tickers_from_an_empty_graph_to_answers_memos_and_reports_offline(
 
     offline = {**neo4j, **edgar(None, cache)}
     [row] = table(run("fetch", "--offline", "MRVL", "--no-filings", env=offline))  # the cache alone, no identity
-    assert (row["from"], row["facts new"]) == ("cache", "0")
+    assert (row["from"], row["loaded"], row["facts new"]) == ("cache", "unchanged", "0")
 
     facts = {cik: json_facts(path) for cik, path in FILES.items()}
     want = {  # gold: the value the filing reported, read from the json
@@ -340,7 +341,8 @@ def test_an_added_filing_redoes_only_what_depends_on_it(graph_env, tmp_path):
         server.close()
     new_facts = {k: v for k, v in json_facts(later).items() if k.startswith(MRVL_10Q)}
     [row] = table(out)
-    assert (row["company"], row["from"], row["facts new"]) == ("MRVL", "EDGAR", str(len(new_facts)))  # the 10-Q's
+    assert (row["company"], row["from"], row["loaded"]) == ("MRVL", "EDGAR", "yes")
+    assert row["facts new"] == str(len(new_facts))  # the 10-Q's
     assert mismatches(graph, MRVL, independent_reading(later)).empty
     for cik in (TSLA, SNOW):  # the other companies' facts are as they were
         assert company_facts(graph, cik) == facts_before[cik]
@@ -375,6 +377,81 @@ def test_an_added_filing_redoes_only_what_depends_on_it(graph_env, tmp_path):
         rec["derivation"]["result"]
         == json_facts(later)[f"{MRVL_10Q}:RevenueFromContractWithCustomerExcludingAssessedTax:us-gaap:20260502:1:USD::"]
     )  # up to date: the new quarter's revenue
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def graph_state(graph: Graph) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Every node (labels, properties) and every relationship (type, properties, ends) of the graph."""
+    nodes = graph.read("MATCH (n) RETURN elementId(n) AS id, labels(n) AS labels, properties(n) AS p ORDER BY id")
+    rels = graph.read(
+        "MATCH (a)-[r]->(b) RETURN elementId(r) AS id, type(r) AS type, properties(r) AS p, elementId(a) AS a, "
+        "elementId(b) AS b ORDER BY id"
+    )
+    return nodes, rels
+
+
+def watermark(graph: Graph, cik: int) -> dict[str, Any]:
+    """A company's companyfacts watermark: the SHA-256 of the response its facts were loaded from, and the run."""
+    [row] = graph.read(
+        "MATCH (c:Company {cik: $cik}) RETURN c.companyfacts_sha256 AS sha256, c.companyfacts_run AS run", {"cik": cik}
+    )
+    return row
+
+
+def test_a_fetch_the_cache_serves_writes_nothing_and_a_changed_response_loads(graph_env, tmp_path):
+    """Marvell's companyfacts as SEC served it before its 10-Q of 2026-05-28. A fetch killed after the load and before
+    the company's watermark (the response's SHA-256) is set loads the file again when rerun (nothing new) and sets it;
+    then a fetch from the cache, and one --offline, neither read nor write it: every node and relationship of the
+    graph, properties included (the ingest run's times too), is as it was. A changed response (SEC's of 2026-06-08,
+    with that 10-Q, into another cache, no --refresh) is loaded (that 10-Q's facts), and --refresh loads an unchanged
+    one again, as before."""
+    graph, neo4j = graph_env
+    later = FILES[MRVL]
+    earlier = without_filing(later, MRVL_10Q, tmp_path / "CIK0001835632.earlier.json")
+    cache = tmp_path / "edgar"
+    server = EdgarServer({facts_path(MRVL): earlier})
+    try:
+        env = {**neo4j, **edgar(server, cache)}
+        killed = finkg("fetch", "MRVL", "--no-filings", env={**env, "FINKG_TEST_KILL_AT": "companyfacts-watermark"})
+        assert killed.returncode == -9, killed.stderr[-3000:]
+        assert mismatches(graph, MRVL, independent_reading(earlier)).empty  # the load itself finished
+        assert watermark(graph, MRVL) == {"sha256": None, "run": None}
+        [rerun] = table(run("fetch", "MRVL", "--no-filings", env=env))
+        assert (rerun["from"], rerun["loaded"], rerun["facts new"]) == ("cache", "yes", "0")
+        assert watermark(graph, MRVL) == {"sha256": sha256(earlier), "run": rerun["run"]}
+
+        before = graph_state(graph)
+        [again] = table(run("fetch", "MRVL", "--no-filings", env=env))
+        assert server.requests == [facts_path(MRVL)]
+        assert (again["from"], again["loaded"], again["facts new"], again["run"]) == (
+            "cache",
+            "unchanged",
+            "0",
+            rerun["run"],
+        )
+        assert {k: again[k] for k in ("filings", "rows", "kept")} == {k: rerun[k] for k in ("filings", "rows", "kept")}
+        assert graph_state(graph) == before  # nothing written
+    finally:
+        server.close()
+    [offline] = table(run("fetch", "--offline", "MRVL", "--no-filings", env={**neo4j, **edgar(None, cache)}))
+    assert (offline["loaded"], offline["facts new"]) == ("unchanged", "0")
+    assert graph_state(graph) == before
+
+    server = EdgarServer({facts_path(MRVL): later})  # another day, another cache: a changed response
+    try:
+        env = {**neo4j, **edgar(server, tmp_path / "edgar-later")}
+        [changed] = table(run("fetch", "MRVL", "--no-filings", env=env))
+        added = {k for k in json_facts(later) if k.startswith(MRVL_10Q)}
+        assert (changed["from"], changed["loaded"], changed["facts new"]) == ("EDGAR", "yes", str(len(added)))
+        assert mismatches(graph, MRVL, independent_reading(later)).empty
+        assert watermark(graph, MRVL) == {"sha256": sha256(later), "run": changed["run"]}
+        [refreshed] = table(run("fetch", "--refresh", "MRVL", "--no-filings", env=env))
+        assert (refreshed["loaded"], refreshed["facts new"]) == ("yes", "0")  # --refresh loads as it did
+    finally:
+        server.close()
 
 
 def one_line_error(res: Any) -> str:

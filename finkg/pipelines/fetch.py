@@ -3,7 +3,9 @@
 For each company, in this order, every response fetched (or found in ``[edgar] cache_dir``) before the graph changes:
 
 - **facts**: its companyfacts, loaded by the companyfacts loader every other companyfacts file goes through
-  (:func:`finkg.pipelines.sec.ingest_companyfacts`);
+  (:func:`finkg.pipelines.sec.ingest_companyfacts`), unless the company's facts were loaded from the same response
+  before (its companyfacts watermark, :func:`load_companyfacts`): a fetch the cache serves with nothing new writes
+  nothing;
 - **the filing index**: its submissions, one ``(:Company)-[:SUBMITTED]->(:Submission {adsh})`` per filing of the
   forms asked (``10-K``, ``10-Q`` unless told otherwise), with form, filed date, period of report, acceptance time
   (UTC) and primary document. A per-company, per-form watermark ``(:Company)-[:FETCHED_UP_TO]->(:EdgarWatermark)``
@@ -20,10 +22,14 @@ window where it was and a rerun completes it; every write is a MERGE, so a rerun
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from pathlib import Path
 from typing import Any
 
 from finkg.config import Settings, config_path
@@ -150,9 +156,7 @@ def load_fetched(
     summary = FetchSummary()
     for got in fetched:
         if got.facts is not None:
-            [row] = sec.ingest_companyfacts(
-                graph, settings, [got.facts.path], progress=progress, on_conflict=on_conflict
-            )
+            row = load_companyfacts(graph, settings, got.cik, got.facts.path, o.refresh, progress, on_conflict)
             summary.facts.append({"company": got.query, "cik": got.cik, "from": _origin(got.facts), **row})
     asked = [(got.cik, edgar.parse_company(got.query)) for got in fetched]
     tickers = [{"cik": cik, "ticker": q} for cik, q in asked if isinstance(q, str)]  # asked by its ticker, not a CIK
@@ -163,6 +167,46 @@ def load_fetched(
         if got.submissions is not None:
             summary.filings.append(load_filings(graph, settings, got, config, o, progress=progress))
     return summary
+
+
+def load_companyfacts(
+    graph: Graph,
+    settings: Settings,
+    cik: int,
+    path: Path,
+    refresh: bool = False,
+    progress: StageProgress | None = None,
+    on_conflict: OnConflict = "refuse",
+) -> dict[str, Any]:
+    """Company ``cik``'s companyfacts file into the graph as ``finkg ingest companyfacts`` loads it, unless its facts
+    were loaded from this very response before: the company's watermark (``companyfacts_sha256``, the SHA-256 of the
+    response last loaded, with its run finished) equals the file's, and ``refresh`` is not asked. Such a file is
+    neither read nor written again: a fetch served by the cache, with nothing new, writes nothing. A loaded file
+    moves the watermark, written after its run is recorded done (a load killed before leaves the watermark where it
+    was, and the next fetch loads the file again).
+
+    Returns:
+        ``loaded`` (``yes``, or ``unchanged``: skipped), then the columns of
+        :func:`finkg.pipelines.sec.summary_row` (skipped: the counts of the run that loaded the file, no new facts,
+        no conflicts, the seconds of the check).
+
+    Raises:
+        As :func:`finkg.pipelines.sec.ingest_companyfacts`.
+    """
+    t0 = time.perf_counter()
+    with path.open("rb") as fh:
+        digest = hashlib.file_digest(fh, "sha256").hexdigest()
+    rid = runs.run_id(sec.COMPANYFACTS_KIND, digest)
+    if not refresh:
+        hit = graph.read(cypher.COMPANYFACTS_LOADED, {"cik": cik, "sha256": digest, "run": rid})
+        if hit and hit[0]["counts"]:
+            counts = Counter(json.loads(hit[0]["counts"]))
+            counts["conflicts"] = 0
+            return {"loaded": "unchanged", **sec.summary_row(path, counts, 0, time.perf_counter() - t0, rid)}
+    [row] = sec.ingest_companyfacts(graph, settings, [path], progress=progress, on_conflict=on_conflict)
+    runs.checkpoint("companyfacts-watermark")
+    graph.write(cypher.SET_COMPANYFACTS_LOADED, {"cik": cik, "sha256": digest, "run": rid, "at": runs.now()})
+    return {"loaded": "yes", **row}
 
 
 def _origin(fetched: edgar.Fetched) -> str:

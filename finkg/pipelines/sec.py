@@ -23,6 +23,9 @@ from ingest.sec.conflicts import OnConflict, SourceConflict, find_conflicts, ref
 from ingest.sec.fsds import FactSource, StageProgress
 from kg import BatchWriter, Graph, WriteStats
 
+COMPANYFACTS_KIND = "sec-companyfacts"
+"""The kind of the ingest run of a companyfacts file (``(:IngestRun {kind})``; its id ``sec-companyfacts:<sha256>``)."""
+
 
 def ingest_sec(
     graph: Graph,
@@ -188,7 +191,7 @@ def ingest_companyfacts(
         sec_companyfacts.CompanyFactsFormatError: a file is malformed (nothing of it is written).
     """
     return _ingest_files(
-        graph, settings, paths, sec_companyfacts.read_companyfacts, "sec-companyfacts", progress, on_conflict
+        graph, settings, paths, sec_companyfacts.read_companyfacts, COMPANYFACTS_KIND, progress, on_conflict
     )
 
 

@@ -1,6 +1,8 @@
 """The EDGAR filing index (``finkg fetch``): ``(:Company)-[:SUBMITTED]->(:Submission)``, one per filing EDGAR lists
 for the company, its primary document's text ``(:Submission)-[:HAS_DOCUMENT]->(:Document)``, and the per-company,
-per-form watermark ``(:Company)-[:FETCHED_UP_TO]->(:EdgarWatermark)`` that tells the next fetch what is new."""
+per-form watermark ``(:Company)-[:FETCHED_UP_TO]->(:EdgarWatermark)`` that tells the next fetch what is new; and
+the companyfacts watermark on the company (``companyfacts_sha256``: the response its facts were loaded from), which
+lets a fetch skip a response it loaded before."""
 
 from __future__ import annotations
 
@@ -22,6 +24,24 @@ SET_COMPANY_TICKERS = (
 )
 """The ticker a company was fetched by (``$rows``: ``[{cik, ticker}]``), on a company that has none yet: what
 ``finkg facts history --company TSLA`` and the analyst's company names read."""
+
+COMPANYFACTS_LOADED = (
+    "MATCH (c:Company {cik: $cik})\n"
+    "WHERE c.companyfacts_sha256 = $sha256\n"
+    "MATCH (r:IngestRun {id: $run})\n"
+    "WHERE r.status = 'done'\n"
+    "RETURN r.counts AS counts"
+)
+"""One row (the counts of the run that loaded it, JSON) when company ``$cik``'s facts were loaded from the
+companyfacts response of SHA-256 ``$sha256`` by run ``$run``, finished; no row otherwise."""
+
+SET_COMPANYFACTS_LOADED = (
+    "MATCH (c:Company {cik: $cik})\n"
+    "SET c.companyfacts_sha256 = $sha256, c.companyfacts_run = $run, c.companyfacts_loaded_at = $at\n"
+    "RETURN count(c) AS companies"
+)
+"""Company ``$cik``'s companyfacts watermark: the SHA-256 of the response its facts were loaded from, the ingest run
+that loaded it and when (``$at``, ISO UTC). Written once the run is recorded done."""
 
 MERGE_SUBMISSIONS = (
     "UNWIND $rows AS row\n"
