@@ -478,9 +478,10 @@ def main() -> None:
         lo, hi = m[key]["wilson95"]
         return f"{m[key]['count']} ({100 * m[key]['rate']:.1f} % [{100 * lo:.0f}, {100 * hi:.0f}])"
 
+    split_label = args.split if args.questions.resolve() == QUESTIONS else f"{args.split} ({args.questions.name})"
     system_rows = [
         {
-            "split": args.split,
+            "split": split_label,
             "system": label.get(s, s),
             "n": summary[s]["n"],
             "correct": cell(summary[s], "correct"),
@@ -497,7 +498,11 @@ def main() -> None:
     kind_rows = [{"kind": k, **{label.get(s, s): counts(by_kind[s][k]) for s in systems}} for k in kinds]
     parameters = {
         "split": args.split,
-        "questions": str(args.questions.resolve().relative_to(ROOT)),
+        "questions": str(
+            args.questions.resolve().relative_to(ROOT)
+            if args.questions.resolve().is_relative_to(ROOT)
+            else args.questions
+        ),
         "n": len(qs),
         "tolerance": TOLERANCE,
         "systems": systems_run,

@@ -477,7 +477,12 @@ EVAL_AGENT_SEC = Table(
     ],
 )
 
-ASK_USER_SPLITS = ("ask-user-questions-test", "ask-user-questions-dev")
+ASK_USER_SPLITS = (
+    "ask-user-questions-test",
+    "ask-user-questions-dev",
+    "ask-user-questions-dev2",
+    "ask-user-questions-dev3",
+)
 ASK_USER = Table(
     list(ASK_USER_SPLITS),
     lambda records: [row for name in ASK_USER_SPLITS for row in records[name].get("tables", {}).get("systems", [])],

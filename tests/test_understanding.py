@@ -184,6 +184,7 @@ def test_a_ticker_that_is_another_companys_initials_is_asked_back():
     ("question", "names"),
     [
         ("What was Conoco's net income?", ["CONOCOPHILLIPS"]),  # the head of a compound name
+        ("Compare Conoco's and Murphy Oil's current ratio", ["CONOCOPHILLIPS", "MURPHY OIL CORP /DE"]),
         ("LabCorp's operating income", ["LABORATORY CORP OF AMERICA HOLDINGS"]),  # camel case: Lab-oratory Corp
         ("AmEx debt to equity", ["AMERICAN EXPRESS CO"]),
         ("DirecTV Group: working capital", ["DIRECTV GROUP INC"]),  # the name less its legal form only

@@ -399,7 +399,8 @@ class CompanyIndex:
             if len(phrase.replace(" ", "")) < 4 or phrase.upper() in NOT_TICKERS:
                 continue
             camel = re.fullmatch(r"(?:[A-Z][a-z]+){2,}(?:['’]s)?", m.group()) is not None  # LabCorp, AmEx
-            if " " not in phrase and not camel and (len(phrase) < 5 or not question[: m.start()].strip()):
+            first = not question[: m.start()].strip() and normalize(m.group().split()[0]) == words[0]
+            if " " not in phrase and not camel and (len(phrase) < 5 or first):
                 continue  # one short word, or the question's first word ("Compute"): too weak for a fuzzy match
             pos = text.find(f" {phrase} ")
             if pos >= 0 and not free(pos + 1, pos + 1 + len(phrase)):
@@ -410,8 +411,10 @@ class CompanyIndex:
             best = [(a, s) for a, s, _ in best if s >= FUZZY_MIN]
             at = pos + 1 if pos >= 0 else len(normalize(question[: m.start()])) + 1
             if not best:
-                word = re.sub(r"['’]s$", "", m.group())
-                short = self.short_form(word) if " " not in phrase else []
+                # the one word left of the run ("Compare Conoco's": Conoco), as written (its case matters)
+                word = next((w for w in re.split(r"\s+", m.group()) if normalize(w) == phrase), "")
+                word = re.sub(r"['’]s$", "", word)
+                short = self.short_form(word) if word and " " not in phrase else []
                 if len(short) == 1:
                     out.found.append(CompanyHit(short[0], self.names[short[0]], word, "short form", at))
                     taken.append((at, at + len(phrase)))
