@@ -114,6 +114,23 @@ def test_no_company_of_a_dev_question_is_in_a_test_question_and_the_counts_hold(
     assert 8 <= sum(q["gold"] == "abstain" for q in qs) <= 20
 
 
+@pytest.mark.parametrize("name", ["sec-user-dev2.jsonl", "sec-user-dev3.jsonl"])
+def test_the_extra_development_sets_hold_development_companies_only_and_recompute(name):
+    """The sets ``make_user_questions.py --seed 45/46 --splits dev`` writes: every company of the development half
+    (by the split rule, recomputed here), none of a test question's, and every gold recomputed from num.txt."""
+    path = QUESTIONS.with_name(name)
+    extra = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip() and x[0] != "#"]
+    assert len(extra) >= 100 and {q["split"] for q in extra} == {"dev"}
+    test_ciks = {c["cik"] for q in questions() if q["split"] == "test" for c in q["companies"]}
+    test_texts = {q["question"] for q in questions() if q["split"] == "test"}
+    for q in extra:
+        assert q["question"] not in test_texts, q["id"]
+        for c in q["companies"]:
+            assert split_of(c["cik"]) == "dev" and c["cik"] not in test_ciks, q["id"]
+        if q["gold"] != "abstain" and q["kind"] in ("value", "ratio", "change"):
+            assert recompute(q["spec"][0]) == pytest.approx(q["gold"]["value"], rel=1e-6, abs=1e-6), q["id"]
+
+
 def test_every_measure_is_asked_and_phrasings_vary():
     qs = questions()
     measures = {q["measure"] for q in qs}
