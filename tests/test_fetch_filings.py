@@ -24,12 +24,19 @@ ALZN_CIK = 1677077
 ALZN_INDEX_PATH = "/submissions/CIK0001677077.json"
 ALZN_MARCH = DATA / "submissions" / "CIK0001677077.json"  # Alzamend Neuro's submissions, served 2026-03-10
 ALZN_JUNE = DATA / "submissions" / "CIK0001677077.2026-06-20.json"  # the same, served 2026-06-20
+CARBO_CIK = 1009672
+CARBO_INDEX_PATH = "/submissions/CIK0001009672.json"
+CARBO_PAGE_PATH = "/submissions/CIK0001009672-submissions-001.json"
+CARBO_INDEX = DATA / "submissions" / "CIK0001009672.json"  # CARBO Ceramics' submissions, served 2026-02-08
+CARBO_PAGE = DATA / "submissions" / "CIK0001009672-submissions-001.json"  # the older page they list
 NEW_YORK = ZoneInfo("America/New_York")
 
 
 def listed(path: Path, forms: tuple[str, ...] = ("10-K", "10-Q")) -> dict[str, dict]:
-    """The filings of ``forms`` in a submissions file, read with json alone: ``{accession: fields}``."""
-    recent = json.loads(path.read_text(encoding="utf-8"))["filings"]["recent"]
+    """The filings of ``forms`` in a submissions file, read with json alone: ``{accession: fields}``. An older page
+    of an index (``CIK##########-submissions-###.json``) has the same columns at its top level."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    recent = doc["filings"]["recent"] if "filings" in doc else doc
     return {
         adsh: {"form": form, "filed": filed, "period": period or None, "document": doc, "accepted": accepted}
         for adsh, form, filed, period, doc, accepted in zip(
@@ -81,8 +88,12 @@ def forget(graph, cik: int) -> None:
 
 
 def expected(rows: dict[str, dict], zone: str, since: str = "", until: str = "9999") -> dict[str, dict]:
+    """What the graph must hold of ``rows`` (:func:`listed`) in the window: acceptance times read in ``zone``, as UTC;
+    an empty primary document (a filing of the 1990s may name none) is none."""
     return {
-        adsh: {**f, "accepted": as_utc(f["accepted"], zone)} for adsh, f in rows.items() if since <= f["filed"] <= until
+        adsh: {**f, "document": f["document"] or None, "accepted": as_utc(f["accepted"], zone)}
+        for adsh, f in rows.items()
+        if since <= f["filed"] <= until
     }
 
 
@@ -119,7 +130,8 @@ def test_the_filing_index_equals_the_submissions_file_and_a_second_fetch_adds_on
     everything = listed(AAPL_INDEX)
     assert len(everything) == 44  # 10-K and 10-Q filings of Apple in the file
 
-    first = finkg("fetch", "AAPL", "--no-facts", "--no-text", "--until", "2025-04-30", env=env)
+    # since the first day of the index's recent part (its older page, 1994 to 2015-03-11, is not served here)
+    first = finkg("fetch", "AAPL", "--no-facts", "--no-text", "--since", "2015-03-12", "--until", "2025-04-30", env=env)
     assert first.returncode == 0, first.stderr
     assert apple.requests == [AAPL_INDEX_PATH]  # the index once; the ticker was resolved without a request
     assert (tmp_path / "edgar" / "submissions" / "CIK0000320193.json").read_bytes() == AAPL_INDEX.read_bytes()
@@ -238,3 +250,57 @@ def test_a_fetch_killed_before_the_text_then_rerun_equals_a_clean_fetch(graph, a
         {"adsh": AAPL_10Q},
     )
     assert linked[0]["docs"] == 1 and linked[0]["chunks"] > 20 and linked[0]["at"] == "2025-05-02T10:00:46Z"
+
+
+def test_an_older_page_of_the_index_is_fetched_when_the_window_reaches_it(graph, tmp_path):
+    """CARBO Ceramics' submissions (1,000 recent filings from 2003-12-09) list one older page (205 filings, 1996-06-03
+    to 2003-12-08), both real responses SEC served on 2026-02-08. A window after the page's last filing does not ask
+    for it; the whole index (no --since, no watermark) does, offline refused in one line while the page is not in the
+    cache, then fetched where edgartools asks for it and kept beside the index: its 10-K and 10-Q filings are indexed
+    as a json reading of the page has them; a later fetch (the watermark in the recent part) asks for nothing."""
+    forget(graph, CARBO_CIK)
+    recent, older = listed(CARBO_INDEX), listed(CARBO_PAGE)
+    assert (len(recent), len(older)) == (65, 28) and not set(recent) & set(older)
+    assert max(f["filed"] for f in older.values()) < "2004-01-01" <= min(f["filed"] for f in recent.values())
+    cache = tmp_path / "edgar"
+    server = EdgarServer({CARBO_INDEX_PATH: CARBO_INDEX, CARBO_PAGE_PATH: CARBO_PAGE})
+    try:
+        env = _env(server, cache)
+        since = finkg("fetch", "1009672", "--no-facts", "--no-text", "--since", "2004-01-01", env=env)
+        assert since.returncode == 0, since.stderr
+        assert server.requests == [CARBO_INDEX_PATH]  # the window does not reach the older page
+        assert stored(graph, CARBO_CIK) == expected(recent, "America/New_York")
+        assert row_of(since.stdout, "1009672")[4:8] == ["65", "65", "0", "0"]
+        assert row_of(since.stdout, "1009672")[-2] == "0 of 1"  # older pages read of those listed
+
+        forget(graph, CARBO_CIK)  # no watermark: the whole index
+        offline = finkg("fetch", "1009672", "--no-facts", "--no-text", "--offline", env=_env(server, cache, None))
+        assert offline.returncode == 2 and "Traceback" not in offline.stderr
+        [line] = [x for x in offline.stderr.splitlines() if x.startswith("error")]
+        assert "CIK0001009672-submissions-001.json" in line and "without --offline" in line, line
+        assert stored(graph, CARBO_CIK) == {} and server.requests == [CARBO_INDEX_PATH]  # nothing written
+
+        whole = finkg("fetch", "1009672", "--no-facts", "--no-text", env=env)
+        assert whole.returncode == 0, whole.stderr
+        assert server.requests == [CARBO_INDEX_PATH, CARBO_PAGE_PATH]  # the index from the cache, the page now
+        page = cache / "submissions" / "CIK0001009672-submissions-001.json"  # beside the index, as edgartools keeps it
+        assert page.read_bytes() == CARBO_PAGE.read_bytes()
+        want = expected({**recent, **older}, "America/New_York")
+        assert len(want) == 93 and stored(graph, CARBO_CIK) == want
+        assert want["0000950134-03-003746"] == {  # the 10-K for 2002, a .txt filing of the older page
+            "form": "10-K",
+            "filed": "2003-03-12",
+            "period": "2002-12-31",
+            "document": "d03686e10vk.txt",
+            "accepted": "2003-03-12T19:23:10Z",  # 14:23:10 EST
+        }
+        row = row_of(whole.stdout, "1009672")
+        assert (row[2], row[4:8], row[-2]) == ("EDGAR", ["93", "93", "0", "0"], "1 of 1")
+
+        again = finkg("fetch", "1009672", "--no-facts", "--no-text", env=env)
+        assert again.returncode == 0, again.stderr
+        assert server.requests == [CARBO_INDEX_PATH, CARBO_PAGE_PATH]
+        row = row_of(again.stdout, "1009672")
+        assert (row[2], row[4:8], row[-2]) == ("cache", ["93", "0", "93", "0"], "1 of 1")
+    finally:
+        server.close()

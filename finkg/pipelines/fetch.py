@@ -8,7 +8,8 @@ For each company, in this order, every response fetched (or found in ``[edgar] c
   nothing;
 - **the filing index**: its submissions, one ``(:Company)-[:SUBMITTED]->(:Submission {adsh})`` per filing of the
   forms asked (``10-K``, ``10-Q`` unless told otherwise), with form, filed date, period of report, acceptance time
-  (UTC) and primary document. A per-company, per-form watermark ``(:Company)-[:FETCHED_UP_TO]->(:EdgarWatermark)``
+  (UTC) and primary document; with the filings of the older pages of the index (``filings.files``, for a company
+  with more than 1,000 filings) that the window reaches (:func:`pages_needed`), fetched as edgartools fetches them. A per-company, per-form watermark ``(:Company)-[:FETCHED_UP_TO]->(:EdgarWatermark)``
   (the latest filing fetched, by acceptance time) makes the next fetch consider only filings accepted after it;
   ``since`` replaces the watermark (filings filed on or after that day), ``until`` caps the window;
 - **text**: for each 10-K or 10-Q of the window whose text is not in the graph yet, its primary document (fetched
@@ -28,7 +29,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -255,19 +256,24 @@ def load_filings(
     progress: StageProgress | None = None,
 ) -> dict[str, Any]:
     """One company's filing index into the graph, then the text of its window's 10-K and 10-Q filings, then its
-    watermarks (see the module docstring).
+    watermarks (see the module docstring). The older pages of the index the window reaches (:func:`pages_needed`)
+    are fetched first (from the cache when there, unless ``options.refresh``), before anything of the company is
+    written.
 
     Returns:
-        The company's row: ``company``, ``cik``, ``from`` (the index: ``EDGAR`` or ``cache``), ``forms``,
+        The company's row: ``company``, ``cik``, ``from`` (the index and its pages: ``EDGAR`` when any was requested
+        now, else ``cache``), ``forms``,
         ``listed`` (filings of those forms in the index) = ``new`` (written now) + ``unchanged`` (in the graph
         before) + ``skipped`` (outside the window: before ``since`` or the watermark, after ``until``),
         ``documents`` (primary documents read into text now), ``chunks`` (their text chunks), ``no text`` (10-K
         or 10-Q filings of the window whose primary document is not HTML), ``watermark`` (per form, the latest
-        acceptance time fetched), ``s`` (seconds).
+        acceptance time fetched), ``older pages`` (``<read> of <listed>``: the older pages of the index read into it,
+        of those it lists), ``s`` (seconds).
 
     Raises:
         ValueError: ``got`` has no submissions file.
-        ingest.sec.edgar.EdgarError: the submissions file cannot be read; a document cannot be fetched (the
+        ingest.sec.edgar.EdgarError: the submissions file or a page cannot be read; a page not in the cache offline,
+            or one that cannot be fetched (nothing of the company written); a document cannot be fetched (the
             filings are written, the watermark is not moved: a rerun resumes).
         ingest.text.documents.TextFormatError: a primary document the filing reader cannot read.
     """
@@ -276,9 +282,14 @@ def load_filings(
         raise ValueError(f"{got.query}: no filing index was fetched (fetch_files with filings=False)")
     index = edgar.read_submissions(got.submissions.path)
     cik = index.cik
-    listed = [e for e in index.entries if e.form in options.forms]
     stored = {r["adsh"]: r for r in graph.read(cypher.EDGAR_SUBMISSIONS, {"cik": cik})}
     marks = {r["form"]: r["accepted"] for r in graph.read(cypher.EDGAR_WATERMARKS, {"cik": cik})}
+    pages = pages_needed(edgar.index_pages(got.submissions.path), marks, options)
+    fetched = [edgar.submissions_page(got.query, cik, p, config, refresh=options.refresh) for p in pages]
+    requested = got.submissions.requested or any(f.requested for f in fetched)
+    if any(f.requested for f in fetched) or any(p.name not in index.pages for p in pages):
+        index = edgar.read_submissions(got.submissions.path)  # with the pages now in the cache
+    listed = [e for e in index.entries if e.form in options.forms]
     considered = window(listed, marks, options)
     new = [e for e in considered if e.adsh not in stored]
     graph.write(cypher.MERGE_EDGAR_COMPANIES, {"rows": [{"cik": cik, "name": index.name}]})
@@ -312,7 +323,7 @@ def load_filings(
     return {
         "company": got.query,
         "cik": cik,
-        "from": _origin(got.submissions),
+        "from": "EDGAR" if requested else "cache",
         "forms": ",".join(options.forms),
         "listed": len(listed),
         "new": len(new),
@@ -322,8 +333,33 @@ def load_filings(
         "chunks": chunks,
         "no text": no_text,
         "watermark": ", ".join(f"{form} {accepted}" for form, accepted in sorted(marks.items())),
+        "older pages": f"{len(index.pages)} of {index.listed_pages}",
         "s": round(time.perf_counter() - t0, 1),
     }
+
+
+def pages_needed(
+    pages: Sequence[edgar.IndexPage], marks: dict[str, str], options: FetchOptions
+) -> list[edgar.IndexPage]:
+    """The older pages of a filing index (:func:`ingest.sec.edgar.index_pages`) that a fetch's window reaches: those
+    holding filings filed on or after its start, and none filed after ``options.until``. The start is
+    ``options.since``; without it, the day before the earliest watermark of the forms asked (a filing is dated no
+    earlier than the New York day it was accepted), or none (every page) when one of those forms has no watermark
+    yet: a company's first fetch reads its whole index, a later one only the pages its watermark does not pass."""
+    if options.since:
+        start: str | None = options.since.isoformat()
+    elif all(form in marks for form in options.forms):
+        earliest = min(marks[form] for form in options.forms)
+        start = (date.fromisoformat(earliest[:10]) - timedelta(days=1)).isoformat()
+    else:
+        start = None
+    until = options.until.isoformat() if options.until else None
+    return [
+        p
+        for p in pages
+        if (start is None or p.filed_to is None or p.filed_to >= start)
+        and (until is None or p.filed_from is None or p.filed_from <= until)
+    ]
 
 
 def _advance_watermarks(

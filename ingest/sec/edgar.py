@@ -41,6 +41,8 @@ from kg.errors import ConfigError, IngestError
 COMPANYFACTS_DIR = "companyfacts"
 SUBMISSIONS_DIR = "submissions"
 DOCUMENTS_DIR = "documents"
+#: An older page of a filing index as EDGAR names it under ``filings.files`` (``CIK##########-submissions-###.json``).
+PAGE_NAME = re.compile(r"CIK(\d{10})-submissions-\d{3}\.json")
 #: Forms whose filings are fetched unless asked otherwise, and the forms whose primary document is read as text.
 DEFAULT_FORMS = ("10-K", "10-Q")
 TEXT_FORMS = ("10-K", "10-Q", "10-K/A", "10-Q/A")
@@ -354,14 +356,92 @@ class IndexEntry:
 @dataclass(frozen=True)
 class FilingIndex:
     """A company's submissions file read: CIK, name, tickers, the zone its acceptance times were read in
-    (``America/New_York`` or ``UTC``: see :func:`acceptance_zone`), and its filings, newest first as SEC lists
-    them (``filings.recent`` only: the latest 1,000 filings or the last year, whichever is more)."""
+    (``America/New_York`` or ``UTC``: see :func:`acceptance_zone`), and its filings as SEC lists them: first
+    ``filings.recent`` (the latest 1,000 filings or the last year, whichever is more), newest first, then the filings of
+    each older page of ``pages`` (:func:`index_pages`) found beside the file in the cache, each page read in its own
+    zone; ``listed_pages``: how many older pages the file lists."""
 
     cik: int
     name: str
     tickers: tuple[str, ...]
     accepted_zone: str
     entries: tuple[IndexEntry, ...]
+    pages: tuple[str, ...] = ()
+    listed_pages: int = 0
+
+
+@dataclass(frozen=True)
+class IndexPage:
+    """An older page of a company's filing index as its submissions list it under ``filings.files``: the file name,
+    how many filings it holds, and the first and last filing dates it spans (``YYYY-MM-DD``; None when not given)."""
+
+    name: str
+    filings: int | None
+    filed_from: str | None
+    filed_to: str | None
+
+
+def index_pages(path: Path) -> tuple[IndexPage, ...]:
+    """The older pages of the filing index a submissions file lists (``filings.files``), in its order (edgartools reads
+    the same list: ``Entity._load_older_filings``; its local storage merges the pages kept beside the file).
+
+    Raises:
+        EdgarError: not a submissions file; a page that is not EDGAR's ``CIK##########-submissions-###.json`` of
+            this company (a path, another CIK), or a date that is not ``YYYY-MM-DD``.
+    """
+    try:
+        doc = json.loads(Path(path).read_bytes())
+        cik = int(doc["cik"])
+        files = doc["filings"].get("files") or []
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise EdgarError(f"{path}: not an EDGAR submissions file (cik, filings): {exc}") from None
+    if not isinstance(files, list):
+        raise EdgarError(f"{path}: filings.files is not a list")
+    pages = []
+    for i, f in enumerate(files):
+        name = f.get("name") if isinstance(f, dict) else None
+        m = PAGE_NAME.fullmatch(name) if isinstance(name, str) else None
+        if m is None or int(m.group(1)) != cik:
+            raise EdgarError(f"{path}: filings.files[{i}].name: {name!r} is not a page of CIK {cik}'s filing index")
+        first, last = (
+            _day(f.get(k), path, f"filings.files[{i}].{k}", optional=True) for k in ("filingFrom", "filingTo")
+        )
+        count = f.get("filingCount")
+        pages.append(
+            IndexPage(
+                m.group(0),
+                count if isinstance(count, int) else None,
+                first.isoformat() if first else None,
+                last.isoformat() if last else None,
+            )
+        )
+    return tuple(pages)
+
+
+def page_path(cache_dir: Path, name: str) -> Path:
+    """Where the cache keeps an older page of a filing index: beside the company's submissions file, under its EDGAR
+    name (edgartools' local-storage layout, which ``edgar.entity.submissions.load_company_submissions_from_local``
+    merges)."""
+    return Path(cache_dir).expanduser() / SUBMISSIONS_DIR / name
+
+
+def submissions_page(query: str, cik: int, page: IndexPage, config: EdgarConfig, refresh: bool = False) -> Fetched:
+    """An older page of company ``cik``'s filing index in the cache (:func:`page_path`), requested when it is not there
+    (or ``refresh``) where edgartools asks for older filings (``<data URL>/submissions/<name>``, its
+    ``Entity._load_older_filings``); ``config.offline`` never requests.
+
+    Raises:
+        ConfigError, EdgarError: as :func:`companyfacts` (404: EDGAR has no such page).
+    """
+
+    def url() -> str:
+        from edgar.config import SEC_DATA_URL
+
+        return f"{SEC_DATA_URL}/submissions/{page.name}"
+
+    path = page_path(config.cache_dir, page.name)
+    what = f"filing index page {page.name}"
+    return _cached(query, cik, path, url, what, config, refresh, _json_with("accessionNumber"))
 
 
 def acceptance_zone(rows: Iterable[tuple[str, date, datetime]]) -> ZoneInfo:
@@ -389,11 +469,11 @@ def acceptance_zone(rows: Iterable[tuple[str, date, datetime]]) -> ZoneInfo:
     return ACCEPTANCE_ZONES[name]
 
 
-def _column(recent: dict[str, Any], field: str, n: int, path: Path) -> list[Any]:
+def _column(recent: dict[str, Any], field: str, n: int, path: Path, where: str) -> list[Any]:
     values = recent.get(field)
     if not isinstance(values, list) or len(values) != n:
         got = f"{len(values)} values" if isinstance(values, list) else "missing"
-        raise EdgarError(f"{path}: filings.recent.{field}: {got}, expected a list of {n} (one per accessionNumber)")
+        raise EdgarError(f"{path}: {where}{field}: {got}, expected a list of {n} (one per accessionNumber)")
     return values
 
 
@@ -407,12 +487,15 @@ def _day(text: Any, path: Path, at: str, optional: bool = False) -> date | None:
 
 
 def read_submissions(path: Path) -> FilingIndex:
-    """A submissions file (``CIK##########.json`` as SEC serves it) as a :class:`FilingIndex`.
+    """A submissions file (``CIK##########.json`` as SEC serves it) as a :class:`FilingIndex`, with the filings of its
+    older pages (:func:`index_pages`) that are in the cache beside it (:func:`page_path`; a page not there is left
+    out), after ``filings.recent`` in the order the file lists them, as edgartools merges them; a filing listed twice
+    is kept once, where it comes first.
 
     Raises:
         EdgarError: not JSON, no ``cik`` or ``filings.recent``, columns of unequal length, or a field that is not
             what SEC gives (an accession number, a date, an acceptance time, a plain file name); the message names
-            the file and the field (``filings.recent.filingDate[12]``).
+            the file and the field (``filings.recent.filingDate[12]``, a page's ``filingDate[12]``).
     """
     try:
         doc = json.loads(Path(path).read_bytes())
@@ -422,18 +505,47 @@ def read_submissions(path: Path) -> FilingIndex:
         raise EdgarError(f"{path}: not an EDGAR submissions file (cik, filings.recent): {exc}") from None
     if not isinstance(recent, dict):
         raise EdgarError(f"{path}: filings.recent is not an object of columns")
+    zone, entries = _read_columns(recent, cik, path, "filings.recent.")
+    listed = index_pages(path)
+    read = []
+    for page in listed:
+        where = Path(path).parent / page.name
+        if not where.is_file():
+            continue
+        try:
+            columns = json.loads(where.read_bytes())
+        except (OSError, ValueError) as exc:
+            raise EdgarError(f"{where}: not an EDGAR filing index page: {exc}") from None
+        if not isinstance(columns, dict):
+            raise EdgarError(f"{where}: not an EDGAR filing index page (an object of columns)")
+        entries += _read_columns(columns, cik, where, "")[1]
+        read.append(page.name)
+    seen: set[str] = set()
+    kept = []
+    for e in entries:
+        if e.adsh not in seen:
+            seen.add(e.adsh)
+            kept.append(e)
+    tickers = tuple(str(t) for t in doc.get("tickers") or () if t)
+    return FilingIndex(cik, str(doc.get("name") or ""), tickers, str(zone), tuple(kept), tuple(read), len(listed))
+
+
+def _read_columns(recent: dict[str, Any], cik: int, path: Path, where: str) -> tuple[ZoneInfo, tuple[IndexEntry, ...]]:
+    """The filings of one table of columns (``filings.recent`` of a submissions file, or an older page, whose
+    columns are its top level; ``where`` prefixes the field names in messages) and the zone its acceptance times
+    were read in (:func:`acceptance_zone`, over this table's filings alone)."""
     adshs = recent.get("accessionNumber")
     if not isinstance(adshs, list):
-        raise EdgarError(f"{path}: filings.recent.accessionNumber is missing")
+        raise EdgarError(f"{path}: {where}accessionNumber is missing")
     n = len(adshs)
-    cols = {f: _column(recent, f, n, path) for f in ("form", "filingDate", "reportDate", "acceptanceDateTime")}
+    cols = {f: _column(recent, f, n, path, where) for f in ("form", "filingDate", "reportDate", "acceptanceDateTime")}
     optional: dict[str, list[Any]] = {}
     for f in OPTIONAL_COLUMNS:
         values = recent.get(f)
         optional[f] = values if isinstance(values, list) and len(values) == n else [None] * n
     raw = []
     for i, adsh in enumerate(adshs):
-        at = f"filings.recent.{{}}[{i}]"
+        at = f"{where}{{}}[{i}]"
         if not isinstance(adsh, str) or not ADSH.fullmatch(adsh):
             raise EdgarError(f"{path}: {at.format('accessionNumber')}: {adsh!r} is not ##########-##-######")
         form = cols["form"][i]
@@ -467,8 +579,7 @@ def read_submissions(path: Path) -> FilingIndex:
         )
         for adsh, form, filed, period, naive, primary, i in raw
     )
-    tickers = tuple(str(t) for t in doc.get("tickers") or () if t)
-    return FilingIndex(cik, str(doc.get("name") or ""), tickers, str(zone), entries)
+    return zone, entries
 
 
 def document_path(cache_dir: Path, entry: IndexEntry) -> Path:
