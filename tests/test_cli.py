@@ -18,7 +18,7 @@ def finkg(*args: str, env: dict[str, str] | None = None) -> subprocess.Completed
         [sys.executable, "-m", "finkg", *args],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,  # a hang guard, not a timing: a three-company fetch under load took over 120 s once
         env={**os.environ, "COLUMNS": "200", **(env or {})},
     )
 
