@@ -46,21 +46,10 @@ def generator():
 def items(mq, kinds: list[str]) -> list[dict]:
     """Every (development filing, measure) pair with a gold, as a question row."""
     sub, num, daily = mq.read(mq.QUARTER, "sub.txt"), mq.read(mq.QUARTER, "num.txt"), mq.read(mq.DAILY, "sub.txt")
-    seen = set(sub.cik.astype(int))
-    all_names = {int(r.cik): r.name for r in sub.itertuples()} | {
-        int(r.cik): r.name for r in daily.itertuples() if int(r.cik) not in seen
-    }
-    counts = sub.cik.value_counts()
     facts = mq.Facts(num)
     out = []
-    for r in sub.sort_values("cik", key=lambda s: s.astype(int)).itertuples():
-        if counts[r.cik] != 1 or r.form not in ("10-Q", "10-Q/A") or r.nciks != "1" or not r.fp.startswith("Q"):
-            continue
-        f = mq.Filing(
-            r.adsh, int(r.cik), r.name, int(r.sic or 0), r.fye, r.fp, r.period, mq.fiscal_date(r.instance, r.period)
-        )
-        f.names = mq.names_for(f.cik, f.name, all_names)
-        if not f.names or mq.split_of(f.cik) != "dev":
+    for f in mq.question_filings(sub, mq.company_names(sub, daily)):
+        if mq.split_of(f.cik) != "dev":
             continue
         for m in mq.MEASURES.values():
             if m.kind not in kinds:

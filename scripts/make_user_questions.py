@@ -884,16 +884,17 @@ HEADER = """# sec-user.jsonl: analyst questions in users' own words over the shi
 """
 
 
-def main(seed: int = SEED, out: Path = OUT, splits: tuple[str, ...] = ("dev", "test")) -> None:
-    """Write the question file ``out``: questions of the halves ``splits`` only, drawn with ``random.Random(seed)``."""
-    rng = random.Random(seed)
-    sub = read(QUARTER, "sub.txt")
-    num = read(QUARTER, "num.txt")
-    daily = read(DAILY, "sub.txt")
-    all_names = {int(r.cik): r.name for r in sub.itertuples()} | {
+def company_names(sub: pd.DataFrame, daily: pd.DataFrame) -> dict[int, str]:
+    """CIK -> EDGAR name of every company of the quarter's and the later daily file's sub.txt (the names an alias
+    must not collide with)."""
+    return {int(r.cik): r.name for r in sub.itertuples()} | {
         int(r.cik): r.name for r in daily.itertuples() if int(r.cik) not in set(sub.cik.astype(int))
     }
-    later = set(daily.cik.astype(int)) | {1318605, 1640147, 320193, 1045810}  # other shipped data (newer periods)
+
+
+def question_filings(sub: pd.DataFrame, all_names: dict[int, str]) -> list[Filing]:
+    """The filings questions are asked about (the rules of the module doc: a company's only 10-Q of the quarter, one
+    registrant), in CIK order, each with the names it may be called by (:func:`company_names`)."""
     counts = sub.cik.value_counts()
     filings: list[Filing] = []
     for r in sub.sort_values("cik", key=lambda s: s.astype(int)).itertuples():
@@ -905,6 +906,18 @@ def main(seed: int = SEED, out: Path = OUT, splits: tuple[str, ...] = ("dev", "t
         f.names = names_for(f.cik, f.name, all_names)
         if f.names:
             filings.append(f)
+    return filings
+
+
+def main(seed: int = SEED, out: Path = OUT, splits: tuple[str, ...] = ("dev", "test")) -> None:
+    """Write the question file ``out``: questions of the halves ``splits`` only, drawn with ``random.Random(seed)``."""
+    rng = random.Random(seed)
+    sub = read(QUARTER, "sub.txt")
+    num = read(QUARTER, "num.txt")
+    daily = read(DAILY, "sub.txt")
+    later = set(daily.cik.astype(int)) | {1318605, 1640147, 320193, 1045810}  # other shipped data (newer periods)
+    all_names = company_names(sub, daily)
+    filings = question_filings(sub, all_names)
     facts = Facts(num)
     by_split: dict[str, list[Filing]] = {s: [] for s in splits}
     for f in filings:

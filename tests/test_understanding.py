@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import re
 import zipfile
 from functools import cache
 from pathlib import Path
@@ -19,7 +18,7 @@ import pandas as pd
 import pytest
 
 from retrieval.facts.measures import BY_ID, EXCLUDED_SYNONYMS, EXTRA_CONCEPTS, MEASURES, find_measures, synonym_group
-from retrieval.facts.names import CompanyIndex, core_name, ticker_table
+from retrieval.facts.names import CompanyIndex, core_name, instance_ticker, ticker_table
 from retrieval.facts.periods import find_periods, fsds_ddate, year_earlier
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -135,9 +134,8 @@ def index() -> CompanyIndex:
     prefixes: dict[int, set[str]] = {}
     former: dict[int, list[str]] = {}
     for c, i, f in zip(sub.cik, sub["instance"], sub["former"], strict=True):
-        m = re.fullmatch(r"([a-z]+)-\d{8}\.xml", i)  # the filer manual's <prefix>-<YYYYMMDD>.xml
-        if m:
-            prefixes.setdefault(int(c), set()).add(m.group(1).upper())
+        if t := instance_ticker(i):  # the filer manual's <prefix>-<YYYYMMDD>.xml
+            prefixes.setdefault(int(c), set()).add(t)
         if f:
             former.setdefault(int(c), []).append(f)
     names = {int(c): n for c, n in zip(sub.cik, sub.name, strict=True)}

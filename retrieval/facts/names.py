@@ -84,12 +84,11 @@ NOT_TICKERS = frozenset(
 )  # fmt: skip
 """Upper-case words that are finance or English abbreviations, never read as tickers."""
 
-_LEGAL_FORM = frozenset({"inc", "incorporated", "corp", "corporation", "co", "company", "ltd", "limited", "plc", "lp",
-                         "llc", "nv", "sa", "ag", "de"})  # fmt: skip
-"""The legal-form words at the end of a name (not ``group`` or ``holdings``, which people say)."""
-
 LEGAL_WORDS = frozenset({"INC", "CORP", "CO", "LTD", "LP", "LLC", "PLC", "NV", "SA", "AG", "DE", "L", "P"})
 """Upper-case legal-form words of a name, never a ticker or a name of their own."""
+
+_LEGAL_FORM = frozenset({w.lower() for w in LEGAL_WORDS} | {"incorporated", "corporation", "company", "limited"})
+"""The legal-form words at the end of a name, spelt out too (not ``group`` or ``holdings``, which people say)."""
 
 SHORT_HEAD = 5
 """The least letters of a short form that is the head of a compound word (``Conoco``)."""
@@ -108,11 +107,16 @@ def normalize(text: str) -> str:
     return " ".join(re.sub(r"[^a-z0-9&]+", " ", text).split())
 
 
+def full_name(name: str) -> str:
+    """An EDGAR name normalized (:func:`normalize`) without its state tag, legal suffix kept (``DIRECTV GROUP INC
+    /DE/`` -> ``directv group inc``)."""
+    return normalize(re.sub(r"/[A-Za-z]{2,3}/?", " ", name))
+
+
 def core_name(name: str) -> str:
     """An EDGAR name without its legal suffix, state tag and punctuation (``JOHNSON & JOHNSON /NJ/`` ->
     ``johnson & johnson``, ``COLGATE PALMOLIVE CO`` -> ``colgate palmolive``)."""
-    name = re.sub(r"/[A-Za-z]{2,3}/?", " ", name)
-    return " ".join(_SUFFIX.sub(" ", normalize(name)).split())
+    return " ".join(_SUFFIX.sub(" ", full_name(name)).split())
 
 
 def aliases_of(name: str) -> set[str]:
@@ -120,7 +124,7 @@ def aliases_of(name: str) -> set[str]:
     core = core_name(name)
     if not core:
         return set()
-    full = normalize(re.sub(r"/[A-Za-z]{2,3}/?", " ", name))  # the name as written, legal suffix kept
+    full = full_name(name)  # the name as written, legal suffix kept
     out = {core, core.replace(" & ", " and "), core.replace(" and ", " & "), full, full.replace(" & ", " and ")}
     legal = full.split()
     while len(legal) > 1 and legal[-1] in _LEGAL_FORM:
@@ -174,7 +178,7 @@ def _capitalised(question: str, word: str) -> bool:
 def acronyms_of(name: str) -> set[str]:
     """The initials of a name, with and without its legal suffix, when 3 to 5 letters (``COMPUTER SCIENCES CORP`` ->
     ``CSC``, ``PHILIP MORRIS INTERNATIONAL INC`` -> ``PMI``, ``COCA COLA ENTERPRISES INC`` -> ``CCE``)."""
-    full = [w for w in normalize(re.sub(r"/[A-Za-z]{2,3}/?", " ", name)).split() if w not in ("&", "and", "of", "the")]
+    full = [w for w in full_name(name).split() if w not in ("&", "and", "of", "the")]
     core = [w for w in core_name(name).split() if w not in ("&", "and", "of", "the")]
     out = {"".join(w[0] for w in ws).upper() for ws in (full, core) if len(ws) >= 2}
     return {a for a in out if 3 <= len(a) <= 5 and a.isalpha()}
@@ -295,9 +299,7 @@ class CompanyIndex:
             for a in acronyms_of(name):
                 self.initials.setdefault(a, set()).add(cik)
         self._choices = sorted(self.aliases)
-        self._words: dict[int, list[str]] = {
-            cik: normalize(re.sub(r"/[A-Za-z]{2,3}/?", " ", name)).split() for cik, name in self.names.items()
-        }
+        self._words: dict[int, list[str]] = {cik: full_name(name).split() for cik, name in self.names.items()}
 
     def short_form(self, word: str) -> list[int]:
         """The companies a one-word short form names (CIKs, sorted; several: ambiguous, none: no short form).
