@@ -284,7 +284,7 @@ def load_filings(
     cik = index.cik
     stored = {r["adsh"]: r for r in graph.read(cypher.EDGAR_SUBMISSIONS, {"cik": cik})}
     marks = {r["form"]: r["accepted"] for r in graph.read(cypher.EDGAR_WATERMARKS, {"cik": cik})}
-    pages = pages_needed(edgar.index_pages(got.submissions.path), marks, options)
+    pages = pages_needed(index.listed, marks, options)
     fetched = [edgar.submissions_page(got.query, cik, p, config, refresh=options.refresh) for p in pages]
     requested = got.submissions.requested or any(f.requested for f in fetched)
     if any(f.requested for f in fetched) or any(p.name not in index.pages for p in pages):
@@ -333,7 +333,7 @@ def load_filings(
         "chunks": chunks,
         "no text": no_text,
         "watermark": ", ".join(f"{form} {accepted}" for form, accepted in sorted(marks.items())),
-        "older pages": f"{len(index.pages)} of {index.listed_pages}",
+        "older pages": f"{len(index.pages)} of {len(index.listed)}",
         "s": round(time.perf_counter() - t0, 1),
     }
 

@@ -359,7 +359,7 @@ class FilingIndex:
     (``America/New_York`` or ``UTC``: see :func:`acceptance_zone`), and its filings as SEC lists them: first
     ``filings.recent`` (the latest 1,000 filings or the last year, whichever is more), newest first, then the filings of
     each older page of ``pages`` (:func:`index_pages`) found beside the file in the cache, each page read in its own
-    zone; ``listed_pages``: how many older pages the file lists."""
+    zone; ``listed``: the older pages the file lists (:func:`index_pages`)."""
 
     cik: int
     name: str
@@ -367,7 +367,7 @@ class FilingIndex:
     accepted_zone: str
     entries: tuple[IndexEntry, ...]
     pages: tuple[str, ...] = ()
-    listed_pages: int = 0
+    listed: tuple[IndexPage, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -381,19 +381,19 @@ class IndexPage:
     filed_to: str | None
 
 
-def index_pages(path: Path) -> tuple[IndexPage, ...]:
+def index_pages(doc: Any, path: Path) -> tuple[IndexPage, ...]:
     """The older pages of the filing index a submissions file lists (``filings.files``), in its order (edgartools reads
-    the same list: ``Entity._load_older_filings``; its local storage merges the pages kept beside the file).
+    the same list: ``Entity._load_older_filings``; its local storage merges the pages kept beside the file); ``doc``:
+    the file parsed, ``path``: where it was read (for messages).
 
     Raises:
         EdgarError: not a submissions file; a page that is not EDGAR's ``CIK##########-submissions-###.json`` of
             this company (a path, another CIK), or a date that is not ``YYYY-MM-DD``.
     """
     try:
-        doc = json.loads(Path(path).read_bytes())
         cik = int(doc["cik"])
         files = doc["filings"].get("files") or []
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise EdgarError(f"{path}: not an EDGAR submissions file (cik, filings): {exc}") from None
     if not isinstance(files, list):
         raise EdgarError(f"{path}: filings.files is not a list")
@@ -506,7 +506,7 @@ def read_submissions(path: Path) -> FilingIndex:
     if not isinstance(recent, dict):
         raise EdgarError(f"{path}: filings.recent is not an object of columns")
     zone, entries = _read_columns(recent, cik, path, "filings.recent.")
-    listed = index_pages(path)
+    listed = index_pages(doc, path)
     read = []
     for page in listed:
         where = Path(path).parent / page.name
@@ -527,7 +527,7 @@ def read_submissions(path: Path) -> FilingIndex:
             seen.add(e.adsh)
             kept.append(e)
     tickers = tuple(str(t) for t in doc.get("tickers") or () if t)
-    return FilingIndex(cik, str(doc.get("name") or ""), tickers, str(zone), tuple(kept), tuple(read), len(listed))
+    return FilingIndex(cik, str(doc.get("name") or ""), tickers, str(zone), tuple(kept), tuple(read), listed)
 
 
 def _read_columns(recent: dict[str, Any], cik: int, path: Path, where: str) -> tuple[ZoneInfo, tuple[IndexEntry, ...]]:
