@@ -13,7 +13,13 @@ gold). Scored as the question sets are: correct within 1 % relative, abstained, 
 Answers are checkpointed in ``--out`` (a killed run resumes there). Writes
 ``bench/results/ask-dev-exhaustive.json``.
 
-    python bench/ask_dev_exhaustive.py [--kinds value,ratio] [--limit N] [--out DIR]
+``--phrasings N --seed S``: each pair asked N times in the question sets' words instead of once plainly: a
+template of the generator's for the measure's kind and period style, a name form, a measure phrase and a period
+phrase drawn with ``random.Random(S)``; for a balance-sheet measure of a company with no newer shipped data, the
+first of the N asks names no period ("What is X's current ratio?"), as the question sets do. So the words are
+checked too, on the development half only. Writes ``bench/results/ask-dev-phrasings.json``.
+
+    python bench/ask_dev_exhaustive.py [--kinds value,ratio] [--limit N] [--out DIR] [--phrasings N --seed S]
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import random
 import statistics
 import sys
 import time
@@ -43,10 +50,22 @@ def generator():
     return mq
 
 
-def items(mq, kinds: list[str]) -> list[dict]:
-    """Every (development filing, measure) pair with a gold, as a question row."""
+def _style_phrases(mq, f, m) -> tuple[str, list[str]]:
+    """The period style of measure ``m`` (``quarter``, ``ytd``, ``instant``) and its phrases for filing ``f``."""
+    if m.span in ("quarter", "quarter_instant"):
+        return "quarter", mq.quarter_phrases(f)
+    if m.span == "ytd":
+        return "ytd", mq.ytd_phrases(f)
+    return "instant", mq.instant_phrases(f)
+
+
+def items(mq, kinds: list[str], phrasings: int = 0, seed: int = 0) -> list[dict]:
+    """Every (development filing, measure) pair with a gold, as question rows: one plain question each, or
+    ``phrasings`` questions in drawn words (module doc)."""
     sub, num, daily = mq.read(mq.QUARTER, "sub.txt"), mq.read(mq.QUARTER, "num.txt"), mq.read(mq.DAILY, "sub.txt")
     facts = mq.Facts(num)
+    later = mq.later_ciks(daily)
+    rng = random.Random(seed)
     out = []
     for f in mq.question_filings(sub, mq.company_names(sub, daily)):
         if mq.split_of(f.cik) != "dev":
@@ -57,15 +76,20 @@ def items(mq, kinds: list[str]) -> list[dict]:
             spec = mq.compute(facts, f, m)
             if spec is None:
                 continue
-            if m.span in ("quarter", "quarter_instant"):
-                period, q = mq.quarter_phrases(f)[0], "What was {pos} {m} in {p}?"
-            elif m.span == "ytd":
-                period, q = mq.ytd_phrases(f)[0], "What was {pos} {m} in {p}?"
-            else:
-                period, q = mq.instant_phrases(f)[0], "What was {pos} {m} {p}?"
-            question = q.format(pos=mq.possessive(f.names[0]), m=m.phrases[0], p=period)
-            out.append({"id": f"{f.adsh}:{m.id}", "kind": m.kind, "measure": m.id, "cik": f.cik,
-                        "question": question, "gold": spec["value"]})  # fmt: skip
+            style, periods = _style_phrases(mq, f, m)
+            row = {"kind": m.kind, "measure": m.id, "cik": f.cik, "gold": spec["value"]}
+            if not phrasings:
+                q = "What was {pos} {m} in {p}?" if style != "instant" else "What was {pos} {m} {p}?"
+                question = q.format(pos=mq.possessive(f.names[0]), m=m.phrases[0], p=periods[0])
+                out.append({"id": f"{f.adsh}:{m.id}", **row, "question": question})
+                continue
+            for j in range(phrasings):
+                st = "latest" if style == "instant" and j == 0 and f.cik not in later else style
+                co = rng.choice(f.names)
+                template = rng.choice(mq.SINGLE_TEMPLATES[m.kind][st])
+                p = "" if st == "latest" else rng.choice(periods)
+                question = mq.fill(template, co=co, pos=mq.possessive(co), m=rng.choice(m.phrases), p=p)
+                out.append({"id": f"{f.adsh}:{m.id}:{j}", **row, "style": st, "question": question})
     return out
 
 
@@ -73,14 +97,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kinds", default="value,ratio", help="measure kinds: value, ratio or both")
     ap.add_argument("--limit", type=int, default=0, help="only the first N questions (a smoke run)")
-    ap.add_argument("--out", type=Path, default=ROOT / "out" / "ask-dev-exhaustive", help="checkpoint folder")
+    ap.add_argument("--out", type=Path, default=None, help="checkpoint folder (default out/<results name>)")
     ap.add_argument("--results-dir", type=Path, default=None)
+    ap.add_argument("--phrasings", type=int, default=0, help="ask each pair N times in drawn words (module doc)")
+    ap.add_argument("--seed", type=int, default=0, help="the draw of --phrasings")
     args = ap.parse_args()
+    name = "ask-dev-phrasings" if args.phrasings else "ask-dev-exhaustive"
+    args.out = args.out or ROOT / "out" / name
     from finkg.api import open_graph
     from finkg.config import load_settings
     from generation.agent.ask import answer_sec_question
 
-    rows = items(generator(), [k for k in args.kinds.split(",") if k])
+    rows = items(generator(), [k for k in args.kinds.split(",") if k], args.phrasings, args.seed)
     if args.limit:
         rows = rows[: args.limit]
     args.out.mkdir(parents=True, exist_ok=True)
@@ -118,7 +146,7 @@ def main() -> None:
             cat = "wrong_gate_passed"
             wrong.append({**r, "got": a["value"], "answer": a["answer"]})
         cats[cat] += 1
-        by_kind.setdefault(r["kind"], Counter())[cat] += 1
+        by_kind.setdefault(f"{r['kind']} ({r['style']})" if "style" in r else r["kind"], Counter())[cat] += 1
     secs = [done[r["id"]]["seconds"] for r in rows]
     figures = {
         "questions": len(rows),
@@ -139,9 +167,17 @@ def main() -> None:
     ]
     for k, v in figures.items():
         print(f"{k}: {v}")
+    params = {
+        "kinds": args.kinds,
+        "tolerance": TOLERANCE,
+        "split": "dev",
+        **({"limit": args.limit} if args.limit else {}),
+    }
+    if args.phrasings:
+        params |= {"phrasings": args.phrasings, "seed": args.seed}
     out = write_result(
-        "ask-dev-exhaustive",
-        {"kinds": args.kinds, "tolerance": TOLERANCE, "split": "dev", **({"limit": args.limit} if args.limit else {})},
+        name,
+        params,
         figures,
         tables={"kinds": table, "wrong": wrong},
         directory=args.results_dir,

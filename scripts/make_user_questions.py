@@ -804,6 +804,11 @@ T_RATIO_LATEST = [
     "What's {pos} {m} now?",
     "Latest {m} for {co}?",
 ]
+SINGLE_TEMPLATES = {
+    "value": {"quarter": T_VALUE_FLOW, "ytd": T_VALUE_FLOW, "instant": T_VALUE_INSTANT, "latest": T_VALUE_LATEST},
+    "ratio": {"quarter": T_RATIO, "ytd": T_RATIO, "instant": T_RATIO_INSTANT, "latest": T_RATIO_LATEST},
+}
+"""One company's value or ratio question, by measure kind and period style (``latest``: no period named)."""
 T_CHANGE = [
     "How much did {pos} {m} grow year over year in {p}?",
     "{co} {m} growth y/y, {p}?",
@@ -909,13 +914,19 @@ def question_filings(sub: pd.DataFrame, all_names: dict[int, str]) -> list[Filin
     return filings
 
 
+def later_ciks(daily: pd.DataFrame) -> set[int]:
+    """Companies with newer periods in other shipped data (the 2025 daily file, companyfacts, XBRL instances): a
+    question with no period ("What is X's current ratio?") is asked only of the others, whose latest is 2009q3's."""
+    return set(daily.cik.astype(int)) | {1318605, 1640147, 320193, 1045810}
+
+
 def main(seed: int = SEED, out: Path = OUT, splits: tuple[str, ...] = ("dev", "test")) -> None:
     """Write the question file ``out``: questions of the halves ``splits`` only, drawn with ``random.Random(seed)``."""
     rng = random.Random(seed)
     sub = read(QUARTER, "sub.txt")
     num = read(QUARTER, "num.txt")
     daily = read(DAILY, "sub.txt")
-    later = set(daily.cik.astype(int)) | {1318605, 1640147, 320193, 1045810}  # other shipped data (newer periods)
+    later = later_ciks(daily)
     all_names = company_names(sub, daily)
     filings = question_filings(sub, all_names)
     facts = Facts(num)
@@ -964,11 +975,7 @@ def main(seed: int = SEED, out: Path = OUT, splits: tuple[str, ...] = ("dev", "t
         style, p = period_phrase(f, m, allow_latest=True)
         co = name(f)
         mp = rng.choice(m.phrases)
-        if kind == "value":
-            t = {"quarter": T_VALUE_FLOW, "ytd": T_VALUE_FLOW, "instant": T_VALUE_INSTANT, "latest": T_VALUE_LATEST}
-        else:
-            t = {"quarter": T_RATIO, "ytd": T_RATIO, "instant": T_RATIO_INSTANT, "latest": T_RATIO_LATEST}
-        q = fill(rng.choice(t[style]), co=co, pos=pname(co), m=mp, p=p)
+        q = fill(rng.choice(SINGLE_TEMPLATES[kind][style]), co=co, pos=pname(co), m=mp, p=p)
         gold = {"value": spec["value"], "unit": m.unit}
         add(kind, m.id, q, split, [spec], gold, {"style": style, "phrase": p, "ddate": f.period, "fiscal": f.fiscal})
         used[f.cik] = used.get(f.cik, 0) + 1

@@ -24,6 +24,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import importlib.util
+import json
 import os
 import secrets
 import shutil
@@ -373,12 +374,46 @@ def pytest_configure(config: pytest.Config) -> None:
     config.add_cleanup(suite().stop)
 
 
+_DURATIONS: dict[str, float] = {}  # seconds per test id, setup + call + teardown, for durations.json
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Add each phase's seconds to its test's total (written by :func:`record_durations`)."""
+    _DURATIONS[report.nodeid] = _DURATIONS.get(report.nodeid, 0.0) + report.duration
+
+
+def record_durations(session: pytest.Session, exitstatus: int) -> Path | None:
+    """Write the run's seconds per test file and its 60 slowest tests to ``suite_cache()/durations.json`` (the
+    last run with at least 100 tests: CI runs the suite on this machine with a 90-minute limit, and this file is
+    what a later session reads to see where that time went). Returns the file, or None for a smaller run."""
+    if len(_DURATIONS) < 100:
+        return None
+    per_file: dict[str, float] = {}
+    for nodeid, seconds in _DURATIONS.items():
+        per_file[nodeid.split("::", 1)[0]] = per_file.get(nodeid.split("::", 1)[0], 0.0) + seconds
+    out = suite_cache() / "durations.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    record = {
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "exitstatus": int(exitstatus),
+        "tests": len(_DURATIONS),
+        "seconds": round(sum(_DURATIONS.values()), 1),
+        "args": session.config.invocation_params.args,
+        "per_file": {k: round(v, 1) for k, v in sorted(per_file.items(), key=lambda kv: -kv[1])},
+        "slowest": {k: round(v, 1) for k, v in sorted(_DURATIONS.items(), key=lambda kv: -kv[1])[:60]},
+    }
+    out.write_text(json.dumps(record, indent=1) + "\n")
+    return out
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """After the session's fixtures are torn down: stop the suite's server. Under scripts/test, "no tests
-    collected" (exit 5) is a failure (exit 1)."""
+    """After the session's fixtures are torn down: stop the suite's server and record the run's durations
+    (:func:`record_durations`). Under scripts/test, "no tests collected" (exit 5) is a failure (exit 1)."""
     if _SUITE:
         suite().stop()
+    with contextlib.suppress(OSError):
+        record_durations(session, int(exitstatus))
     if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and os.environ.get(EMPTY_RUN_FAILS_ENV) == "1":
         sys.stderr.write("scripts/test: pytest collected no tests; that is a failure\n")
         session.exitstatus = 1

@@ -184,6 +184,9 @@ def test_a_ticker_that_is_another_companys_initials_is_asked_back():
         ("What was Conoco's net income?", ["CONOCOPHILLIPS"]),  # the head of a compound name
         ("Compare Conoco's and Murphy Oil's current ratio", ["CONOCOPHILLIPS", "MURPHY OIL CORP /DE"]),
         ("LabCorp's operating income", ["LABORATORY CORP OF AMERICA HOLDINGS"]),  # camel case: Lab-oratory Corp
+        ("What was LabCorp's ROA in Q2 2009?", ["LABORATORY CORP OF AMERICA HOLDINGS"]),  # run with a measure
+        ("how did Conoco's ROE come out in 2009 Q2", ["CONOCOPHILLIPS"]),  # found by a development probe
+        ("Conoco total liabilities as a share of total assets?", ["CONOCOPHILLIPS"]),  # the question's first word
         ("AmEx debt to equity", ["AMERICAN EXPRESS CO"]),
         ("DirecTV Group: working capital", ["DIRECTV GROUP INC"]),  # the name less its legal form only
         ("GOOG's operating margin", ["GOOGLE INC."]),  # its instance file's prefix: today's table gives GOOG to
@@ -215,6 +218,13 @@ def test_a_short_form_two_companies_fit_is_asked_back_and_a_common_word_is_no_sh
     both = CompanyIndex([(1, "CONOCOPHILLIPS"), (2, "CONOCOFOODS INC")])
     got = both.find("What was Conoco's revenue?")
     assert got.found == [] and got.ambiguous == [("Conoco", [(1, "CONOCOPHILLIPS"), (2, "CONOCOFOODS INC")])]
+    got = both.find("What was Conoco's ROE?")  # a measure's letters glued to the name's run: the same ask-back
+    assert got.found == [] and got.ambiguous == [("Conoco", [(1, "CONOCOPHILLIPS"), (2, "CONOCOFOODS INC")])]
+    # the question's first word is a short form only when one company fits; a verb never is one
+    assert both.find("Conoco revenue?").found == [] and both.find("Conoco revenue?").ambiguous == []
+    verbs = CompanyIndex([(1, "ESTIMATED ENERGY INC"), (2, "TEXTRON INC")])
+    assert [h.cik for h in verbs.find("Estimate the current ratio of Textron.").found] == [2]
+    assert verbs.find("Estimate current ratio?").found == []  # a head is at least 3 letters short of the word
 
 
 def test_a_name_that_matches_nothing_is_reported_not_matched_to_a_lookalike():

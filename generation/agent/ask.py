@@ -426,8 +426,8 @@ def _money(value: float) -> str:
 
 
 def format_value(value: float, unit: str) -> str:
-    """An answer's number in its unit: ``USD 1,234,000``, ``23.4%``, ``1.52`` (a multiple), ``45.2 days``,
-    ``3.1 percentage points``."""
+    """An answer's number in its unit: ``USD 1,234,000``, ``23.4%``, ``1.52`` or ``1.00`` (a multiple, always two
+    decimals: a current ratio of 0.9994 is not "1"), ``45.2 days``, ``3.1 percentage points``."""
     if unit == "USD":
         return _money(value)
     if unit == "%":
@@ -436,6 +436,8 @@ def format_value(value: float, unit: str) -> str:
         return f"{format_result(value)} days"
     if unit == "pp":
         return f"{format_result(value)} percentage points"
+    if unit == "x":
+        return f"{value:,.2f}"
     return format_result(value)
 
 

@@ -395,6 +395,7 @@ class CompanyIndex:
         months = {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
                   "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov",
                   "dec"}  # fmt: skip
+        opening = CompanyMatch()  # the question's first word as a short form, used when nothing else is found
         for m in re.finditer(r"(?:[A-Z][\w&.'’-]*)(?:\s+(?:&\s+)?[A-Z][\w&.'’-]*)*", question):
             words = [w for w in normalize(m.group()).split() if w not in skip and w not in months]
             phrase = " ".join(words)
@@ -402,8 +403,13 @@ class CompanyIndex:
                 continue
             camel = re.fullmatch(r"(?:[A-Z][a-z]+){2,}(?:['’]s)?", m.group()) is not None  # LabCorp, AmEx
             first = not question[: m.start()].strip() and normalize(m.group().split()[0]) == words[0]
-            if " " not in phrase and not camel and (len(phrase) < 5 or first):
-                continue  # one short word, or the question's first word ("Compute"): too weak for a fuzzy match
+            if " " not in phrase and not camel and first and len(phrase) >= 5:
+                # the question's first word ("Estimate", "Conoco"): too weak for a fuzzy match; a short form only
+                # when it names exactly one company and the question names no other (kept for the end)
+                self._short_in_run(m.group(), text, opening, free, [], only_sure=True)
+                continue
+            if " " not in phrase and not camel and len(phrase) < 5:
+                continue  # one short word: too weak for a fuzzy match
             pos = text.find(f" {phrase} ")
             if pos >= 0 and not free(pos + 1, pos + 1 + len(phrase)):
                 continue
@@ -413,16 +419,7 @@ class CompanyIndex:
             best = [(a, s) for a, s, _ in best if s >= FUZZY_MIN]
             at = pos + 1 if pos >= 0 else len(normalize(question[: m.start()])) + 1
             if not best:
-                # the one word left of the run ("Compare Conoco's": Conoco), as written (its case matters)
-                word = next((w for w in re.split(r"\s+", m.group()) if normalize(w) == phrase), "")
-                word = re.sub(r"['’]s$", "", word)
-                short = self.short_form(word) if word and " " not in phrase else []
-                if len(short) == 1:
-                    out.found.append(CompanyHit(short[0], self.names[short[0]], word, "short form", at))
-                    taken.append((at, at + len(phrase)))
-                elif short:
-                    out.ambiguous.append((word, self._label(short)))
-                else:
+                if not self._short_in_run(m.group(), text, out, free, taken):
                     out.unresolved.append(m.group())
                 continue
             top_alias, top_score = best[0]
@@ -434,6 +431,32 @@ class CompanyIndex:
                 continue
             out.found.append(CompanyHit(top_cik, self.names[top_cik], m.group(), "fuzzy", at))
             taken.append((at, at + len(phrase)))
+        if opening.found and not out.found and not out.ambiguous:
+            out.found.extend(opening.found)
+
+    def _short_in_run(
+        self, run: str, text: str, out: CompanyMatch, free, taken: list[tuple[int, int]], only_sure: bool = False
+    ) -> bool:
+        """The first word of a capitalised run that is a short form (:meth:`short_form`), as written (its case
+        matters): "Compare Conoco's" and "LabCorp's ROA" name ConocoPhillips and Laboratory Corp. One company is
+        a hit; several are asked back (with ``only_sure``, ignored). Returns whether a word was a short form."""
+        for raw in re.split(r"\s+", run):
+            word = re.sub(r"['’]s$", "", raw)
+            low = normalize(word)
+            short = self.short_form(word) if low else []
+            if not short or (only_sure and len(short) > 1):
+                continue
+            pos = text.find(f" {low} ")
+            at = pos + 1 if pos >= 0 else 0
+            if pos >= 0 and not free(at, at + len(low)):
+                continue
+            if len(short) == 1:
+                out.found.append(CompanyHit(short[0], self.names[short[0]], word, "short form", at))
+                taken.append((at, at + len(low)))
+            else:
+                out.ambiguous.append((word, self._label(short)))
+            return True
+        return False
 
 
 def mentions_company(text: str, companies: Iterable[str]) -> bool:
