@@ -225,6 +225,8 @@ def test_a_short_form_two_companies_fit_is_asked_back_and_a_common_word_is_no_sh
     verbs = CompanyIndex([(1, "ESTIMATED ENERGY INC"), (2, "TEXTRON INC")])
     assert [h.cik for h in verbs.find("Estimate the current ratio of Textron.").found] == [2]
     assert verbs.find("Estimate current ratio?").found == []  # a head is at least 3 letters short of the word
+    asking = CompanyIndex([(1, "COMPAREXXX SYSTEMS INC"), (2, "CONOCOPHILLIPS")])  # "Compare" heads its first word
+    assert [h.cik for h in asking.find("Compare Conoco's current ratio with Xyzzy's").found] == [2]
 
 
 def test_a_name_that_matches_nothing_is_reported_not_matched_to_a_lookalike():

@@ -406,7 +406,7 @@ class CompanyIndex:
             if " " not in phrase and not camel and first and len(phrase) >= 5:
                 # the question's first word ("Estimate", "Conoco"): too weak for a fuzzy match; a short form only
                 # when it names exactly one company and the question names no other (kept for the end)
-                self._short_in_run(m.group(), text, opening, free, [], only_sure=True)
+                self._short_in_run(m.group(), text, opening, free, [], skip | months, only_sure=True)
                 continue
             if " " not in phrase and not camel and len(phrase) < 5:
                 continue  # one short word: too weak for a fuzzy match
@@ -419,7 +419,7 @@ class CompanyIndex:
             best = [(a, s) for a, s, _ in best if s >= FUZZY_MIN]
             at = pos + 1 if pos >= 0 else len(normalize(question[: m.start()])) + 1
             if not best:
-                if not self._short_in_run(m.group(), text, out, free, taken):
+                if not self._short_in_run(m.group(), text, out, free, taken, skip | months):
                     out.unresolved.append(m.group())
                 continue
             top_alias, top_score = best[0]
@@ -435,15 +435,23 @@ class CompanyIndex:
             out.found.extend(opening.found)
 
     def _short_in_run(
-        self, run: str, text: str, out: CompanyMatch, free, taken: list[tuple[int, int]], only_sure: bool = False
+        self,
+        run: str,
+        text: str,
+        out: CompanyMatch,
+        free,
+        taken: list[tuple[int, int]],
+        ignore: set[str],
+        only_sure: bool = False,
     ) -> bool:
         """The first word of a capitalised run that is a short form (:meth:`short_form`), as written (its case
-        matters): "Compare Conoco's" and "LabCorp's ROA" name ConocoPhillips and Laboratory Corp. One company is
-        a hit; several are asked back (with ``only_sure``, ignored). Returns whether a word was a short form."""
+        matters), words of ``ignore`` ("compare", months) passed over: "Compare Conoco's" and "LabCorp's ROA" name
+        ConocoPhillips and Laboratory Corp. One company is a hit; several are asked back (with ``only_sure``,
+        ignored). Returns whether a word was a short form."""
         for raw in re.split(r"\s+", run):
             word = re.sub(r"['’]s$", "", raw)
             low = normalize(word)
-            short = self.short_form(word) if low else []
+            short = self.short_form(word) if low and low not in ignore else []
             if not short or (only_sure and len(short) > 1):
                 continue
             pos = text.find(f" {low} ")
