@@ -50,15 +50,6 @@ def generator():
     return mq
 
 
-def _style_phrases(mq, f, m) -> tuple[str, list[str]]:
-    """The period style of measure ``m`` (``quarter``, ``ytd``, ``instant``) and its phrases for filing ``f``."""
-    if m.span in ("quarter", "quarter_instant"):
-        return "quarter", mq.quarter_phrases(f)
-    if m.span == "ytd":
-        return "ytd", mq.ytd_phrases(f)
-    return "instant", mq.instant_phrases(f)
-
-
 def items(mq, kinds: list[str], phrasings: int = 0, seed: int = 0) -> list[dict]:
     """Every (development filing, measure) pair with a gold, as question rows: one plain question each, or
     ``phrasings`` questions in drawn words (module doc)."""
@@ -76,7 +67,7 @@ def items(mq, kinds: list[str], phrasings: int = 0, seed: int = 0) -> list[dict]
             spec = mq.compute(facts, f, m)
             if spec is None:
                 continue
-            style, periods = _style_phrases(mq, f, m)
+            style, periods = mq.style_phrases(f, m)
             row = {"kind": m.kind, "measure": m.id, "cik": f.cik, "gold": spec["value"]}
             if not phrasings:
                 q = "What was {pos} {m} in {p}?" if style != "instant" else "What was {pos} {m} {p}?"

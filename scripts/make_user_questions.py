@@ -638,6 +638,16 @@ def ytd_phrases(f: Filing) -> list[str]:
     return out
 
 
+def style_phrases(f: Filing, m: Measure) -> tuple[str, list[str]]:
+    """The period style of measure ``m`` (``quarter``, ``ytd`` or ``instant``) and the phrases that name filing ``f``'s
+    period in it."""
+    if m.span in ("quarter", "quarter_instant"):
+        return "quarter", quarter_phrases(f)
+    if m.span == "ytd":
+        return "ytd", ytd_phrases(f)
+    return "instant", instant_phrases(f)
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # facts
 # ---------------------------------------------------------------------------------------------------------------
@@ -960,13 +970,10 @@ def main(seed: int = SEED, out: Path = OUT, splits: tuple[str, ...] = ("dev", "t
 
     def period_phrase(f: Filing, m: Measure, allow_latest: bool) -> tuple[str, str]:
         """(style, phrase): quarter/ytd/instant styles; 'latest' for a question with no period."""
-        if m.span in ("quarter", "quarter_instant"):
-            return "quarter", rng.choice(quarter_phrases(f))
-        if m.span == "ytd":
-            return "ytd", rng.choice(ytd_phrases(f))
-        if allow_latest and f.cik not in later and rng.random() < 0.3:
+        style, phrases = style_phrases(f, m)
+        if style == "instant" and allow_latest and f.cik not in later and rng.random() < 0.3:
             return "latest", ""
-        return "instant", rng.choice(instant_phrases(f))
+        return style, rng.choice(phrases)
 
     def single(kind: str, m: Measure, f: Filing, split: str) -> bool:
         spec = compute(facts, f, m)

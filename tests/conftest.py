@@ -390,7 +390,8 @@ def record_durations(session: pytest.Session, exitstatus: int) -> Path | None:
         return None
     per_file: dict[str, float] = {}
     for nodeid, seconds in _DURATIONS.items():
-        per_file[nodeid.split("::", 1)[0]] = per_file.get(nodeid.split("::", 1)[0], 0.0) + seconds
+        file = nodeid.split("::", 1)[0]
+        per_file[file] = per_file.get(file, 0.0) + seconds
     out = suite_cache() / "durations.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     record = {

@@ -286,8 +286,9 @@ def load_filings(
     marks = {r["form"]: r["accepted"] for r in graph.read(cypher.EDGAR_WATERMARKS, {"cik": cik})}
     pages = pages_needed(index.listed, marks, options)
     fetched = [edgar.submissions_page(got.query, cik, p, config, refresh=options.refresh) for p in pages]
-    requested = got.submissions.requested or any(f.requested for f in fetched)
-    if any(f.requested for f in fetched) or any(p.name not in index.pages for p in pages):
+    pages_requested = any(f.requested for f in fetched)
+    requested = got.submissions.requested or pages_requested
+    if pages_requested or any(p.name not in index.pages for p in pages):
         index = edgar.read_submissions(got.submissions.path)  # with the pages now in the cache
     listed = [e for e in index.entries if e.form in options.forms]
     considered = window(listed, marks, options)

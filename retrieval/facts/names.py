@@ -406,7 +406,8 @@ class CompanyIndex:
             if " " not in phrase and not camel and first and len(phrase) >= 5:
                 # the question's first word ("Estimate", "Conoco"): too weak for a fuzzy match; a short form only
                 # when it names exactly one company and the question names no other (kept for the end)
-                self._short_in_run(m.group(), text, opening, free, [], skip | months, only_sure=True)
+                at = len(normalize(question[: m.start()])) + 1
+                self._short_in_run(m.group(), at, text, opening, free, [], skip | months, only_sure=True)
                 continue
             if " " not in phrase and not camel and len(phrase) < 5:
                 continue  # one short word: too weak for a fuzzy match
@@ -419,7 +420,7 @@ class CompanyIndex:
             best = [(a, s) for a, s, _ in best if s >= FUZZY_MIN]
             at = pos + 1 if pos >= 0 else len(normalize(question[: m.start()])) + 1
             if not best:
-                if not self._short_in_run(m.group(), text, out, free, taken, skip | months):
+                if not self._short_in_run(m.group(), at, text, out, free, taken, skip | months):
                     out.unresolved.append(m.group())
                 continue
             top_alias, top_score = best[0]
@@ -437,6 +438,7 @@ class CompanyIndex:
     def _short_in_run(
         self,
         run: str,
+        run_at: int,
         text: str,
         out: CompanyMatch,
         free,
@@ -446,8 +448,9 @@ class CompanyIndex:
     ) -> bool:
         """The first word of a capitalised run that is a short form (:meth:`short_form`), as written (its case
         matters), words of ``ignore`` ("compare", months) passed over: "Compare Conoco's" and "LabCorp's ROA" name
-        ConocoPhillips and Laboratory Corp. One company is a hit; several are asked back (with ``only_sure``,
-        ignored). Returns whether a word was a short form."""
+        ConocoPhillips and Laboratory Corp. One company is a hit, placed where the word is in the normalized ``text``
+        (where the run is, ``run_at``, when the word's normal form is not found as a word); several are asked back
+        (with ``only_sure``, ignored). Returns whether a word was a short form."""
         for raw in re.split(r"\s+", run):
             word = re.sub(r"['’]s$", "", raw)
             low = normalize(word)
@@ -455,7 +458,7 @@ class CompanyIndex:
             if not short or (only_sure and len(short) > 1):
                 continue
             pos = text.find(f" {low} ")
-            at = pos + 1 if pos >= 0 else 0
+            at = pos + 1 if pos >= 0 else run_at
             if pos >= 0 and not free(at, at + len(low)):
                 continue
             if len(short) == 1:
