@@ -329,6 +329,8 @@ TATQA_TEST2_ENGINE = tatqa_ci_table("eval-tatqa-test2-engine", tokens=True)
 # the analyst agent (tuned model) beside the engine on the second list's questions its stopped run answered
 TATQA_TEST2_AGENT = tatqa_ci_table("eval-tatqa-test2-agent", tokens=True)
 TATQA_TEST2_AGENT_DIFF = _tatqa_differences("eval-tatqa-test2-agent", ("all", "arithmetic", "span"))
+TATQA_TEST2_MEMORY = tatqa_ci_table("eval-tatqa-test2-memory", tokens=True)
+TATQA_TEST2_MEMORY_DIFF = _tatqa_differences("eval-tatqa-test2-memory", ("all", "arithmetic"))
 
 
 def _page_questions(name: str) -> Table:
@@ -1155,6 +1157,8 @@ TABLES: dict[str, Table] = {
     "eval-tatqa-test2-engine": TATQA_TEST2_ENGINE,
     "eval-tatqa-test2-agent": TATQA_TEST2_AGENT,
     "eval-tatqa-test2-agent-diff": TATQA_TEST2_AGENT_DIFF,
+    "eval-tatqa-test2-memory": TATQA_TEST2_MEMORY,
+    "eval-tatqa-test2-memory-diff": TATQA_TEST2_MEMORY_DIFF,
     "page-questions-gated": PAGE_QUESTIONS_GATED,
     "page-questions-dev-extra": PAGE_QUESTIONS_DEV_EXTRA,
     "page-questions-dev-gated": PAGE_QUESTIONS_DEV_GATED,
