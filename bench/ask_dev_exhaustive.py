@@ -61,14 +61,15 @@ def items(mq, kinds: list[str], phrasings: int = 0, seed: int = 0) -> list[dict]
     for f in mq.question_filings(sub, mq.company_names(sub, daily)):
         if mq.split_of(f.cik) != "dev":
             continue
-        for m in mq.MEASURES.values():
-            if m.kind not in kinds:
-                continue
-            spec = mq.compute(facts, f, m)
+        asked = [(m, m.kind, mq.compute(facts, f, m)) for m in mq.MEASURES.values() if m.kind in kinds]
+        if "element" in kinds:
+            asked += [(e, "value", mq.element_gold(facts, f, e)) for e in mq.ELEMENTS.values()]
+        for m, kind, spec in asked:
             if spec is None:
                 continue
             style, periods = mq.style_phrases(f, m)
-            row = {"kind": m.kind, "measure": m.id, "cik": f.cik, "gold": spec["value"]}
+            row = {"kind": "element" if isinstance(m, mq.Element) else kind, "measure": m.id, "cik": f.cik,
+                   "gold": spec["value"]}  # fmt: skip
             if not phrasings:
                 q = "What was {pos} {m} in {p}?" if style != "instant" else "What was {pos} {m} {p}?"
                 question = q.format(pos=mq.possessive(f.names[0]), m=m.phrases[0], p=periods[0])
@@ -77,7 +78,7 @@ def items(mq, kinds: list[str], phrasings: int = 0, seed: int = 0) -> list[dict]
             for j in range(phrasings):
                 st = "latest" if style == "instant" and j == 0 and f.cik not in later else style
                 co = rng.choice(f.names)
-                template = rng.choice(mq.SINGLE_TEMPLATES[m.kind][st])
+                template = rng.choice(mq.SINGLE_TEMPLATES[kind][st])
                 p = "" if st == "latest" else rng.choice(periods)
                 question = mq.fill(template, co=co, pos=mq.possessive(co), m=rng.choice(m.phrases), p=p)
                 out.append({"id": f"{f.adsh}:{m.id}:{j}", **row, "style": st, "question": question})
@@ -86,7 +87,7 @@ def items(mq, kinds: list[str], phrasings: int = 0, seed: int = 0) -> list[dict]
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--kinds", default="value,ratio", help="measure kinds: value, ratio or both")
+    ap.add_argument("--kinds", default="value,ratio", help="value, ratio, element (line items beyond the catalog)")
     ap.add_argument("--limit", type=int, default=0, help="only the first N questions (a smoke run)")
     ap.add_argument("--out", type=Path, default=None, help="checkpoint folder (default out/<results name>)")
     ap.add_argument("--results-dir", type=Path, default=None)
@@ -94,6 +95,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0, help="the draw of --phrasings")
     args = ap.parse_args()
     name = "ask-dev-phrasings" if args.phrasings else "ask-dev-exhaustive"
+    if args.kinds == "element":
+        name = "ask-dev-elements"
     args.out = args.out or ROOT / "out" / name
     from finkg.api import open_graph
     from finkg.config import load_settings
@@ -116,8 +119,10 @@ def main() -> None:
         for i, r in enumerate(todo, 1):
             s = time.perf_counter()
             a = answer_sec_question(graph, r["question"])
+            operands = (a.derivation or {}).get("operands") or {}
             row = {"id": r["id"], "status": a.status, "value": a.value, "answer": a.answer,
-                   "seconds": time.perf_counter() - s}  # fmt: skip
+                   "concepts": sorted({str(o.get("concept")) for o in operands.values()}),
+                   "reasons": a.reasons[:1], "seconds": time.perf_counter() - s}  # fmt: skip
             done[r["id"]] = row
             fh.write(json.dumps(row) + "\n")
             fh.flush()
@@ -135,7 +140,7 @@ def main() -> None:
             cat = "correct"
         else:
             cat = "wrong_gate_passed"
-            wrong.append({**r, "got": a["value"], "answer": a["answer"]})
+            wrong.append({**r, "got": a["value"], "answer": a["answer"], "concepts": a.get("concepts")})
         cats[cat] += 1
         by_kind.setdefault(f"{r['kind']} ({r['style']})" if "style" in r else r["kind"], Counter())[cat] += 1
     secs = [done[r["id"]]["seconds"] for r in rows]

@@ -235,6 +235,98 @@ GROWTH_PHRASES = {
     "operating_income": ("operating income", "operating profit"),
 }
 
+
+@dataclass(frozen=True)
+class Element:
+    """A reported line item outside the measure catalog, asked for in users' words ("how much goodwill", "diluted
+    EPS", "share buybacks"): its value is the one us-gaap element's fact, no formula. ``tags``: the elements that
+    report it (more than one only where they are the same quantity; all that are present must agree)."""
+
+    id: str
+    span: str  # quarter | ytd | instant
+    tags: tuple[str, ...]
+    phrases: tuple[str, ...]
+
+
+ELEMENTS: dict[str, Element] = {
+    e.id: e
+    for e in [
+        # balance sheet
+        Element("goodwill", "instant", ("Goodwill",), ("goodwill",)),
+        Element("retained_earnings", "instant", ("RetainedEarningsAccumulatedDeficit",), ("retained earnings",)),
+        Element("ppe_net", "instant", ("PropertyPlantAndEquipmentNet",), ("net PP&E", "net property, plant and equipment")),
+        Element("aoci", "instant", ("AccumulatedOtherComprehensiveIncomeLossNetOfTax",),
+                ("accumulated other comprehensive income", "AOCI")),
+        Element("treasury_stock", "instant", ("TreasuryStockValue",), ("treasury stock",)),
+        Element("intangibles", "instant", ("IntangibleAssetsNetExcludingGoodwill",),
+                ("intangible assets excluding goodwill", "net intangibles other than goodwill")),
+        Element("accounts_payable", "instant", ("AccountsPayableCurrent",), ("accounts payable", "payables")),
+        Element("accrued_liabilities", "instant", ("AccruedLiabilitiesCurrent",), ("accrued liabilities",)),
+        Element("short_term_investments", "instant", ("ShortTermInvestments",), ("short-term investments",)),
+        Element("current_ltd", "instant", ("LongTermDebtCurrent",),
+                ("current portion of long-term debt", "long-term debt due within a year")),
+        Element("deferred_revenue", "instant", ("DeferredRevenueCurrent",), ("current deferred revenue",)),
+        Element("apic", "instant", ("AdditionalPaidInCapital",), ("additional paid-in capital", "APIC")),
+        Element("nci", "instant", ("MinorityInterest",), ("noncontrolling interest", "minority interest")),
+        Element("liabilities_and_equity", "instant", ("LiabilitiesAndStockholdersEquity",),
+                ("total liabilities and shareholders' equity",)),
+        # income statement, the quarter
+        Element("eps_diluted", "quarter", ("EarningsPerShareDiluted",), ("diluted EPS", "diluted earnings per share")),
+        Element("eps_basic", "quarter", ("EarningsPerShareBasic",), ("basic EPS", "basic earnings per share")),
+        Element("interest_expense", "quarter", ("InterestExpense",), ("interest expense",)),
+        Element("dividends_per_share", "quarter", ("CommonStockDividendsPerShareDeclared",),
+                ("dividends declared per share", "declared dividend per share")),
+        Element("nci_income", "quarter", ("NetIncomeLossAttributableToNoncontrollingInterest",),
+                ("net income attributable to noncontrolling interests", "minority interest in earnings")),
+        Element("costs_and_expenses", "quarter", ("CostsAndExpenses",), ("total costs and expenses",)),
+        Element("equity_method_income", "quarter", ("IncomeLossFromEquityMethodInvestments",),
+                ("equity-method income", "income from equity method investments")),
+        # cash flow statement, year to date
+        Element("sbc", "ytd", ("ShareBasedCompensation",), ("stock-based compensation", "share-based compensation")),
+        Element("buybacks", "ytd", ("PaymentsForRepurchaseOfCommonStock",),
+                ("share repurchases", "stock buybacks", "common stock repurchases")),
+        Element("dividends_paid", "ytd", ("PaymentsOfDividends", "PaymentsOfDividendsCommonStock"),
+                ("dividends paid", "cash dividends paid")),
+        Element("investing_cash_flow", "ytd", ("NetCashProvidedByUsedInInvestingActivities",),
+                ("net cash from investing activities", "investing cash flow")),
+        Element("financing_cash_flow", "ytd", ("NetCashProvidedByUsedInFinancingActivities",),
+                ("net cash from financing activities", "financing cash flow")),
+        Element("acquisitions", "ytd", ("PaymentsToAcquireBusinessesNetOfCashAcquired",),
+                ("cash paid for acquisitions", "acquisition spending")),
+        Element("debt_repayments", "ytd", ("RepaymentsOfLongTermDebt",), ("repayments of long-term debt",)),
+        Element("debt_issued", "ytd", ("ProceedsFromIssuanceOfLongTermDebt",),
+                ("proceeds from long-term debt issuance", "new long-term borrowing")),
+        Element("deferred_taxes", "ytd", ("DeferredIncomeTaxExpenseBenefit",), ("deferred income taxes",)),
+        Element("d_and_a", "ytd", ("DepreciationAndAmortization", "DepreciationDepletionAndAmortization"),
+                ("depreciation and amortization", "D&A")),
+        Element("change_in_cash", "ytd", ("CashAndCashEquivalentsPeriodIncreaseDecrease",),
+                ("net change in cash", "increase or decrease in cash")),
+        Element("option_proceeds", "ytd", ("ProceedsFromStockOptionsExercised",),
+                ("proceeds from stock option exercises",)),
+    ]
+}  # fmt: skip
+"""Line items beyond MEASURES, for the development probe of "measures the code has never seen" (issue 44;
+``bench/ask_dev_exhaustive.py --kinds element``). Phrases are the words analysts use, written before any was asked
+of the engine; not used by :func:`main`, so the shipped question sets do not change."""
+
+
+def element_gold(facts: Facts, f: Filing, e: Element) -> dict | None:
+    """The element's value for filing ``f`` at its period end (instant: qtrs 0; quarter: 1; ytd: the fiscal quarter
+    number): ``{"tag", "value", "ddate", "qtrs"}``, or None when no tag is reported, a tag is ambiguous, or the
+    present tags disagree."""
+    qtrs = {"instant": 0, "quarter": 1, "ytd": f.ytd_qtrs}[e.span]
+    found = []
+    for tag in e.tags:
+        v = facts.one(f.adsh, tag, f.period, qtrs)
+        if v == "ambiguous":
+            return None
+        if v is not None:
+            found.append((tag, float(v)))
+    if not found or len({v for _, v in found}) > 1:
+        return None
+    return {"tag": found[0][0], "value": found[0][1], "ddate": f.period, "qtrs": qtrs}
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # names
 # ---------------------------------------------------------------------------------------------------------------

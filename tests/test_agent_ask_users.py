@@ -258,3 +258,34 @@ def test_a_co_registrant_filing_is_answered_with_the_facts_its_memo_uses_and_say
     got = answer_sec_question(loaded, "What was Sempra Energy's net income in Q2 2009?")
     assert got.status == "answered" and close(got, float(hit.value.iloc[0]))
     assert any("legal entity ParentCompany" in n and sempra in n for n in got.notes)
+
+
+def test_a_line_item_named_inside_a_longer_name_is_that_line_item_never_the_catalog_measure(loaded):
+    """ "retained earnings" holds "earnings" (net income), "total liabilities and shareholders' equity" names two
+    catalog measures, "net change in cash" holds "cash": each is the element the words name, or refused."""
+    got = answer_sec_question(loaded, "What were Abbott's retained earnings as of June 30, 2009?")
+    assert got.status == "answered" and close(got, gold(ABT, "RetainedEarningsAccumulatedDeficit", "20090630", 0))
+    q = "What was Abbott's total liabilities and shareholders' equity as of June 30, 2009?"
+    got = answer_sec_question(loaded, q)
+    assert got.status == "answered" and close(got, gold(ABT, "LiabilitiesAndStockholdersEquity", "20090630", 0))
+    got = answer_sec_question(loaded, "What was Abbott's net change in cash in the six months ended June 30, 2009?")
+    if got.status == "answered":
+        assert close(got, gold(ABT, "CashAndCashEquivalentsPeriodIncreaseDecrease", "20090630", 2))
+    else:
+        assert got.status == "not understood" and "'net' are not part of cash" in got.reasons[0]
+
+
+def test_two_measures_of_one_company_are_not_answered_with_the_first(loaded):
+    got = answer_sec_question(loaded, "What were Abbott's revenue and net income in Q2 2009?")
+    assert got.answer is None and got.status == "not understood"
+    assert "ask for one at a time" in got.reasons[0]
+
+
+def test_analysts_abbreviations_name_line_items_and_never_a_company(loaded):
+    got = answer_sec_question(loaded, "What was Abbott's diluted EPS in Q2 2009?")
+    assert got.status == "answered" and close(got, gold(ABT, "EarningsPerShareDiluted", "20090630", 1))
+    got = answer_sec_question(loaded, "What was Abbott's net PP&E as of June 30, 2009?")  # not PG&E Corp
+    assert got.status == "answered" and [c for c, _ in got.plan.companies] == [1800]
+    assert close(got, gold(ABT, "PropertyPlantAndEquipmentNet", "20090630", 0))
+    got = answer_sec_question(loaded, "How much did Abbott spend on stock buybacks in the first half of 2009?")
+    assert got.status == "answered" and close(got, gold(ABT, "PaymentsForRepurchaseOfCommonStock", "20090630", 2))

@@ -4,7 +4,16 @@ states them."""
 
 from __future__ import annotations
 
-from retrieval.facts.labels import ElementLabels, content_words, element_rows, match_label
+from retrieval.facts.labels import (
+    ElementLabels,
+    content_words,
+    element_rows,
+    label_terms,
+    label_words,
+    match_label,
+    question_words,
+)
+from retrieval.facts.measures import uncovered_words
 
 GOODWILL = ElementLabels("Goodwill", ("Goodwill",))
 IMPAIRMENT = ElementLabels("GoodwillImpairmentLoss", ("Goodwill, Impairment Loss",), duration=True)
@@ -56,3 +65,117 @@ def test_rows_without_a_known_span_are_left_out():
     ]
     got = element_rows(rows)
     assert [(e.tag, e.duration, e.custom, e.label) for e in got] == [("Goodwill", False, False, "Goodwill")]
+
+
+PAYABLE = ElementLabels("AccountsPayableCurrent", ("Accounts Payable, Current",), ("Accounts payable",))
+PAYABLE_CHANGE = ElementLabels(
+    "IncreaseDecreaseInAccountsPayable",
+    ("Increase (Decrease) in Accounts Payable",),
+    ("Accounts payable",),  # the cash flow statement's line label, as filers write it
+    duration=True,
+)
+
+
+def test_a_labels_operation_words_count_as_other_words():
+    """ "Increase (Decrease) in" says which quantity a label is: "accrued liabilities" is the balance."""
+    accrued = ElementLabels("AccruedLiabilitiesCurrent", ("Accrued Liabilities, Current",))
+    change = ElementLabels("IncreaseDecreaseInAccruedLiabilities", ("Increase (Decrease) in Accrued Liabilities",))
+    assert match_label({"accrued", "liability"}, [change, accrued]).found == accrued
+    assert label_words("Increase (Decrease) in Accrued Liabilities") == {"increase", "decrease", "accrued", "liability"}
+
+
+def test_the_questions_period_chooses_a_balance_or_a_flow_where_both_match():
+    assert match_label({"account", "payable"}, [PAYABLE, PAYABLE_CHANGE], duration=False).found == PAYABLE
+    assert match_label({"account", "payable"}, [PAYABLE, PAYABLE_CHANGE], duration=True).found == PAYABLE_CHANGE
+    assert match_label({"account", "payable"}, [PAYABLE_CHANGE], duration=False).found is None  # a balance asked
+    assert match_label({"account", "payable"}, [PAYABLE, PAYABLE_CHANGE]).tied == [PAYABLE, PAYABLE_CHANGE]
+
+
+def test_two_question_words_are_not_matched_by_a_label_with_two_more():
+    """ "net change in cash" (content words: net, cash) is not "Acquisitions, net of cash acquired"."""
+    acquisitions = ElementLabels(
+        "PaymentsToAcquireBusinessesNetOfCashAcquired",
+        ("Payments to Acquire Businesses, Net of Cash Acquired",),
+        ("Acquisitions, net of cash acquired",),
+        duration=True,
+    )
+    assert match_label({"net", "cash"}, [acquisitions]).found is None
+    assert match_label({"acquisition", "net", "cash"}, [acquisitions]).found == acquisitions
+
+
+def test_analysts_abbreviations_and_stock_or_share_read_as_the_labels_say():
+    eps = ElementLabels("EarningsPerShareDiluted", ("Earnings Per Share, Diluted",), duration=True)
+    buybacks = ElementLabels(
+        "PaymentsForRepurchaseOfCommonStock", ("Payments for Repurchase of Common Stock",), duration=True
+    )
+    sbc = ElementLabels("ShareBasedCompensation", ("Share-based Compensation",), duration=True)
+    ppe = ElementLabels("PropertyPlantAndEquipmentNet", ("Property, Plant and Equipment, Net",))
+    every = [eps, buybacks, sbc, ppe, GOODWILL]
+
+    def found(question: str, company: str) -> ElementLabels | None:
+        text = label_terms(question)
+        words = content_words(text, [company])
+        return match_label(words, every, said=question_words(text), per_share="per share" in text).found
+
+    assert found("What was Abbott's diluted EPS in Q2 2009?", "Abbott") == eps
+    assert found("How much did Abbott spend on stock buybacks in the first half?", "Abbott") == buybacks
+    assert found("Abbott share repurchases, six months ended June 30, 2009", "Abbott") == buybacks
+    assert found("What was Abbott's stock-based compensation in H1 2009?", "Abbott") == sbc
+    assert found("What was Cummins' net PP&E as of June 28, 2009?", "Cummins") == ppe
+
+
+def test_a_company_name_with_an_ampersand_is_dropped_whole():
+    assert content_words("What was H&R Block's goodwill as of July 31, 2009?", ["h & r block"]) == {"goodwill"}
+    assert content_words("What was Becton Dickinson &'s goodwill?", ["becton dickinson &"]) == {"goodwill"}
+
+
+def test_words_no_catalog_phrase_reads_are_reported():
+    """A catalog measure found inside a longer name ("retained earnings", "repayments of long-term debt") leaves
+    words unread: the question is then read by the elements' labels, never answered with the catalog measure."""
+    assert uncovered_words("What were Abbott's retained earnings as of June 30, 2009?", ["abbott"]) == {"retained"}
+    assert uncovered_words("Abbott's repayments of long-term debt in H1 2009?", ["abbott"]) == {"repayment"}
+    assert uncovered_words("What was Abbott's operating margin in Q2 2009?", ["abbott"]) == set()
+    assert (
+        uncovered_words("Which had the higher current ratio at June 30, 2009, Abbott or Pfizer?", ["abbott", "pfizer"])
+        == set()
+    )
+    assert uncovered_words("Merck's R&D as a percentage of sales, second quarter of 2009", ["merck"]) == set()
+
+
+def test_a_flow_asked_where_only_a_balance_matches_closely_is_asked_back():
+    """DTE's "dividends paid in the six months ended": "Dividends payable" (a balance, one other word) or the cash
+    flow line "Dividends on common stock" (two): asked back, never the balance silently."""
+    payable = ElementLabels("DividendsPayableCurrent", ("Dividends Payable, Current",), ("Dividends payable",))
+    paid = ElementLabels(
+        "PaymentsOfDividendsCommonStock",
+        ("Payments of Ordinary Dividends, Common Stock",),
+        ("Dividends on common stock",),
+        duration=True,
+    )
+    got = match_label({"dividend"}, [payable, paid], duration=True, said={"paid"})
+    assert got.found is None and got.tied == [payable, paid]
+    assert match_label({"dividend"}, [payable, paid], duration=False).found == payable
+    # a balance named by its whole standard label stands: "goodwill in Q2" is the balance at the quarter's end
+    assert match_label({"goodwill"}, [GOODWILL, IMPAIRMENT], duration=True).found == GOODWILL
+
+
+def test_the_primary_statements_come_before_the_statement_of_equity_and_per_share_needs_per_share():
+    equity_line = ElementLabels(
+        "AdjustmentsToAdditionalPaidInCapitalSharebasedCompensationRequisiteServicePeriodRecognitionValue",
+        ("Adjustments to Additional Paid in Capital, Share-based Compensation, Requisite Service Period Recognition",),
+        ("Stock-based compensation",),
+        duration=True,
+        statements=frozenset({"EQ"}),
+    )
+    cash_flow_line = ElementLabels(
+        "ShareBasedCompensation",
+        ("Share-based Compensation",),
+        ("Stock-based compensation expense",),
+        duration=True,
+        statements=frozenset({"CF"}),
+    )
+    assert match_label({"share", "based", "compensation"}, [equity_line, cash_flow_line]).found == cash_flow_line
+    per_share = ElementLabels("CommonStockDividendsPerShareDeclared", ("Dividends per share",), duration=True)
+    paid = ElementLabels("PaymentsOfDividends", ("Payments of Dividends",), ("Dividends paid",), duration=True)
+    assert match_label({"dividend"}, [per_share, paid], said={"paid"}).found == paid
+    assert match_label({"dividend"}, [per_share, paid], per_share=True).found == per_share

@@ -43,8 +43,8 @@ from kg import Graph, cypher
 from retrieval.contract import AsOf, as_of_cutoff, available
 from retrieval.facts import concepts as cc
 from retrieval.facts.fact_map import filing_available_at
-from retrieval.facts.labels import content_words, element_rows, match_label
-from retrieval.facts.measures import MEASURES, Measure, concept_measure, find_measures, word_before
+from retrieval.facts.labels import content_words, element_rows, label_terms, match_label, question_words
+from retrieval.facts.measures import MEASURES, Measure, concept_measure, find_measures, uncovered_words
 from retrieval.facts.names import CompanyIndex, core_name, instance_ticker
 from retrieval.facts.periods import PeriodAsk, find_periods, iso, month_end, year_earlier
 
@@ -109,7 +109,8 @@ class Plan:
         answer's unit. smaller: a comparison asks for the lower. by_how_much: a comparison asks for the gap too.
         searched: what was searched (for a "not in the graph" answer). ambiguous: ``(words, [(cik, name)])`` to ask
         back. unresolved: capitalised words that matched no company. sic: CIK -> SIC code. elements: the elements
-        tied for the words of an ``ambiguous measure`` (``(tag, label)``).
+        tied for the words of an ``ambiguous measure`` (``(tag, label)``). refusal: why the catalog measures the
+        question names were not used ("the words 'net' are not part of cash and cash equivalents"), else "".
     """
 
     kind: str
@@ -124,6 +125,7 @@ class Plan:
     unresolved: list[str] = field(default_factory=list)
     sic: dict[int, int | None] = field(default_factory=dict)
     elements: list[tuple[str, str]] = field(default_factory=list)
+    refusal: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         """The plan as JSON-able data: ``{companies, measures (id, formula, unit), periods, operation, unit}``."""
@@ -257,9 +259,18 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
     hits = find_measures(question, said)
     measures = list({m.id: m for _, m in hits}.values())  # "effective tax rate (ETR)": one
     plan.measures = _composed(question, _without_definition(measures))
-    if plan.companies and (not plan.measures or _modified(graph, plan, question, hits, said)):
+    operation = " ".join(m.group() for rx in _OPERATION_WORDS for m in rx.finditer(question))
+    unread = uncovered_words(question, said) - content_words(operation + " " + " ".join(plan.unresolved))
+    if plan.companies and (not plan.measures or unread):
+        read = plan.measures
         plan.measures = []
         _element_by_label(graph, plan, question, said)
+        if read and not plan.measures and not plan.elements:
+            plan.refusal = (
+                f"the words {', '.join(repr(w) for w in sorted(unread))} are not part of "
+                f"{', '.join(m.label for m in read)}, so it is not the measure asked"
+            )
+    asked = question
     question = _without_companies(question, said)  # "Gap" and "Equity Residential" are names, not operation words
     plan.smaller = bool(_SMALLER.search(question))
     if _DESCENDING.search(question) or _ASCENDING.search(question):
@@ -299,6 +310,23 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         )
     ):
         plan.kind = "one of two"  # a comparison that found one company: never answered with its value alone
+    if (
+        plan.kind == "change"
+        and k == 1
+        and re.search(r"\b(?:increase|decrease|change)\b", plan.measures[0].label, re.I)
+    ):
+        plan.kind = "value"  # "net change in cash": the element is the change ("Period Increase (Decrease)")
+    if plan.kind in ("value", "change") and k >= 2:  # "total liabilities and shareholders' equity" is one element
+        read, plan.measures = plan.measures, []
+        _element_by_label(graph, plan, asked, said)
+        if plan.elements:
+            plan.kind = "ambiguous measure"
+        elif not plan.measures:
+            plan.kind = "unknown"
+            plan.refusal = (
+                f"the question names {k} measures ({', '.join(m.label for m in read)}) and no element's label holds "
+                "them all: ask for one at a time"
+            )
     if plan.kind == "compare" and n == 1 and _RANK.search(question) is None:
         plan.by_how_much = plan.by_how_much and k >= 2
     if plan.measures:
@@ -309,35 +337,34 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
     return plan
 
 
-def _modified(graph: Graph, plan: Plan, question: str, hits: list[tuple[int, Measure]], said: list[str]) -> bool:
-    """True when a catalog measure's phrase is led by a word that makes it another element ("accrued liabilities",
-    "deferred revenue": not total liabilities or revenue): the word is not a function word nor in the measure's
-    label, and some us-gaap element's standard label in the graph holds it with the measure's words. Such a question
-    is then read by the labels of the companies' elements (:func:`_element_by_label`: answered with that element, or
-    not at all), never with the catalog measure."""
-    led = [
-        (w, m) for pos, m in hits if (w := word_before(question, pos, said)) and content_words(w) and w not in m.label
-    ]
-    if not led:
+_OPERATION_WORDS = (_RANK, _WHICH, _COMPARATIVE, _BY_HOW_MUCH, _DIFFERENCE, _GROWTH, _TWO_WAY, _DESCENDING, _ASCENDING)
+"""The operation's words ("exceed", "outpace", "rank"): read as the operation, never as words of a measure."""
+
+_AT_DATE = re.compile(r"\b(?:as of|as at|at|on)\s+(?:the\s+)?(?:end|close|[A-Z][a-z]+\s+\d|Q[1-4]\b|\d)|"
+                      r"\b(?:quarter|year|period)[- ]end\b|\bbalance sheet\b", re.I)  # fmt: skip
+
+
+def _asks_flow(question: str, periods: Sequence[PeriodAsk]) -> bool | None:
+    """Whether the question's period asks for a flow (True: "in the six months ended", "for Q2"), a balance (False:
+    "as of June 30", "at quarter-end", "on the balance sheet") or does not say (None)."""
+    if _AT_DATE.search(question):
         return False
-    labels = [content_words(r["label"]) for r in graph.read(cypher.STANDARD_LABELS)]
-    for w, m in led:
-        wanted = content_words(f"{w} {m.label}")
-        if any(wanted <= words for words in labels):
-            plan.searched.append(f"{w!r} before {m.label!r} names another element")
-            return True
-    return False
+    if any(p.qtrs for p in periods):
+        return True
+    return None
 
 
 def _element_by_label(graph: Graph, plan: Plan, question: str, said: list[str]) -> None:
     """A question no catalog measure fits: the element of the named companies whose label holds its words
     (:mod:`retrieval.facts.labels`) becomes its measure (:func:`retrieval.facts.measures.concept_measure`); elements
     tied for the words are put in ``plan.elements`` (asked back). Whole-entity USD elements only."""
-    words = content_words(question, [*said, *(n for _, n in plan.companies)])
+    text = label_terms(question)
+    words = content_words(text, [*said, *(n for _, n in plan.companies)])
     if not words:
         return
     rows = graph.read(cypher.COMPANY_CONCEPT_LABELS, {"ciks": [c for c, _ in plan.companies]})
-    got = match_label(words, element_rows(rows))
+    per_share = bool(re.search(r"\bper[- ]share\b", text, re.I))
+    got = match_label(words, element_rows(rows), _asks_flow(question, plan.periods), question_words(text), per_share)
     plan.searched.append(
         f"the labels of the {len(rows)} elements {', '.join(n for _, n in plan.companies)} report in USD for "
         f"{' '.join(sorted(words))!r}"
@@ -753,7 +780,7 @@ def answer_sec_question(
         GraphError: Neo4j is unavailable.
     """
     plan = plan_question(graph, question, company)
-    if client is not None and plan.kind in ("no company", "unknown") and not company:
+    if client is not None and plan.kind in ("no company", "unknown") and not company and not plan.refusal:
         from generation.agent.understand import llm_plan  # understand builds on this module's Plan
 
         index, sic = company_index(graph)
@@ -774,6 +801,13 @@ def answer_sec_question(
     if plan.kind == "no company":
         where = "" if company else " in the question"
         out.reasons = [f"not in the graph: no company found{where}; searched {plan.searched[0]}"]
+        return out
+    if plan.kind == "unknown" and plan.refusal:
+        labels = next((s for s in plan.searched if s.startswith("the labels of")), None)
+        out.status = "not understood"
+        out.reasons = [
+            f"not understood: {plan.refusal}" + (f"; no label matched either (searched {labels})" if labels else "")
+        ]
         return out
     if plan.kind == "unknown":
         known = ", ".join(m.label for m in MEASURES)

@@ -88,7 +88,6 @@ from kg.cypher.facts import (
     LIST_FILINGS,
     QUARTER_FACT_CANDIDATES,
     RECORD_FACT_CONFLICTS,
-    STANDARD_LABELS,
 )
 from kg.cypher.feedback import (
     APPLY_MEMORY_FEEDBACK,
@@ -266,7 +265,6 @@ __all__ = [
     "SHOW_INDEXES",
     "SHOW_TRANSACTIONS",
     "SHOW_VECTOR_INDEX",
-    "STANDARD_LABELS",
     "TAGGED_TRANSACTIONS",
     "TERMINATE_TRANSACTIONS",
     "TEXT_CHUNKS_FOR_EXTRACTION",

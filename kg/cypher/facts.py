@@ -146,18 +146,16 @@ COMPANY_CONCEPT_LABELS = (
     "UNWIND $ciks AS cik\n"
     "MATCH (:Company {cik: cik})-[:FILED]->(:Filing)-[:REPORTS]->(x:Fact)\n"
     "WHERE x.uom = 'USD' AND x.value IS NOT NULL AND (x.coreg IS NULL OR x.coreg = 'ParentCompany')\n"
-    "WITH DISTINCT x.tag AS tag, x.concept AS concept, x.plabel AS plabel\n"
+    "WITH DISTINCT x.tag AS tag, x.concept AS concept, x.plabel AS plabel, x.stmt AS stmt\n"
     "OPTIONAL MATCH (k:Concept {key: concept})\n"
     "RETURN tag, collect(DISTINCT k.label) AS labels, collect(DISTINCT plabel) AS plabels,\n"
-    "       collect(DISTINCT k.iord) AS iord, collect(DISTINCT k.custom) AS custom\n"
+    "       collect(DISTINCT k.iord) AS iord, collect(DISTINCT k.custom) AS custom, collect(DISTINCT stmt) AS stmts\n"
     "ORDER BY tag"
 )
 """The elements the companies ``$ciks`` report in USD (whole entity), each with its standard labels (tag.txt
 ``tlabel``), the filers' own line labels (pre.txt ``plabel``), instant or duration (``iord``) and whether it is a
-filer's own extension (``custom``): what a question naming an element by its label is matched against."""
-
-STANDARD_LABELS = "MATCH (k:Concept) WHERE k.custom = false AND k.label IS NOT NULL RETURN DISTINCT k.label AS label"
-"""The standard labels (tag.txt ``tlabel``) of every us-gaap element in the graph, whoever reports it."""
+filer's own extension (``custom``), and the statements it is presented on (pre.txt ``stmt``): what a question naming
+an element by its label is matched against."""
 
 COMPANY_CONCEPT_FACTS = (
     "MATCH (c:Company)-[:FILED]->(f:Filing)-[:REPORTS]->(x:Fact)\n"

@@ -9,7 +9,12 @@ question is never answered with a near miss:
    its period words, question words and function words, each singularised) must ALL be words of a label
    ("goodwill impairment" is not answered with ``Goodwill``).
 2. Among the labels that hold them all, the one with the fewest other words wins ("goodwill" is ``Goodwill``, not
-   ``Goodwill, Impairment Loss``), at most :data:`MAX_EXTRA_WORDS` other words.
+   ``Goodwill, Impairment Loss``), at most :data:`MAX_EXTRA_WORDS` other words and fewer than the question's
+   own (a two-word question is not matched by a label of four words: "net change in cash" is not "Acquisitions,
+   net of cash acquired"). A label's words are counted with
+   only grammar words left out (:func:`label_words`): "accrued liabilities" is ``Accrued Liabilities, Current``
+   (one other word), not ``Increase (Decrease) in Accrued Liabilities`` (two), although "increase" is a word a
+   question uses for an operation.
 3. Two elements tied at that count are asked back, never guessed ("deferred revenue": current or noncurrent?); a
    filer's own extension (custom element) gives way to a us-gaap element tied with it.
 """
@@ -30,7 +35,9 @@ _FUNCTION_WORD_TEXT = """a an the of in on at for to by from as and or with its 
     period quarter quarters year years month months week weeks day days fiscal calendar latest last recent
     most first second third fourth half q1 q2 q3 q4 fy h1 h2 ytd date dated spend spent paid pay carry carried
     compare compared comparison versus vs higher lower larger smaller bigger more less greater difference
-    between than rank ranked order change changed grow grew growth increase increased decrease decreased
+    between than rank ranked order per ratio earn earned make made generate generated post posted record recorded
+    book booked bring brought deliver delivered log logged achieve achieved run ran calculate
+    compute estimate find get provide list change changed grow grew growth increase increased decrease decreased
     rise rose fall fell percent percentage point points over against which one two both each
     january february march april may june july august september october november december jan feb mar apr
     jun jul aug sep sept oct nov dec three six nine twelve usd dollars dollar million millions billion
@@ -39,7 +46,35 @@ _FUNCTION_WORDS = frozenset(_FUNCTION_WORD_TEXT.split())
 """Words a question uses around the element it names (question words, period words, units): never label words."""
 
 
+_SAME_WORD = {"stock": "share"}
+"""Words read as one: "stock-based" and "share-based" compensation, "common stock" and "common share"."""
+
+_USER_TERMS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p, re.I), r)
+    for p, r in (
+        (r"\bEPS\b", "earnings per share"),
+        (r"\bPP&E\b|\bPPE\b", "property, plant and equipment"),
+        (r"\bD&A\b", "depreciation and amortization"),
+        (r"\bAOCI\b", "accumulated other comprehensive income"),
+        (r"\bAPIC\b", "additional paid-in capital"),
+        (r"\bSBC\b", "share-based compensation"),
+        (r"\b(?:(?:share|stock)\s+)?(?:buy-?backs?|repurchases?)\b", "repurchases of common stock"),
+    )
+)
+"""Analysts' abbreviations and words for line items, written as the us-gaap labels say them."""
+
+
+def label_terms(text: str) -> str:
+    """``text`` with analysts' abbreviations spelled as labels spell them (:data:`_USER_TERMS`): "diluted EPS" ->
+    "diluted earnings per share", "stock buybacks" -> "repurchases of common stock"."""
+    for pattern, words in _USER_TERMS:
+        text = pattern.sub(words, text)
+    return text
+
+
 def _singular(word: str) -> str:
+    if len(word) > 4 and word.endswith(("xes", "ches", "shes", "sses")):  # taxes, businesses
+        return word[:-2]
     if len(word) > 3 and word.endswith("ies"):
         return word[:-3] + "y"
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
@@ -52,26 +87,103 @@ def content_words(text: str, drop: Iterable[str] = ()) -> set[str]:
     :data:`_FUNCTION_WORDS` and the words of ``drop`` (e.g. the company names found), singularised."""
     low = text.lower().replace("’", "'")
     for phrase in drop:
-        low = re.sub(rf"\b{re.escape(phrase.lower())}\b", " ", low)
-    words = re.findall(r"[a-z]+(?:'[a-z]+)?", low)
-    return {_singular(b) for w in words if len(b := w.split("'")[0]) > 1 and b not in _FUNCTION_WORDS}
+        tokens = re.findall(r"[a-z0-9]+", phrase.lower())
+        if tokens:  # "h & r block" drops "H&R Block", "becton dickinson &" drops "Becton Dickinson &'s"
+            low = re.sub(rf"(?<![a-z0-9]){'[^a-z0-9]*'.join(tokens)}(?![a-z0-9])", " ", low)
+    return _words(low, _FUNCTION_WORDS)
+
+
+def _words(low: str, stop: frozenset[str]) -> set[str]:
+    """Lower-case text's words: letters only, possessives cut, one-letter words and ``stop`` out, singularised,
+    :data:`_SAME_WORD` applied."""
+    words = re.findall(r"[a-z]+(?:'[a-z]+)?", re.sub(r"\bnon-\s*", "non", low))  # non-controlling
+    return {
+        _SAME_WORD.get(x, x) for w in words if len(b := w.split("'")[0]) > 1 and b not in stop for x in [_singular(b)]
+    }
+
+
+_GRAMMAR_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "in",
+        "on",
+        "at",
+        "for",
+        "to",
+        "by",
+        "from",
+        "as",
+        "and",
+        "or",
+        "with",
+        "its",
+        "their",
+        "per",
+        "value",
+    ]
+)
+"""The only words a label's word count leaves out: a label's other words ("Increase (Decrease) in", "Total",
+"Net") say which quantity it is, so they count as words beyond the question's."""
+
+_ALTERNATIVE = re.compile(r"\((?:loss|deficit|accumulated deficit|benefit|used in|income)\)", re.I)
+"""A label's other sign in parentheses ("Income (Loss)", "Provided by (Used in)"): the same quantity, not other
+words."""
+
+PRIMARY_STATEMENTS = frozenset({"BS", "IS", "CF"})
+"""pre.txt ``stmt`` codes of the balance sheet, income statement and cash flow statement: where a line item a
+question names is read, before the statement of equity (``EQ``) or comprehensive income (``CI``), whose lines
+restate the same words for a movement ("Stock-based compensation" adjusting paid-in capital, "Dividends declared")."""
+
+
+def label_words(text: str) -> set[str]:
+    """The words of a label (lower case, letters only, singularised) less :data:`_GRAMMAR_WORDS` and the other sign
+    in parentheses (:data:`_ALTERNATIVE`): ``"Increase (Decrease) in Accrued Liabilities"`` -> ``{"increase",
+    "decrease", "accrued", "liability"}``; ``"Net Income (Loss)"`` -> ``{"net", "income"}``."""
+    return _words(_ALTERNATIVE.sub(" ", text).lower().replace("’", "'"), _GRAMMAR_WORDS)
+
+
+def question_words(text: str) -> set[str]:
+    """Every word of a question (lower case, letters only, singularised), function words too: what
+    :func:`match_label` does not count as a label's other words."""
+    return _words(text.lower().replace("’", "'"), frozenset())
 
 
 @dataclass(frozen=True)
 class ElementLabels:
     """One element a company reports: its tag, standard labels, filers' line labels, whether it is a flow
-    (``duration``: tag.txt ``iord`` ``D``) and whether it is a filer's own extension (``custom``)."""
+    (``duration``: tag.txt ``iord`` ``D``), whether it is a filer's own extension (``custom``) and the statements it
+    is presented on (pre.txt ``stmt``: ``BS``, ``IS``, ``CF``, ``EQ``, ``CI``...; empty when unknown)."""
 
     tag: str
     labels: tuple[str, ...]
     plabels: tuple[str, ...] = ()
     duration: bool = False
     custom: bool = False
+    statements: frozenset[str] = frozenset()
 
     @property
     def label(self) -> str:
         """How an answer names it: the standard label, else the first line label, else the tag."""
         return (self.labels or self.plabels or (self.tag,))[0]
+
+    @property
+    def per_share(self) -> bool:
+        """A per-share amount (EPS, dividends per share): its tag or a label says so."""
+        return "PerShare" in self.tag or any("per share" in t.lower() for t in (*self.labels, *self.plabels))
+
+    @property
+    def deprecated(self) -> bool:
+        """An element the taxonomy has since deprecated (its standard label says "(Deprecated ...)")."""
+        return any("deprecated" in t.lower() for t in self.labels)
+
+    @property
+    def rank(self) -> int:
+        """Order among elements tied for the words: a current us-gaap element (0), a filer's extension (1), a
+        deprecated element (2)."""
+        return 2 if self.deprecated else 1 if self.custom else 0
 
 
 @dataclass
@@ -84,27 +196,62 @@ class LabelMatch:
     tied: list[ElementLabels] = field(default_factory=list)
 
 
-def match_label(words: set[str], elements: Sequence[ElementLabels]) -> LabelMatch:
+def match_label(
+    words: set[str],
+    elements: Sequence[ElementLabels],
+    duration: bool | None = None,
+    said: Iterable[str] = (),
+    per_share: bool = False,
+) -> LabelMatch:
     """The element whose label holds every word of ``words`` with the fewest other words (see the module doc).
 
     Args:
         words: the question's content words (:func:`content_words`); empty: nothing is matched.
         elements: the candidates (``kg.cypher.COMPANY_CONCEPT_LABELS`` rows).
+        duration: the span the question's period asks for: True a flow ("in the six months ended"), False a
+            balance ("as of June 30"), None either. Where candidates of that kind match, the others are left out
+            ("accounts payable as of ..." is ``AccountsPayableCurrent``, not the cash flow statement's
+            ``IncreaseDecreaseInAccountsPayable`` whose line label is also "Accounts payable"); a balance asked is
+            never answered with a flow ("noncontrolling interest as of ..." is not "Payments to noncontrolling
+            interests"). A flow asked where
+            only balances match, none by its whole standard label, while a flow's label holds the words with more
+            other words, is asked back ("deferred income taxes in the six months ended": the balance sheet's
+            "Deferred income taxes" or the cash flow statement's deferred income tax expense?).
+        said: every word of the question, function words too (:func:`question_words`): a label word the question
+            says is not another word ("dividends paid" and the line label "Dividends paid").
+        per_share: the question asks for a per-share amount ("per share", "EPS"); otherwise per-share elements are
+            left out ("dividends paid" is never "dividends per share").
     """
     out = LabelMatch(set(words))
     if not words:
         return out
-    scored: list[tuple[int, ElementLabels]] = []
+    spoken = set(said) | words
+    most = min(MAX_EXTRA_WORDS, max(1, len(words) - 1))  # two words are not matched by a label of four
+    holding: list[tuple[int, int, ElementLabels]] = []  # (other words, other words of a standard label, element)
     for e in elements:
-        extras = [len(ws - words) for ws in (content_words(t) for t in (*e.labels, *e.plabels)) if words <= ws]
+        if e.per_share != per_share:
+            continue
+        extras = [len(ws - spoken) for ws in (label_words(t) for t in (*e.labels, *e.plabels)) if words <= ws]
+        standard = [len(ws - spoken) for ws in (label_words(t) for t in e.labels) if words <= ws]
         if extras and min(extras) <= MAX_EXTRA_WORDS:
-            scored.append((min(extras), e))
+            holding.append((min(extras), min(standard, default=MAX_EXTRA_WORDS + 1), e))
+    scored = [(n, e) for n, _, e in holding if n <= most]
+    if duration is not None and any(e.duration == duration for _, e in scored):
+        scored = [(n, e) for n, e in scored if e.duration == duration]
+    elif duration is False:
+        return out  # "as of June 30" is a balance: never a flow's value
+    elif duration and scored:
+        whole = any(s == 0 for n, s, _ in holding if n <= most)  # "Goodwill" asked "in Q2": the balance
+        flows = [e for _, _, e in holding if e.duration]
+        if flows and not whole:
+            out.tied = sorted({*flows, *(e for _, e in scored)}, key=lambda e: e.tag)
+            return out
+    if any(e.statements & PRIMARY_STATEMENTS for _, e in scored):
+        scored = [(n, e) for n, e in scored if e.statements & PRIMARY_STATEMENTS or not e.statements]
     if not scored:
         return out
-    best = min(n for n, _ in scored)
-    top = [e for n, e in scored if n == best]
-    standard = [e for e in top if not e.custom]
-    top = standard or top
+    best = min((n, e.rank) for n, e in scored)
+    top = [e for n, e in scored if (n, e.rank) == best]
     if len(top) == 1:
         out.found = top[0]
     else:
@@ -127,6 +274,7 @@ def element_rows(rows: Iterable[dict]) -> list[ElementLabels]:
                 tuple(x for x in r.get("plabels") or [] if x),
                 iord[0] == "D",
                 any(bool(x) for x in r.get("custom") or []),
+                frozenset(x for x in r.get("stmts") or [] if x),
             )
         )
     return out

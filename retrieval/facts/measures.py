@@ -29,6 +29,7 @@ from pathlib import Path
 
 from retrieval.facts import concepts as cc
 from retrieval.facts.concepts import CanonicalConcept
+from retrieval.facts.labels import content_words
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -579,10 +580,30 @@ def find_measures(question: str, names: Sequence[str] = ()) -> list[tuple[int, M
     before ``net income``). A USD flow followed by "as a share of revenue" (or "% of sales", "to revenue",
     "intensity") becomes its share of revenue (:func:`share_of_revenue`).
     """
+    return [(a, m) for a, _, m in _measure_spans(question, names)[0]]
+
+
+def uncovered_words(question: str, names: Sequence[str] = ()) -> set[str]:
+    """The question's content words (:func:`retrieval.facts.labels.content_words`: no question, period, unit or
+    operation words) that neither a company name of ``names`` nor a catalog measure phrase
+    (:func:`find_measures`) accounts for: ``{"retained"}`` in "Abbott's retained earnings", ``{"repayment"}`` in
+    "repayments of long-term debt"; a word of the measure's own label is read, as "expense" in "R&D expense". Non-empty
+    means the catalog reading leaves words of the question unread."""
+    text = _blanked(question, names)
+    spans, shares = _measure_spans(question, names)
+    for a, b in [(a, b) for a, b, _ in spans] + shares:
+        text = text[:a] + " " * (b - a) + text[b:]
+    own = content_words(" ".join(m.label for _, _, m in spans))  # "R&D expense": the measure's own word
+    return content_words(text.replace("#", " "), names) - own
+
+
+def _measure_spans(question: str, names: Sequence[str]) -> tuple[list[tuple[int, int, Measure]], list[tuple[int, int]]]:
+    """:func:`find_measures`' hits as ``(start, end, measure)`` in the :func:`_blanked` text, and the spans of
+    their "as a share of revenue" tails."""
     text = _blanked(question, names)
     taken: list[tuple[int, int]] = []
     shares: list[tuple[int, int]] = []
-    hits: list[tuple[int, Measure]] = []
+    hits: list[tuple[int, int, Measure]] = []
     for phrase, mid in _phrase_index():
         for m in re.finditer(rf"(?<= ){re.escape(phrase)}(?= )", text):
             a, b = m.start(), m.end()
@@ -594,10 +615,10 @@ def find_measures(question: str, names: Sequence[str] = ()) -> list[tuple[int, M
                 measure = share_of_revenue(measure)
                 shares.append((b, share.end()))
             taken.append((a, b))
-            hits.append((a, measure))
+            hits.append((a, b, measure))
     hits = [h for h in hits if not any(x <= h[0] < y for x, y in shares)]  # "of sales" is part of the share
     hits.sort(key=lambda h: h[0])
-    return hits
+    return hits, shares
 
 
 def _blanked(question: str, names: Sequence[str]) -> str:
@@ -607,14 +628,6 @@ def _blanked(question: str, names: Sequence[str]) -> str:
         alias = _norm(name)
         text = re.sub(rf"(?<= ){re.escape(alias)}(?= )", lambda m: "#" * len(m.group()), text) if alias else text
     return text
-
-
-def word_before(question: str, position: int, names: Sequence[str] = ()) -> str:
-    """The word just before a :func:`find_measures` hit at ``position`` (the same ``question`` and ``names``), or
-    ``""`` when there is none or it is a company's name (``"accrued"`` in "Pfizer's accrued liabilities"; ``""`` in
-    "Duke Energy's total assets"): a modifier that may make the measure another element."""
-    words = _blanked(question, names)[:position].split()
-    return words[-1] if words and "#" not in words[-1] else ""
 
 
 def is_flow(measure: Measure) -> bool:

@@ -80,6 +80,7 @@ NOT_TICKERS = frozenset(
         "ALL", "ARE", "ANY", "CAN", "HAS", "NOW", "ONE", "WAS", "YTD", "CAPEX", "ETR", "D", "R", "US", "U", "S",
         "UK", "EU", "NYSE", "GDP", "CPI", "ESG", "IPO", "M", "B", "K", "H", "PE", "PB", "EV", "DE", "VS", "HOW",
         "WHO", "WHAT", "DID", "DO", "IS", "BE", "AN", "AS", "IF", "SO", "UP", "NET", "LT", "ST", "RD",
+        "PP&E", "SG&A", "R&D", "D&A", "M&A", "P&L", "G&A", "AOCI", "APIC", "SBC",
     }
 )  # fmt: skip
 """Upper-case words that are finance or English abbreviations, never read as tickers."""
@@ -399,7 +400,7 @@ class CompanyIndex:
         for m in re.finditer(r"(?:[A-Z][\w&.'’-]*)(?:\s+(?:&\s+)?[A-Z][\w&.'’-]*)*", question):
             words = [w for w in normalize(m.group()).split() if w not in skip and w not in months]
             phrase = " ".join(words)
-            if len(phrase.replace(" ", "")) < 4 or phrase.upper() in NOT_TICKERS:
+            if len(phrase.replace(" ", "")) < 4 or phrase.replace(" ", "").upper() in NOT_TICKERS:
                 continue
             camel = re.fullmatch(r"(?:[A-Z][a-z]+){2,}(?:['’]s)?", m.group()) is not None  # LabCorp, AmEx
             first = not question[: m.start()].strip() and normalize(m.group().split()[0]) == words[0]
