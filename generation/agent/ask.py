@@ -260,6 +260,8 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
     measures = list({m.id: m for _, m in hits}.values())  # "effective tax rate (ETR)": one
     plan.measures = _composed(question, _without_definition(measures))
     operation = " ".join(m.group() for rx in _OPERATION_WORDS for m in rx.finditer(question))
+    if _RATIO_OF.search(question):  # "total liabilities as a share of total assets"
+        operation += " share percentage percent proportion fraction"
     named = " ".join([*plan.unresolved, *(n for _, n in plan.companies), company or ""])  # a report's company too
     unread = uncovered_words(question, said) - content_words(f"{operation} {named}")
     if plan.companies and (not plan.measures or unread):
