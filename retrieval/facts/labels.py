@@ -102,29 +102,8 @@ def _words(low: str, stop: frozenset[str]) -> set[str]:
     }
 
 
-_GRAMMAR_WORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "in",
-        "on",
-        "at",
-        "for",
-        "to",
-        "by",
-        "from",
-        "as",
-        "and",
-        "or",
-        "with",
-        "its",
-        "their",
-        "per",
-        "value",
-    ]
-)
+_GRAMMAR_WORD_TEXT = "a an the of in on at for to by from as and or with its their per value"
+_GRAMMAR_WORDS = frozenset(_GRAMMAR_WORD_TEXT.split())
 """The only words a label's word count leaves out: a label's other words ("Increase (Decrease) in", "Total",
 "Net") say which quantity it is, so they count as words beyond the question's."""
 
@@ -213,9 +192,8 @@ def match_label(
             ("accounts payable as of ..." is ``AccountsPayableCurrent``, not the cash flow statement's
             ``IncreaseDecreaseInAccountsPayable`` whose line label is also "Accounts payable"); a balance asked is
             never answered with a flow ("noncontrolling interest as of ..." is not "Payments to noncontrolling
-            interests"). A flow asked where
-            only balances match, none by its whole standard label, while a flow's label holds the words with more
-            other words, is asked back ("deferred income taxes in the six months ended": the balance sheet's
+            interests"). A flow asked where only balances match, none by its whole standard label, while a flow's
+            label holds the words with more other words, is asked back ("deferred income taxes in the six months ended": the balance sheet's
             "Deferred income taxes" or the cash flow statement's deferred income tax expense?).
         said: every word of the question, function words too (:func:`question_words`): a label word the question
             says is not another word ("dividends paid" and the line label "Dividends paid").
@@ -231,10 +209,14 @@ def match_label(
     for e in elements:
         if e.per_share != per_share:
             continue
-        extras = [len(ws - spoken) for ws in (label_words(t) for t in (*e.labels, *e.plabels)) if words <= ws]
-        standard = [len(ws - spoken) for ws in (label_words(t) for t in e.labels) if words <= ws]
-        if extras and min(extras) <= MAX_EXTRA_WORDS:
-            holding.append((min(extras), min(standard, default=MAX_EXTRA_WORDS + 1), e))
+        fits = [
+            (i < len(e.labels), len(ws - spoken))
+            for i, t in enumerate((*e.labels, *e.plabels))
+            if words <= (ws := label_words(t))
+        ]
+        if fits and min(n for _, n in fits) <= MAX_EXTRA_WORDS:
+            standard = min((n for std, n in fits if std), default=MAX_EXTRA_WORDS + 1)
+            holding.append((min(n for _, n in fits), standard, e))
     scored = [(n, e) for n, _, e in holding if n <= most]
     if duration is not None and any(e.duration == duration for _, e in scored):
         scored = [(n, e) for n, e in scored if e.duration == duration]

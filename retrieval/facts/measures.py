@@ -580,7 +580,7 @@ def find_measures(question: str, names: Sequence[str] = ()) -> list[tuple[int, M
     before ``net income``). A USD flow followed by "as a share of revenue" (or "% of sales", "to revenue",
     "intensity") becomes its share of revenue (:func:`share_of_revenue`).
     """
-    return [(a, m) for a, _, m in _measure_spans(question, names)[0]]
+    return [(a, m) for a, _, m in _measure_spans(question, names)[1]]
 
 
 def uncovered_words(question: str, names: Sequence[str] = ()) -> set[str]:
@@ -589,16 +589,17 @@ def uncovered_words(question: str, names: Sequence[str] = ()) -> set[str]:
     (:func:`find_measures`) accounts for: ``{"retained"}`` in "Abbott's retained earnings", ``{"repayment"}`` in
     "repayments of long-term debt"; a word of the measure's own label is read, as "expense" in "R&D expense". Non-empty
     means the catalog reading leaves words of the question unread."""
-    text = _blanked(question, names)
-    spans, shares = _measure_spans(question, names)
+    text, spans, shares = _measure_spans(question, names)
     for a, b in [(a, b) for a, b, _ in spans] + shares:
         text = text[:a] + " " * (b - a) + text[b:]
     own = content_words(" ".join(m.label for _, _, m in spans))  # "R&D expense": the measure's own word
     return content_words(text.replace("#", " "), names) - own
 
 
-def _measure_spans(question: str, names: Sequence[str]) -> tuple[list[tuple[int, int, Measure]], list[tuple[int, int]]]:
-    """:func:`find_measures`' hits as ``(start, end, measure)`` in the :func:`_blanked` text, and the spans of
+def _measure_spans(
+    question: str, names: Sequence[str]
+) -> tuple[str, list[tuple[int, int, Measure]], list[tuple[int, int]]]:
+    """The :func:`_blanked` text, :func:`find_measures`' hits in it as ``(start, end, measure)``, and the spans of
     their "as a share of revenue" tails."""
     text = _blanked(question, names)
     taken: list[tuple[int, int]] = []
@@ -618,7 +619,7 @@ def _measure_spans(question: str, names: Sequence[str]) -> tuple[list[tuple[int,
             hits.append((a, b, measure))
     hits = [h for h in hits if not any(x <= h[0] < y for x, y in shares)]  # "of sales" is part of the share
     hits.sort(key=lambda h: h[0])
-    return hits, shares
+    return text, hits, shares
 
 
 def _blanked(question: str, names: Sequence[str]) -> str:
