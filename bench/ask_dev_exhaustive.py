@@ -50,10 +50,12 @@ def generator():
     return mq
 
 
-def items(mq, kinds: list[str], phrasings: int = 0, seed: int = 0) -> list[dict]:
+def items(mq, kinds: list[str], phrasings: int = 0, seed: int = 0, quarter: Path | None = None) -> list[dict]:
     """Every (development filing, measure) pair with a gold, as question rows: one plain question each, or
-    ``phrasings`` questions in drawn words (module doc)."""
-    sub, num, daily = mq.read(mq.QUARTER, "sub.txt"), mq.read(mq.QUARTER, "num.txt"), mq.read(mq.DAILY, "sub.txt")
+    ``phrasings`` questions in drawn words (module doc). ``quarter``: an FSDS quarter ZIP other than the shipped
+    2009q3 (``--quarter``); its development half is the same rule's (sha256 of the CIK)."""
+    quarter = quarter or mq.QUARTER
+    sub, num, daily = mq.read(quarter, "sub.txt"), mq.read(quarter, "num.txt"), mq.read(mq.DAILY, "sub.txt")
     facts = mq.Facts(num)
     later = mq.later_ciks(daily)
     rng = random.Random(seed)
@@ -93,16 +95,21 @@ def main() -> None:
     ap.add_argument("--results-dir", type=Path, default=None)
     ap.add_argument("--phrasings", type=int, default=0, help="ask each pair N times in drawn words (module doc)")
     ap.add_argument("--seed", type=int, default=0, help="the draw of --phrasings")
+    ap.add_argument(
+        "--quarter", type=Path, default=None, help="another FSDS quarter ZIP, ingested in the graph (default 2009q3)"
+    )
     args = ap.parse_args()
     name = "ask-dev-phrasings" if args.phrasings else "ask-dev-exhaustive"
     if args.kinds == "element":
         name = "ask-dev-elements"
+    if args.quarter:
+        name += "-" + args.quarter.name.removesuffix(".zip")
     args.out = args.out or ROOT / "out" / name
     from finkg.api import open_graph
     from finkg.config import load_settings
     from generation.agent.ask import answer_sec_question
 
-    rows = items(generator(), [k for k in args.kinds.split(",") if k], args.phrasings, args.seed)
+    rows = items(generator(), [k for k in args.kinds.split(",") if k], args.phrasings, args.seed, args.quarter)
     if args.limit:
         rows = rows[: args.limit]
     args.out.mkdir(parents=True, exist_ok=True)
@@ -167,6 +174,7 @@ def main() -> None:
         "kinds": args.kinds,
         "tolerance": TOLERANCE,
         "split": "dev",
+        **({"quarter": args.quarter.name} if args.quarter else {}),
         **({"limit": args.limit} if args.limit else {}),
     }
     if args.phrasings:

@@ -10,10 +10,13 @@ from __future__ import annotations
 import zipfile
 
 import pandas as pd
+import pytest
 import test_agent_ask
 from test_agent_ask import gold
 
+from finkg.pipelines import sec as pipelines
 from generation.agent.ask import SecAnswer, answer_sec_question, plan_checks, plan_question
+from kg import cypher
 
 loaded = test_agent_ask.loaded  # the fixture: the shipped quarter, loaded once
 ABT = "0001104659-09-048013"  # Abbott Laboratories, 10-Q for the quarter ended 2009-06-30
@@ -289,3 +292,49 @@ def test_analysts_abbreviations_name_line_items_and_never_a_company(loaded):
     assert close(got, gold(ABT, "PropertyPlantAndEquipmentNet", "20090630", 0))
     got = answer_sec_question(loaded, "How much did Abbott spend on stock buybacks in the first half of 2009?")
     assert got.status == "answered" and close(got, gold(ABT, "PaymentsForRepurchaseOfCommonStock", "20090630", 2))
+
+
+ALPHA_2010 = test_agent_ask.QUARTER.parents[2] / "tests" / "data" / "sec-fsds" / "2010q2-alpha-natural-resources.zip"
+ALPHA = "0001140361-10-019699"  # ALPHA NATURAL RESOURCES, INC. (CIK 1301063), 10-Q for the quarter ended 2010-03-31
+ALPHA_OLD = "0001310243-09-000085"  # ALPHA NATURAL RESOURCES, INC./OLD (CIK 1310243), 10-Q for 2009-06-30
+
+
+@pytest.fixture
+def successor(loaded, settings):
+    """The shipped quarter and the successor's 10-Q of 2010q2 (its sample, tests/data/sec-fsds; NOTICE), removed
+    after the test so that no other test sees a second registrant named Alpha Natural Resources."""
+    pipelines.ingest_sec(loaded, settings, [ALPHA_2010])
+    yield loaded
+    loaded.run_autocommit(cypher.DELETE_FACTS_OF_FILINGS, {"adshs": [ALPHA]})
+    loaded.write(
+        "MATCH (f:Filing {adsh: $adsh}) OPTIONAL MATCH (r:IngestRun)-[:LOADED]-(f) DETACH DELETE f, r",
+        {"adsh": ALPHA},
+    )
+    loaded.write("MATCH (c:Company {cik: 1301063}) WHERE NOT (c)-[:FILED]->() DETACH DELETE c")
+
+
+def test_one_name_of_a_company_and_its_predecessor_is_the_one_that_filed_for_the_period(successor):
+    """EDGAR keeps a predecessor's reports under its name with /OLD when the successor takes the name: the period
+    asked decides which registrant is meant, and the answer says so; a period neither filed for is asked back."""
+    with zipfile.ZipFile(ALPHA_2010) as z, z.open("num.txt") as f:
+        later = pd.read_csv(f, sep="\t", dtype=str, keep_default_na=False, encoding="latin-1")
+    later = later[(later.segments == "") & (later.coreg == "") & (later.tag == "NetIncomeLoss")]
+    want = float(later[(later.ddate == "20100331") & (later.qtrs == "1")].value.iloc[0])
+
+    got = answer_sec_question(
+        successor, "What was Alpha Natural Resources' net income in the quarter ended March 31, 2010?"
+    )
+    assert got.status == "answered" and close(got, want)
+    assert {o["filing"].split()[1] for o in got.derivation["operands"].values()} == {ALPHA}
+    assert got.notes and "CIK 1301063" in got.notes[0] and "/OLD (CIK 1310243)" in got.notes[0]
+
+    got = answer_sec_question(successor, "What was Alpha Natural Resources' net income in Q2 2009?")
+    assert got.status == "answered" and close(got, gold(ALPHA_OLD, "NetIncomeLoss", "20090630", 1))
+    assert {o["filing"].split()[1] for o in got.derivation["operands"].values()} == {ALPHA_OLD}
+
+    got = answer_sec_question(successor, "What is Alpha Natural Resources' net income this quarter?")
+    assert got.status == "answered" and close(got, want)  # no period: the registrant with the latest report
+
+    # the first quarter of 2009: only a comparative column of the successor's 10-Q holds it; neither filed for it
+    got = answer_sec_question(successor, "What was Alpha Natural Resources' net income in the first quarter of 2009?")
+    assert got.status == "ask back" and "CIK 1310243" in got.reasons[0] and "CIK 1301063" in got.reasons[0]

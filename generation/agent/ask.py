@@ -111,6 +111,8 @@ class Plan:
         back. unresolved: capitalised words that matched no company. sic: CIK -> SIC code. elements: the elements
         tied for the words of an ``ambiguous measure`` (``(tag, label)``). refusal: why the catalog measures the
         question names were not used ("the words 'net' are not part of cash and cash equivalents"), else "".
+        notes: what the reading chose that the question did not say (which of two registrants of one name), passed
+        to the answer's ``notes``.
     """
 
     kind: str
@@ -126,6 +128,7 @@ class Plan:
     sic: dict[int, int | None] = field(default_factory=dict)
     elements: list[tuple[str, str]] = field(default_factory=list)
     refusal: str = ""
+    notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """The plan as JSON-able data: ``{companies, measures (id, formula, unit), periods, operation, unit}``."""
@@ -228,6 +231,39 @@ def _without_definition(measures: list[Measure]) -> list[Measure]:
     return [measures[0], *rest]
 
 
+def _registrant_for_period(graph: Graph, plan: Plan) -> None:
+    """One name, two registrants: a company and its predecessor. When a successor takes a registrant's name, EDGAR
+    files the predecessor's reports under the name with ``/OLD`` (``ALPHA NATURAL RESOURCES, INC./OLD``, CIK 1310243,
+    filed for June 2009; ``ALPHA NATURAL RESOURCES, INC.``, CIK 1301063, for March 2010). When the candidates of a
+    question's one ambiguous name have the same name (:func:`core_name`) and exactly one of them filed a report for
+    every period the question asks (its own period end; no period: the one whose latest report is the latest), that
+    one is the company asked about, and ``plan.notes`` says why; otherwise the name stays ambiguous (ask back).
+    A fiscal period ("fiscal 2010 second quarter") is each company's own, so it leaves the name ambiguous.
+
+    Raises:
+        GraphError: Neo4j is unavailable.
+    """
+    if plan.companies or len(plan.ambiguous) != 1 or any(p.fiscal for p in plan.periods):
+        return
+    words, cands = plan.ambiguous[0]
+    if len(cands) < 2 or len({core_name(n) for _, n in cands}) != 1:
+        return
+    reported = {c: {str(r["period"]) for r in graph.read(cypher.COMPANY_FISCAL_PERIODS, {"cik": c})} for c, _ in cands}
+    asked = [p.ddate for p in plan.periods if p.ddate]
+    if asked:
+        fits = [(c, n) for c, n in cands if all(d in reported[c] for d in asked)]
+        why = f"filed a report for {', '.join(iso(d) for d in asked)}"
+    else:
+        latest = max((max(v) for v in reported.values() if v), default=None)
+        fits = [(c, n) for c, n in cands if latest is not None and latest in reported[c]]
+        why = f"filed the latest report ({iso(latest)})" if latest else ""
+    if len(fits) != 1:
+        return
+    (cik, name), others = fits[0], [f"{n} (CIK {c})" for c, n in cands if c != fits[0][0]]
+    plan.companies, plan.ambiguous = [(cik, name)], []
+    plan.notes.append(f"{words!r} is the name of {name} (CIK {cik}) and of {'; '.join(others)}; only {name} {why}")
+
+
 def plan_question(graph: Graph, question: str, company: str | None = None) -> Plan:
     """The :class:`Plan` of a question (see the module doc); the word-based reading, no LLM.
 
@@ -255,6 +291,7 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         plan.kind = "unknown"
         plan.searched.append(str(exc))
         return plan
+    _registrant_for_period(graph, plan)
     said = [h.text for h in found.found] if found is not None else []
     hits = find_measures(question, said)
     measures = list({m.id: m for _, m in hits}.values())  # "effective tax rate (ETR)": one
@@ -791,7 +828,7 @@ def answer_sec_question(
         if read is None:
             return SecAnswer(None, "not understood", [why], plan=plan)
         plan = read
-    out = SecAnswer(None, "not in graph", plan=plan)
+    out = SecAnswer(None, "not in graph", plan=plan, notes=list(plan.notes))
     if plan.kind == "ambiguous":
         words, cands = plan.ambiguous[0]
         listed = "; ".join(f"{n} (CIK {c})" for c, n in cands)
