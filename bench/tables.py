@@ -507,6 +507,41 @@ ASK_USER_KINDS = Table(
     ],
 )
 
+ASK_DEV_PROBES = (
+    ("ask-dev-exhaustive", "value and ratio measures, one plain phrasing"),
+    ("ask-dev-phrasings", "ratio measures, three drawn phrasings each"),
+    ("ask-dev-elements", "33 line items beyond the catalog"),
+    ("ask-dev-exhaustive-2010q2", "value and ratio measures, one plain phrasing"),
+    ("ask-dev-phrasings-2010q2", "ratio measures, three drawn phrasings each"),
+    ("ask-dev-elements-2010q2", "33 line items beyond the catalog"),
+)
+
+
+def _ask_dev_probe_rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    rows = []
+    for name, what in ASK_DEV_PROBES:
+        record = records[name]
+        quarter = str(record.get("parameters", {}).get("quarter", "2009q3.zip")).removesuffix(".zip")
+        rows.append({"quarter": quarter, "what": what, **record.get("figures", {}), "sha": record.get("git_sha", "?")})
+    return rows
+
+
+ASK_DEV = Table(
+    [name for name, _ in ASK_DEV_PROBES],
+    _ask_dev_probe_rows,
+    [
+        Column("quarter (development half)", lambda r: str(r["quarter"])),
+        Column("questions asked", lambda r: str(r["what"])),
+        Column("questions", lambda r: str(r["questions"])),
+        Column("companies", lambda r: str(r["companies"])),
+        Column("correct", lambda r: str(r["correct"])),
+        Column("abstained", lambda r: str(r["abstained"])),
+        Column("wrong, gate passed", lambda r: str(r["wrong_gate_passed"])),
+        Column("median s", lambda r: num(r.get("median_seconds"), ".2f")),
+        Column("commit", lambda r: f"`{short_sha(str(r['sha']))}`"),
+    ],
+)
+
 DEMO_REPORTS = Table(
     ["demo-reports"],
     lambda records: records["demo-reports"].get("tables", {}).get("demo-reports", []),
@@ -1196,6 +1231,7 @@ TABLES: dict[str, Table] = {
     "eval-agent-sec": EVAL_AGENT_SEC,
     "ask-user-questions": ASK_USER,
     "ask-user-questions-kinds": ASK_USER_KINDS,
+    "ask-dev-probes": ASK_DEV,
     "demo-reports": DEMO_REPORTS,
     "train-embedder": TRAIN_EMBEDDER,
     "train-reranker": TRAIN_RERANKER,

@@ -179,3 +179,47 @@ def test_the_primary_statements_come_before_the_statement_of_equity_and_per_shar
     paid = ElementLabels("PaymentsOfDividends", ("Payments of Dividends",), ("Dividends paid",), duration=True)
     assert match_label({"dividend"}, [per_share, paid], said={"paid"}).found == paid
     assert match_label({"dividend"}, [per_share, paid], per_share=True).found == per_share
+
+
+def test_a_component_line_gives_way_to_the_total_stated_net_of_tax():
+    """Cummins' 10-Q for 2010-03-28 (2010q2): its balance sheet shows AOCI's components, "Other" a filer's element
+    whose standard label repeats the total's words; the total is stated "Net of Tax", the basis, not other words."""
+    total = ElementLabels(
+        "AccumulatedOtherComprehensiveIncomeLossNetOfTax",
+        ("Accumulated Other Comprehensive Income (Loss), Net of Tax",),
+        ("Total accumulated other comprehensive loss",),
+        statements=frozenset({"BS"}),
+    )
+    other = ElementLabels(
+        "AccumulatedOtherComprehensiveIncomeLossOther",
+        ("Accumulated Other Comprehensive Income (Loss), Other",),
+        ("Other",),
+        custom=True,
+        statements=frozenset({"BS"}),
+    )
+    words = {"accumulated", "other", "comprehensive", "income"}
+    assert match_label(words, [other, total], duration=False).found == total
+    assert match_label(words | {"net", "tax"}, [other, total], duration=False).found == total
+
+
+def test_an_element_whose_meaning_holds_the_words_beats_one_a_filer_labelled_with_them():
+    """Helmerich & Payne's cash flow statement (2010q2) labels both its deferred income tax expense and a change in
+    other deferred liabilities "Deferred income tax..."; "deferred income taxes" is the expense, whose standard label
+    says so, not the working-capital line whose label only the filer wrote."""
+    expense = ElementLabels(
+        "DeferredIncomeTaxExpenseBenefit",
+        ("Deferred Income Tax Expense (Benefit)",),
+        ("Deferred income tax expense",),
+        duration=True,
+        statements=frozenset({"CF"}),
+    )
+    change = ElementLabels(
+        "IncreaseDecreaseInOtherDeferredLiability",
+        ("Increase (Decrease) in Other Deferred Liability",),
+        ("Deferred income taxes",),
+        duration=True,
+        statements=frozenset({"CF"}),
+    )
+    words = {"deferred", "income", "tax"}
+    assert match_label(words, [change, expense], duration=True).found == expense
+    assert match_label(words, [change], duration=True).found == change  # the filer's words alone still find it

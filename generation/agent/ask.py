@@ -402,9 +402,12 @@ def _element_by_label(graph: Graph, plan: Plan, question: str, said: list[str]) 
     words = content_words(text, [*said, *(n for _, n in plan.companies)])
     if not words:
         return
+    if re.search(r"\bpaid\b", text, re.I):
+        words.add("payment")  # "dividends paid" is a payment, never "Dividends payable" or "Preferred dividends"
     rows = graph.read(cypher.COMPANY_CONCEPT_LABELS, {"ciks": [c for c, _ in plan.companies]})
     per_share = bool(re.search(r"\bper[- ]share\b", text, re.I))
-    got = match_label(words, element_rows(rows), _asks_flow(question, plan.periods), question_words(text), per_share)
+    spoken = question_words(_without_companies(text, said))  # a line label naming the company is not the measure
+    got = match_label(words, element_rows(rows), _asks_flow(question, plan.periods), spoken, per_share)
     plan.searched.append(
         f"the labels of the {len(rows)} elements {', '.join(n for _, n in plan.companies)} report in USD for "
         f"{' '.join(sorted(words))!r}"

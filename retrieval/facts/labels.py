@@ -17,10 +17,17 @@ question is never answered with a near miss:
    question uses for an operation.
 3. Two elements tied at that count are asked back, never guessed ("deferred revenue": current or noncurrent?); a
    filer's own extension (custom element) gives way to a us-gaap element tied with it.
+4. A label's stated basis ("..., Net of Tax") is not other words: AOCI is the total "Accumulated Other
+   Comprehensive Income (Loss), Net of Tax", not a filer's component "..., Other".
+5. When the question's period says balance or flow, an element whose own standard label holds the words comes
+   before one that only a filer's line label matches: "deferred income taxes in the six months ended" is
+   ``DeferredIncomeTaxExpenseBenefit``, not the change in other deferred liabilities a filer labelled "Deferred
+   income taxes".
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -46,8 +53,9 @@ _FUNCTION_WORDS = frozenset(_FUNCTION_WORD_TEXT.split())
 """Words a question uses around the element it names (question words, period words, units): never label words."""
 
 
-_SAME_WORD = {"stock": "share"}
-"""Words read as one: "stock-based" and "share-based" compensation, "common stock" and "common share"."""
+_SAME_WORD = {"stock": "share", "paid": "payment"}
+"""Words read as one: "stock-based" and "share-based" compensation, "common stock" and "common share"; "dividends
+paid" and "payments of dividends"."""
 
 _USER_TERMS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p, re.I), r)
@@ -111,6 +119,13 @@ _ALTERNATIVE = re.compile(r"\((?:loss|deficit|accumulated deficit|benefit|used i
 """A label's other sign in parentheses ("Income (Loss)", "Provided by (Used in)"): the same quantity, not other
 words."""
 
+_STATED_BASIS = re.compile(r"\bnet of (?:income )?tax(?:es)?\b", re.I)
+"""The basis a label states its amount on ("Accumulated Other Comprehensive Income (Loss), Net of Tax"): the
+headline quantity, so its words are not other words; a question that says them still matches the label."""
+
+_SHARE_TERMS = re.compile(r"\$\s*[\d.,]+\s+per\s+share")
+"""A share's stated par value inside a line label ("par value $0.01 per share"): a description, not the unit."""
+
 PRIMARY_STATEMENTS = frozenset({"BS", "IS", "CF"})
 """pre.txt ``stmt`` codes of the balance sheet, income statement and cash flow statement: where a line item a
 question names is read, before the statement of equity (``EQ``) or comprehensive income (``CI``), whose lines
@@ -122,6 +137,35 @@ def label_words(text: str) -> set[str]:
     in parentheses (:data:`_ALTERNATIVE`): ``"Increase (Decrease) in Accrued Liabilities"`` -> ``{"increase",
     "decrease", "accrued", "liability"}``; ``"Net Income (Loss)"`` -> ``{"net", "income"}``."""
     return _words(_ALTERNATIVE.sub(" ", text).lower().replace("’", "'"), _GRAMMAR_WORDS)
+
+
+_SAME_QUANTITY_MODIFIERS = frozenset({"total", "net"})
+"""Words before a question's word that leave the quantity as it is ("Total accumulated other comprehensive loss")."""
+
+
+def narrows(label: str, words: set[str], spoken: set[str]) -> bool:
+    """Whether ``label`` puts a word the question did not say directly before one of the question's ``words``, with
+    no grammar word between: a narrower quantity ("Restricted cash", "Redeemable noncontrolling interests",
+    "Preferred dividends"), not the one asked. "Stockholders' Equity Attributable to Noncontrolling Interest" does
+    not narrow "noncontrolling interest" ("to" stands between); "Total" and "Net" do not narrow."""
+    low = _ALTERNATIVE.sub(" ", label).lower().replace("’", "'")
+    tokens = [
+        _SAME_WORD.get(x, x)
+        for w in re.findall(r"[a-z]+(?:'[a-z]+)?|[,;:(]", re.sub(r"\bnon-\s*", "non", low))
+        for x in [_singular(w.split("'")[0]) if w[0].isalpha() else w]
+    ]
+    return any(
+        word in words
+        and before[0].isalpha()
+        and len(before) > 1
+        and before not in spoken | _GRAMMAR_WORDS | _SAME_QUANTITY_MODIFIERS
+        for before, word in itertools.pairwise(tokens)
+    )
+
+
+def _basis_words(label: str) -> set[str]:
+    """The words of the basis a label states (:data:`_STATED_BASIS`), not counted as other words."""
+    return set().union(*(label_words(m.group()) for m in _STATED_BASIS.finditer(label)))
 
 
 def question_words(text: str) -> set[str]:
@@ -150,8 +194,13 @@ class ElementLabels:
 
     @property
     def per_share(self) -> bool:
-        """A per-share amount (EPS, dividends per share): its tag or a label says so."""
-        return "PerShare" in self.tag or any("per share" in t.lower() for t in (*self.labels, *self.plabels))
+        """A per-share amount (EPS, dividends per share, a par value): its tag or a label says so; a line label's
+        description of the shares ("at cost, par value $0.01 per share") does not."""
+        return (
+            "PerShare" in self.tag
+            or "ParValue" in self.tag
+            or any("per share" in _SHARE_TERMS.sub(" ", t.lower()) for t in (*self.labels, *self.plabels))
+        )
 
     @property
     def deprecated(self) -> bool:
@@ -210,13 +259,14 @@ def match_label(
         if e.per_share != per_share:
             continue
         fits = [
-            (i < len(e.labels), len(ws - spoken))
+            (i < len(e.labels), len(ws - spoken - _basis_words(t)))
             for i, t in enumerate((*e.labels, *e.plabels))
-            if words <= (ws := label_words(t))
+            if words <= (ws := label_words(t)) and not narrows(t, words, spoken)
         ]
         if fits and min(n for _, n in fits) <= MAX_EXTRA_WORDS:
             standard = min((n for std, n in fits if std), default=MAX_EXTRA_WORDS + 1)
             holding.append((min(n for _, n in fits), standard, e))
+    standard = {e.tag: s for _, s, e in holding}
     scored = [(n, e) for n, _, e in holding if n <= most]
     if duration is not None and any(e.duration == duration for _, e in scored):
         scored = [(n, e) for n, e in scored if e.duration == duration]
@@ -228,12 +278,24 @@ def match_label(
         if flows and not whole:
             out.tied = sorted({*flows, *(e for _, e in scored)}, key=lambda e: e.tag)
             return out
-    if any(e.statements & PRIMARY_STATEMENTS for _, e in scored):
-        scored = [(n, e) for n, e in scored if e.statements & PRIMARY_STATEMENTS or not e.statements]
+    meant = [(n, e) for n, e in scored if standard[e.tag] <= most]
+    if duration is not None and meant:  # the element's own meaning holds the words, not only a filer's line label
+
+        def key(e: ElementLabels, n: int) -> tuple[int, ...]:
+            return (standard[e.tag], not e.statements & PRIMARY_STATEMENTS, n, e.rank)
+
+        scored = meant
+    else:
+        if any(e.statements & PRIMARY_STATEMENTS for _, e in scored):
+            scored = [(n, e) for n, e in scored if e.statements & PRIMARY_STATEMENTS or not e.statements]
+
+        def key(e: ElementLabels, n: int) -> tuple[int, ...]:
+            return (n, e.rank)
+
     if not scored:
         return out
-    best = min((n, e.rank) for n, e in scored)
-    top = [e for n, e in scored if (n, e.rank) == best]
+    best = min(key(e, n) for n, e in scored)
+    top = [e for n, e in scored if key(e, n) == best]
     if len(top) == 1:
         out.found = top[0]
     else:
