@@ -402,8 +402,6 @@ def _element_by_label(graph: Graph, plan: Plan, question: str, said: list[str]) 
     words = content_words(text, [*said, *(n for _, n in plan.companies)])
     if not words:
         return
-    if re.search(r"\bpaid\b", text, re.I):
-        words.add("payment")  # "dividends paid" is a payment, never "Dividends payable" or "Preferred dividends"
     rows = graph.read(cypher.COMPANY_CONCEPT_LABELS, {"ciks": [c for c, _ in plan.companies]})
     per_share = bool(re.search(r"\bper[- ]share\b", text, re.I))
     spoken = question_words(_without_companies(text, said))  # a line label naming the company is not the measure

@@ -19,8 +19,8 @@ question is never answered with a near miss:
    filer's own extension (custom element) gives way to a us-gaap element tied with it.
 4. A label's stated basis ("..., Net of Tax") is not other words: AOCI is the total "Accumulated Other
    Comprehensive Income (Loss), Net of Tax", not a filer's component "..., Other".
-5. When the question's period says balance or flow, an element whose own standard label holds the words comes
-   before one that only a filer's line label matches: "deferred income taxes in the six months ended" is
+5. When the question's period says balance or flow, an element whose own us-gaap standard label holds the words
+   comes before one that only a filer's line label (or a filer's extension's label) matches: "deferred income taxes in the six months ended" is
    ``DeferredIncomeTaxExpenseBenefit``, not the change in other deferred liabilities a filer labelled "Deferred
    income taxes".
 """
@@ -241,8 +241,9 @@ def match_label(
             ("accounts payable as of ..." is ``AccountsPayableCurrent``, not the cash flow statement's
             ``IncreaseDecreaseInAccountsPayable`` whose line label is also "Accounts payable"); a balance asked is
             never answered with a flow ("noncontrolling interest as of ..." is not "Payments to noncontrolling
-            interests"). A flow asked where only balances match, none by its whole standard label, while a flow's
-            label holds the words with more other words, is asked back ("deferred income taxes in the six months ended": the balance sheet's
+            interests"). A flow asked where only balances match, none by its whole standard label, matches nothing
+            ("dividends paid in the quarter" is not "Dividends payable"), or, while a flow's label holds the words
+            with more other words, is asked back ("deferred income taxes in the six months ended": the balance sheet's
             "Deferred income taxes" or the cash flow statement's deferred income tax expense?).
         said: every word of the question, function words too (:func:`question_words`): a label word the question
             says is not another word ("dividends paid" and the line label "Dividends paid").
@@ -259,7 +260,7 @@ def match_label(
         if e.per_share != per_share:
             continue
         fits = [
-            (i < len(e.labels), len(ws - spoken - _basis_words(t)))
+            (i < len(e.labels) and not e.custom, len(ws - spoken - _basis_words(t)))
             for i, t in enumerate((*e.labels, *e.plabels))
             if words <= (ws := label_words(t)) and not narrows(t, words, spoken)
         ]
@@ -278,6 +279,8 @@ def match_label(
         if flows and not whole:
             out.tied = sorted({*flows, *(e for _, e in scored)}, key=lambda e: e.tag)
             return out
+        if not whole:
+            return out  # "dividends paid in the quarter" is never the balance "Dividends payable"
     meant = [(n, e) for n, e in scored if standard[e.tag] <= most]
     if duration is not None and meant:  # the element's own meaning holds the words, not only a filer's line label
 
