@@ -256,6 +256,7 @@ def match_label(
     spoken = set(said) | words
     most = min(MAX_EXTRA_WORDS, max(1, len(words) - 1))  # two words are not matched by a label of four
     holding: list[tuple[int, int, ElementLabels]] = []  # (other words, other words of a standard label, element)
+    meaning: set[str] = set()  # the elements whose us-gaap standard label holds the words
     for e in elements:
         if e.per_share != per_share:
             continue
@@ -266,6 +267,8 @@ def match_label(
         ]
         if fits and min(n for _, n in fits) <= MAX_EXTRA_WORDS:
             standard = min((n for std, n in fits if std), default=MAX_EXTRA_WORDS + 1)
+            if not e.custom and any(words <= label_words(t) for t in e.labels):
+                meaning.add(e.tag)
             holding.append((min(n for _, n in fits), standard, e))
     standard = {e.tag: s for _, s, e in holding}
     scored = [(n, e) for n, _, e in holding if n <= most]
@@ -281,11 +284,11 @@ def match_label(
             return out
         if not whole:
             return out  # "dividends paid in the quarter" is never the balance "Dividends payable"
-    meant = [(n, e) for n, e in scored if standard[e.tag] <= most]
+    meant = [(n, e) for n, e in scored if e.tag in meaning]
     if duration is not None and meant:  # the element's own meaning holds the words, not only a filer's line label
 
         def key(e: ElementLabels, n: int) -> tuple[int, ...]:
-            return (standard[e.tag], not e.statements & PRIMARY_STATEMENTS, n, e.rank)
+            return (standard[e.tag] != 0, not e.statements & PRIMARY_STATEMENTS, n, standard[e.tag], e.rank)
 
         scored = meant
     else:
