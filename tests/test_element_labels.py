@@ -11,6 +11,7 @@ from retrieval.facts.labels import (
     label_terms,
     label_words,
     match_label,
+    narrows,
     question_words,
 )
 from retrieval.facts.measures import uncovered_words
@@ -223,3 +224,53 @@ def test_an_element_whose_meaning_holds_the_words_beats_one_a_filer_labelled_wit
     words = {"deferred", "income", "tax"}
     assert match_label(words, [change, expense], duration=True).found == expense
     assert match_label(words, [change], duration=True).found == change  # the filer's words alone still find it
+
+
+def test_a_word_before_the_questions_words_narrows_the_quantity():
+    """GrafTech's "Net change in restricted cash" is not its net change in cash; General Growth's "Total redeemable
+    noncontrolling interests" is not its noncontrolling interest; "Total" and a grammar word do not narrow."""
+    assert narrows("Net change in restricted cash", {"net", "cash"}, {"net", "cash", "change"})
+    assert narrows("Total redeemable noncontrolling interests", {"noncontrolling", "interest"}, set())
+    assert narrows("Preferred dividends", {"dividend"}, set())
+    assert not narrows("Total accumulated other comprehensive loss", {"accumulated", "other"}, {"accumulated", "other"})
+    words = {"noncontrolling", "interest"}
+    assert not narrows("Stockholders' Equity Attributable to Noncontrolling Interest", words, set())
+    restricted = ElementLabels(
+        "IncreaseDecreaseInRestrictedCash", ("Increase (Decrease) in Restricted Cash",), ("Net change in restricted cash",),
+        duration=True, statements=frozenset({"CF"}),
+    )  # fmt: skip
+    assert match_label({"net", "cash"}, [restricted], duration=True, said={"net", "change", "cash"}).found is None
+
+
+def test_a_flow_asked_is_never_a_balance_whose_label_is_not_the_words():
+    """ "Dividends paid in the three months ended ..." where only "Dividends payable" holds the word: nothing."""
+    payable = ElementLabels("DividendsPayableCurrent", ("Dividends Payable, Current",), ("Dividends payable",))
+    assert match_label({"dividend"}, [payable], duration=True, said={"dividend", "payment"}).found is None
+    assert match_label({"goodwill"}, [GOODWILL], duration=True).found == GOODWILL  # its whole label: the balance
+
+
+def test_dividends_paid_are_the_cash_flow_statements_line_not_the_equity_statements():
+    """Loews (2010q2): the equity statement's "Dividends paid" (Dividends, Cash) and the cash flow statement's
+    "Dividends paid" (Payments of Dividends, Common Stock): the primary statement's line."""
+    equity = ElementLabels(
+        "DividendsCash", ("Dividends, Cash",), ("Dividends paid",), duration=True, statements=frozenset({"EQ"})
+    )
+    paid = ElementLabels(
+        "PaymentsOfDividendsCommonStock", ("Payments of Dividends, Common Stock",), ("Dividends paid",),
+        duration=True, statements=frozenset({"CF"}),
+    )  # fmt: skip
+    said = question_words("What were Loews' dividends paid in the three months ended March 31, 2010?")
+    assert match_label({"dividend"}, [equity, paid], duration=True, said=said).found == paid
+
+
+def test_a_par_value_is_per_share_and_a_labels_par_value_description_is_not():
+    """Goldman Sachs (2010q2): "Common stock held in treasury, at cost, par value $0.01 per share; ..." is the
+    treasury stock, in USD; "Treasury stock, par value" is a per-share amount."""
+    value = ElementLabels(
+        "TreasuryStockValue", ("Treasury Stock, Value",), ("Common stock held in treasury, at cost, par value $0.01 per share",)
+    )  # fmt: skip
+    par = ElementLabels(
+        "TreasuryStockParValue", ("Treasury Stock Par Value",), ("Treasury stock, par value",), custom=True
+    )
+    assert not value.per_share and par.per_share
+    assert match_label({"treasury", "share"}, [par, value], duration=False).found == value

@@ -22,7 +22,13 @@ question is never answered with a near miss:
 5. When the question's period says balance or flow, an element whose own us-gaap standard label holds the words
    comes before one that only a filer's line label (or a filer's extension's label) matches: "deferred income taxes in the six months ended" is
    ``DeferredIncomeTaxExpenseBenefit``, not the change in other deferred liabilities a filer labelled "Deferred
-   income taxes".
+   income taxes"; among those, one whose standard label is exactly the words wins, then the balance sheet, income
+   and cash flow statements, then the fewest other words ("dividends paid" is the cash flow statement's line, not the
+   equity statement's "Dividends, Cash" a filer also labelled "Dividends paid").
+6. A label that puts a word the question did not say directly before one of its words names a narrower quantity
+   and does not match (:func:`narrows`: "Restricted cash", "Redeemable noncontrolling interests", "Preferred
+   dividends"); a flow asked where only a balance's label holds the words, and not its whole standard label, matches
+   nothing ("dividends paid in the quarter" is not "Dividends payable").
 """
 
 from __future__ import annotations
