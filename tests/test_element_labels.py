@@ -234,7 +234,7 @@ def test_a_word_before_the_questions_words_narrows_the_quantity():
     assert narrows("Preferred dividends", {"dividend"}, set())
     assert not narrows("Total accumulated other comprehensive loss", {"accumulated", "other"}, {"accumulated", "other"})
     words = {"noncontrolling", "interest"}
-    assert not narrows("Stockholders' Equity Attributable to Noncontrolling Interest", words, set())
+    assert not narrows("Stockholders' Equity Attributable to Noncontrolling Interest", words, words)
     restricted = ElementLabels(
         "IncreaseDecreaseInRestrictedCash", ("Increase (Decrease) in Restricted Cash",), ("Net change in restricted cash",),
         duration=True, statements=frozenset({"CF"}),
