@@ -19,12 +19,13 @@ question is never answered with a near miss:
    filer's own extension (custom element) gives way to a us-gaap element tied with it.
 4. A label's stated basis ("..., Net of Tax") is not other words: AOCI is the total "Accumulated Other
    Comprehensive Income (Loss), Net of Tax", not a filer's component "..., Other".
-5. When the question's period says balance or flow, an element whose own us-gaap standard label holds the words
-   comes before one that only a filer's line label (or a filer's extension's label) matches: "deferred income taxes in the six months ended" is
-   ``DeferredIncomeTaxExpenseBenefit``, not the change in other deferred liabilities a filer labelled "Deferred
-   income taxes"; among those, one whose standard label is exactly the words wins, then the balance sheet, income
-   and cash flow statements, then the fewest other words ("dividends paid" is the cash flow statement's line, not the
-   equity statement's "Dividends, Cash" a filer also labelled "Dividends paid").
+5. When the question's period says balance or flow, an element whose us-gaap standard label is exactly the words
+   wins (Equity Residential's "net income attributable to noncontrolling interests", presented on its equity
+   statement only); otherwise the balance sheet, income and cash flow statements first, then the fewest other
+   words. When only a filer's line label names the best (its standard label, or a filer's extension's label, does
+   not hold the words), an element whose standard label holds them with one word more is asked back beside it
+   ("deferred income taxes": Helmerich & Payne's "Deferred income taxes" change in other deferred liabilities, or
+   its "Deferred income tax expense"?).
 6. A label that puts a word the question did not say directly before one of its words names a narrower quantity
    and does not match (:func:`narrows`: "Restricted cash", "Redeemable noncontrolling interests", "Preferred
    dividends"); a flow asked where only a balance's label holds the words, and not its whole standard label, matches
@@ -290,24 +291,20 @@ def match_label(
             return out
         if not whole:
             return out  # "dividends paid in the quarter" is never the balance "Dividends payable"
-    meant = [(n, e) for n, e in scored if e.tag in meaning]
-    if duration is not None and meant:  # the element's own meaning holds the words, not only a filer's line label
-
-        def key(e: ElementLabels, n: int) -> tuple[int, ...]:
-            return (standard[e.tag] != 0, not e.statements & PRIMARY_STATEMENTS, n, standard[e.tag], e.rank)
-
-        scored = meant
-    else:
-        if any(e.statements & PRIMARY_STATEMENTS for _, e in scored):
-            scored = [(n, e) for n, e in scored if e.statements & PRIMARY_STATEMENTS or not e.statements]
-
-        def key(e: ElementLabels, n: int) -> tuple[int, ...]:
-            return (n, e.rank)
-
+    exact = [(n, e) for n, e in scored if e.tag in meaning and standard[e.tag] == 0]
+    if duration is not None and exact:  # an element whose own standard label is the question's words
+        scored = exact
+    if any(e.statements & PRIMARY_STATEMENTS for _, e in scored):
+        scored = [(n, e) for n, e in scored if e.statements & PRIMARY_STATEMENTS or not e.statements]
     if not scored:
         return out
-    best = min(key(e, n) for n, e in scored)
-    top = [e for n, e in scored if key(e, n) == best]
+    best = min((n, e.rank) for n, e in scored)
+    top = [e for n, e in scored if (n, e.rank) == best]
+    if duration is not None and len(top) == 1 and top[0].tag not in meaning:
+        # only a filer's line label names the best: an element whose meaning holds the words, one word longer, is
+        # as likely the one asked ("Deferred income taxes" on a change in other deferred liabilities, beside the
+        # deferred income tax expense)
+        top += [e for n, e in scored if e.tag in meaning and n <= best[0] + 1]
     if len(top) == 1:
         out.found = top[0]
     else:
