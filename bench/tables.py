@@ -511,6 +511,8 @@ ASK_DEV_PROBES = (
     ("ask-dev-exhaustive", "value and ratio measures, one plain phrasing"),
     ("ask-dev-phrasings", "ratio measures, three drawn phrasings each"),
     ("ask-dev-elements", "33 line items beyond the catalog"),
+    ("ask-dev-exhaustive-2010q2", "value and ratio measures, one plain phrasing"),
+    ("ask-dev-elements-2010q2", "33 line items beyond the catalog"),
 )
 
 

@@ -55,7 +55,7 @@ def cut(source: Path, out: Path, adshs: set[str]) -> dict[str, int]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("source", type=Path)
     ap.add_argument("out", type=Path)
     ap.add_argument("adsh", nargs="+")
