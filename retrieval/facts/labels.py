@@ -277,7 +277,7 @@ def match_label(
             if not e.custom and any(words <= label_words(t) for t in e.labels):
                 meaning.add(e.tag)
             holding.append((min(n for _, n in fits), standard, e))
-    standard = {e.tag: s for _, s, e in holding}
+    std_extra = {e.tag: s for _, s, e in holding}  # other words of each element's standard label
     scored = [(n, e) for n, _, e in holding if n <= most]
     if duration is not None and any(e.duration == duration for _, e in scored):
         scored = [(n, e) for n, e in scored if e.duration == duration]
@@ -291,7 +291,7 @@ def match_label(
             return out
         if not whole:
             return out  # "dividends paid in the quarter" is never the balance "Dividends payable"
-    exact = [(n, e) for n, e in scored if e.tag in meaning and standard[e.tag] == 0]
+    exact = [(n, e) for n, e in scored if e.tag in meaning and std_extra[e.tag] == 0]
     if duration is not None and exact:  # an element whose own standard label is the question's words
         scored = exact
     if any(e.statements & PRIMARY_STATEMENTS for _, e in scored):
