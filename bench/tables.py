@@ -529,13 +529,18 @@ ASK_DEV = Table(
     [name for name, _ in ASK_DEV_PROBES],
     _ask_dev_probe_rows,
     [
-        Column("quarter (development half)", lambda r: str(r["quarter"])),
-        Column("questions asked", lambda r: str(r["what"])),
-        Column("questions", lambda r: str(r["questions"])),
-        Column("companies", lambda r: str(r["companies"])),
-        Column("correct", lambda r: str(r["correct"])),
-        Column("abstained", lambda r: str(r["abstained"])),
-        Column("wrong, gate passed", lambda r: str(r["wrong_gate_passed"])),
+        *(
+            Column(header, lambda r, key=key: str(r[key]))
+            for header, key in (
+                ("quarter (development half)", "quarter"),
+                ("questions asked", "what"),
+                ("questions", "questions"),
+                ("companies", "companies"),
+                ("correct", "correct"),
+                ("abstained", "abstained"),
+                ("wrong, gate passed", "wrong_gate_passed"),
+            )
+        ),
         Column("median s", lambda r: num(r.get("median_seconds"), ".2f")),
         Column("commit", lambda r: f"`{short_sha(str(r['sha']))}`"),
     ],
