@@ -512,6 +512,7 @@ ASK_DEV_PROBES = (
     ("ask-dev-phrasings", "ratio measures, three drawn phrasings each"),
     ("ask-dev-elements", "33 line items beyond the catalog"),
     ("ask-dev-exhaustive-2010q2", "value and ratio measures, one plain phrasing"),
+    ("ask-dev-phrasings-2010q2", "ratio measures, three drawn phrasings each"),
     ("ask-dev-elements-2010q2", "33 line items beyond the catalog"),
 )
 
