@@ -255,8 +255,10 @@ def _registrant_for_period(graph: Graph, plan: Plan) -> None:
         why = f"filed a report for {', '.join(iso(d) for d in asked)}"
     else:
         latest = max((max(v) for v in reported.values() if v), default=None)
-        fits = [(c, n) for c, n in cands if latest is not None and latest in reported[c]]
-        why = f"filed the latest report ({iso(latest)})" if latest else ""
+        if latest is None:
+            return
+        fits = [(c, n) for c, n in cands if latest in reported[c]]
+        why = f"filed the latest report ({iso(latest)})"
     if len(fits) != 1:
         return
     (cik, name), others = fits[0], [f"{n} (CIK {c})" for c, n in cands if c != fits[0][0]]

@@ -108,13 +108,21 @@ def content_words(text: str, drop: Iterable[str] = ()) -> set[str]:
     return _words(low, _FUNCTION_WORDS)
 
 
+def _tokens(low: str, marks: bool = False) -> list[tuple[str, str]]:
+    """Lower-case text's words in order, each as ``(word, read)``: letters only, possessives cut, "non-" joined
+    (non-controlling), ``read`` singularised with :data:`_SAME_WORD` applied; with ``marks``, the marks , ; : ( too,
+    as themselves (a word before one is not next to the word after it)."""
+    pattern = r"[a-z]+(?:'[a-z]+)?|[,;:(]" if marks else r"[a-z]+(?:'[a-z]+)?"
+    out = []
+    for w in re.findall(pattern, re.sub(r"\bnon-\s*", "non", low)):
+        b = w.split("'")[0]
+        out.append((b, _SAME_WORD.get(x := _singular(b), x) if b[0].isalpha() else b))
+    return out
+
+
 def _words(low: str, stop: frozenset[str]) -> set[str]:
-    """Lower-case text's words: letters only, possessives cut, one-letter words and ``stop`` out, singularised,
-    :data:`_SAME_WORD` applied."""
-    words = re.findall(r"[a-z]+(?:'[a-z]+)?", re.sub(r"\bnon-\s*", "non", low))  # non-controlling
-    return {
-        _SAME_WORD.get(x, x) for w in words if len(b := w.split("'")[0]) > 1 and b not in stop for x in [_singular(b)]
-    }
+    """Lower-case text's words (:func:`_tokens`), one-letter words and ``stop`` out."""
+    return {read for b, read in _tokens(low) if len(b) > 1 and b not in stop}
 
 
 _GRAMMAR_WORD_TEXT = "a an the of in on at for to by from as and or with its their per value"
@@ -155,12 +163,7 @@ def narrows(label: str, words: set[str], spoken: set[str]) -> bool:
     no grammar word between: a narrower quantity ("Restricted cash", "Redeemable noncontrolling interests",
     "Preferred dividends"), not the one asked. "Stockholders' Equity Attributable to Noncontrolling Interest" does
     not narrow "noncontrolling interest" ("to" stands between); "Total" and "Net" do not narrow."""
-    low = _ALTERNATIVE.sub(" ", label).lower().replace("’", "'")
-    tokens = [
-        _SAME_WORD.get(x, x)
-        for w in re.findall(r"[a-z]+(?:'[a-z]+)?|[,;:(]", re.sub(r"\bnon-\s*", "non", low))
-        for x in [_singular(w.split("'")[0]) if w[0].isalpha() else w]
-    ]
+    tokens = [read for _, read in _tokens(_ALTERNATIVE.sub(" ", label).lower().replace("’", "'"), marks=True)]
     return any(
         word in words
         and before[0].isalpha()
@@ -267,14 +270,15 @@ def match_label(
     for e in elements:
         if e.per_share != per_share:
             continue
+        read = [(i < len(e.labels) and not e.custom, t, label_words(t)) for i, t in enumerate((*e.labels, *e.plabels))]
         fits = [
-            (i < len(e.labels) and not e.custom, len(ws - spoken - _basis_words(t)))
-            for i, t in enumerate((*e.labels, *e.plabels))
-            if words <= (ws := label_words(t)) and not narrows(t, words, spoken)
+            (std, len(ws - spoken - _basis_words(t)))
+            for std, t, ws in read
+            if words <= ws and not narrows(t, words, spoken)
         ]
         if fits and min(n for _, n in fits) <= MAX_EXTRA_WORDS:
             standard = min((n for std, n in fits if std), default=MAX_EXTRA_WORDS + 1)
-            if not e.custom and any(words <= label_words(t) for t in e.labels):
+            if any(std and words <= ws for std, _, ws in read):
                 meaning.add(e.tag)
             holding.append((min(n for _, n in fits), standard, e))
     std_extra = {e.tag: s for _, s, e in holding}  # other words of each element's standard label
