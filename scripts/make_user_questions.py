@@ -975,8 +975,7 @@ def split_of(cik: int) -> str:
     return "dev" if int(hashlib.sha256(str(cik).encode()).hexdigest(), 16) % 2 == 0 else "test"
 
 
-HEADER = """# sec-user.jsonl: analyst questions in users' own words over the shipped 2009q3 SEC Financial Statement Data Sets
-# (data/sec-fsds/2009q3.zip), issue 44 part 4 ("a question set that can fail"). Written by
+HEADER = """# {over}, issue 44 part 4 ("a question set that can fail"). Written by
 # scripts/make_user_questions.py (seed {seed}) with pandas from sub.txt and num.txt, independently of finkg's answer
 # engine; regenerate with `python scripts/make_user_questions.py{args}`. Provenance of every gold: `spec` names each
 # operand's filing (adsh), CIK, EDGAR name, us-gaap tag, ddate (FSDS month end), qtrs (span in quarters; 0 = balance
@@ -1022,11 +1021,13 @@ def later_ciks(daily: pd.DataFrame) -> set[int]:
     return set(daily.cik.astype(int)) | {1318605, 1640147, 320193, 1045810}
 
 
-def main(seed: int = SEED, out: Path = OUT, splits: tuple[str, ...] = ("dev", "test")) -> None:
-    """Write the question file ``out``: questions of the halves ``splits`` only, drawn with ``random.Random(seed)``."""
+def main(seed: int = SEED, out: Path = OUT, splits: tuple[str, ...] = ("dev", "test"), quarter: Path = QUARTER) -> None:
+    """Write the question file ``out``: questions of the halves ``splits`` only, drawn with ``random.Random(seed)``,
+    over the FSDS quarter ZIP ``quarter`` (default: the shipped 2009q3; another quarter: a question set over data
+    the engine was never tuned on, its development half only for a developer)."""
     rng = random.Random(seed)
-    sub = read(QUARTER, "sub.txt")
-    num = read(QUARTER, "num.txt")
+    sub = read(quarter, "sub.txt")
+    num = read(quarter, "num.txt")
     daily = read(DAILY, "sub.txt")
     later = later_ciks(daily)
     all_names = company_names(sub, daily)
@@ -1268,8 +1269,10 @@ def main(seed: int = SEED, out: Path = OUT, splits: tuple[str, ...] = ("dev", "t
                 break
     # companies in none of the shipped files (checked against every name): half to each split by the name's hash
     absent = ["Microsoft", "Procter & Gamble", "Cisco", "Nike", "Costco", "PepsiCo"]
-    for co in absent:
-        assert not any(contains_words(n, co) for n in all_names.values()), co
+    if quarter == QUARTER:
+        for co in absent:
+            assert not any(contains_words(n, co) for n in all_names.values()), co
+    absent = [co for co in absent if not any(contains_words(n, co) for n in all_names.values())]
     absent_q = [
         "What was {pos} revenue in Q2 2009?",
         "{co} operating margin, the quarter ended June 30, 2009?",
@@ -1278,7 +1281,7 @@ def main(seed: int = SEED, out: Path = OUT, splits: tuple[str, ...] = ("dev", "t
         "{co} net income growth y/y in the second quarter of 2009?",
         "What was {pos} gross margin in the June 2009 quarter?",
     ]
-    for co, t in zip(absent, absent_q, strict=True):
+    for co, t in zip(absent, absent_q, strict=False):
         split = "dev" if int(hashlib.sha256(co.encode()).hexdigest(), 16) % 2 == 0 else "test"
         if split not in splits:
             continue
@@ -1301,14 +1304,26 @@ def main(seed: int = SEED, out: Path = OUT, splits: tuple[str, ...] = ("dev", "t
         counters[r["kind"]] = counters.get(r["kind"], 0) + 1
         r = {"id": f"user-{r['kind']}-{counters[r['kind']]:03d}", **r}
         lines.append(json.dumps(r, ensure_ascii=False))
-    shown = out.resolve().relative_to(ROOT) if out.resolve().is_relative_to(ROOT) else out
+
+    def shown(path: Path) -> Path:
+        return path.resolve().relative_to(ROOT) if path.resolve().is_relative_to(ROOT) else path
+
     args = (
         ""
-        if (seed, out, splits) == (SEED, OUT, ("dev", "test"))
-        else (f" --seed {seed} --splits {','.join(splits)} --out {shown}")
+        if (seed, out, splits, quarter) == (SEED, OUT, ("dev", "test"), QUARTER)
+        else (f" --seed {seed} --splits {','.join(splits)} --out {shown(out)}")
+        + ("" if quarter == QUARTER else f" --quarter {shown(quarter)}")
     )
-    out.write_text(HEADER.format(seed=seed, args=args) + "\n".join(lines) + "\n", encoding="utf-8")
-    print(f"{len(lines)} questions -> {shown}")
+    over = (
+        "sec-user.jsonl: analyst questions in users' own words over the shipped 2009q3 SEC Financial Statement Data Sets"
+        "\n# (data/sec-fsds/2009q3.zip)"
+        if quarter == QUARTER
+        else f"{out.name}: analyst questions in users' own words over the SEC Financial Statement Data Sets quarter"
+        f"\n# {shown(quarter)}"
+    )
+    header = HEADER.format(seed=seed, args=args, over=over)
+    out.write_text(header + "\n".join(lines) + "\n", encoding="utf-8")
+    print(f"{len(lines)} questions -> {shown(out)}")
 
 
 if __name__ == "__main__":
@@ -1316,8 +1331,11 @@ if __name__ == "__main__":
     ap.add_argument("--seed", type=int, default=SEED, help="random seed (44: the shipped set)")
     ap.add_argument("--splits", default="dev,test", help="halves to draw questions from: dev, test or dev,test")
     ap.add_argument("--out", type=Path, default=OUT, help="question file to write")
+    ap.add_argument("--quarter", type=Path, default=QUARTER, help="FSDS quarter ZIP (default: the shipped 2009q3)")
     a = ap.parse_args()
     halves = tuple(x for x in a.splits.split(",") if x)
     if not halves or any(x not in ("dev", "test") for x in halves):
         ap.error(f"--splits: dev, test or dev,test, not {a.splits!r}")
-    main(a.seed, a.out, halves)
+    if not a.quarter.is_file():
+        ap.error(f"--quarter: no such file: {a.quarter}")
+    main(a.seed, a.out, halves, a.quarter)

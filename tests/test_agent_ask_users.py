@@ -297,6 +297,7 @@ def test_analysts_abbreviations_name_line_items_and_never_a_company(loaded):
 ALPHA_2010 = test_agent_ask.QUARTER.parents[2] / "tests" / "data" / "sec-fsds" / "2010q2-alpha-natural-resources.zip"
 ALPHA = "0001140361-10-019699"  # ALPHA NATURAL RESOURCES, INC. (CIK 1301063), 10-Q for the quarter ended 2010-03-31
 ALPHA_OLD = "0001310243-09-000085"  # ALPHA NATURAL RESOURCES, INC./OLD (CIK 1310243), 10-Q for 2009-06-30
+PEABODY = "0000950123-09-031817"  # PEABODY ENERGY CORP (CIK 1064728), 10-Q for 2009-06-30
 
 
 @pytest.fixture
@@ -338,3 +339,19 @@ def test_one_name_of_a_company_and_its_predecessor_is_the_one_that_filed_for_the
     # the first quarter of 2009: only a comparative column of the successor's 10-Q holds it; neither filed for it
     got = answer_sec_question(successor, "What was Alpha Natural Resources' net income in the first quarter of 2009?")
     assert got.status == "ask back" and "CIK 1310243" in got.reasons[0] and "CIK 1301063" in got.reasons[0]
+
+
+def test_the_period_decides_the_registrant_in_a_two_company_question_too(successor):
+    """A difference between two companies, one of them named as a company and its predecessor are: the period
+    decides, and the difference keeps the order the question names them in (the first-named minus the second)."""
+    peabody = gold(PEABODY, "Assets", "20090630", 0) - gold(ALPHA_OLD, "Assets", "20090630", 0)
+    got = answer_sec_question(
+        successor, "How much more total assets did Peabody have than Alpha Natural Resources at June 30, 2009?"
+    )
+    assert got.status == "answered" and close(got, peabody)
+    assert [c for c, _ in got.plan.companies] == [1064728, 1310243] and "CIK 1310243" in got.notes[0]
+    got = answer_sec_question(
+        successor, "How much more total assets did Alpha Natural Resources have than Peabody at June 30, 2009?"
+    )
+    assert got.status == "answered" and close(got, -peabody)
+    assert [c for c, _ in got.plan.companies] == [1310243, 1064728]

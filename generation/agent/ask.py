@@ -45,7 +45,7 @@ from retrieval.facts import concepts as cc
 from retrieval.facts.fact_map import filing_available_at
 from retrieval.facts.labels import content_words, element_rows, label_terms, match_label, question_words
 from retrieval.facts.measures import MEASURES, Measure, concept_measure, find_measures, uncovered_words
-from retrieval.facts.names import CompanyIndex, core_name, instance_ticker
+from retrieval.facts.names import CompanyIndex, CompanyMatch, core_name, instance_ticker, normalize
 from retrieval.facts.periods import PeriodAsk, find_periods, iso, month_end, year_earlier
 
 OPERATIONS = ("value", "change", "difference", "compare", "rank")
@@ -231,39 +231,65 @@ def _without_definition(measures: list[Measure]) -> list[Measure]:
     return [measures[0], *rest]
 
 
-def _registrant_for_period(graph: Graph, plan: Plan) -> None:
+def _registrant_for_period(graph: Graph, plan: Plan, found: CompanyMatch, question: str) -> None:
     """One name, two registrants: a company and its predecessor. When a successor takes a registrant's name, EDGAR
     files the predecessor's reports under the name with ``/OLD`` (``ALPHA NATURAL RESOURCES, INC./OLD``, CIK 1310243,
-    filed for June 2009; ``ALPHA NATURAL RESOURCES, INC.``, CIK 1301063, for March 2010). When the candidates of a
-    question's one ambiguous name have the same name (:func:`core_name`) and exactly one of them filed a report for
+    filed for June 2009; ``ALPHA NATURAL RESOURCES, INC.``, CIK 1301063, for March 2010). For each ambiguous name of
+    the question whose candidates have the same name (:func:`core_name`), when exactly one of them filed a report for
     every period the question asks (its own period end; no period: the one whose latest report is the latest), that
-    one is the company asked about, and ``plan.notes`` says why; otherwise the name stays ambiguous (ask back).
-    A fiscal period ("fiscal 2010 second quarter") is each company's own, so it leaves the name ambiguous.
+    one is the company asked about, placed among the question's other companies where the question names it (a
+    difference is the first-named company's figure minus the second's), and ``plan.notes`` says why; otherwise the
+    name stays ambiguous (ask back). A fiscal period ("fiscal 2010 second quarter") is each company's own, so it
+    leaves the name ambiguous.
+
+    Args:
+        found: the question's company match (:meth:`CompanyIndex.find`), for where each company is named.
 
     Raises:
         GraphError: Neo4j is unavailable.
     """
-    if plan.companies or len(plan.ambiguous) != 1 or any(p.fiscal for p in plan.periods):
+    if not plan.ambiguous or any(p.fiscal for p in plan.periods):
         return
-    words, cands = plan.ambiguous[0]
-    if len(cands) < 2 or len({core_name(n) for _, n in cands}) != 1:
-        return
-    reported = {c: {str(r["period"]) for r in graph.read(cypher.COMPANY_FISCAL_PERIODS, {"cik": c})} for c, _ in cands}
     asked = [p.ddate for p in plan.periods if p.ddate]
+    text = f" {normalize(question)} "
+    named = [(h.at, (h.cik, h.name)) for h in found.found]
+    still: list[tuple[str, list[tuple[int, str]]]] = []
+    for words, cands in plan.ambiguous:
+        pick = _one_registrant(graph, words, cands, asked)
+        if pick is None:
+            still.append((words, cands))
+            continue
+        at = text.find(f" {normalize(words)} ")
+        named.append((at + 1 if at >= 0 else len(text), pick[0]))
+        plan.notes.append(pick[1])
+    if len(still) == len(plan.ambiguous):
+        return
+    plan.companies = list(dict.fromkeys(c for _, c in sorted(named, key=lambda x: x[0])))
+    plan.ambiguous = still
+
+
+def _one_registrant(
+    graph: Graph, words: str, cands: list[tuple[int, str]], asked: list[str]
+) -> tuple[tuple[int, str], str] | None:
+    """The one of ``cands`` (``(CIK, EDGAR name)``, all of one name) that filed a report for every period end of
+    ``asked`` (``YYYYMMDD``; none: the latest report of any of them), and the note that says why; None when not
+    exactly one did (see :func:`_registrant_for_period`)."""
+    if len(cands) < 2 or len({core_name(n) for _, n in cands}) != 1:
+        return None
+    reported = {c: {str(r["period"]) for r in graph.read(cypher.COMPANY_FISCAL_PERIODS, {"cik": c})} for c, _ in cands}
     if asked:
         fits = [(c, n) for c, n in cands if all(d in reported[c] for d in asked)]
         why = f"filed a report for {', '.join(iso(d) for d in asked)}"
     else:
         latest = max((max(v) for v in reported.values() if v), default=None)
         if latest is None:
-            return
+            return None
         fits = [(c, n) for c, n in cands if latest in reported[c]]
         why = f"filed the latest report ({iso(latest)})"
     if len(fits) != 1:
-        return
+        return None
     (cik, name), others = fits[0], [f"{n} (CIK {c})" for c, n in cands if c != fits[0][0]]
-    plan.companies, plan.ambiguous = [(cik, name)], []
-    plan.notes.append(f"{words!r} is the name of {name} (CIK {cik}) and of {'; '.join(others)}; only {name} {why}")
+    return (cik, name), f"{words!r} is the name of {name} (CIK {cik}) and of {'; '.join(others)}; only {name} {why}"
 
 
 def plan_question(graph: Graph, question: str, company: str | None = None) -> Plan:
@@ -293,7 +319,8 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         plan.kind = "unknown"
         plan.searched.append(str(exc))
         return plan
-    _registrant_for_period(graph, plan)
+    if found is not None:
+        _registrant_for_period(graph, plan, found, question)
     said = [h.text for h in found.found] if found is not None else []
     hits = find_measures(question, said)
     measures = list({m.id: m for _, m in hits}.values())  # "effective tax rate (ETR)": one
