@@ -17,7 +17,16 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from retrieval.facts.measures import BY_ID, EXCLUDED_SYNONYMS, EXTRA_CONCEPTS, MEASURES, find_measures, synonym_group
+from generation.agent.ask import Plan, without_measure_words
+from retrieval.facts.measures import (
+    BY_ID,
+    EXCLUDED_SYNONYMS,
+    EXTRA_CONCEPTS,
+    MEASURES,
+    find_measures,
+    measure_phrase_words,
+    synonym_group,
+)
 from retrieval.facts.names import CompanyIndex, core_name, instance_ticker, ticker_table
 from retrieval.facts.periods import find_periods, fsds_ddate, year_earlier
 
@@ -227,6 +236,33 @@ def test_a_short_form_two_companies_fit_is_asked_back_and_a_common_word_is_no_sh
     assert verbs.find("Estimate current ratio?").found == []  # a head is at least 3 letters short of the word
     asking = CompanyIndex([(1, "COMPAREXXX SYSTEMS INC"), (2, "CONOCOPHILLIPS")])  # "Compare" heads its first word
     assert [h.cik for h in asking.find("Compare Conoco's current ratio with Xyzzy's").found] == [2]
+
+
+def test_a_four_letter_head_names_a_company_inside_the_question_never_as_its_first_word():
+    """ "Citi" is the head of CITIGROUP (2010q2 development questions: "What was Citi's net income in the March 2010
+    quarter?" found no company); a capitalised first word of four letters ("Free cash flow at ...") is the
+    question's, not FREEPORT MCMORAN's."""
+    ix = CompanyIndex([(1, "CITIGROUP INC"), (2, "FREEPORT MCMORAN COPPER & GOLD INC"), (3, "DOVER CORP")])
+    assert [h.cik for h in ix.find("What was Citi's net income in the March 2010 quarter?").found] == [1]
+    assert [h.cik for h in ix.find("By how much did Citi's equity exceed Dover's?").found] == [1, 3]
+    assert [h.cik for h in ix.find("Free cash flow at Dover in the first three months of 2010?").found] == [3]
+    two = CompanyIndex([(1, "CITIGROUP INC"), (2, "CITIZENS REPUBLIC BANCORP INC")])
+    got = two.find("What was Citi's net income?")  # the head of two companies' first words: asked back
+    assert got.found == [] and [c for c, _ in got.ambiguous[0][1]] == [1, 2]
+
+
+def test_a_short_name_said_only_inside_a_measure_phrase_is_the_measure_not_the_company():
+    """RESEARCH IN MOTION's short name is "research": "Research and development spending at Boeing in the March
+    2010 quarter?" asked for Research In Motion's R&D (2010q2 development questions); the words are a measure's."""
+    ix = CompanyIndex([(1, "RESEARCH IN MOTION LTD"), (2, "BOEING CO")])
+    question = "Research and development spending at Boeing in the March 2010 quarter?"
+    assert [h.cik for h in ix.find(question).found] == [1, 2]  # what the index alone reads
+    assert ("research", True) in measure_phrase_words(question) and ("boeing", False) in measure_phrase_words(question)
+    plan = Plan("value")
+    assert [h.cik for h in without_measure_words(question, ix.find(question).found, plan)] == [2]
+    assert "'research' is a word of a measure here, not RESEARCH IN MOTION LTD (CIK 1)" in plan.searched
+    named = "What was Research In Motion's revenue?"  # the name itself is kept
+    assert [h.cik for h in without_measure_words(named, ix.find(named).found, Plan("value"))] == [1]
 
 
 def test_a_name_that_matches_nothing_is_reported_not_matched_to_a_lookalike():

@@ -44,8 +44,15 @@ from retrieval.contract import AsOf, as_of_cutoff, available
 from retrieval.facts import concepts as cc
 from retrieval.facts.fact_map import filing_available_at
 from retrieval.facts.labels import content_words, element_rows, label_terms, match_label, question_words
-from retrieval.facts.measures import MEASURES, Measure, concept_measure, find_measures, uncovered_words
-from retrieval.facts.names import CompanyIndex, CompanyMatch, core_name, instance_ticker, normalize
+from retrieval.facts.measures import (
+    MEASURES,
+    Measure,
+    concept_measure,
+    find_measures,
+    measure_phrase_words,
+    uncovered_words,
+)
+from retrieval.facts.names import CompanyHit, CompanyIndex, CompanyMatch, core_name, instance_ticker, normalize
 from retrieval.facts.periods import PeriodAsk, find_periods, iso, month_end, year_earlier
 
 OPERATIONS = ("value", "change", "difference", "compare", "rank")
@@ -231,6 +238,21 @@ def _without_definition(measures: list[Measure]) -> list[Measure]:
     return [measures[0], *rest]
 
 
+def without_measure_words(question: str, hits: list[CompanyHit], plan: Plan) -> list[CompanyHit]:
+    """``hits`` without a one-word short name that the question says only inside a catalog measure phrase
+    (:func:`measure_phrase_words`): "Research and development spending at Boeing" names Boeing, not Research In
+    Motion (whose short name is "research"); what was left out is said in ``plan.searched``."""
+    words = measure_phrase_words(question)
+    keep = []
+    for h in hits:
+        said = [inside for w, inside in words if w == h.text]
+        if h.how in ("alias", "short form") and " " not in h.text and said and all(said):
+            plan.searched.append(f"{h.text!r} is a word of a measure here, not {h.name} (CIK {h.cik})")
+            continue
+        keep.append(h)
+    return keep
+
+
 def _registrant_for_period(graph: Graph, plan: Plan, found: CompanyMatch, question: str) -> None:
     """One name, two registrants: a company and its predecessor. When a successor takes a registrant's name, EDGAR
     files the predecessor's reports under the name with ``/OLD`` (``ALPHA NATURAL RESOURCES, INC./OLD``, CIK 1310243,
@@ -306,6 +328,7 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         found = None
     else:
         found = index.find(question)
+        found.found = without_measure_words(question, found.found, plan)
         plan.companies = [(h.cik, h.name) for h in found.found]
         plan.ambiguous = found.ambiguous
         plan.unresolved = [u for u in found.unresolved if not find_measures(u)]  # "SG&A" is a measure

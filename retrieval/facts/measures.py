@@ -583,6 +583,17 @@ def find_measures(question: str, names: Sequence[str] = ()) -> list[tuple[int, M
     return [(a, m) for a, _, m in _measure_spans(question, names)[1]]
 
 
+def measure_phrase_words(question: str) -> list[tuple[str, bool]]:
+    """The question's words (lower case, possessives dropped) each with whether a catalog measure phrase
+    (:func:`find_measures`, no company names blanked) covers it: ``("research", True)`` in "Research and development
+    spending at Boeing", where the capitalised first word is a measure's, not the short name of Research In Motion."""
+    text, spans, _ = _measure_spans(question, ())
+    out: list[tuple[str, bool]] = []
+    for m in re.finditer(r"\S+", text):
+        out.append((m.group(), any(a <= m.start() and m.end() <= b for a, b, _ in spans)))
+    return out
+
+
 def uncovered_words(question: str, names: Sequence[str] = ()) -> set[str]:
     """The question's content words (:func:`retrieval.facts.labels.content_words`: no question, period, unit or
     operation words) that neither a company name of ``names`` nor a catalog measure phrase

@@ -91,8 +91,8 @@ LEGAL_WORDS = frozenset({"INC", "CORP", "CO", "LTD", "LP", "LLC", "PLC", "NV", "
 _LEGAL_FORM = frozenset({w.lower() for w in LEGAL_WORDS} | {"incorporated", "corporation", "company", "limited"})
 """The legal-form words at the end of a name, spelt out too (not ``group`` or ``holdings``, which people say)."""
 
-SHORT_HEAD = 5
-"""The least letters of a short form that is the head of a compound word (``Conoco``)."""
+SHORT_HEAD = 4
+"""The least letters of a short form that is the head of a compound word (``Conoco``, ``Citi``)."""
 
 FUZZY_MIN = 88.0
 """The least rapidfuzz ``ratio`` (normalized Levenshtein similarity, 0-100) for a fuzzy company match."""
@@ -411,7 +411,12 @@ class CompanyIndex:
                 self._short_in_run(m.group(), at, text, opening, free, [], skip | months, only_sure=True)
                 continue
             if " " not in phrase and not camel and len(phrase) < 5:
-                continue  # one short word: too weak for a fuzzy match
+                # one short word: too weak for a fuzzy match; inside the question (not its capitalised first word,
+                # "Free cash flow at ..."), the head of a name's first word ("Citi") or nothing
+                at = len(normalize(question[: m.start()])) + 1
+                if not first and len(phrase) >= SHORT_HEAD and phrase not in self.aliases and phrase not in self.shared:
+                    self._short_in_run(m.group(), at, text, out, free, taken, skip | months)
+                continue
             pos = text.find(f" {phrase} ")
             if pos >= 0 and not free(pos + 1, pos + 1 + len(phrase)):
                 continue
