@@ -103,6 +103,19 @@ def test_a_difference_is_never_answered_with_the_one_company_found(loaded):
     assert "MURPHY OIL" in got.reasons[0] and "Xyzzy" in got.reasons[0]
 
 
+def test_a_company_named_like_an_operation_word_leaves_the_word_to_the_operation(loaded):
+    """Found on the 2010q2 development question sets (scripts/make_user_questions.py --quarter): "the gap between
+    Gap's and GameStop's net income" lost its "gap" with the company's name, was read as a value question and
+    answered with both companies' net income, the gate passed. Only the capitalised "Gap" is the company."""
+    gap, gme = "0001193125-09-189281", "0000950123-09-042090"  # Gap Inc, GameStop: 10-Qs, 2009-08-01 (FSDS 07-31)
+    got = answer_sec_question(
+        loaded, "What was the gap between Gap's and GameStop's net income in the quarter ended August 1, 2009?"
+    )
+    want = gold(gap, "NetIncomeLoss", "20090731", 1) - gold(gme, "NetIncomeLoss", "20090731", 1)
+    assert got.status == "answered" and got.plan is not None and got.plan.kind == "difference"
+    assert close(got, want) and got.unit == "USD"
+
+
 def test_a_ticker_from_the_filings_own_instance_file_and_a_former_name(loaded):
     """GOOG is Alphabet's in today's SEC table (a CIK not in this graph); Google Inc.'s 2009 10-Q instance is
     goog-20090630.xml, which `finkg ingest sec` stores on the filing."""
@@ -130,6 +143,13 @@ def test_an_ambiguous_short_name_is_asked_back(loaded):
     got = answer_sec_question(loaded, "What is Johnson's cash?")
     assert got.status == "ask back" and got.answer is None
     assert "JOHNSON & JOHNSON" in got.reasons[0] and "JOHNSON CONTROLS" in got.reasons[0]
+    # beside two companies the question names, too: a ranking of three is never a ranking of the two found
+    got = answer_sec_question(loaded, "Rank HP, Abbott and Pfizer by net margin in Q2 2009.")
+    assert got.status == "ask back" and got.answer is None and got.value is None
+    assert "HEWLETT PACKARD" in got.reasons[0] and "HELMERICH & PAYNE" in got.reasons[0]
+    # initials that are no ticker: TI is Texas Instruments' and Tyco International's
+    got = answer_sec_question(loaded, "Ametek or TI: which had a higher operating margin in Q2 2009, and by how much?")
+    assert got.status == "ask back" and "TEXAS INSTRUMENTS" in got.reasons[0] and "TYCO INTERNATIONAL" in got.reasons[0]
 
 
 def test_a_period_no_filing_reports_is_not_answered_with_another(loaded):

@@ -218,10 +218,23 @@ def _composed(question: str, measures: list[Measure]) -> list[Measure]:
 
 
 def _without_companies(question: str, said: Sequence[str]) -> str:
-    """The question with the words that named its companies blanked out (case-insensitive, whole words)."""
+    """The question with the words that named its companies blanked out (case-insensitive, whole words). A one-word
+    name is blanked only where it is written with a capital letter, as the company index reads it (unless the whole
+    question is lower case): "the gap between Gap's and GameStop's net income" keeps the difference's "gap"."""
+    lower = question == question.lower()
     for words in sorted(said, key=len, reverse=True):
-        pattern = r"[\s&.'’-]+".join(re.escape(w) for w in re.split(r"[\s&]+", words) if w)
-        if pattern:
+        parts = [w for w in re.split(r"[\s&]+", words) if w]
+        pattern = r"[\s&.'’-]+".join(re.escape(w) for w in parts)
+        if not pattern:
+            continue
+        if len(parts) == 1 and not lower:
+            question = re.sub(
+                rf"(?<![A-Za-z]){pattern}(?![A-Za-z])",
+                lambda m: " " if any(c.isupper() for c in m.group()) else m.group(),
+                question,
+                flags=re.I,
+            )
+        else:
             question = re.sub(rf"(?<![A-Za-z]){pattern}(?![A-Za-z])", " ", question, flags=re.I)
     return question
 
@@ -369,7 +382,7 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         plan.smaller = bool(_ASCENDING.search(question))
     plan.by_how_much = bool(_BY_HOW_MUCH.search(question))
     n, k = len(plan.companies), len(plan.measures)
-    if plan.ambiguous and n < 2:
+    if plan.ambiguous:  # one name that fits several companies is asked back, even beside other named companies
         plan.kind = "ambiguous"
     elif plan.elements:
         plan.kind = "ambiguous measure"

@@ -25,6 +25,9 @@ An alias two companies share is not used for either (a short name never picks on
 A capitalised word that matches no alias may be a short form (:meth:`CompanyIndex.short_form`): the head of a
 compound first word (``Conoco``: ``CONOCOPHILLIPS``) or, written in camel case, the heads of a name's first words
 (``LabCorp``: ``LABORATORY CORP OF AMERICA``; ``AmEx``: ``AMERICAN EXPRESS``); one company only, else asked back.
+A word of four letters is a short form inside the question only, never as its capitalised first word ("Citi's net
+income", "Free cash flow at Dover"). An upper-case word that is no ticker but the initials of companies' names
+("TI": TEXAS INSTRUMENTS, TYCO INTERNATIONAL) is asked back with them, never read as one of them.
 Other words of the question that look like a name (capitalised) but match no alias are matched fuzzily (rapidfuzz
 ``ratio``, a normalized edit distance, against the aliases, at least :data:`FUZZY_MIN`); when the best two candidates of different companies
 are within :data:`FUZZY_MARGIN` points, the question is ambiguous and the caller asks back with both.
@@ -375,8 +378,13 @@ class CompanyIndex:
                 elif all(h.cik != cik for h in out.found):
                     out.found.append(CompanyHit(cik, self.names[cik], t, "ticker", pos))
                     taken.append((pos, pos + len(t)))
+            elif len(t) >= 2 and "." not in t and not in_name and t in self.initials:
+                # "TI": no ticker, but the initials of TEXAS INSTRUMENTS and of TYCO INTERNATIONAL: asked back (one
+                # company too: initials alone are never read as a name)
+                out.ambiguous.append((t, self._label(sorted(self.initials[t]))))
+                taken.append((pos, pos + len(t)))
             elif len(t) >= 2 and "." not in t and not in_name:
-                out.unresolved.append(t)  # "TI", "GOOG": an upper-case name no company of the graph has
+                out.unresolved.append(t)  # "GOOG": an upper-case name no company of the graph has
         self._fuzzy(question, text, out, free, taken)
         seen: set[int] = set()
         ordered = []
