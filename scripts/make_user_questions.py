@@ -1326,16 +1326,49 @@ def main(seed: int = SEED, out: Path = OUT, splits: tuple[str, ...] = ("dev", "t
     print(f"{len(lines)} questions -> {shown(out)}")
 
 
+def many(seeds: range, out: Path, splits: tuple[str, ...], quarter: Path) -> None:
+    """One question file ``out`` of several seeds' sets (:func:`main` for each seed of ``seeds``): each row's id
+    prefixed with its seed (``s53:user-value-001``), a question already drawn by an earlier seed left out."""
+    import tempfile
+
+    rows: list[str] = []
+    seen: set[str] = set()
+    with tempfile.TemporaryDirectory() as tmp:
+        for seed in seeds:
+            one = Path(tmp) / f"s{seed}.jsonl"
+            main(seed, one, splits, quarter)
+            for line in one.read_text(encoding="utf-8").splitlines():
+                if line.startswith("{"):
+                    r = json.loads(line)
+                    if r["question"] not in seen:
+                        seen.add(r["question"])
+                        rows.append(json.dumps({**r, "id": f"s{seed}:{r['id']}"}, ensure_ascii=False))
+    head = (
+        f"# {out.name}: the question sets of scripts/make_user_questions.py --seeds {seeds.start}-{seeds.stop - 1}"
+        f" --splits {','.join(splits)} --quarter {quarter.name}, one file; each id prefixed with its seed, a\n"
+        "# question an earlier seed drew left out. Rules, gold and units: the header of one seed's file.\n"
+    )
+    out.write_text(head + "\n".join(rows) + "\n", encoding="utf-8")
+    print(f"{len(rows)} questions of {len(seeds)} seeds -> {out}")
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=SEED, help="random seed (44: the shipped set)")
     ap.add_argument("--splits", default="dev,test", help="halves to draw questions from: dev, test or dev,test")
     ap.add_argument("--out", type=Path, default=OUT, help="question file to write")
     ap.add_argument("--quarter", type=Path, default=QUARTER, help="FSDS quarter ZIP (default: the shipped 2009q3)")
+    ap.add_argument("--seeds", default=None, help="A-B: the sets of seeds A to B in one file (ids prefixed by seed)")
     a = ap.parse_args()
     halves = tuple(x for x in a.splits.split(",") if x)
     if not halves or any(x not in ("dev", "test") for x in halves):
         ap.error(f"--splits: dev, test or dev,test, not {a.splits!r}")
     if not a.quarter.is_file():
         ap.error(f"--quarter: no such file: {a.quarter}")
-    main(a.seed, a.out, halves, a.quarter)
+    if a.seeds:
+        lo, _, hi = a.seeds.partition("-")
+        if not (lo.isdigit() and hi.isdigit() and int(lo) <= int(hi)):
+            ap.error(f"--seeds: A-B with A <= B, not {a.seeds!r}")
+        many(range(int(lo), int(hi) + 1), a.out, halves, a.quarter)
+    else:
+        main(a.seed, a.out, halves, a.quarter)
