@@ -547,6 +547,33 @@ ASK_DEV = Table(
     ],
 )
 
+ASK_USER_2010Q2 = (
+    ("ask-user-questions-2010q2-dev", "seeds 53-60, first run"),
+    ("ask-user-questions-2010q2-dev-rerun", "seeds 53-60 again, after the fix of its wrong answer"),
+    ("ask-user-questions-2010q2-fresh", "seeds 61-68, drawn after the fixes, unread before the run"),
+)
+
+
+def _ask_user_2010q2_rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    rows = []
+    for name, what in ASK_USER_2010Q2:
+        record = records[name]
+        for row in record.get("tables", {}).get("systems", []):
+            rows.append({**row, "what": what, "sha": record.get("git_sha", "?")})
+    return rows
+
+
+ASK_USER_NEW_QUARTER = Table(
+    [name for name, _ in ASK_USER_2010Q2],
+    _ask_user_2010q2_rows,
+    [
+        Column("2010q2 development half, questions in users' words", lambda r: str(r["what"])),
+        *(Column(key, lambda r, key=key: str(r[key])) for key in ("n", "correct", "abstained", "wrong, gate passed")),
+        Column("median s", lambda r: str(r["median s"])),
+        Column("commit", lambda r: f"`{short_sha(str(r['sha']))}`"),
+    ],
+)
+
 DEMO_REPORTS = Table(
     ["demo-reports"],
     lambda records: records["demo-reports"].get("tables", {}).get("demo-reports", []),
@@ -1237,6 +1264,7 @@ TABLES: dict[str, Table] = {
     "ask-user-questions": ASK_USER,
     "ask-user-questions-kinds": ASK_USER_KINDS,
     "ask-dev-probes": ASK_DEV,
+    "ask-user-questions-2010q2": ASK_USER_NEW_QUARTER,
     "demo-reports": DEMO_REPORTS,
     "train-embedder": TRAIN_EMBEDDER,
     "train-reranker": TRAIN_RERANKER,

@@ -238,6 +238,16 @@ def test_a_short_form_two_companies_fit_is_asked_back_and_a_common_word_is_no_sh
     assert [h.cik for h in asking.find("Compare Conoco's current ratio with Xyzzy's").found] == [2]
 
 
+def test_initials_that_are_no_ticker_are_asked_back_with_the_companies_they_fit():
+    """ "TI" is no ticker; it is the initials of TEXAS INSTRUMENTS and of TYCO INTERNATIONAL: asked back, also after
+    a capitalised question word ("Rank TI, ..."), which is not part of a name."""
+    for question in ("What was TI's operating margin in Q2 2009?", "Rank TI, Ametek and Pfizer by net margin."):
+        got = index().find(question)
+        assert "TI" not in got.unresolved and all(h.text != "TI" for h in got.found)
+        (words, candidates), *_ = got.ambiguous
+        assert words == "TI" and {n for _, n in candidates} == {"TEXAS INSTRUMENTS INC", "TYCO INTERNATIONAL LTD /BER/"}
+
+
 def test_a_four_letter_head_names_a_company_inside_the_question_never_as_its_first_word():
     """ "Citi" is the head of CITIGROUP (2010q2 development questions: "What was Citi's net income in the March 2010
     quarter?" found no company); a capitalised first word of four letters ("Free cash flow at ...") is the

@@ -97,6 +97,16 @@ _LEGAL_FORM = frozenset({w.lower() for w in LEGAL_WORDS} | {"incorporated", "cor
 SHORT_HEAD = 4
 """The least letters of a short form that is the head of a compound word (``Conoco``, ``Citi``)."""
 
+QUESTION_WORDS = frozenset(
+    {
+        "what", "which", "how", "who", "when", "where", "why", "did", "does", "was", "were", "is", "rank", "compute",
+        "calculate", "find", "get", "order", "sort", "name", "report", "state", "provide", "return", "compare", "give",
+        "show", "tell", "list", "between", "and", "or", "the", "in", "of", "for", "q1", "q2", "q3", "q4", "fy", "by",
+        "than", "its", "their", "please", "during", "at", "as", "on", "from",
+    }
+)  # fmt: skip
+"""Capitalised words of a question that are never part of a company's name ("Rank", "Compare", "What")."""
+
 FUZZY_MIN = 88.0
 """The least rapidfuzz ``ratio`` (normalized Levenshtein similarity, 0-100) for a fuzzy company match."""
 FUZZY_MARGIN = 4.0
@@ -368,7 +378,10 @@ class CompanyIndex:
             if not free(pos, pos + len(t)) or t in NOT_TICKERS or t in LEGAL_WORDS:
                 continue  # a word of a name already found ("CNX" in "CNX Gas"), or not a ticker
             before, after = question[: m.start()].rstrip(), question[m.end() :].lstrip(" .")
-            in_name = bool(re.search(r"[A-Z][\w&'’.-]*$", before)) or bool(re.match(r"[A-Z]", after))
+            word_before = re.search(r"[A-Z][\w&'’.-]*$", before)  # "Texas TI"; not "Rank TI, ..."
+            in_name = (word_before is not None and word_before.group().lower() not in QUESTION_WORDS) or bool(
+                re.match(r"[A-Z]", after)
+            )
             if t in self.tickers:
                 cik = self.tickers[t]
                 others = sorted((self.initials.get(t, set()) | self.rivals.get(t, set())) - {cik})
@@ -397,10 +410,7 @@ class CompanyIndex:
 
     def _fuzzy(self, question: str, text: str, out: CompanyMatch, free, taken: list[tuple[int, int]]) -> None:
         """Capitalised word runs not yet matched, matched fuzzily against the aliases (margin rule)."""
-        skip = {"what", "which", "how", "who", "when", "where", "why", "did", "does", "was", "were", "is", "rank",
-                "compute", "calculate", "find", "get", "order", "sort", "name", "report", "state", "provide", "return",
-                "compare", "give", "show", "tell", "list", "between", "and", "or", "the", "in", "of", "for", "q1", "q2",
-                "q3", "q4", "fy", "by", "than", "its", "their", "please", "during", "at", "as", "on", "from"}  # fmt: skip
+        skip = set(QUESTION_WORDS)
         months = {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
                   "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov",
                   "dec"}  # fmt: skip
