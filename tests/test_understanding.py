@@ -271,6 +271,11 @@ def test_a_short_name_said_only_inside_a_measure_phrase_is_the_measure_not_the_c
     plan = Plan("value")
     assert [h.cik for h in without_measure_words(question, ix.find(question).found, plan)] == [2]
     assert "'research' is a word of a measure here, not RESEARCH IN MOTION LTD (CIK 1)" in plan.searched
+    heads = CompanyIndex([(1, "GROSSMANS INC")])  # a short form (the head of GROSSMANS) inside a measure, too
+    hits = heads.find("Gross margin in Q2 2009?").found
+    assert [h.how for h in hits] == ["short form"] and without_measure_words(
+        "Gross margin in Q2 2009?", hits, plan
+    ) == []
     named = "What was Research In Motion's revenue?"  # the name itself is kept
     assert [h.cik for h in without_measure_words(named, ix.find(named).found, Plan("value"))] == [1]
 

@@ -258,7 +258,7 @@ def without_measure_words(question: str, hits: list[CompanyHit], plan: Plan) -> 
     words = measure_phrase_words(question)
     keep = []
     for h in hits:
-        said = [inside for w, inside in words if w == h.text]
+        said = [inside for w, inside in words if w == h.text.lower()]  # a short form as written: "Gross"
         if h.how in ("alias", "short form") and " " not in h.text and said and all(said):
             plan.searched.append(f"{h.text!r} is a word of a measure here, not {h.name} (CIK {h.cik})")
             continue
