@@ -484,6 +484,7 @@ ASK_USER_SPLITS = (
     "ask-user-questions-dev",
     "ask-user-questions-dev2",
     "ask-user-questions-dev3",
+    "ask-user-questions-2009q3-dev-seeds",
 )
 ASK_USER = Table(
     list(ASK_USER_SPLITS),
