@@ -518,18 +518,30 @@ ASK_DEV_PROBES = (
 )
 
 
-def _ask_dev_probe_rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    rows = []
-    for name, what in ASK_DEV_PROBES:
-        record = records[name]
-        quarter = str(record.get("parameters", {}).get("quarter", "2009q3.zip")).removesuffix(".zip")
-        rows.append({"quarter": quarter, "what": what, **record.get("figures", {}), "sha": record.get("git_sha", "?")})
+def _described_rows(
+    described: Sequence[tuple[str, str]], rows_of: Callable[[dict[str, Any]], list[dict[str, Any]]]
+) -> Callable[[dict[str, dict[str, Any]]], list[dict[str, Any]]]:
+    """The rows of results files named in ``described`` (``(name, what)``), each of ``rows_of(record)`` with the
+    file's description (``what``) and commit (``sha``)."""
+
+    def rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+        return [
+            {**row, "what": what, "sha": records[name].get("git_sha", "?")}
+            for name, what in described
+            for row in rows_of(records[name])
+        ]
+
     return rows
+
+
+def _probe_figures(record: dict[str, Any]) -> list[dict[str, Any]]:
+    quarter = str(record.get("parameters", {}).get("quarter", "2009q3.zip")).removesuffix(".zip")
+    return [{"quarter": quarter, **record.get("figures", {})}]
 
 
 ASK_DEV = Table(
     [name for name, _ in ASK_DEV_PROBES],
-    _ask_dev_probe_rows,
+    _described_rows(ASK_DEV_PROBES, _probe_figures),
     [
         *(
             Column(header, lambda r, key=key: str(r[key]))
@@ -555,18 +567,9 @@ ASK_USER_2010Q2 = (
 )
 
 
-def _ask_user_2010q2_rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    rows = []
-    for name, what in ASK_USER_2010Q2:
-        record = records[name]
-        for row in record.get("tables", {}).get("systems", []):
-            rows.append({**row, "what": what, "sha": record.get("git_sha", "?")})
-    return rows
-
-
 ASK_USER_NEW_QUARTER = Table(
     [name for name, _ in ASK_USER_2010Q2],
-    _ask_user_2010q2_rows,
+    _described_rows(ASK_USER_2010Q2, lambda record: record.get("tables", {}).get("systems", [])),
     [
         Column("2010q2 development half, questions in users' words", lambda r: str(r["what"])),
         *(Column(key, lambda r, key=key: str(r[key])) for key in ("n", "correct", "abstained", "wrong, gate passed")),

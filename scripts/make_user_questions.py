@@ -1021,10 +1021,9 @@ def later_ciks(daily: pd.DataFrame) -> set[int]:
     return set(daily.cik.astype(int)) | {1318605, 1640147, 320193, 1045810}
 
 
-def main(seed: int = SEED, out: Path = OUT, splits: tuple[str, ...] = ("dev", "test"), quarter: Path = QUARTER) -> None:
-    """Write the question file ``out``: questions of the halves ``splits`` only, drawn with ``random.Random(seed)``,
-    over the FSDS quarter ZIP ``quarter`` (default: the shipped 2009q3; another quarter: a question set over data
-    the engine was never tuned on, its development half only for a developer)."""
+def draw(seed: int, splits: tuple[str, ...], quarter: Path) -> list[str]:
+    """The questions of the halves ``splits`` only, drawn with ``random.Random(seed)`` over the FSDS quarter ZIP
+    ``quarter``, as JSON lines (ids ``user-<kind>-NNN``)."""
     rng = random.Random(seed)
     sub = read(quarter, "sub.txt")
     num = read(quarter, "num.txt")
@@ -1304,6 +1303,14 @@ def main(seed: int = SEED, out: Path = OUT, splits: tuple[str, ...] = ("dev", "t
         counters[r["kind"]] = counters.get(r["kind"], 0) + 1
         r = {"id": f"user-{r['kind']}-{counters[r['kind']]:03d}", **r}
         lines.append(json.dumps(r, ensure_ascii=False))
+    return lines
+
+
+def main(seed: int = SEED, out: Path = OUT, splits: tuple[str, ...] = ("dev", "test"), quarter: Path = QUARTER) -> None:
+    """Write the question file ``out`` (:func:`draw`) over the FSDS quarter ZIP ``quarter`` (default: the shipped
+    2009q3; another quarter: a question set over data the engine was never tuned on, its development half only for a
+    developer)."""
+    lines = draw(seed, splits, quarter)
 
     def shown(path: Path) -> Path:
         return path.resolve().relative_to(ROOT) if path.resolve().is_relative_to(ROOT) else path
@@ -1327,22 +1334,16 @@ def main(seed: int = SEED, out: Path = OUT, splits: tuple[str, ...] = ("dev", "t
 
 
 def many(seeds: range, out: Path, splits: tuple[str, ...], quarter: Path) -> None:
-    """One question file ``out`` of several seeds' sets (:func:`main` for each seed of ``seeds``): each row's id
+    """One question file ``out`` of several seeds' sets (:func:`draw` for each seed of ``seeds``): each row's id
     prefixed with its seed (``s53:user-value-001``), a question already drawn by an earlier seed left out."""
-    import tempfile
-
     rows: list[str] = []
     seen: set[str] = set()
-    with tempfile.TemporaryDirectory() as tmp:
-        for seed in seeds:
-            one = Path(tmp) / f"s{seed}.jsonl"
-            main(seed, one, splits, quarter)
-            for line in one.read_text(encoding="utf-8").splitlines():
-                if line.startswith("{"):
-                    r = json.loads(line)
-                    if r["question"] not in seen:
-                        seen.add(r["question"])
-                        rows.append(json.dumps({**r, "id": f"s{seed}:{r['id']}"}, ensure_ascii=False))
+    for seed in seeds:
+        for line in draw(seed, splits, quarter):
+            r = json.loads(line)
+            if r["question"] not in seen:
+                seen.add(r["question"])
+                rows.append(json.dumps({**r, "id": f"s{seed}:{r['id']}"}, ensure_ascii=False))
     head = (
         f"# {out.name}: the question sets of scripts/make_user_questions.py --seeds {seeds.start}-{seeds.stop - 1}"
         f" --splits {','.join(splits)} --quarter {quarter.name}, one file; each id prefixed with its seed, a\n"

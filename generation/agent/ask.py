@@ -227,15 +227,12 @@ def _without_companies(question: str, said: Sequence[str]) -> str:
         pattern = r"[\s&.'’-]+".join(re.escape(w) for w in parts)
         if not pattern:
             continue
-        if len(parts) == 1 and not lower:
-            question = re.sub(
-                rf"(?<![A-Za-z]){pattern}(?![A-Za-z])",
-                lambda m: " " if any(c.isupper() for c in m.group()) else m.group(),
-                question,
-                flags=re.I,
-            )
-        else:
-            question = re.sub(rf"(?<![A-Za-z]){pattern}(?![A-Za-z])", " ", question, flags=re.I)
+        cased = len(parts) == 1 and not lower  # only its capitalised occurrences are the name
+
+        def blank(m: re.Match[str], cased: bool = cased) -> str:
+            return m.group() if cased and m.group().islower() else " "
+
+        question = re.sub(rf"(?<![A-Za-z]){pattern}(?![A-Za-z])", blank, question, flags=re.I)
     return question
 
 
@@ -255,6 +252,8 @@ def without_measure_words(question: str, hits: list[CompanyHit], plan: Plan) -> 
     """``hits`` without a one-word short name that the question says only inside a catalog measure phrase
     (:func:`measure_phrase_words`): "Research and development spending at Boeing" names Boeing, not Research In
     Motion (whose short name is "research"); what was left out is said in ``plan.searched``."""
+    if not any(h.how in ("alias", "short form") and " " not in h.text for h in hits):
+        return hits  # no one-word short name: nothing a measure phrase could hold
     words = measure_phrase_words(question)
     keep = []
     for h in hits:
