@@ -43,7 +43,11 @@ QUARTER = ROOT / "data" / "sec-fsds" / "2009q3.zip"
         ("2010-01-30", "20100131"),  # a retailer's year nearest January 31
         ("2009-06-30", "20090630"),
         ("2009-02-13", "20090131"),
-        ("2009-02-14", "20090228"),  # 14 days after January's end, 14 before February's: a tie goes to the later
+        ("2009-02-15", "20090228"),
+        # Costco's 10-Q for the quarter ended February 14, 2010: 14 days from January's end and from February's; FSDS
+        # (2010q1 sub.txt period, num.txt ddate) rounded it to January's
+        ("2010-02-14", "20100131"),
+        ("2009-09-15", "20090831"),  # a 30-day month's 15th: a tie too
     ],
 )
 def test_a_stated_period_end_rounds_to_the_nearest_month_end_as_fsds_does(stated, ddate):

@@ -65,14 +65,16 @@ def month_end(year: int, month: int) -> dt.date:
 
 
 def fsds_ddate(day: dt.date) -> str:
-    """A stated period end as FSDS's ``ddate`` (``YYYYMMDD``): the nearest month end (a tie goes to the later).
+    """A stated period end as FSDS's ``ddate`` (``YYYYMMDD``): the nearest month end; a tie goes to the earlier, as
+    FSDS rounded the one tie of its 2009q3, 2010q1 and 2010q2 quarters (Costco's 10-Q for the quarter ended February
+    14, 2010, 14 days from either month end: ``period`` and every ``ddate`` of the quarter 20100131).
 
     >>> fsds_ddate(dt.date(2009, 6, 28)), fsds_ddate(dt.date(2010, 1, 2)), fsds_ddate(dt.date(2009, 10, 3))
     ('20090630', '20091231', '20090930')
     """
     this_end = month_end(day.year, day.month)
     prev_end = day.replace(day=1) - dt.timedelta(days=1)
-    nearest = this_end if (this_end - day).days <= (day - prev_end).days else prev_end
+    nearest = this_end if (this_end - day).days < (day - prev_end).days else prev_end
     return nearest.strftime("%Y%m%d")
 
 
