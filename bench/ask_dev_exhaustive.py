@@ -19,7 +19,11 @@ phrase drawn with ``random.Random(S)``; for a balance-sheet measure of a company
 first of the N asks names no period ("What is X's current ratio?"), as the question sets do. So the words are
 checked too, on the development half only. Writes ``bench/results/ask-dev-phrasings.json``.
 
+``--annual``: the quarter's 10-Ks (fp FY) instead of its 10-Qs: every flow over the fiscal year ("the year ended
+December 31, 2009", qtrs 4; a margin or ROA too), balances at the year end. Names end in ``-annual``.
+
     python bench/ask_dev_exhaustive.py [--kinds value,ratio] [--limit N] [--out DIR] [--phrasings N --seed S]
+        [--quarter ZIP] [--annual]
 """
 
 from __future__ import annotations
@@ -50,17 +54,20 @@ def generator():
     return mq
 
 
-def items(mq, kinds: list[str], phrasings: int = 0, seed: int = 0, quarter: Path | None = None) -> list[dict]:
+def items(
+    mq, kinds: list[str], phrasings: int = 0, seed: int = 0, quarter: Path | None = None, annual: bool = False
+) -> list[dict]:
     """Every (development filing, measure) pair with a gold, as question rows: one plain question each, or
     ``phrasings`` questions in drawn words (module doc). ``quarter``: an FSDS quarter ZIP other than the shipped
-    2009q3 (``--quarter``); its development half is the same rule's (sha256 of the CIK)."""
+    2009q3 (``--quarter``); its development half is the same rule's (sha256 of the CIK). ``annual``: the quarter's
+    10-Ks instead of its 10-Qs (``--annual``)."""
     quarter = quarter or mq.QUARTER
     sub, num, daily = mq.read(quarter, "sub.txt"), mq.read(quarter, "num.txt"), mq.read(mq.DAILY, "sub.txt")
     facts = mq.Facts(num)
     later = mq.later_ciks(daily)
     rng = random.Random(seed)
     out = []
-    for f in mq.question_filings(sub, mq.company_names(sub, daily)):
+    for f in mq.question_filings(sub, mq.company_names(sub, daily), annual):
         if mq.split_of(f.cik) != "dev":
             continue
         asked = [(m, m.kind, mq.compute(facts, f, m)) for m in mq.MEASURES.values() if m.kind in kinds]
@@ -95,6 +102,7 @@ def main() -> None:
     ap.add_argument("--results-dir", type=Path, default=None)
     ap.add_argument("--phrasings", type=int, default=0, help="ask each pair N times in drawn words (module doc)")
     ap.add_argument("--seed", type=int, default=0, help="the draw of --phrasings")
+    ap.add_argument("--annual", action="store_true", help="ask the quarter's 10-Ks (module doc)")
     ap.add_argument(
         "--quarter", type=Path, default=None, help="another FSDS quarter ZIP, ingested in the graph (default 2009q3)"
     )
@@ -102,6 +110,8 @@ def main() -> None:
     name = "ask-dev-phrasings" if args.phrasings else "ask-dev-exhaustive"
     if args.kinds == "element":
         name = "ask-dev-elements"
+    if args.annual:
+        name += "-annual"
     if args.quarter:
         name += "-" + args.quarter.name.removesuffix(".zip")
     args.out = args.out or ROOT / "out" / name
@@ -109,7 +119,8 @@ def main() -> None:
     from finkg.config import load_settings
     from generation.agent.ask import answer_sec_question
 
-    rows = items(generator(), [k for k in args.kinds.split(",") if k], args.phrasings, args.seed, args.quarter)
+    kinds = [k for k in args.kinds.split(",") if k]
+    rows = items(generator(), kinds, args.phrasings, args.seed, args.quarter, args.annual)
     if args.limit:
         rows = rows[: args.limit]
     args.out.mkdir(parents=True, exist_ok=True)
@@ -176,6 +187,7 @@ def main() -> None:
         "split": "dev",
         **({"quarter": args.quarter.name} if args.quarter else {}),
         **({"limit": args.limit} if args.limit else {}),
+        **({"filings": "10-K"} if args.annual else {}),
     }
     if args.phrasings:
         params |= {"phrasings": args.phrasings, "seed": args.seed}

@@ -314,7 +314,7 @@ def element_gold(facts: Facts, f: Filing, e: Element) -> dict | None:
     """The element's value for filing ``f`` at its period end (instant: qtrs 0; quarter: 1; ytd: the fiscal quarter
     number): ``{"tag", "value", "ddate", "qtrs"}``, or None when no tag is reported, a tag is ambiguous, or the
     present tags disagree."""
-    qtrs = {"instant": 0, "quarter": 1, "ytd": f.ytd_qtrs}[e.span]
+    qtrs = {"instant": 0, "quarter": f.ytd_qtrs if f.annual else 1, "ytd": f.ytd_qtrs}[e.span]
     found = []
     for tag in e.tags:
         v = facts.one(f.adsh, tag, f.period, qtrs)
@@ -690,12 +690,23 @@ class Filing:
         )
 
     @property
+    def annual(self) -> bool:
+        """A 10-K: its flows are the fiscal year's (qtrs 4), its balances the year end's."""
+        return self.fp == "FY"
+
+    @property
     def ytd_qtrs(self) -> int:
-        return int(self.fp[1])
+        return 4 if self.annual else int(self.fp[1])
 
     @property
     def financial(self) -> bool:
         return 6000 <= self.sic <= 6411
+
+
+def year_phrases(f: Filing) -> list[str]:
+    """A 10-K's fiscal year, as its flows are asked (:attr:`Filing.annual`)."""
+    return [f"the year ended {day(f.fiscal)}", f"the twelve months ended {day(f.fiscal)}",
+            f"the fiscal year ended {day(f.fiscal)}"]  # fmt: skip
 
 
 def quarter_phrases(f: Filing) -> list[str]:
@@ -732,7 +743,9 @@ def ytd_phrases(f: Filing) -> list[str]:
 
 def style_phrases(f: Filing, m: Measure) -> tuple[str, list[str]]:
     """The period style of measure ``m`` (``quarter``, ``ytd`` or ``instant``) and the phrases that name filing ``f``'s
-    period in it."""
+    period in it. A 10-K's flows, whatever their span, are its fiscal year's (``ytd``, :func:`year_phrases`)."""
+    if f.annual and m.span != "instant":
+        return "ytd", year_phrases(f)
     if m.span in ("quarter", "quarter_instant"):
         return "quarter", quarter_phrases(f)
     if m.span == "ytd":
@@ -797,7 +810,7 @@ def operand_span(m: Measure, name: str, f: Filing) -> tuple[str, int]:
                         "current_liabilities"}  # fmt: skip
     if m.span == "instant" or not flow:
         return f.period, 0
-    if m.span == "ytd":
+    if m.span == "ytd" or f.annual:
         return f.period, f.ytd_qtrs
     return f.period, 1  # quarter, quarter_instant
 
@@ -808,7 +821,7 @@ def compute(facts: Facts, f: Filing, m: Measure, ddate: str | None = None) -> di
     ops: dict[str, dict] = {}
     if m.id == "gross_profit" or "gross_profit" in names:
         # gross profit: GrossProfit where tagged, else revenue - cost of revenue
-        d, q = ddate or f.period, 1
+        d, q = ddate or f.period, f.ytd_qtrs if f.annual else 1
         gp = facts.operand(f, "gross_profit", d, q)
         if gp is None:
             rev, cost = facts.operand(f, "revenue", d, q), facts.operand(f, "cost_of_revenue", d, q)
@@ -998,13 +1011,15 @@ def company_names(sub: pd.DataFrame, daily: pd.DataFrame) -> dict[int, str]:
     }
 
 
-def question_filings(sub: pd.DataFrame, all_names: dict[int, str]) -> list[Filing]:
+def question_filings(sub: pd.DataFrame, all_names: dict[int, str], annual: bool = False) -> list[Filing]:
     """The filings questions are asked about (the rules of the module doc: a company's only 10-Q of the quarter, one
-    registrant), in CIK order, each with the names it may be called by (:func:`company_names`)."""
+    registrant), in CIK order, each with the names it may be called by (:func:`company_names`). ``annual``: its only
+    10-K instead (fp ``FY``; :attr:`Filing.annual`)."""
     counts = sub.cik.value_counts()
+    forms, fp = (("10-K", "10-K/A"), "FY") if annual else (("10-Q", "10-Q/A"), "Q")
     filings: list[Filing] = []
     for r in sub.sort_values("cik", key=lambda s: s.astype(int)).itertuples():
-        if counts[r.cik] != 1 or r.form not in ("10-Q", "10-Q/A") or r.nciks != "1" or not r.fp.startswith("Q"):
+        if counts[r.cik] != 1 or r.form not in forms or r.nciks != "1" or not r.fp.startswith(fp):
             continue
         f = Filing(
             r.adsh, int(r.cik), r.name, int(r.sic or 0), r.fye, r.fp, r.period, fiscal_date(r.instance, r.period)
