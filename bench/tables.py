@@ -515,6 +515,8 @@ ASK_DEV_PROBES = (
     ("ask-dev-exhaustive-2010q2", "value and ratio measures, one plain phrasing"),
     ("ask-dev-phrasings-2010q2", "ratio measures, three drawn phrasings each"),
     ("ask-dev-elements-2010q2", "33 line items beyond the catalog"),
+    ("ask-dev-exhaustive-2010q1", "value and ratio measures, one plain phrasing"),
+    ("ask-dev-exhaustive-annual-2010q1", "10-Ks: value and ratio measures over the fiscal year, one plain phrasing"),
 )
 
 
@@ -560,18 +562,19 @@ ASK_DEV = Table(
     ],
 )
 
-ASK_USER_2010Q2 = (
-    ("ask-user-questions-2010q2-dev", "seeds 53-60, first run"),
-    ("ask-user-questions-2010q2-dev-rerun", "seeds 53-60 again, after the fix of its wrong answer"),
-    ("ask-user-questions-2010q2-fresh", "seeds 61-68, drawn after the fixes, unread before the run"),
+ASK_USER_NEW_QUARTERS = (
+    ("ask-user-questions-2010q2-dev", "2010q2, seeds 53-60, first run"),
+    ("ask-user-questions-2010q2-dev-rerun", "2010q2, seeds 53-60 again, after the fix of its wrong answer"),
+    ("ask-user-questions-2010q2-fresh", "2010q2, seeds 61-68, drawn after the fixes, unread before the run"),
+    ("ask-user-questions-2010q1-dev", "2010q1, seeds 80-87, unread before the run"),
 )
 
 
 ASK_USER_NEW_QUARTER = Table(
-    [name for name, _ in ASK_USER_2010Q2],
-    _described_rows(ASK_USER_2010Q2, lambda record: record.get("tables", {}).get("systems", [])),
+    [name for name, _ in ASK_USER_NEW_QUARTERS],
+    _described_rows(ASK_USER_NEW_QUARTERS, lambda record: record.get("tables", {}).get("systems", [])),
     [
-        Column("2010q2 development half, questions in users' words", lambda r: str(r["what"])),
+        Column("new quarter (development half), questions in users' words", lambda r: str(r["what"])),
         *(Column(key, lambda r, key=key: str(r[key])) for key in ("n", "correct", "abstained", "wrong, gate passed")),
         Column("median s", lambda r: str(r["median s"])),
         Column("commit", lambda r: f"`{short_sha(str(r['sha']))}`"),
@@ -1268,7 +1271,7 @@ TABLES: dict[str, Table] = {
     "ask-user-questions": ASK_USER,
     "ask-user-questions-kinds": ASK_USER_KINDS,
     "ask-dev-probes": ASK_DEV,
-    "ask-user-questions-2010q2": ASK_USER_NEW_QUARTER,
+    "ask-user-questions-new-quarters": ASK_USER_NEW_QUARTER,
     "demo-reports": DEMO_REPORTS,
     "train-embedder": TRAIN_EMBEDDER,
     "train-reranker": TRAIN_RERANKER,

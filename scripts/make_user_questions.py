@@ -311,8 +311,8 @@ of the engine; not used by :func:`main`, so the shipped question sets do not cha
 
 
 def element_gold(facts: Facts, f: Filing, e: Element) -> dict | None:
-    """The element's value for filing ``f`` at its period end (instant: qtrs 0; quarter: 1; ytd: the fiscal quarter
-    number): ``{"tag", "value", "ddate", "qtrs"}``, or None when no tag is reported, a tag is ambiguous, or the
+    """The element's value for filing ``f`` at its period end (instant: qtrs 0; quarter: 1, a 10-K's 4; ytd: the fiscal
+    quarter number): ``{"tag", "value", "ddate", "qtrs"}``, or None when no tag is reported, a tag is ambiguous, or the
     present tags disagree."""
     qtrs = {"instant": 0, "quarter": f.ytd_qtrs if f.annual else 1, "ytd": f.ytd_qtrs}[e.span]
     found = []
