@@ -8,7 +8,7 @@ tab-separated, header first, an empty field for a null, ``value`` with the four 
 columns without a decimal point. The parquet has no ``tag.txt``: the rows of ``--tags`` quarters' ``tag.txt`` for the
 ``(tag, version)`` pairs the quarter uses are written (the standard taxonomies' tags, us-gaap/2009 and the like); a
 filer's own tags get none, as in an FSDS daily file. Checked on 2010q2, which the repository has in both forms: the
-rows written equal the ZIP's.
+rows written equal the ZIP's. Parquet is read by pandas through pyarrow (installed with edgartools).
 
     python scripts/fsds_from_parquet.py PARQUET_DIR OUT.zip [--tags QUARTER.zip ...]
 
