@@ -517,6 +517,7 @@ ASK_DEV_PROBES = (
     ("ask-dev-elements-2010q2", "33 line items beyond the catalog"),
     ("ask-dev-exhaustive-2010q1", "value and ratio measures, one plain phrasing"),
     ("ask-dev-exhaustive-annual-2010q1", "10-Ks: value and ratio measures over the fiscal year, one plain phrasing"),
+    ("ask-dev-phrasings-annual-2010q1", "10-Ks: ratio measures, three drawn phrasings each"),
 )
 
 
