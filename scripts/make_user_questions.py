@@ -314,7 +314,7 @@ def element_gold(facts: Facts, f: Filing, e: Element) -> dict | None:
     """The element's value for filing ``f`` at its period end (instant: qtrs 0; quarter: 1, a 10-K's 4; ytd: the fiscal
     quarter number): ``{"tag", "value", "ddate", "qtrs"}``, or None when no tag is reported, a tag is ambiguous, or the
     present tags disagree."""
-    qtrs = {"instant": 0, "quarter": f.ytd_qtrs if f.annual else 1, "ytd": f.ytd_qtrs}[e.span]
+    qtrs = {"instant": 0, "quarter": f.quarter_qtrs, "ytd": f.ytd_qtrs}[e.span]
     found = []
     for tag in e.tags:
         v = facts.one(f.adsh, tag, f.period, qtrs)
@@ -699,6 +699,11 @@ class Filing:
         return 4 if self.annual else int(self.fp[1])
 
     @property
+    def quarter_qtrs(self) -> int:
+        """The span of a quarter's flow: 1, a 10-K's fiscal year 4 (:attr:`annual`)."""
+        return self.ytd_qtrs if self.annual else 1
+
+    @property
     def financial(self) -> bool:
         return 6000 <= self.sic <= 6411
 
@@ -810,9 +815,9 @@ def operand_span(m: Measure, name: str, f: Filing) -> tuple[str, int]:
                         "current_liabilities"}  # fmt: skip
     if m.span == "instant" or not flow:
         return f.period, 0
-    if m.span == "ytd" or f.annual:
+    if m.span == "ytd":
         return f.period, f.ytd_qtrs
-    return f.period, 1  # quarter, quarter_instant
+    return f.period, f.quarter_qtrs  # quarter, quarter_instant
 
 
 def compute(facts: Facts, f: Filing, m: Measure, ddate: str | None = None) -> dict | None:
@@ -821,7 +826,7 @@ def compute(facts: Facts, f: Filing, m: Measure, ddate: str | None = None) -> di
     ops: dict[str, dict] = {}
     if m.id == "gross_profit" or "gross_profit" in names:
         # gross profit: GrossProfit where tagged, else revenue - cost of revenue
-        d, q = ddate or f.period, f.ytd_qtrs if f.annual else 1
+        d, q = ddate or f.period, f.quarter_qtrs
         gp = facts.operand(f, "gross_profit", d, q)
         if gp is None:
             rev, cost = facts.operand(f, "revenue", d, q), facts.operand(f, "cost_of_revenue", d, q)

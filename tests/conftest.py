@@ -472,16 +472,22 @@ def keyed_label(graph: Graph, label: str) -> Iterator[str]:
     graph.run_autocommit(cypher.drop_constraint(name))
 
 
-def bench_script(name: str) -> ModuleType:
-    """``bench/<name>.py`` imported as the module ``bench_<name>`` (the bench scripts are not a package)."""
+def repo_script(folder: str, name: str) -> ModuleType:
+    """``<folder>/<name>.py`` of the repository (``bench``, ``scripts``: not packages) imported as the module
+    ``<folder>_<name>``."""
     spec = importlib.util.spec_from_file_location(
-        f"bench_{name}", Path(__file__).resolve().parents[1] / "bench" / f"{name}.py"
+        f"{folder}_{name}", Path(__file__).resolve().parents[1] / folder / f"{name}.py"
     )
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
-    sys.modules[f"bench_{name}"] = module
+    sys.modules[f"{folder}_{name}"] = module
     spec.loader.exec_module(module)
     return module
+
+
+def bench_script(name: str) -> ModuleType:
+    """``bench/<name>.py`` imported as the module ``bench_<name>`` (the bench scripts are not a package)."""
+    return repo_script("bench", name)
 
 
 MINILM = "all-minilm-l6-v2"

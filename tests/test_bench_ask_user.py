@@ -4,25 +4,10 @@ company of a comparison and the order of a ranking are read from ``pick`` or fro
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
+from conftest import bench_script
 
-PATH = Path(__file__).resolve().parents[1] / "bench" / "ask_user_questions.py"
-
-
-def bench():
-    spec = importlib.util.spec_from_file_location("bench_ask_user_questions", PATH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-B = bench()
+B = bench_script("ask_user_questions")
 
 VALUE = {"id": "v", "kind": "value", "gold": {"value": 1_395_000_000.0, "unit": "USD"}, "companies": []}
 MARGIN = {"id": "r", "kind": "ratio", "gold": {"value": 23.4, "unit": "%"}, "companies": []}

@@ -9,30 +9,23 @@ repository's ``tests/_testdata/zip/2010q2.zip`` (data/NOTICE.md). Pure file work
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import repo_script
 
 ROOT = Path(__file__).resolve().parents[1]
 PARQUET = ROOT / "tests" / "data" / "sec-fsds" / "2010q2-alpha-natural-resources-parquet"
 ZIP = ROOT / "tests" / "data" / "sec-fsds" / "2010q2-alpha-natural-resources.zip"
 
 
-def _script():
-    spec = importlib.util.spec_from_file_location("fsds_from_parquet", ROOT / "scripts" / "fsds_from_parquet.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["fsds_from_parquet"] = module
-    spec.loader.exec_module(module)
-    return module
+S = repo_script("scripts", "fsds_from_parquet")
 
 
 def test_the_parquet_of_a_filing_writes_back_the_sec_text_files_byte_for_byte(tmp_path):
     out = tmp_path / "2010q2-alpha.zip"
-    counts = _script().convert(PARQUET, out, [ZIP])
+    counts = S.convert(PARQUET, out, [ZIP])
     assert counts == {"sub.txt": 1, "num.txt": 206, "pre.txt": 106, "tag.txt": 102}
     with zipfile.ZipFile(ZIP) as want, zipfile.ZipFile(out) as got:
         for member in ("sub.txt", "num.txt", "pre.txt", "tag.txt"):
@@ -45,7 +38,7 @@ def test_the_parquet_of_a_filing_writes_back_the_sec_text_files_byte_for_byte(tm
 
 def test_without_tag_quarters_a_filing_gets_no_tag_file_as_in_a_daily_file(tmp_path):
     out = tmp_path / "no-tags.zip"
-    counts = _script().convert(PARQUET, out, [])
+    counts = S.convert(PARQUET, out, [])
     assert counts["tag.txt"] == 0
     assert sorted(zipfile.ZipFile(out).namelist()) == ["num.txt", "pre.txt", "sub.txt"]
 
@@ -54,5 +47,5 @@ def test_a_missing_parquet_file_is_named(tmp_path):
     for member in ("sub", "num"):
         (tmp_path / f"{member}.txt.parquet").write_bytes((PARQUET / f"{member}.txt.parquet").read_bytes())
     with pytest.raises(SystemExit, match=r"pre\.txt\.parquet: no such file"):
-        _script().convert(tmp_path, tmp_path / "out.zip", [])
+        S.convert(tmp_path, tmp_path / "out.zip", [])
     assert not (tmp_path / "out.zip").exists()
