@@ -22,8 +22,12 @@ checked too, on the development half only. Writes ``bench/results/ask-dev-phrasi
 ``--annual``: the quarter's 10-Ks (fp FY) instead of its 10-Qs: every flow over the fiscal year ("the year ended
 December 31, 2009", qtrs 4; a margin or ROA too), balances at the year end. Names end in ``-annual``.
 
+``--more``: the catalog measures the question sets never ask (the generator's ``MORE_MEASURES``: cost of revenue,
+pretax income, EBITDA, receivables, current assets and liabilities, asset and inventory turnover, days sales
+outstanding) instead of theirs, gold from the generator's pandas computation as above. Names end in ``-more``.
+
     python bench/ask_dev_exhaustive.py [--kinds value,ratio] [--limit N] [--out DIR] [--phrasings N --seed S]
-        [--quarter ZIP] [--annual]
+        [--quarter ZIP] [--annual] [--more]
 """
 
 from __future__ import annotations
@@ -55,12 +59,19 @@ def generator():
 
 
 def items(
-    mq, kinds: list[str], phrasings: int = 0, seed: int = 0, quarter: Path | None = None, annual: bool = False
+    mq,
+    kinds: list[str],
+    phrasings: int = 0,
+    seed: int = 0,
+    quarter: Path | None = None,
+    annual: bool = False,
+    more: bool = False,
 ) -> list[dict]:
     """Every (development filing, measure) pair with a gold, as question rows: one plain question each, or
     ``phrasings`` questions in drawn words (module doc). ``quarter``: an FSDS quarter ZIP other than the shipped
     2009q3 (``--quarter``); its development half is the same rule's (sha256 of the CIK). ``annual``: the quarter's
-    10-Ks instead of its 10-Qs (``--annual``)."""
+    10-Ks instead of its 10-Qs (``--annual``). ``more``: the generator's ``MORE_MEASURES`` instead of its
+    ``MEASURES`` (``--more``)."""
     quarter = quarter or mq.QUARTER
     sub, num, daily = mq.read(quarter, "sub.txt"), mq.read(quarter, "num.txt"), mq.read(mq.DAILY, "sub.txt")
     facts = mq.Facts(num)
@@ -70,7 +81,8 @@ def items(
     for f in mq.question_filings(sub, mq.company_names(sub, daily), annual):
         if mq.split_of(f.cik) != "dev":
             continue
-        asked = [(m, m.kind, mq.compute(facts, f, m)) for m in mq.MEASURES.values() if m.kind in kinds]
+        catalog = mq.MORE_MEASURES if more else mq.MEASURES
+        asked = [(m, m.kind, mq.compute(facts, f, m)) for m in catalog.values() if m.kind in kinds]
         if "element" in kinds:
             asked += [(e, "value", mq.element_gold(facts, f, e)) for e in mq.ELEMENTS.values()]
         for m, kind, spec in asked:
@@ -103,6 +115,7 @@ def main() -> None:
     ap.add_argument("--phrasings", type=int, default=0, help="ask each pair N times in drawn words (module doc)")
     ap.add_argument("--seed", type=int, default=0, help="the draw of --phrasings")
     ap.add_argument("--annual", action="store_true", help="ask the quarter's 10-Ks (module doc)")
+    ap.add_argument("--more", action="store_true", help="the catalog measures the question sets never ask")
     ap.add_argument(
         "--quarter", type=Path, default=None, help="another FSDS quarter ZIP, ingested in the graph (default 2009q3)"
     )
@@ -110,6 +123,8 @@ def main() -> None:
     name = "ask-dev-phrasings" if args.phrasings else "ask-dev-exhaustive"
     if args.kinds == "element":
         name = "ask-dev-elements"
+    if args.more:
+        name += "-more"
     if args.annual:
         name += "-annual"
     if args.quarter:
@@ -120,7 +135,7 @@ def main() -> None:
     from generation.agent.ask import answer_sec_question
 
     kinds = [k for k in args.kinds.split(",") if k]
-    rows = items(generator(), kinds, args.phrasings, args.seed, args.quarter, args.annual)
+    rows = items(generator(), kinds, args.phrasings, args.seed, args.quarter, args.annual, args.more)
     if args.limit:
         rows = rows[: args.limit]
     args.out.mkdir(parents=True, exist_ok=True)
@@ -188,6 +203,7 @@ def main() -> None:
         **({"quarter": args.quarter.name} if args.quarter else {}),
         **({"limit": args.limit} if args.limit else {}),
         **({"filings": "10-K"} if args.annual else {}),
+        **({"measures": "MORE_MEASURES"} if args.more else {}),
     }
     if args.phrasings:
         params |= {"phrasings": args.phrasings, "seed": args.seed}

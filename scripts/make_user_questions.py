@@ -76,6 +76,9 @@ TAGS: dict[str, list[str]] = {
     "inventory": ["InventoryNet"],
     "current_assets": ["AssetsCurrent"],
     "current_liabilities": ["LiabilitiesCurrent"],
+    # operands of MORE_MEASURES only
+    "da": ["DepreciationAndAmortization", "DepreciationDepletionAndAmortization"],
+    "receivables": ["AccountsReceivableNetCurrent"],
 }
 
 
@@ -84,7 +87,7 @@ class Measure:
     id: str
     kind: str  # value | ratio
     span: str  # quarter | ytd | instant
-    unit: str  # USD | % | x
+    unit: str  # USD | % | x | days
     formula: str  # over operand names (keys of TAGS)
     phrases: tuple[str, ...]
     balance_only: bool = False  # needs a classified balance sheet: not for banks and insurers
@@ -228,6 +231,36 @@ MEASURES: dict[str, Measure] = {
         ),
     ]
 }
+MORE_MEASURES: dict[str, Measure] = {
+    m.id: m
+    for m in [
+        Measure("cost_of_revenue", "value", "quarter", "USD", "cost_of_revenue",
+                ("cost of revenue", "cost of sales", "cost of goods sold", "COGS")),
+        Measure("pretax_income", "value", "quarter", "USD", "pretax_income",
+                ("pretax income", "income before income taxes", "pre-tax profit")),
+        Measure("ebitda", "value", "ytd", "USD", "operating_income + da", ("EBITDA",)),
+        Measure("receivables", "value", "instant", "USD", "receivables", ("accounts receivable", "receivables")),
+        Measure("current_assets", "value", "instant", "USD", "current_assets", ("current assets", "total current assets"),
+                True),
+        Measure("current_liabilities", "value", "instant", "USD", "current_liabilities",
+                ("current liabilities", "total current liabilities"), True),
+        Measure("asset_turnover", "ratio", "quarter_instant", "x", "revenue / assets",
+                ("asset turnover", "total asset turnover")),
+        Measure("inventory_turnover", "ratio", "quarter_instant", "x", "cost_of_revenue / inventory",
+                ("inventory turnover", "inventory turns"), True),
+        Measure("dso", "ratio", "quarter_instant", "days", "receivables / revenue * days",
+                ("days sales outstanding", "DSO", "days of sales outstanding")),
+    ]
+}  # fmt: skip
+"""Measures beyond MEASURES, for the development probe of catalog measures the question sets never ask
+(``bench/ask_dev_exhaustive.py --more``): EBITDA (operating income plus depreciation and amortization, over the cash
+flow statement's year-to-date span, where D&A is reported), turnover ratios and days sales outstanding (receivables
+over the period's revenue times its days, a year of 365 days, a quarter of 365/4: :data:`DAYS_PER_QUARTER`;
+balances at the period end, not averaged, as the catalog's definitions). Not used by :func:`main`, so the shipped
+question sets do not change."""
+
+DAYS_PER_QUARTER = 365 / 4
+
 GROWTH = {"revenue": "revenue", "net_income": "net income", "operating_income": "operating income"}
 GROWTH_PHRASES = {
     "revenue": ("revenue", "sales", "top line"),
@@ -812,7 +845,7 @@ def year_earlier(d: str) -> str:
 
 def operand_span(m: Measure, name: str, f: Filing) -> tuple[str, int]:
     flow = name not in {"cash", "assets", "liabilities", "equity", "ltd", "inventory", "current_assets",
-                        "current_liabilities"}  # fmt: skip
+                        "current_liabilities", "receivables"}  # fmt: skip
     if m.span == "instant" or not flow:
         return f.period, 0
     if m.span == "ytd":
@@ -822,7 +855,8 @@ def operand_span(m: Measure, name: str, f: Filing) -> tuple[str, int]:
 
 def compute(facts: Facts, f: Filing, m: Measure, ddate: str | None = None) -> dict | None:
     """The measure for the filing at its period end (or ``ddate`` for a quarter flow): value and spec."""
-    names = sorted(set(re.findall(r"[a-z_]+", m.formula)))
+    base = m.formula.replace("days", repr(DAYS_PER_QUARTER * f.quarter_qtrs))  # dso: the period's days
+    names = sorted(set(re.findall(r"[a-z_]+", base)))
     ops: dict[str, dict] = {}
     if m.id == "gross_profit" or "gross_profit" in names:
         # gross profit: GrossProfit where tagged, else revenue - cost of revenue
@@ -832,12 +866,12 @@ def compute(facts: Facts, f: Filing, m: Measure, ddate: str | None = None) -> di
             rev, cost = facts.operand(f, "revenue", d, q), facts.operand(f, "cost_of_revenue", d, q)
             if rev is None or cost is None:
                 return None
-            formula = m.formula.replace("gross_profit", "(revenue - cost_of_revenue)")
+            formula = base.replace("gross_profit", "(revenue - cost_of_revenue)")
             names = sorted(set(re.findall(r"[a-z_]+", formula)))
         else:
-            formula = m.formula
+            formula = base
     else:
-        formula = m.formula
+        formula = base
     for n in names:
         d, q = operand_span(m, n, f)
         if ddate is not None:
@@ -853,11 +887,13 @@ def compute(facts: Facts, f: Filing, m: Measure, ddate: str | None = None) -> di
     except ZeroDivisionError:
         return None
     if (
-        m.unit in ("%", "x")
+        m.unit in ("%", "x", "days")
         and m.id not in ("tax_rate",)
         and any(ops[n]["value"] <= 0 for n in ops if n in ("revenue", "current_liabilities", "equity", "assets"))
     ):
         return None
+    if m.id in MORE_MEASURES and any(ops[n]["value"] <= 0 for n in ops if n in ("inventory", "receivables")):
+        return None  # a turnover or DSO over a zero or negative balance
     if m.id == "tax_rate" and not (ops["pretax_income"]["value"] > 0 and 0 <= value <= 60):
         return None  # a loss-year or odd tax rate is no question an analyst asks this way
     if m.id == "interest_coverage" and (ops["interest_expense"]["value"] <= 0 or ops["operating_income"]["value"] <= 0):

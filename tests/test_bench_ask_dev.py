@@ -64,3 +64,41 @@ def test_annual_asks_a_10k_its_fiscal_year_flows_and_year_end_balances():
     want = _fact("AssetsCurrent", "20091231", 0) / _fact("LiabilitiesCurrent", "20091231", 0)
     assert by["current_ratio"]["gold"] == pytest.approx(want)
     assert B.items(MQ, ["value", "ratio"], quarter=CUMMINS_10K) == []  # a 10-K is never asked as a quarter
+
+
+def test_more_asks_the_catalog_measures_the_question_sets_never_ask():
+    rows = B.items(MQ, ["value", "ratio"], quarter=CUMMINS_10K, annual=True, more=True)
+    by = {r["measure"]: r for r in rows}
+    assert set(by) <= set(MQ.MORE_MEASURES) and not set(by) & set(MQ.MEASURES)
+    assert by["ebitda"]["question"] == "What was Cummins' EBITDA in the year ended December 31, 2009?"
+    # EBITDA: operating income plus depreciation and amortization, both over the fiscal year
+    want = _fact("OperatingIncomeLoss", "20091231", 4) + _fact("DepreciationAndAmortization", "20091231", 4)
+    assert by["ebitda"]["gold"] == pytest.approx(want)
+    # turnovers: the year's flow over the year-end balance (not averaged, as the catalog defines them)
+    want = _fact("SalesRevenueNet", "20091231", 4) / _fact("Assets", "20091231", 0)
+    assert by["asset_turnover"]["gold"] == pytest.approx(want)
+    want = _fact("CostOfRevenue", "20091231", 4) / _fact("InventoryNet", "20091231", 0)
+    assert by["inventory_turnover"]["gold"] == pytest.approx(want)
+    assert "dso" not in by  # Cummins tags its receivables otherwise: no gold, no question
+
+
+def test_more_days_sales_outstanding_counts_a_quarter_as_365_4_days():
+    rows = [r for r in B.items(MQ, ["ratio"], more=True) if r["measure"] == "dso"]
+    assert rows and {MQ.split_of(r["cik"]) for r in rows} == {"dev"}
+    r = rows[0]
+    adsh = r["id"].split(":")[0]
+    with zipfile.ZipFile(MQ.QUARTER) as z:
+        sub = pd.read_csv(z.open("sub.txt"), sep="\t", dtype=str, keep_default_na=False, encoding="latin-1")
+        num = pd.read_csv(z.open("num.txt"), sep="\t", dtype=str, keep_default_na=False, encoding="latin-1")
+    period = sub[sub.adsh == adsh].period.iloc[0]
+    rows_of = num[(num.adsh == adsh) & (num.ddate == period) & (num.coreg == "") & (num.uom == "USD")]
+
+    def value(tags: list[str], qtrs: str) -> float:
+        hit = rows_of[rows_of.tag.isin(tags) & (rows_of.qtrs == qtrs)]
+        assert len(set(hit.value)) == 1, (tags, qtrs)
+        return float(hit.value.iloc[0])
+
+    receivables = value(["AccountsReceivableNetCurrent"], "0")
+    revenue = value(["Revenues", "SalesRevenueNet", "SalesRevenueGoodsNet", "SalesRevenueServicesNet"], "1")
+    assert r["gold"] == pytest.approx(receivables / revenue * 365 / 4)  # days: a quarter is a fourth of 365
+    assert "days sales outstanding" in r["question"]
