@@ -26,8 +26,15 @@ December 31, 2009", qtrs 4; a margin or ROA too), balances at the year end. Name
 pretax income, EBITDA, receivables, current assets and liabilities, asset and inventory turnover, days sales
 outstanding) instead of theirs, gold from the generator's pandas computation as above. Names end in ``-more``.
 
+``--ttm ZIP``: the trailing twelve months ended each development-half 10-Q's period (``--quarter``) of the
+generator's ``TTM_MEASURES`` (revenue, net and operating income, operating and free cash flow, operating and net
+margin), for companies whose 10-K for the fiscal year before is in the FSDS quarter ``ZIP`` (ingested in the graph
+too): gold ``ttm_gold``, each flow the 10-K's year + the 10-Q's year to date - its comparative a year earlier, with
+pandas; asked in the words of ``T_TTM`` drawn with ``--seed`` ("What was X's trailing twelve months revenue as of
+March 31, 2010?", "LTM net margin at X through ..."). Names end in ``-ttm``.
+
     python bench/ask_dev_exhaustive.py [--kinds value,ratio] [--limit N] [--out DIR] [--phrasings N --seed S]
-        [--quarter ZIP] [--annual] [--more]
+        [--quarter ZIP] [--annual] [--more] [--ttm ZIP]
 """
 
 from __future__ import annotations
@@ -41,6 +48,8 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+
+import pandas as pd
 
 from finkg.eval.results import write_result
 
@@ -106,6 +115,30 @@ def items(
     return out
 
 
+def ttm_items(mq, quarter: Path, annual_zip: Path, seed: int = 0) -> list[dict]:
+    """The ``--ttm`` questions (module doc): one per (development 10-Q of ``quarter``, TTM measure) with a gold."""
+    daily = mq.read(mq.DAILY, "sub.txt")
+    sub_q, sub_k = mq.read(quarter, "sub.txt"), mq.read(annual_zip, "sub.txt")
+    facts = mq.Facts(pd.concat([mq.read(quarter, "num.txt"), mq.read(annual_zip, "num.txt")], ignore_index=True))
+    tenk = {k.cik: k for k in mq.question_filings(sub_k, mq.company_names(sub_k, daily), annual=True)}
+    rng = random.Random(seed)
+    out = []
+    for f in mq.question_filings(sub_q, mq.company_names(sub_q, daily)):
+        if mq.split_of(f.cik) != "dev" or f.cik not in tenk:
+            continue
+        for mid in mq.TTM_MEASURES:
+            m = mq.MEASURES[mid]
+            spec = mq.ttm_gold(facts, f, tenk[f.cik], m)
+            if spec is None:
+                continue
+            co = rng.choice(f.names)
+            question = mq.fill(rng.choice(mq.T_TTM), co=co, pos=mq.possessive(co), m=rng.choice(m.phrases),
+                               d=mq.day(f.fiscal))  # fmt: skip
+            out.append({"id": f"{f.adsh}:{mid}:ttm", "kind": m.kind, "measure": mid, "cik": f.cik,
+                        "gold": spec["value"], "question": question})  # fmt: skip
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kinds", default="value,ratio", help="value, ratio, element (line items beyond the catalog)")
@@ -116,6 +149,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0, help="the draw of --phrasings")
     ap.add_argument("--annual", action="store_true", help="ask the quarter's 10-Ks (module doc)")
     ap.add_argument("--more", action="store_true", help="the catalog measures the question sets never ask")
+    ap.add_argument("--ttm", type=Path, default=None, help="trailing twelve months, 10-Ks from this FSDS ZIP")
     ap.add_argument(
         "--quarter", type=Path, default=None, help="another FSDS quarter ZIP, ingested in the graph (default 2009q3)"
     )
@@ -125,6 +159,8 @@ def main() -> None:
         name = "ask-dev-elements"
     if args.more:
         name += "-more"
+    if args.ttm:
+        name = "ask-dev-ttm"
     if args.annual:
         name += "-annual"
     if args.quarter:
@@ -135,7 +171,10 @@ def main() -> None:
     from generation.agent.ask import answer_sec_question
 
     kinds = [k for k in args.kinds.split(",") if k]
-    rows = items(generator(), kinds, args.phrasings, args.seed, args.quarter, args.annual, args.more)
+    if args.ttm:
+        rows = ttm_items(generator(), args.quarter or ROOT / "data" / "sec-fsds" / "2009q3.zip", args.ttm, args.seed)
+    else:
+        rows = items(generator(), kinds, args.phrasings, args.seed, args.quarter, args.annual, args.more)
     if args.limit:
         rows = rows[: args.limit]
     args.out.mkdir(parents=True, exist_ok=True)
@@ -204,6 +243,7 @@ def main() -> None:
         **({"limit": args.limit} if args.limit else {}),
         **({"filings": "10-K"} if args.annual else {}),
         **({"measures": "MORE_MEASURES"} if args.more else {}),
+        **({"ttm": args.ttm.name, "seed": args.seed} if args.ttm else {}),
     }
     if args.phrasings:
         params |= {"phrasings": args.phrasings, "seed": args.seed}

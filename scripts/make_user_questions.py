@@ -29,6 +29,7 @@ only (the same rules and templates), so a developer can look for failures withou
 from __future__ import annotations
 
 import argparse
+import calendar
 import hashlib
 import json
 import random
@@ -260,6 +261,52 @@ balances at the period end, not averaged, as the catalog's definitions). Not use
 question sets do not change."""
 
 DAYS_PER_QUARTER = 365 / 4
+
+TTM_MEASURES = ("revenue", "net_income", "operating_income", "ocf", "fcf", "operating_margin", "net_margin")
+"""Measures asked over the trailing twelve months (``bench/ask_dev_exhaustive.py --ttm``): flows and flow margins."""
+T_TTM = [
+    "What was {pos} trailing twelve months {m} as of {d}?",
+    "{co} TTM {m} as of {d}?",
+    "What was {pos} {m} for the twelve months ended {d}?",
+    "LTM {m} at {co} through {d}?",
+    "How much {m} did {co} have over the trailing 12 months ended {d}?",
+]
+"""Trailing-twelve-months questions, ``{d}`` the 10-Q's period end as it states it."""
+
+
+def months_before(ddate: str, months: int) -> str:
+    """The month end ``months`` months before the month end ``ddate`` (``YYYYMMDD``)."""
+    y, m = divmod(int(ddate[:4]) * 12 + int(ddate[4:6]) - 1 - months, 12)
+    return f"{y}{m + 1:02d}{calendar.monthrange(y, m + 1)[1]:02d}"
+
+
+def ttm_gold(facts: Facts, q: Filing, k: Filing, m: Measure) -> dict | None:
+    """Measure ``m`` over the twelve months ended 10-Q ``q``'s period, ``k`` the company's 10-K for the fiscal year
+    before: each flow operand is the 10-K's year (qtrs 4) + the 10-Q's year to date - the 10-Q's same span a year
+    earlier (its comparative column), each by the operand's synonym list; None when a fact is missing or ambiguous,
+    or the 10-K's year does not end where the 10-Q's year to date begins."""
+    n = q.ytd_qtrs
+    if months_before(q.period, 3 * n) != k.period:
+        return None
+    names = sorted(set(re.findall(r"[a-z_]+", m.formula)))
+    values: dict[str, float] = {}
+    parts: dict[str, list[dict]] = {}
+    for name in names:
+        ops = [facts.operand(k, name, k.period, 4), facts.operand(q, name, q.period, n),
+               facts.operand(q, name, year_earlier(q.period), n)]  # fmt: skip
+        if any(o is None for o in ops):
+            return None
+        values[name] = ops[0]["value"] + ops[1]["value"] - ops[2]["value"]
+        parts[name] = ops  # type: ignore[assignment]
+    try:
+        value = evaluate(m.formula, values)
+    except ZeroDivisionError:
+        return None
+    if m.unit == "%" and (values.get("revenue", 1) <= 0 or abs(value) > 100):
+        return None
+    return {"cik": q.cik, "name": q.name, "adsh": q.adsh, "annual_adsh": k.adsh, "formula": m.formula,
+            "operands": parts, "value": value}  # fmt: skip
+
 
 GROWTH = {"revenue": "revenue", "net_income": "net income", "operating_income": "operating income"}
 GROWTH_PHRASES = {

@@ -143,7 +143,10 @@ class Plan:
             "operation": self.kind,
             "companies": [{"cik": c, "name": n} for c, n in self.companies],
             "measures": [{"id": m.id, "formula": m.formulas[0], "unit": m.unit} for m in self.measures],
-            "periods": [{"ddate": p.ddate, "qtrs": p.qtrs, "text": p.text, "fiscal": p.fiscal} for p in self.periods],
+            "periods": [
+                {"ddate": p.ddate, "qtrs": p.qtrs, "text": p.text, "fiscal": p.fiscal, "trailing": p.trailing}
+                for p in self.periods
+            ],
             "unit": self.unit,
             "smaller": self.smaller,
             "by_how_much": self.by_how_much,
@@ -363,7 +366,11 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
     operation = " ".join(m.group() for rx in _OPERATION_WORDS for m in rx.finditer(question))
     if _RATIO_OF.search(question):  # "total liabilities as a share of total assets"
         operation += " share percentage percent proportion fraction"
-    named = " ".join([*plan.unresolved, *(n for _, n in plan.companies), company or ""])  # a report's company too
+    # unresolved capitalised words may be names and are not measure words; a question's first word is capitalised
+    # anyway ("Pre-tax profit at Apache ...": "pre" and "tax" stay unread, never excused as a name)
+    first = re.match(r"\W*([\w&'.-]+)", question)
+    names = [u for u in plan.unresolved if first is None or u != first.group(1)]
+    named = " ".join([*names, *(n for _, n in plan.companies), company or ""])  # a report's company too
     unread = uncovered_words(question, said) - content_words(f"{operation} {named}")
     if plan.companies and (not plan.measures or unread):
         read = plan.measures
@@ -614,12 +621,11 @@ class _Runner:
     def period(self, cik: int, measure: Measure, i: int = 0) -> tuple[str, int | None]:
         """``(ddate, qtrs)`` for company ``cik``: the question's ``i``-th period (a fiscal one through the company's
         filings), else the latest period the company reports the measure's first operand in."""
-        if self.plan.periods:
-            ask = self.plan.periods[min(i, len(self.plan.periods) - 1)]
+        ask = self.plan.periods[min(i, len(self.plan.periods) - 1)] if self.plan.periods else None
+        if ask is not None and ask.ddate is not None:
             ddate = ask.ddate
             if ask.fiscal is not None:
                 ddate = _fiscal_ddate(self.graph, cik, *ask.fiscal) or ddate
-            assert ddate is not None
             return ddate, ask.qtrs
         sic = self.plan.sic.get(cik)
         latest = latest_measure_period(self.graph, cik, measure, sic, self.as_of)
@@ -627,11 +633,13 @@ class _Runner:
             when = f" in filings public by {self.as_of}" if self.as_of is not None else ""
             first = measure.operands(measure.formulas_for(sic)[0])[0]
             raise ToolError(f"not in the graph: no {first} fact for CIK {cik}{when}")
-        return latest, None
+        return latest, ask.qtrs if ask is not None else None  # "TTM revenue": the twelve months ended the latest
 
     def measure(self, cik: int, m: Measure, ddate: str, qtrs: int | None) -> ToolResult:
         ddate = stated_period_end(self.graph, cik, ddate)
-        res = self.call(measure_value(self.graph, str(cik), m, ddate, qtrs, self.as_of, self.plan.sic.get(cik)))
+        trailing = any(p.trailing for p in self.plan.periods)
+        sic = self.plan.sic.get(cik)
+        res = self.call(measure_value(self.graph, str(cik), m, ddate, qtrs, self.as_of, sic, trailing))
         if res.detail.get("note"):
             self.out.notes.append(f"{res.detail['facts'][0]['company']}: {m.label} over {res.detail['note']}")
         return res
@@ -842,7 +850,7 @@ def plan_checks(plan: Plan, question: str, out: SecAnswer) -> list[str]:
     missing = [n for c, n in plan.companies if c not in ciks]
     if missing:
         reasons.append(f"the derivation holds no fact of {', '.join(missing)}, which the question names")
-    if plan.periods:
+    if any(p.ddate for p in plan.periods):  # "TTM revenue" names no date: the latest, as a question without one
         wanted: set[str] = set()
         for r in measured:
             wanted.add(r.detail["period"])

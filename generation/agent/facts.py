@@ -23,6 +23,7 @@ from retrieval.contract import AsOf, as_of_cutoff, available
 from retrieval.facts import concepts as cc
 from retrieval.facts.fact_map import derive_liabilities, filing_available_at
 from retrieval.facts.measures import ALL_CONCEPTS
+from retrieval.facts.periods import iso, months_before, year_earlier
 from retrieval.facts.ratios import RATIO_BY_NAME
 
 RATIO_NAMES: tuple[str, ...] = ("growth", *RATIO_BY_NAME)
@@ -174,6 +175,63 @@ def find_fact(
             )
             return {**fact, "formula": derived.formula, "components": parts}
     raise ToolError(f"not in the graph: no fact for {searched}")
+
+
+def trailing_year_fact(
+    graph: Graph, company: str, concept: str, period: str, as_of: AsOf | None = None
+) -> dict[str, Any]:
+    """The trailing twelve months (TTM, LTM) of flow ``concept`` ended at ``period``, derived from three facts where
+    no filing reports a twelve-month span ending there: the last fiscal year + this year to date - the same span a
+    year earlier (``FY + YTD - prior YTD``, the standard last-twelve-months build). The year to date is the longest
+    span of one to three quarters the company reports at ``period`` (a 10-Q's fiscal year to date) whose fiscal
+    year, ending that many quarters earlier, is reported too.
+
+    Returns:
+        a derived fact (see :func:`find_fact`): ``tag`` ``"derived"``, ``qtrs`` 4, ``value`` in USD, ``formula``
+        (``FY <end> + YTD <end> - YTD <end a year earlier>``), ``components`` (``(sign, fact)``: the fiscal year's,
+        the year to date's and the earlier year to date's fact, each with its key and filing; what the gate traces
+        and Neo4j Browser walks back to), ``key`` ``ttm:<adsh>:<concept>:<ddate>``; the filing fields are the year to
+        date's.
+
+    Raises:
+        ToolError: ``concept`` is not a flow, or no span's three facts are all in the graph (naming what was
+            searched).
+        GraphError: Neo4j is unavailable.
+    """
+    name, _, duration = resolve_concept(concept)
+    if duration is False:
+        raise ToolError(f"{name} is a balance, not a flow: it has no trailing twelve months")
+    ddate = period_key(period)
+    tried: list[str] = []
+    for k in (3, 2, 1):
+        try:
+            ytd = find_fact(graph, company, concept, period, k, as_of)
+        except ToolError as exc:
+            tried.append(str(exc))
+            continue
+        year_end, before_end = months_before(ddate, 3 * k), year_earlier(ddate)
+        try:
+            year = find_fact(graph, company, concept, iso(year_end), 4, as_of)
+            before = find_fact(graph, company, concept, iso(before_end), k, as_of)
+        except ToolError as exc:
+            tried.append(str(exc))
+            continue
+        value = year["value"] + ytd["value"] - before["value"]
+        formula = f"FY {iso(year_end)} + YTD {iso(ddate)} - YTD {iso(before_end)} ({3 * k} months each)"
+        return {
+            **ytd,
+            "tag": "derived",
+            "value": value,
+            "qtrs": 4,
+            "key": f"ttm:{ytd['adsh']}:{name}:{ddate}",
+            "citation": f"{ytd['adsh']}:{ytd['cik']}:{name}(TTM):{ddate}:4:{ytd['uom']}",
+            "formula": formula,
+            "components": [(1, year), (1, ytd), (-1, before)],
+        }
+    raise ToolError(
+        f"not in the graph: no trailing twelve months of {name} ended {iso(ddate)} (the fiscal year, the year to "
+        f"date and the year to date a year earlier): {tried[-1] if tried else 'no year-to-date fact'}"
+    )
 
 
 def fact_numbers(fact: dict[str, Any]) -> tuple[float, ...]:

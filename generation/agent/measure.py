@@ -7,8 +7,11 @@ measure's formula (:mod:`retrieval.facts.measures`) names canonical concepts; ea
 formula is evaluated by the ``calculate`` tool, so the answer gate traces the result to the facts.
 
 Spans: every flow of one formula is read over the same span (``qtrs``). A question that names a span longer than
-a quarter ("six months ended", "fiscal year") gets exactly that span or no answer. Otherwise the filing's own
-span is preferred (a 10-Q's quarter) and, where a flow is only reported year-to-date (a 10-Q's cash flows), the
+a quarter ("six months ended", "fiscal year") gets exactly that span or no answer; twelve months ("TTM", "trailing
+twelve months", "the twelve months ended": ``trailing``) that no filing reports at that period end are the trailing twelve
+months, the last fiscal year + the year to date - the year to date a year earlier
+(:func:`generation.agent.facts.trailing_year_fact`), and the answer's note shows the build. Otherwise the filing's
+own span is preferred (a 10-Q's quarter) and, where a flow is only reported year-to-date (a 10-Q's cash flows), the
 shortest span every operand reports is used and the result says so (``note``).
 """
 
@@ -18,7 +21,7 @@ import re
 from typing import Any
 
 from generation.agent.arithmetic import calculate
-from generation.agent.facts import fact_numbers, find_fact
+from generation.agent.facts import fact_numbers, find_fact, trailing_year_fact
 from generation.agent.results import ToolError, ToolResult, tool_call
 from kg import Graph
 from retrieval.contract import AsOf
@@ -29,11 +32,26 @@ DAYS_PER_QUARTER = 91.25
 
 
 def _facts_at(
-    graph: Graph, m: Measure, company: str, concepts: list[str], ddate: str, span: int | None, as_of: AsOf | None
+    graph: Graph,
+    m: Measure,
+    company: str,
+    concepts: list[str],
+    ddate: str,
+    span: int | None,
+    as_of: AsOf | None,
+    trailing: bool = False,
 ) -> dict[str, dict[str, Any]]:
+    """Each concept's fact at ``ddate`` (flows over ``span``); ``trailing``: a flow with no twelve-month fact there is
+    its trailing twelve months (:func:`~generation.agent.facts.trailing_year_fact`)."""
     out: dict[str, dict[str, Any]] = {}
     for c in concepts:
-        out[c] = find_fact(graph, company, c, iso(ddate), span if m.concept(c).duration else None, as_of)
+        flow = bool(m.concept(c).duration)
+        try:
+            out[c] = find_fact(graph, company, c, iso(ddate), span if flow else None, as_of)
+        except ToolError:
+            if not (trailing and flow):
+                raise
+            out[c] = trailing_year_fact(graph, company, c, iso(ddate), as_of)
     return out
 
 
@@ -45,6 +63,7 @@ def measure_value(
     qtrs: int | None = None,
     as_of: AsOf | None = None,
     sic: int | None = None,
+    trailing: bool = False,
 ) -> ToolResult:
     """A catalog measure of ``company`` at period end ``ddate``, with its derivation.
 
@@ -53,7 +72,9 @@ def measure_value(
             :class:`~retrieval.facts.measures.Measure` or its id (``gross_margin``). ddate: the FSDS period end
             (``YYYYMMDD``). qtrs: the span the question names for flows (2, 3, 4 are required exactly; None or 1
             prefer the shortest span and fall back to a longer one, saying so). as_of: only filings public by then
-            count. sic: the company's SIC code (banks get the bank formulas first).
+            count. sic: the company's SIC code (banks get the bank formulas first). trailing: with ``qtrs`` 4, a flow
+            no filing reports over the twelve months ended ``ddate`` is its trailing twelve months (the question
+            said "TTM", "trailing twelve months", "the twelve months ended"; never for a fiscal year).
 
     Returns:
         ``value``: the measure in its unit (a percent as its number: 23.4 for 23.4 %); ``numbers``: the value and
@@ -67,7 +88,13 @@ def measure_value(
         GraphError: Neo4j is unavailable.
     """
     m = BY_ID[measure] if isinstance(measure, str) else measure
-    args = {"company": company, "measure": m.id, "period": iso(ddate), "qtrs": qtrs}
+    args = {
+        "company": company,
+        "measure": m.id,
+        "period": iso(ddate),
+        "qtrs": qtrs,
+        **({"ttm": True} if trailing else {}),
+    }
 
     def body() -> ToolResult:
         formulas = m.formulas_for(sic)
@@ -83,7 +110,7 @@ def measure_value(
                 spans = [1, 2, 3, 4]
             for span in spans:
                 try:
-                    facts = _facts_at(graph, m, company, concepts, ddate, span, as_of)
+                    facts = _facts_at(graph, m, company, concepts, ddate, span, as_of, trailing=trailing and qtrs == 4)
                 except ToolError as exc:
                     errors.append(str(exc))
                     continue
@@ -113,6 +140,15 @@ def _evaluate(
         notes.append(
             f"the {months} months ended {iso(ddate)} (year to date): the filing reports no "
             f"{3 * preferred}-month figure for {', '.join(c for c in facts if m.concept(c).duration)}"
+        )
+    builds = [
+        f"{f['concept']} = {f['formula']} = " + " ".join(f"{sign * c['value']:+,.0f}" for sign, c in f["components"])
+        for f in facts.values()
+        if str(f.get("key", "")).startswith("ttm:")
+    ]
+    if builds:
+        notes.append(
+            f"the twelve months ended {iso(ddate)} (trailing twelve months, which no filing reports: {'; '.join(builds)})"
         )
     entities = sorted({(f["entity"], f["adsh"], f["company"]) for f in facts.values() if f.get("entity")})
     notes += [

@@ -47,7 +47,7 @@ _FUNCTION_WORD_TEXT = """a an the of in on at for to by from as and or with its 
     have has had report reported reports state stated show showed shown give tell me please value amount
     figure number balance level total company company's firm firm's business end ended ending close closing
     period quarter quarters year years month months week weeks day days fiscal calendar latest last recent
-    most first second third fourth half q1 q2 q3 q4 fy h1 h2 ytd date dated spend spent paid pay carry carried
+    most first second third fourth half q1 q2 q3 q4 fy h1 h2 ytd ttm ltm trailing through thru date dated spend spent paid pay carry carried
     compare compared comparison versus vs higher lower larger smaller bigger more less greater difference
     between than rank ranked order per ratio earn earned make made generate generated post posted record recorded
     book booked bring brought deliver delivered log logged achieve achieved run ran calculate

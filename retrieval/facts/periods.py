@@ -13,7 +13,8 @@ What a question can say (:func:`find_periods`): an exact date ("the quarter ende
 fiscal quarter is resolved through the company's filings' ``fy``/``fp`` when one states it, see
 :class:`PeriodAsk`), a month ("the June 2009 quarter"), a year end ("end of 2009", "year-end 2009": the balance
 sheet at December 31), a span ("first half of 2009", "six months ended", "nine months", "fiscal year 2008": the
-flows' ``qtrs``), or nothing / "latest" / "last quarter" (the latest period the company reports).
+flows' ``qtrs``), the trailing twelve months ("TTM revenue as of March 31, 2010", "LTM", "the twelve months ended
+..."; :data:`TRAILING_WORDS`), or nothing / "latest" / "last quarter" (the latest period the company reports).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m} | {
     m.lower(): i for i, m in enumerate(calendar.month_abbr) if m
@@ -50,8 +51,16 @@ _SPAN_WORDS = {
     "year ended": 4,
     "annual": 4,
     "ttm": 4,
+    "ltm": 4,
     "trailing twelve months": 4,
 }
+TRAILING_WORDS = re.compile(
+    r"\b(?:ttm|ltm|trailing[\s-]+(?:twelve|12)[\s-]+months?|trailing[\s-]+(?:four|4)[\s-]+quarters|"
+    r"last[\s-]+(?:twelve|12)[\s-]+months|(?:twelve|12)[\s-]+months?[\s-]+end(?:ed|ing))\b",
+    re.I,
+)
+"""Words that ask for the twelve months ended a date (the trailing twelve months where no filing reports that span),
+not a fiscal year."""
 LATEST_WORDS = re.compile(
     r"\b(?:latest|most recent|last (?:reported )?quarter|last period|current quarter|recent quarter|"
     r"this quarter|lately|right now|currently|now)\b",
@@ -89,6 +98,8 @@ class PeriodAsk:
         text: the words that named it. stated: the exact date as stated (ISO) when it is not a month end.
         fiscal: ``(fy, fp)`` (``(2010, "Q2")``, ``(2008, "FY")``) when the question names a fiscal period: the
             company's filing with that fiscal focus gives ``ddate`` (the calendar reading is the fallback).
+        trailing: the question asks for the twelve months ended ``ddate`` (:data:`TRAILING_WORDS`; ``qtrs`` 4): where
+            no filing reports them, the trailing twelve months are built from the fiscal year and the years to date.
     """
 
     ddate: str | None
@@ -96,6 +107,7 @@ class PeriodAsk:
     text: str = ""
     stated: str | None = None
     fiscal: tuple[int, str] | None = None
+    trailing: bool = False
 
     def describe(self) -> str:
         """How an answer names the period (``the 3 months ended 2009-06-30``, ``the latest period``)."""
@@ -243,13 +255,24 @@ def find_periods(question: str) -> list[PeriodAsk]:
                 year = int(m.group("year"))
                 found.append((m.start(), PeriodAsk(f"{year}1231", 4, m.group(), fiscal=(year, "FY"))))
     found.sort(key=lambda f: f[0])
-    return [a for _, a in found]
+    trailing = TRAILING_WORDS.search(question)
+    if trailing is None:
+        return [a for _, a in found]
+    if not found:  # "What is X's TTM revenue?": the twelve months ended the latest period end
+        return [PeriodAsk(None, 4, trailing.group(), trailing=True)]
+    return [replace(a, qtrs=4, trailing=True) for _, a in found]
 
 
 def year_earlier(ddate: str) -> str:
     """The same month end one year earlier (``20090630`` -> ``20080630``; February's end stays February's)."""
     day = dt.date(int(ddate[:4]), int(ddate[4:6]), 1)
     return month_end(day.year - 1, day.month).strftime("%Y%m%d")
+
+
+def months_before(ddate: str, months: int) -> str:
+    """The month end ``months`` months before the month end ``ddate`` (``20100331``, 3 -> ``20091231``)."""
+    n = int(ddate[:4]) * 12 + int(ddate[4:6]) - 1 - months
+    return month_end(n // 12, n % 12 + 1).strftime("%Y%m%d")
 
 
 def iso(ddate: str) -> str:
