@@ -375,3 +375,82 @@ def test_the_period_decides_the_registrant_in_a_two_company_question_too(success
     )
     assert got.status == "answered" and close(got, -peabody)
     assert [c for c, _ in got.plan.companies] == [1310243, 1064728]
+
+
+AVON_10K = ALPHA_2010.parent / "2010q1-avon-10k.zip"  # AVON PRODUCTS INC's 10-K for 2009 (data/NOTICE.md)
+AVON_10Q = ALPHA_2010.parent / "2010q2-avon-10q.zip"  # its 10-Q for the quarter ended 2010-03-31
+AVON_FILINGS = ["0001193125-10-040175", "0001193125-10-100510"]
+
+
+def _sample_fact(sample, tag: str, ddate: str, qtrs: int) -> float:
+    """The whole-entity USD fact of a sample's num.txt, with pandas."""
+    with zipfile.ZipFile(sample) as z, z.open("num.txt") as f:
+        rows = pd.read_csv(f, sep="\t", dtype=str, keep_default_na=False, encoding="latin-1")
+    hit = rows[(rows.tag == tag) & (rows.ddate == ddate) & (rows.qtrs == str(qtrs)) & (rows.coreg == "")]
+    assert len(hit) == 1, (sample.name, tag, ddate, qtrs)
+    return float(hit.value.iloc[0])
+
+
+@pytest.fixture
+def avon_year(loaded, settings):
+    """The shipped quarter with Avon's 10-K for 2009 and 10-Q for the first quarter of 2010 (samples), removed after."""
+    pipelines.ingest_sec(loaded, settings, [AVON_10K, AVON_10Q])
+    yield loaded
+    loaded.run_autocommit(cypher.DELETE_FACTS_OF_FILINGS, {"adshs": AVON_FILINGS})
+    loaded.write(
+        "MATCH (f:Filing) WHERE f.adsh IN $adshs OPTIONAL MATCH (r:IngestRun)-[:LOADED]-(f) DETACH DELETE f, r",
+        {"adshs": AVON_FILINGS},
+    )
+
+
+def _ttm(tag: str) -> float:
+    """The twelve months ended 2010-03-31: the 10-K's year + the 10-Q's quarter - its comparative a year earlier."""
+    return (
+        _sample_fact(AVON_10K, tag, "20091231", 4)
+        + _sample_fact(AVON_10Q, tag, "20100331", 1)
+        - _sample_fact(AVON_10Q, tag, "20090331", 1)
+    )
+
+
+def test_trailing_twelve_months_are_built_from_the_year_and_the_years_to_date(avon_year):
+    """No filing reports Avon's twelve months ended March 31, 2010: "TTM" is the 2009 year + the first quarter of
+    2010 - the first quarter of 2009, the build in the answer's note and its three facts in the trajectory."""
+    got = answer_sec_question(avon_year, "What was Avon's trailing twelve months revenue as of March 31, 2010?")
+    assert got.status == "answered" and close(got, _ttm("Revenues"))
+    assert any("trailing twelve months" in n and "FY 2009-12-31" in n for n in got.notes)
+    measured = next(r for r in got.tool_results if r.tool == "measure")
+    fact = measured.detail["facts"][0]
+    assert fact["qtrs"] == 4 and [s for s, _ in fact["components"]] == [1, 1, -1]
+    assert {c["adsh"] for _, c in fact["components"]} == set(AVON_FILINGS)
+    assert {c["period"] for _, c in fact["components"]} == {"2009-12-31", "2010-03-31", "2009-03-31"}
+
+    got = answer_sec_question(avon_year, "LTM net margin at Avon Products through March 31, 2010?")  # a ratio of two
+    assert got.status == "answered" and close(got, _ttm("NetIncomeLoss") / _ttm("Revenues") * 100)
+    got = answer_sec_question(avon_year, "What is Avon's TTM operating income?")  # no date: the latest period end
+    assert got.status == "answered" and close(got, _ttm("OperatingIncomeLoss"))
+    # a fiscal year is never a trailing twelve months: the 10-K's own year
+    got = answer_sec_question(avon_year, "What was Avon's revenue in fiscal 2009?")
+    assert got.status == "answered" and close(got, _sample_fact(AVON_10K, "Revenues", "20091231", 4))
+
+
+def test_trailing_twelve_months_without_the_years_facts_are_refused_naming_them(loaded):
+    """The shipped quarter holds Abbott's 10-Q for June 2009 but no 10-K for 2008: no trailing twelve months."""
+    got = answer_sec_question(loaded, "What was Abbott's TTM revenue as of June 30, 2009?")
+    assert got.answer is None and got.status == "not in graph"
+    assert "trailing twelve months" in got.reasons[0] and "2008-12-31" in got.reasons[0]
+
+
+def test_a_capitalised_first_word_is_a_word_of_the_question_not_an_unknown_name(loaded):
+    """ "Pre-tax profit at Apache": "Pre-tax" is capitalised because it starts the question, not because it is a name;
+    it was excused from the words the measure must read, and the question was answered with net income."""
+    apache = "0000950123-09-032262"  # APACHE CORP, 10-Q for the quarter ended 2009-06-30
+    want = gold(
+        apache,
+        "IncomeLossFromContinuingOperationsBeforeIncomeTaxesMinorityInterestAndIncomeLossFromEquityMethodInvestments",
+        "20090630",
+        1,
+    )
+    got = answer_sec_question(loaded, "Pre-tax profit at Apache in 2009 Q2?")
+    assert got.status == "answered" and close(got, want)
+    got = answer_sec_question(loaded, "Pretax whatever at Apache in 2009 Q2?")  # words no measure reads: refused
+    assert got.answer is None

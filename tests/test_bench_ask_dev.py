@@ -102,3 +102,31 @@ def test_more_days_sales_outstanding_counts_a_quarter_as_365_4_days():
     revenue = value(["Revenues", "SalesRevenueNet", "SalesRevenueGoodsNet", "SalesRevenueServicesNet"], "1")
     assert r["gold"] == pytest.approx(receivables / revenue * 365 / 4)  # days: a quarter is a fourth of 365
     assert "days sales outstanding" in r["question"]
+
+
+def test_ttm_asks_the_twelve_months_ended_a_10q_from_the_10k_before_it():
+    samples = ROOT / "tests" / "data" / "sec-fsds"
+    rows = B.ttm_items(MQ, samples / "2010q2-avon-10q.zip", samples / "2010q1-avon-10k.zip", seed=3)
+    by = {r["measure"]: r for r in rows}
+    assert set(by) <= set(MQ.TTM_MEASURES) and {"net_income", "operating_income"} <= set(by)
+    assert "revenue" not in by  # Avon tags Revenues and SalesRevenueGoodsNet, two values: no unambiguous revenue
+    assert all("March 31, 2010" in r["question"] for r in rows)
+
+    def read(name: str, tag: str, ddate: str, qtrs: int) -> float:
+        with zipfile.ZipFile(samples / name) as z, z.open("num.txt") as f:
+            num = pd.read_csv(f, sep="\t", dtype=str, keep_default_na=False, encoding="latin-1")
+        hit = num[(num.tag == tag) & (num.ddate == ddate) & (num.qtrs == str(qtrs)) & (num.coreg == "")]
+        assert len(hit) == 1
+        return float(hit.value.iloc[0])
+
+    def ttm(tag: str) -> float:
+        return (
+            read("2010q1-avon-10k.zip", tag, "20091231", 4)
+            + read("2010q2-avon-10q.zip", tag, "20100331", 1)
+            - read("2010q2-avon-10q.zip", tag, "20090331", 1)
+        )
+
+    assert by["net_income"]["gold"] == pytest.approx(ttm("NetIncomeLoss"))
+    assert by["operating_income"]["gold"] == pytest.approx(ttm("OperatingIncomeLoss"))
+    # without the 10-K before it there is no year to build on: no question
+    assert B.ttm_items(MQ, samples / "2010q2-avon-10q.zip", CUMMINS_10K) == []

@@ -28,7 +28,7 @@ from retrieval.facts.measures import (
     synonym_group,
 )
 from retrieval.facts.names import CompanyIndex, core_name, instance_ticker, ticker_table
-from retrieval.facts.periods import find_periods, fsds_ddate, year_earlier
+from retrieval.facts.periods import find_periods, fsds_ddate, months_before, year_earlier
 
 ROOT = Path(__file__).resolve().parents[1]
 QUARTER = ROOT / "data" / "sec-fsds" / "2009q3.zip"
@@ -289,3 +289,34 @@ def test_a_name_that_matches_nothing_is_reported_not_matched_to_a_lookalike():
     assert got.found == [] and got.unresolved == ["Acme Widgets"]
     assert core_name("JOHNSON & JOHNSON /NJ/") == "johnson & johnson"
     assert "JNJ" in ticker_table()[200406]
+
+
+@pytest.mark.parametrize(
+    ("question", "ddate"),
+    [
+        ("What was Avon's TTM revenue as of March 31, 2010?", "20100331"),
+        ("LTM net margin at Avon through March 31, 2010?", "20100331"),
+        ("Avon revenue for the twelve months ended March 27, 2010?", "20100331"),
+        ("How much did Avon earn over the trailing 12 months ended 3/31/2010?", "20100331"),
+        ("What is Avon's trailing-twelve-month revenue?", None),  # no date: the latest period end
+    ],
+)
+def test_trailing_twelve_months_words_ask_the_twelve_months_ended_a_date(question, ddate):
+    (ask,) = find_periods(question)
+    assert (ask.ddate, ask.qtrs, ask.trailing) == (ddate, 4, True)
+
+
+@pytest.mark.parametrize(
+    "question", ["What was Avon's revenue in fiscal 2009?", "Avon's revenue in 2009?", "Avon's revenue in Q1 2010?"]
+)
+def test_a_fiscal_year_or_quarter_is_never_a_trailing_twelve_months(question):
+    assert not any(p.trailing for p in find_periods(question))
+
+
+def test_months_before_a_month_end_is_a_month_end():
+    assert [months_before("20100331", 3), months_before("20100630", 6), months_before("20100228", 12)] == [
+        "20091231",
+        "20091231",
+        "20090228",
+    ]
+    assert months_before("20080331", 1) == "20080229"  # a leap year's February

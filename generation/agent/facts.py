@@ -202,13 +202,12 @@ def trailing_year_fact(
     if duration is False:
         raise ToolError(f"{name} is a balance, not a flow: it has no trailing twelve months")
     ddate = period_key(period)
-    tried: list[str] = []
+    tried: list[str] = []  # the longest year to date's missing fact first: the fiscal year's
     for k in (3, 2, 1):
         try:
             ytd = find_fact(graph, company, concept, period, k, as_of)
-        except ToolError as exc:
-            tried.append(str(exc))
-            continue
+        except ToolError:
+            continue  # no such span at ``period``
         year_end, before_end = months_before(ddate, 3 * k), year_earlier(ddate)
         try:
             year = find_fact(graph, company, concept, iso(year_end), 4, as_of)
@@ -230,7 +229,7 @@ def trailing_year_fact(
         }
     raise ToolError(
         f"not in the graph: no trailing twelve months of {name} ended {iso(ddate)} (the fiscal year, the year to "
-        f"date and the year to date a year earlier): {tried[-1] if tried else 'no year-to-date fact'}"
+        f"date and the year to date a year earlier): {tried[0] if tried else 'no year-to-date fact'}"
     )
 
 

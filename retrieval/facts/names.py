@@ -78,7 +78,7 @@ COMMON_WORDS = frozenset(
 
 NOT_TICKERS = frozenset(
     {
-        "ROE", "ROA", "EPS", "USD", "EBIT", "EBITDA", "FCF", "OCF", "DSO", "TTM", "YOY", "QOQ", "SGA", "CEO", "CFO",
+        "ROE", "ROA", "EPS", "USD", "EBIT", "EBITDA", "FCF", "OCF", "DSO", "TTM", "LTM", "YOY", "QOQ", "SGA", "CEO", "CFO",
         "SEC", "GAAP", "FY", "Q", "A", "I", "IT", "ON", "OR", "AND", "THE", "FOR", "BY", "TO", "IN", "OF", "AT",
         "ALL", "ARE", "ANY", "CAN", "HAS", "NOW", "ONE", "WAS", "YTD", "CAPEX", "ETR", "D", "R", "US", "U", "S",
         "UK", "EU", "NYSE", "GDP", "CPI", "ESG", "IPO", "M", "B", "K", "H", "PE", "PB", "EV", "DE", "VS", "HOW",
