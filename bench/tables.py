@@ -518,6 +518,12 @@ ASK_DEV_PROBES = (
     ("ask-dev-exhaustive-2010q1", "value and ratio measures, one plain phrasing"),
     ("ask-dev-exhaustive-annual-2010q1", "10-Ks: value and ratio measures over the fiscal year, one plain phrasing"),
     ("ask-dev-phrasings-annual-2010q1", "10-Ks: ratio measures, three drawn phrasings each"),
+    ("ask-dev-exhaustive-more", "nine catalog measures the question sets never ask, one plain phrasing"),
+    ("ask-dev-phrasings-more", "the same nine, three drawn phrasings each"),
+    ("ask-dev-exhaustive-more-2010q2", "nine catalog measures the question sets never ask, one plain phrasing"),
+    ("ask-dev-exhaustive-more-2010q1", "nine catalog measures the question sets never ask, one plain phrasing"),
+    ("ask-dev-exhaustive-more-annual-2010q1", "10-Ks: the same nine over the fiscal year, one plain phrasing"),
+    ("ask-dev-ttm-2010q2", "trailing twelve months (10-Ks of 2010q1 in the graph too), drawn phrasings"),
 )
 
 
