@@ -171,10 +171,11 @@ def main() -> None:
     from generation.agent.ask import answer_sec_question
 
     kinds = [k for k in args.kinds.split(",") if k]
+    mq = generator()
     if args.ttm:
-        rows = ttm_items(generator(), args.quarter or ROOT / "data" / "sec-fsds" / "2009q3.zip", args.ttm, args.seed)
+        rows = ttm_items(mq, args.quarter or mq.QUARTER, args.ttm, args.seed)
     else:
-        rows = items(generator(), kinds, args.phrasings, args.seed, args.quarter, args.annual, args.more)
+        rows = items(mq, kinds, args.phrasings, args.seed, args.quarter, args.annual, args.more)
     if args.limit:
         rows = rows[: args.limit]
     args.out.mkdir(parents=True, exist_ok=True)

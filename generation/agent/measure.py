@@ -8,8 +8,8 @@ formula is evaluated by the ``calculate`` tool, so the answer gate traces the re
 
 Spans: every flow of one formula is read over the same span (``qtrs``). A question that names a span longer than
 a quarter ("six months ended", "fiscal year") gets exactly that span or no answer; twelve months ("TTM", "trailing
-twelve months", "the twelve months ended": ``trailing``) that no filing reports at that period end are the trailing twelve
-months, the last fiscal year + the year to date - the year to date a year earlier
+twelve months", "the twelve months ended": ``trailing``) that no filing reports at that period end are the
+trailing twelve months, the last fiscal year + the year to date - the year to date a year earlier
 (:func:`generation.agent.facts.trailing_year_fact`), and the answer's note shows the build. Otherwise the filing's
 own span is preferred (a 10-Q's quarter) and, where a flow is only reported year-to-date (a 10-Q's cash flows), the
 shortest span every operand reports is used and the result says so (``note``).

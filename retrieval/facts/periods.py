@@ -51,7 +51,6 @@ _SPAN_WORDS = {
     "year ended": 4,
     "annual": 4,
     "ttm": 4,
-    "ltm": 4,
     "trailing twelve months": 4,
 }
 TRAILING_WORDS = re.compile(
