@@ -53,7 +53,7 @@ from retrieval.facts.measures import (
     uncovered_words,
 )
 from retrieval.facts.names import CompanyHit, CompanyIndex, CompanyMatch, core_name, instance_ticker, normalize
-from retrieval.facts.periods import PeriodAsk, find_periods, iso, month_end, year_earlier
+from retrieval.facts.periods import PeriodAsk, find_periods, iso, month_end, months_before, year_earlier
 
 OPERATIONS = ("value", "change", "difference", "compare", "rank")
 
@@ -79,6 +79,15 @@ _GROWTH = re.compile(
     r"previous year|same (?:quarter|period) (?:of |in )?(?:the )?(?:last|previous|prior) year|last year's)\b",
     re.I,
 )
+_YEAR_AGO = re.compile(
+    r"\b(?:year[- ](?:over|on)[- ]year|yoy|y/y|year[- ]ago|a year (?:earlier|ago|before)|prior[- ]year|previous year|"
+    r"same (?:quarter|period|month)|last year's|(?:a|the) year (?:earlier|before))\b",
+    re.I,
+)
+"""Words that make a change year over year (the default of a flow's change)."""
+_PERCENT = re.compile(r"\b(?:percent|percentage|per cent|pct|growth rate|rate of growth)\b|%", re.I)
+"""Words that ask a change in percent."""
+
 _TWO_WAY = re.compile(
     r"\b(?:than|between|versus|vs|or|rank|order|which|who|whose|exceed(?:s|ed)?|outpaced?|surpass(?:es|ed)?|"
     r"trail(?:s|ed)?|beat)\b",
@@ -119,7 +128,9 @@ class Plan:
         tied for the words of an ``ambiguous measure`` (``(tag, label)``). refusal: why the catalog measures the
         question names were not used ("the words 'net' are not part of cash and cash equivalents"), else "".
         notes: what the reading chose that the question did not say (which of two registrants of one name), passed
-        to the answer's ``notes``.
+        to the answer's ``notes``. over_span: a ``change`` of a balance over the span the question names ("how much
+        did cash change in the six months ended June 30, 2009": the balance at June 30 less the balance at the
+        span's start, December 31, 2008), not year over year.
     """
 
     kind: str
@@ -136,6 +147,7 @@ class Plan:
     elements: list[tuple[str, str]] = field(default_factory=list)
     refusal: str = ""
     notes: list[str] = field(default_factory=list)
+    over_span: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """The plan as JSON-able data: ``{companies, measures (id, formula, unit), periods, operation, unit}``."""
@@ -150,6 +162,7 @@ class Plan:
             "unit": self.unit,
             "smaller": self.smaller,
             "by_how_much": self.by_how_much,
+            "over_span": self.over_span,
         }
 
 
@@ -443,6 +456,11 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
     if plan.measures:
         m = plan.measures[0]
         plan.unit = "%" if plan.kind == "change" and m.unit != "%" else "pp" if plan.kind == "change" else m.unit
+        span = plan.periods[0].qtrs if len(plan.periods) == 1 else None
+        if plan.kind == "change" and span and m.balance and not _YEAR_AGO.search(question):
+            # a balance changes over the span asked: its start and end, in the measure's unit unless percent is asked
+            plan.over_span = True
+            plan.unit = "%" if _PERCENT.search(question) and m.unit != "%" else "pp" if m.unit == "%" else m.unit
         if plan.kind in ("difference", "compare") and m.unit == "%" and (n >= 2 or k >= 2):
             plan.unit = "pp" if plan.kind == "difference" else m.unit
     return plan
@@ -450,6 +468,9 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
 
 _OPERATION_WORDS = (_RANK, _WHICH, _COMPARATIVE, _BY_HOW_MUCH, _DIFFERENCE, _GROWTH, _TWO_WAY, _DESCENDING, _ASCENDING)
 """The operation's words ("exceed", "outpace", "rank"): read as the operation, never as words of a measure."""
+
+_PER_SHARE = re.compile(r"\bper[- ](?:common )?share\b", re.I)
+"""A per-share amount asked ("dividends declared per share", "earnings per share")."""
 
 _AT_DATE = re.compile(r"\b(?:as of|as at|at|on)\s+(?:the\s+)?(?:end|close|[A-Z][a-z]+\s+\d|Q[1-4]\b|\d)|"
                       r"\b(?:quarter|year|period)[- ]end\b|\bbalance sheet\b", re.I)  # fmt: skip
@@ -470,11 +491,12 @@ def _element_by_label(graph: Graph, plan: Plan, question: str, said: list[str]) 
     (:mod:`retrieval.facts.labels`) becomes its measure (:func:`retrieval.facts.measures.concept_measure`); elements
     tied for the words are put in ``plan.elements`` (asked back). Whole-entity USD elements only."""
     text = label_terms(question)
-    words = content_words(text, [*said, *(n for _, n in plan.companies)])
+    per_share = bool(_PER_SHARE.search(text))
+    # "per share" is the unit asked (``per_share``), not a word the label must hold beside its own "Common Stock"
+    words = content_words(_PER_SHARE.sub(" ", text), [*said, *(n for _, n in plan.companies)])
     if not words:
         return
     rows = graph.read(cypher.COMPANY_CONCEPT_LABELS, {"ciks": [c for c, _ in plan.companies]})
-    per_share = bool(re.search(r"\bper[- ]share\b", text, re.I))
     spoken = question_words(_without_companies(text, said))  # a line label naming the company is not the measure
     got = match_label(words, element_rows(rows), _asks_flow(question, plan.periods), spoken, per_share)
     plan.searched.append(
@@ -693,10 +715,17 @@ def _run(run: _Runner) -> tuple[list[str] | str, str, dict[str, Any]]:
                 ddate, before_ddate = before_ddate, ddate
         else:
             ddate, qtrs = run.period(cik, m)
-            before_ddate = year_earlier(ddate)
+            before_ddate = months_before(ddate, 3 * (qtrs or 0)) if plan.over_span else year_earlier(ddate)
         now = run.measure(cik, m, ddate, qtrs)
         before = run.measure(cik, m, before_ddate, now.detail["qtrs"] or None)
-        if m.unit == "%":
+        if plan.over_span and plan.unit != "%":
+            calc = run.call(calculate("now - before", {"now": now.value, "before": before.value}))
+            out.unit = plan.unit or m.unit
+            out.notes.append(
+                f"the change over the {3 * (qtrs or 0)} months ended {iso(ddate)}: {m.label} at {iso(ddate)} less "
+                f"{m.label} at {iso(before_ddate)}"
+            )
+        elif m.unit == "%":
             calc = run.call(calculate("now - before", {"now": now.value, "before": before.value}))
             out.unit = "pp"
         else:
@@ -706,7 +735,7 @@ def _run(run: _Runner) -> tuple[list[str] | str, str, dict[str, Any]]:
         derivation = {
             "operands": _operands([now, before], lambda i: ("now_", "before_")[i]),
             "formula": f"{m.formulas[0]}: ({iso(ddate)} - {iso(before_ddate)})"
-            + ("" if m.unit == "%" else " / |earlier| * 100"),
+            + ("" if m.unit == "%" or out.unit != "%" else " / |earlier| * 100"),
             "expression": calc.detail["expression"],
             "result": calc.value,
         }
@@ -842,7 +871,10 @@ def plan_checks(plan: Plan, question: str, out: SecAnswer) -> list[str]:
     if out.pick and not set(out.pick) <= named:
         reasons.append(f"the answer picks {', '.join(sorted(set(out.pick) - named))}, which the question does not name")
     measured = [r for r in out.tool_results if r.ok and r.tool == "measure"]
-    asks_ratio = bool(_ASKS_RATIO.search(re.sub(r"\b(?:profit|gross|net|operating) margin\b", "margin", question)))
+    asked = re.sub(r"\b(?:profit|gross|net|operating) margin\b", "margin", question)
+    if plan.measures and all(_PER_SHARE.search(m.label) for m in plan.measures):
+        asked = _PER_SHARE.sub(" ", asked)  # a per-share element (dividends declared per share) is asked per share
+    asks_ratio = bool(_ASKS_RATIO.search(asked))
     if asks_ratio and plan.kind in ("value", "difference", "compare", "rank") and out.unit == "USD":
         labels = ", ".join(m.label for m in plan.measures)
         reasons.append(f"the question asks for a ratio, margin, rate or share, but {labels} is an amount in USD")
@@ -857,7 +889,8 @@ def plan_checks(plan: Plan, question: str, out: SecAnswer) -> list[str]:
         asked = set()
         for p in plan.periods:
             if p.ddate:
-                asked |= {iso(p.ddate), iso(year_earlier(p.ddate))} if plan.kind == "change" else {iso(p.ddate)}
+                before = months_before(p.ddate, 3 * (p.qtrs or 0)) if plan.over_span else year_earlier(p.ddate)
+                asked |= {iso(p.ddate), iso(before)} if plan.kind == "change" else {iso(p.ddate)}
         fiscal = any(p.fiscal for p in plan.periods)
         if not fiscal and not all(any(_same_period(w, a) for a in asked) for w in wanted):
             reasons.append(

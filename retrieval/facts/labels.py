@@ -47,7 +47,8 @@ _FUNCTION_WORD_TEXT = """a an the of in on at for to by from as and or with its 
     have has had report reported reports state stated show showed shown give tell me please value amount
     figure number balance level total company company's firm firm's business end ended ending close closing
     period quarter quarters year years month months week weeks day days fiscal calendar latest last recent
-    most first second third fourth half q1 q2 q3 q4 fy h1 h2 ytd ttm ltm trailing through thru date dated spend spent paid pay carry carried
+    most first second third fourth half q1 q2 q3 q4 fy h1 h2 ytd ttm ltm trailing through thru date dated during spend spent paid pay
+    carry carried
     compare compared comparison versus vs higher lower larger smaller bigger more less greater difference
     between than rank ranked order per ratio earn earned make made generate generated post posted record recorded
     book booked bring brought deliver delivered log logged achieve achieved run ran calculate
@@ -60,9 +61,9 @@ _FUNCTION_WORDS = frozenset(_FUNCTION_WORD_TEXT.split())
 """Words a question uses around the element it names (question words, period words, units): never label words."""
 
 
-_SAME_WORD = {"stock": "share", "paid": "payment"}
+_SAME_WORD = {"stock": "share", "paid": "payment", "stockholder": "shareholder"}
 """Words read as one: "stock-based" and "share-based" compensation, "common stock" and "common share"; "dividends
-paid" and "payments of dividends"."""
+paid" and "payments of dividends"; "shareholders' equity" and "stockholders' equity"."""
 
 _USER_TERMS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p, re.I), r)
@@ -74,6 +75,15 @@ _USER_TERMS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\bAPIC\b", "additional paid-in capital"),
         (r"\bSBC\b", "share-based compensation"),
         (r"\b(?:(?:share|stock)\s+)?(?:buy-?backs?|repurchases?)\b", "repurchases of common stock"),
+        (
+            r"\b(?:(?:cash\s+)?(?:paid|spent|payments?)\s+(?:for|on)\s+acquisitions|acquisition\s+spending)\b",
+            "payments to acquire businesses",
+        ),
+        (r"\b(?:stock\s+)?option\s+exercises\b", "stock options exercised"),
+        (
+            r"\bnet\s+(?:change|increase\s+or\s+decrease|increase\s+\(decrease\))\s+in\s+cash(?:\s+and\s+cash\s+equivalents)?\b",
+            "cash and cash equivalents, period increase (decrease)",
+        ),
     )
 )
 """Analysts' abbreviations and words for line items, written as the us-gaap labels say them."""
@@ -134,9 +144,10 @@ _ALTERNATIVE = re.compile(r"\((?:loss|deficit|accumulated deficit|benefit|used i
 """A label's other sign in parentheses ("Income (Loss)", "Provided by (Used in)"): the same quantity, not other
 words."""
 
-_STATED_BASIS = re.compile(r"\bnet of (?:income )?tax(?:es)?\b", re.I)
-"""The basis a label states its amount on ("Accumulated Other Comprehensive Income (Loss), Net of Tax"): the
-headline quantity, so its words are not other words; a question that says them still matches the label."""
+_STATED_BASIS = re.compile(r"\bnet of (?:income )?tax(?:es)?\b|\b(?:net of|less) cash acquired\b", re.I)
+"""The basis a label states its amount on ("Accumulated Other Comprehensive Income (Loss), Net of Tax", "Payments
+to Acquire Businesses, Net of Cash Acquired"): the headline quantity, so its words are not other words; a question
+that says them still matches the label."""
 
 _SHARE_TERMS = re.compile(r"\$\s*[\d.,]+\s+per\s+share")
 """A share's stated par value inside a line label ("par value $0.01 per share"): a description, not the unit."""
@@ -171,6 +182,12 @@ def narrows(label: str, words: set[str], spoken: set[str]) -> bool:
         and before not in spoken | _GRAMMAR_WORDS | _SAME_QUANTITY_MODIFIERS
         for before, word in itertools.pairwise(tokens)
     )
+
+
+def _headline_words(label: str) -> set[str]:
+    """The words of a label outside its stated basis: a question must say one of them ("net change in cash" is not
+    "Acquisitions, net of cash acquired", whose "net" and "cash" are only its basis)."""
+    return label_words(_STATED_BASIS.sub(" ", label))
 
 
 def _basis_words(label: str) -> set[str]:
@@ -274,7 +291,7 @@ def match_label(
         fits = [
             (std, len(ws - spoken - _basis_words(t)))
             for std, t, ws in read
-            if words <= ws and not narrows(t, words, spoken)
+            if words <= ws and words & _headline_words(t) and not narrows(t, words, spoken)
         ]
         if fits and min(n for _, n in fits) <= MAX_EXTRA_WORDS:
             standard = min((n for std, n in fits if std), default=MAX_EXTRA_WORDS + 1)

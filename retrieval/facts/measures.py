@@ -157,6 +157,12 @@ class Measure:
         """The concept names ``formula`` reads, in order, each once."""
         return list(dict.fromkeys(w for w in re.findall(r"[A-Za-z_]\w*", formula) if w != "DAYS"))
 
+    @property
+    def balance(self) -> bool:
+        """A balance-sheet measure: every operand of its first formula is an instant (cash, working capital, the
+        current ratio), never a flow over a span (revenue, a margin, ROE)."""
+        return not any(self.concept(c).duration for c in self.operands(self.formulas[0]))
+
 
 def _m(
     id_: str, label: str, unit: str, formulas: tuple[str, ...], phrases: tuple[str, ...], definition: str, **kw

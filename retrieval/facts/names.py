@@ -127,6 +127,23 @@ def full_name(name: str) -> str:
     return normalize(re.sub(r"/[A-Za-z]{2,3}/?", " ", name))
 
 
+def _widened(text: str, start: int, end: int, name: str, free) -> tuple[int, int]:
+    """The span ``text[start:end]`` of an alias of the EDGAR name ``name`` (``text`` :func:`normalize`-d, padded with
+    spaces), widened over the words next to it that are further words of the name or a legal form ("charles" in
+    "charles schwab" for ``SCHWAB CHARLES CORP``, "vf" in "vf corp"): the words that named the company, so none of
+    them is read as a word of the measure. A word the alias already holds is not taken again ("Equity Residential's
+    equity"); ``free(a, b)``: whether a span is not another company's."""
+    own = set(text[start:end].split())
+    extra = (set(full_name(name).split()) | _LEGAL_FORM) - own
+    while (m := re.match(r" ([a-z0-9&]+)(?= )", text[end:])) and m.group(1) in extra and free(end, end + m.end()):
+        extra.discard(m.group(1))
+        end += m.end()
+    while (m := re.search(r"(?<= )([a-z0-9&]+) $", text[:start])) and m.group(1) in extra and free(m.start(), start):
+        extra.discard(m.group(1))
+        start = m.start()
+    return start, end
+
+
 def core_name(name: str) -> str:
     """An EDGAR name without its legal suffix, state tag and punctuation (``JOHNSON & JOHNSON /NJ/`` ->
     ``johnson & johnson``, ``COLGATE PALMOLIVE CO`` -> ``colgate palmolive``)."""
@@ -365,13 +382,15 @@ class CompanyIndex:
                     continue
                 if " " not in alias and not lower_case_question and not _capitalised(question, alias):
                     continue  # "the gap between", "selling, general and ...": a word, not Gap Inc. or GE
-                taken.append((m.start(), m.end()))
                 if alias in self.aliases:
                     cik = self.aliases[alias]
                     how = "name" if alias == core_name(self.names[cik]) else "alias"
-                    out.found.append(CompanyHit(cik, self.names[cik], alias, how, m.start()))
-                else:
-                    out.ambiguous.append((alias, self._label(self.shared[alias])))
+                    a, b = _widened(text, m.start(), m.end(), self.names[cik], free)
+                    taken.append((a, b))
+                    out.found.append(CompanyHit(cik, self.names[cik], text[a:b], how, a))
+                    continue
+                taken.append((m.start(), m.end()))
+                out.ambiguous.append((alias, self._label(self.shared[alias])))
         for m in re.finditer(r"(?<![\w&])\$?([A-Z][A-Z.]{0,5})(?![\w&])", question):
             t = m.group(1).rstrip(".")
             pos = len(normalize(question[: m.start()])) + 1
