@@ -274,3 +274,54 @@ def test_a_par_value_is_per_share_and_a_labels_par_value_description_is_not():
     )
     assert not value.per_share and par.per_share
     assert match_label({"treasury", "share"}, [par, value], duration=False).found == value
+
+
+def test_a_question_that_says_only_a_labels_stated_basis_does_not_match_it():
+    """ "Net of Cash Acquired" is the basis of the acquisitions line, not other words; but a question whose words are
+    only the basis ("net change in cash": net, cash) names another quantity."""
+    acquisitions = ElementLabels(
+        "PaymentsToAcquireBusinessesNetOfCashAcquired",
+        ("Payments to Acquire Businesses, Net of Cash Acquired",),
+        duration=True,
+    )
+    gross = ElementLabels("PaymentsToAcquireBusinessesGross", ("Payments to Acquire Businesses, Gross",), duration=True)
+    words = content_words(label_terms("What was the cash paid for acquisitions in the nine months?"))
+    assert words == {"payment", "acquire", "business"}
+    assert match_label(words, [gross, acquisitions], duration=True).found == acquisitions
+    assert match_label({"net", "cash"}, [acquisitions], duration=True).found is None
+
+
+def test_analysts_words_for_cash_flow_lines_and_the_equity_total():
+    change = ElementLabels(
+        "CashAndCashEquivalentsPeriodIncreaseDecrease",
+        ("Cash and Cash Equivalents, Period Increase (Decrease)",),
+        ("Decrease in cash and cash equivalents",),
+        duration=True,
+    )
+    balance = ElementLabels("CashAndCashEquivalentsAtCarryingValue", ("Cash and Cash Equivalents, at Carrying Value",))
+    text = label_terms("What was Wyeth's net change in cash in the six months ended June 30, 2009?")
+    got = match_label(content_words(text, ["Wyeth"]), [balance, change], True, question_words(text))
+    assert got.found == change
+    options = ElementLabels(
+        "ProceedsFromStockOptionsExercised", ("Proceeds from Stock Options Exercised",), duration=True
+    )
+    text = label_terms("Proceeds from stock option exercises in the first half?")
+    assert match_label(content_words(text), [options], True, question_words(text)).found == options
+    total = ElementLabels(
+        "LiabilitiesAndStockholdersEquity", ("Liabilities and Equity",), ("Total Liabilities and Stockholders' Equity",)
+    )
+    text = "Total liabilities and shareholders' equity as of June 30, 2009?"
+    assert match_label(content_words(text), [total], False, question_words(text)).found == total
+
+
+def test_per_share_is_the_unit_asked_not_a_word_the_label_must_hold():
+    """ "Common Stock, Dividends, Per Share, Declared": "common" before "share" would narrow the question's "share";
+    the caller takes "per share" out of the words and asks for per-share elements only (``per_share``)."""
+    dps = ElementLabels(
+        "CommonStockDividendsPerShareDeclared", ("Common Stock, Dividends, Per Share, Declared",), duration=True
+    )
+    paid = ElementLabels("DividendsCommonStock", ("Dividends, Common Stock",), duration=True)
+    said = question_words("dividends declared per share in the quarter")
+    words = content_words("dividends declared in the quarter")
+    assert match_label(words, [dps, paid], True, said, per_share=True).found == dps
+    assert match_label(words, [dps, paid], True, said).found is None  # per-share elements only when per share is asked
