@@ -33,8 +33,15 @@ too): gold ``ttm_gold``, each flow the 10-K's year + the 10-Q's year to date - i
 pandas; asked in the words of ``T_TTM`` drawn with ``--seed`` ("What was X's trailing twelve months revenue as of
 March 31, 2010?", "LTM net margin at X through ..."). Names end in ``-ttm``.
 
+``--span-change``: how much each balance of the generator's ``SPAN_CHANGE_MEASURES`` (cash, total assets and
+liabilities, equity, long-term debt, inventory, working capital, receivables, current assets and liabilities, the
+current ratio, debt to equity) changed over each development-half 10-Q's year to date ("How much did X's cash change
+in the six months ended June 30, 2009?"; every third amount asked in percent): gold ``span_change_gold``, the balance
+at the period end less the balance at the fiscal year end before (the 10-Q's comparative balance sheet), with
+pandas; words of ``T_SPAN_CHANGE`` drawn with ``--seed``. Name ``ask-dev-span-change``.
+
     python bench/ask_dev_exhaustive.py [--kinds value,ratio] [--limit N] [--out DIR] [--phrasings N --seed S]
-        [--quarter ZIP] [--annual] [--more] [--ttm ZIP]
+        [--quarter ZIP] [--annual] [--more] [--ttm ZIP] [--span-change]
 """
 
 from __future__ import annotations
@@ -139,6 +146,32 @@ def ttm_items(mq, quarter: Path, annual_zip: Path, seed: int = 0) -> list[dict]:
     return out
 
 
+def span_change_items(mq, quarter: Path | None = None, seed: int = 0) -> list[dict]:
+    """The ``--span-change`` questions (module doc): one per (development 10-Q, balance measure of
+    ``SPAN_CHANGE_MEASURES``) with a gold, in drawn words; every third asks the change in percent."""
+    quarter = quarter or mq.QUARTER
+    sub, num, daily = mq.read(quarter, "sub.txt"), mq.read(quarter, "num.txt"), mq.read(mq.DAILY, "sub.txt")
+    facts = mq.Facts(num)
+    rng = random.Random(seed)
+    out = []
+    for f in mq.question_filings(sub, mq.company_names(sub, daily)):
+        if mq.split_of(f.cik) != "dev":
+            continue
+        for mid in mq.SPAN_CHANGE_MEASURES:
+            m = mq.MEASURES.get(mid) or mq.MORE_MEASURES[mid]
+            percent = m.unit == "USD" and rng.random() < 1 / 3
+            spec = mq.span_change_gold(facts, f, m, percent)
+            if spec is None:
+                continue
+            co = rng.choice(f.names)
+            template = rng.choice(mq.T_SPAN_CHANGE_PERCENT if percent else mq.T_SPAN_CHANGE)
+            question = mq.fill(template, co=co, pos=mq.possessive(co), m=rng.choice(m.phrases),
+                               span=mq.CHANGE_SPANS[f.ytd_qtrs], d=mq.day(f.fiscal))  # fmt: skip
+            out.append({"id": f"{f.adsh}:{mid}:span", "kind": "span change" + (" (%)" if percent else ""),
+                        "measure": mid, "cik": f.cik, "gold": spec["value"], "question": question})  # fmt: skip
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kinds", default="value,ratio", help="value, ratio, element (line items beyond the catalog)")
@@ -150,6 +183,7 @@ def main() -> None:
     ap.add_argument("--annual", action="store_true", help="ask the quarter's 10-Ks (module doc)")
     ap.add_argument("--more", action="store_true", help="the catalog measures the question sets never ask")
     ap.add_argument("--ttm", type=Path, default=None, help="trailing twelve months, 10-Ks from this FSDS ZIP")
+    ap.add_argument("--span-change", action="store_true", help="how much a balance changed over the year to date")
     ap.add_argument(
         "--quarter", type=Path, default=None, help="another FSDS quarter ZIP, ingested in the graph (default 2009q3)"
     )
@@ -161,6 +195,8 @@ def main() -> None:
         name += "-more"
     if args.ttm:
         name = "ask-dev-ttm"
+    if args.span_change:
+        name = "ask-dev-span-change"
     if args.annual:
         name += "-annual"
     if args.quarter:
@@ -174,6 +210,8 @@ def main() -> None:
     mq = generator()
     if args.ttm:
         rows = ttm_items(mq, args.quarter or mq.QUARTER, args.ttm, args.seed)
+    elif args.span_change:
+        rows = span_change_items(mq, args.quarter, args.seed)
     else:
         rows = items(mq, kinds, args.phrasings, args.seed, args.quarter, args.annual, args.more)
     if args.limit:
@@ -245,6 +283,7 @@ def main() -> None:
         **({"filings": "10-K"} if args.annual else {}),
         **({"measures": "MORE_MEASURES"} if args.more else {}),
         **({"ttm": args.ttm.name, "seed": args.seed} if args.ttm else {}),
+        **({"span_change": True, "seed": args.seed} if args.span_change else {}),
     }
     if args.phrasings:
         params |= {"phrasings": args.phrasings, "seed": args.seed}

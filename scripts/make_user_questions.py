@@ -308,6 +308,49 @@ def ttm_gold(facts: Facts, q: Filing, k: Filing, m: Measure) -> dict | None:
             "operands": parts, "value": value}  # fmt: skip
 
 
+SPAN_CHANGE_MEASURES = (
+    "cash",
+    "assets",
+    "liabilities",
+    "equity",
+    "ltd",
+    "inventory",
+    "working_capital",
+    "receivables",
+    "current_assets",
+    "current_liabilities",
+    "current_ratio",
+    "debt_to_equity",
+)
+"""Balances asked how much they changed over a 10-Q's year to date (``bench/ask_dev_exhaustive.py --span-change``)."""
+T_SPAN_CHANGE = [
+    "How much did {pos} {m} change in the {span} ended {d}?",
+    "What was the change in {pos} {m} during the {span} ended {d}?",
+    "By how much did {pos} {m} increase or decrease over the {span} ended {d}?",
+]
+T_SPAN_CHANGE_PERCENT = [
+    "By what percent did {pos} {m} change in the {span} ended {d}?",
+    "What was the percentage change in {pos} {m} over the {span} ended {d}?",
+]
+CHANGE_SPANS = {1: "quarter", 2: "six months", 3: "nine months"}
+
+
+def span_change_gold(facts: Facts, f: Filing, m: Measure, percent: bool = False) -> dict | None:
+    """How much balance measure ``m`` changed over 10-Q ``f``'s year to date: its value at the period end less its
+    value at the fiscal year end before (the 10-Q's comparative balance sheet, ddate ``ytd_qtrs`` quarters
+    earlier), both by the measure's synonym lists; in percent of the start's absolute value with ``percent``. None
+    when either is missing or ambiguous, or the start is 0 (percent)."""
+    if f.annual:
+        return None
+    end, start = compute(facts, f, m), compute(facts, f, m, months_before(f.period, 3 * f.ytd_qtrs))
+    if end is None or start is None or (percent and start["value"] == 0):
+        return None
+    change = end["value"] - start["value"]
+    value = change / abs(start["value"]) * 100 if percent else change
+    return {"cik": f.cik, "name": f.name, "adsh": f.adsh, "formula": f"({m.formula}) at end - at start",
+            "operands": {"end": end, "start": start}, "value": value}  # fmt: skip
+
+
 GROWTH = {"revenue": "revenue", "net_income": "net income", "operating_income": "operating income"}
 GROWTH_PHRASES = {
     "revenue": ("revenue", "sales", "top line"),
