@@ -130,3 +130,20 @@ def test_ttm_asks_the_twelve_months_ended_a_10q_from_the_10k_before_it():
     assert by["operating_income"]["gold"] == pytest.approx(ttm("OperatingIncomeLoss"))
     # without the 10-K before it there is no year to build on: no question
     assert B.ttm_items(MQ, samples / "2010q2-avon-10q.zip", CUMMINS_10K) == []
+
+
+def test_span_change_asks_how_much_a_balance_changed_over_the_year_to_date():
+    rows = B.span_change_items(MQ, seed=3)
+    assert rows and {MQ.split_of(r["cik"]) for r in rows} == {"dev"}
+    assert {r["measure"] for r in rows} <= set(MQ.SPAN_CHANGE_MEASURES)
+    assert {r["kind"] for r in rows} == {"span change", "span change (%)"}
+    assert rows == B.span_change_items(MQ, seed=3)  # reproducible
+    wyeth = {r["measure"]: r for r in rows if r["id"].startswith("0001193125-09-167069:")}  # WYETH, 10-Q 2009-06-30
+    with zipfile.ZipFile(MQ.QUARTER) as z:
+        num = pd.read_csv(z.open("num.txt"), sep="\t", dtype=str, keep_default_na=False, encoding="latin-1")
+    cash = num[(num.adsh == "0001193125-09-167069") & (num.tag == "CashAndCashEquivalentsAtCarryingValue")]
+    end, start = (float(cash[(cash.ddate == d) & (cash.qtrs == "0")].value.iloc[0]) for d in ("20090630", "20081231"))
+    r = wyeth["cash"]
+    want = (end - start) / abs(start) * 100 if r["kind"] == "span change (%)" else end - start
+    assert r["gold"] == pytest.approx(want)
+    assert "six months ended June 30, 2009" in r["question"]
