@@ -190,7 +190,7 @@ def main() -> None:
     args = ap.parse_args()
     name = "ask-dev-phrasings" if args.phrasings else "ask-dev-exhaustive"
     if args.kinds == "element":
-        name = "ask-dev-elements"
+        name = "ask-dev-elements" + ("-phrasings" if args.phrasings else "")
     if args.more:
         name += "-more"
     if args.ttm:
