@@ -491,6 +491,8 @@ def test_line_items_in_analysts_words(loaded):
          "CashAndCashEquivalentsPeriodIncreaseDecrease", "20090630", 2),
         ("What was Wyeth's total liabilities and shareholders' equity as of June 30, 2009?", wyeth,
          "LiabilitiesAndStockholdersEquity", "20090630", 0),
+        ("What was Baxter's total liabilities and shareholders' equity as of June 30, 2009?", "0000950123-09-026402",
+         "LiabilitiesAndStockholdersEquity", "20090630", 0),  # its labels: "Liabilities and Equity", "... and equity"
         ("What was Wyeth's proceeds from stock option exercises in the six months ended June 30, 2009?", wyeth,
          "ProceedsFromStockOptionsExercised", "20090630", 2),
         ("What was Air Products & Chemicals' cash paid for acquisitions in the nine months ended June 30, 2009?", apd,

@@ -472,6 +472,10 @@ _OPERATION_WORDS = (_RANK, _WHICH, _COMPARATIVE, _BY_HOW_MUCH, _DIFFERENCE, _GRO
 _PER_SHARE = re.compile(r"\bper[- ](?:common )?share\b", re.I)
 """A per-share amount asked ("dividends declared per share", "earnings per share")."""
 
+_HOLDERS = re.compile(r"\b(?:share|stock)holders?['’]?(?=\s+equity\b)", re.I)
+"""The owners named before "equity" ("shareholders' equity"), a word us-gaap labels leave out ("Liabilities and
+Equity")."""
+
 _AT_DATE = re.compile(r"\b(?:as of|as at|at|on)\s+(?:the\s+)?(?:end|close|[A-Z][a-z]+\s+\d|Q[1-4]\b|\d)|"
                       r"\b(?:quarter|year|period)[- ]end\b|\bbalance sheet\b", re.I)  # fmt: skip
 
@@ -492,8 +496,9 @@ def _element_by_label(graph: Graph, plan: Plan, question: str, said: list[str]) 
     tied for the words are put in ``plan.elements`` (asked back). Whole-entity USD elements only."""
     text = label_terms(question)
     per_share = bool(_PER_SHARE.search(text))
-    # "per share" is the unit asked (``per_share``), not a word the label must hold beside its own "Common Stock"
-    words = content_words(_PER_SHARE.sub(" ", text), [*said, *(n for _, n in plan.companies)])
+    # "per share" is the unit asked (``per_share``), not a word the label must hold beside its own "Common Stock";
+    # "shareholders' equity" is what labels call "Equity" ("Liabilities and Equity")
+    words = content_words(_HOLDERS.sub(" ", _PER_SHARE.sub(" ", text)), [*said, *(n for _, n in plan.companies)])
     if not words:
         return
     rows = graph.read(cypher.COMPANY_CONCEPT_LABELS, {"ciks": [c for c, _ in plan.companies]})
