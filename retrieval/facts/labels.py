@@ -17,8 +17,9 @@ question is never answered with a near miss:
    question uses for an operation.
 3. Two elements tied at that count are asked back, never guessed ("deferred revenue": current or noncurrent?); a
    filer's own extension (custom element) gives way to a us-gaap element tied with it.
-4. A label's stated basis ("..., Net of Tax") is not other words: AOCI is the total "Accumulated Other
-   Comprehensive Income (Loss), Net of Tax", not a filer's component "..., Other".
+4. A label's stated basis ("..., Net of Tax", "..., Net of Cash Acquired") is not other words: AOCI is the total
+   "Accumulated Other Comprehensive Income (Loss), Net of Tax", not a filer's component "..., Other". A question
+   must say a word of the label outside its basis ("net change in cash" is not "..., net of cash acquired").
 5. When the question's period says balance or flow, an element whose us-gaap standard label is exactly the words
    wins (Equity Residential's "net income attributable to noncontrolling interests", presented on its equity
    statement only); otherwise the balance sheet, income and cash flow statements first, then the fewest other
