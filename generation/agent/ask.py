@@ -503,7 +503,8 @@ def _element_by_label(graph: Graph, plan: Plan, question: str, said: list[str]) 
         return
     rows = graph.read(cypher.COMPANY_CONCEPT_LABELS, {"ciks": [c for c, _ in plan.companies]})
     spoken = question_words(_without_companies(text, said))  # a line label naming the company is not the measure
-    got = match_label(words, element_rows(rows), _asks_flow(question, plan.periods), spoken, per_share)
+    paid = bool(re.search(r"\bpaid\b", text, re.I))
+    got = match_label(words, element_rows(rows), _asks_flow(question, plan.periods), spoken, per_share, paid)
     plan.searched.append(
         f"the labels of the {len(rows)} elements {', '.join(n for _, n in plan.companies)} report in USD for "
         f"{' '.join(sorted(words))!r}"
@@ -688,6 +689,30 @@ def _named_expression(result: ToolResult, prefix: str = "") -> str:
     return f"({text}) * 100" if result.detail["unit"] == "%" else text
 
 
+CASH_CHANGE = "CashAndCashEquivalentsPeriodIncreaseDecrease"
+"""The cash flow statement's net change in cash and cash equivalents (us-gaap)."""
+
+
+def _reported_cash_change(run: _Runner, cik: int, m: Measure, ddate: str, qtrs: int | None, change: float) -> None:
+    """Where the filing's cash flow statement reports a net change in cash for the span (:data:`CASH_CHANGE`) that
+    differs from the balances' change by more than 1 % (a change stated before exchange-rate effects, or over another
+    definition of cash), the question has two answers: refused, naming both, never one of them silently.
+
+    Raises:
+        ToolError: the two disagree.
+    """
+    if m.id != "cash" or not qtrs:
+        return
+    stated = concept_measure(CASH_CHANGE, "net change in cash and cash equivalents", True)
+    res = measure_value(run.graph, str(cik), stated, stated_period_end(run.graph, cik, ddate), qtrs, run.as_of)
+    if res.ok and res.value is not None and abs(float(res.value) - change) > 0.01 * abs(float(res.value)) + 0.5:
+        raise ToolError(
+            f"two answers: cash and cash equivalents changed by {format_value(change, 'USD')} between the balance "
+            f"sheets, while the cash flow statement reports a net change of {format_value(float(res.value), 'USD')} "
+            f"({CASH_CHANGE}, {res.detail['facts'][0]['key']}): ask for one of them"
+        )
+
+
 def _run(run: _Runner) -> tuple[list[str] | str, str, dict[str, Any]]:
     """Run the plan; returns ``(answer text or items, gate question type, derivation)`` and fills value/unit/pick."""
     plan, out = run.plan, run.out
@@ -723,6 +748,8 @@ def _run(run: _Runner) -> tuple[list[str] | str, str, dict[str, Any]]:
             before_ddate = months_before(ddate, 3 * (qtrs or 0)) if plan.over_span else year_earlier(ddate)
         now = run.measure(cik, m, ddate, qtrs)
         before = run.measure(cik, m, before_ddate, now.detail["qtrs"] or None)
+        if plan.over_span:
+            _reported_cash_change(run, cik, m, ddate, qtrs, float(now.value) - float(before.value))
         if plan.over_span and plan.unit != "%":
             calc = run.call(calculate("now - before", {"now": now.value, "before": before.value}))
             out.unit = plan.unit or m.unit

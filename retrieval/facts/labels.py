@@ -81,6 +81,7 @@ _USER_TERMS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
             "payments to acquire businesses",
         ),
         (r"\b(?:stock\s+)?option\s+exercises\b", "stock options exercised"),
+        (r"\bcash\s+dividends\s+paid\b", "dividends paid"),
         (
             r"\bnet\s+(?:change|increase\s+or\s+decrease|increase\s+\(decrease\))\s+in\s+cash(?:\s+and\s+cash\s+equivalents)?\b",
             "cash and cash equivalents, period increase (decrease)",
@@ -152,6 +153,12 @@ that says them still matches the label."""
 
 _SHARE_TERMS = re.compile(r"\$\s*[\d.,]+\s+per\s+share")
 """A share's stated par value inside a line label ("par value $0.01 per share"): a description, not the unit."""
+
+EQUITY_STATEMENT = frozenset({"EQ"})
+"""pre.txt ``stmt`` of the statement of stockholders' equity."""
+
+UNCLASSIFIED = frozenset({"UN"})
+"""pre.txt ``stmt`` of a line the SEC could not place on a statement: where it is presented is unknown."""
 
 PRIMARY_STATEMENTS = frozenset({"BS", "IS", "CF"})
 """pre.txt ``stmt`` codes of the balance sheet, income statement and cash flow statement: where a line item a
@@ -258,6 +265,7 @@ def match_label(
     duration: bool | None = None,
     said: Iterable[str] = (),
     per_share: bool = False,
+    paid: bool = False,
 ) -> LabelMatch:
     """The element whose label holds every word of ``words`` with the fewest other words (see the module doc).
 
@@ -277,6 +285,8 @@ def match_label(
             says is not another word ("dividends paid" and the line label "Dividends paid").
         per_share: the question asks for a per-share amount ("per share", "EPS"); otherwise per-share elements are
             left out ("dividends paid" is never "dividends per share").
+        paid: the question says "paid": an element presented on the statement of equity only (dividends declared) is
+            left out ("cash dividends paid" is not "Cash dividends declared").
     """
     out = LabelMatch(set(words))
     if not words:
@@ -285,9 +295,12 @@ def match_label(
     most = min(MAX_EXTRA_WORDS, max(1, len(words) - 1))  # two words are not matched by a label of four
     holding: list[tuple[int, int, ElementLabels]] = []  # (other words, other words of a standard label, element)
     meaning: set[str] = set()  # the elements whose us-gaap standard label holds the words
+    balances: list[ElementLabels] = []  # balances holding every word, however many other words
     for e in elements:
         if e.per_share != per_share:
             continue
+        if paid and e.statements and e.statements <= EQUITY_STATEMENT:
+            continue  # "dividends paid": the equity statement's dividends are declared, not paid
         read = [(i < len(e.labels) and not e.custom, t, label_words(t)) for i, t in enumerate((*e.labels, *e.plabels))]
         fits = [
             (std, len(ws - spoken - _basis_words(t)))
@@ -299,6 +312,8 @@ def match_label(
             if any(std and words <= ws for std, _, ws in read):
                 meaning.add(e.tag)
             holding.append((min(n for _, n in fits), standard, e))
+        if fits and not e.duration:
+            balances.append(e)
     std_extra = {e.tag: s for _, s, e in holding}  # other words of each element's standard label
     scored = [(n, e) for n, _, e in holding if n <= most]
     if duration is not None and any(e.duration == duration for _, e in scored):
@@ -317,7 +332,7 @@ def match_label(
     if duration is not None and exact:  # an element whose own standard label is the question's words
         scored = exact
     if any(e.statements & PRIMARY_STATEMENTS for _, e in scored):
-        scored = [(n, e) for n, e in scored if e.statements & PRIMARY_STATEMENTS or not e.statements]
+        scored = [(n, e) for n, e in scored if e.statements & PRIMARY_STATEMENTS or not e.statements - UNCLASSIFIED]
     if not scored:
         return out
     best = min((n, e.rank) for n, e in scored)
@@ -327,6 +342,10 @@ def match_label(
         # as likely the one asked ("Deferred income taxes" on a change in other deferred liabilities, beside the
         # deferred income tax expense)
         top += [e for n, e in scored if e.tag in meaning and n <= best[0] + 1]
+    if duration is None and all(e.duration for e in top) and balances:
+        # no period said and the best is a flow while a balance holds the words too ("PG&E latest accounts payable":
+        # the cash flow statement's "Accounts payable" change or the balance sheet's?): asked back, never a guess
+        top += [e for e in balances if e not in top]
     if len(top) == 1:
         out.found = top[0]
     else:
