@@ -500,6 +500,8 @@ def test_line_items_in_analysts_words(loaded):
         ("What was General Electric's dividends declared per share in the quarter ended June 30, 2009?", ge,
          "CommonStockDividendsPerShareDeclared", "20090630", 1),
         ("What was VF Corp's goodwill as of July 4, 2009?", vf, "Goodwill", "20090630", 0),
+        ("In the six months ended June 30, 2009, what did Wyeth post in cash dividends paid?", wyeth,
+         "PaymentsOfDividends", "20090630", 2),  # not its "Cash dividends declared" (equity statement)
         ("What was Charles Schwab's treasury stock as of June 30, 2009?", schwab, "TreasuryStockValue", "20090630", 0),
     ]  # fmt: skip
     for question, adsh, tag, ddate, qtrs in cases:
@@ -507,3 +509,17 @@ def test_line_items_in_analysts_words(loaded):
         assert (
             got.status == "answered" and got.derivation["formula"] == tag and close(got, gold(adsh, tag, ddate, qtrs))
         )
+
+
+def test_a_cash_change_the_cash_flow_statement_states_otherwise_is_refused_naming_both(loaded):
+    """Franklin Resources: cash and cash equivalents changed by one amount between its balance sheets and by another
+    in its cash flow statement's net change (found by the line-item probe in drawn words: the balance sheets' change
+    was answered where the filing's net change was asked). Both are named; neither is answered."""
+    ben = "0001193125-09-168564"  # FRANKLIN RESOURCES INC, 10-Q for the nine months ended 2009-06-30
+    end, start = (gold(ben, "CashAndCashEquivalentsAtCarryingValue", d, 0) for d in ("20090630", "20080930"))
+    stated = gold(ben, "CashAndCashEquivalentsPeriodIncreaseDecrease", "20090630", 3)
+    assert abs((end - start) - stated) > 0.01 * abs(stated)  # the filing's two figures do disagree
+    q = "How much increase or decrease in cash did Franklin Resources report for the nine months ended June 30, 2009?"
+    got = answer_sec_question(loaded, q)
+    assert got.status != "answered" and got.value is None
+    assert f"{end - start:,.0f}" in got.reasons[0] and f"{stated:,.0f}" in got.reasons[0]

@@ -325,3 +325,47 @@ def test_per_share_is_the_unit_asked_not_a_word_the_label_must_hold():
     words = content_words("dividends declared in the quarter")
     assert match_label(words, [dps, paid], True, said, per_share=True).found == dps
     assert match_label(words, [dps, paid], True, said).found is None  # per-share elements only when per share is asked
+
+
+def test_paid_never_reads_the_equity_statements_declared_dividends():
+    """ "cash dividends paid" was Wyeth's "Cash dividends declared" (CashDividends, equity statement), gate passed."""
+    declared = ElementLabels(
+        "CashDividends", ("Cash Dividends",), ("Cash dividends declared",), True, False, frozenset({"EQ"})
+    )
+    payments = ElementLabels(
+        "PaymentsOfDividends", ("Payments of Dividends",), ("Dividends paid",), True, False, frozenset({"CF"})
+    )
+    text = label_terms("What did Wyeth post in cash dividends paid in the six months ended June 30, 2009?")
+    said = question_words(text)
+    assert match_label(content_words(text, ["Wyeth"]), [declared, payments], True, said, paid=True).found == payments
+    assert match_label({"cash", "dividend"}, [declared], True, said, paid=True).found is None
+
+
+def test_an_unclassified_line_is_not_pushed_aside_by_a_cash_flow_line():
+    """EOG's TreasuryStockValue is presented on a statement pre.txt calls ``UN``; a filer's "Treasury Stock Purchased"
+    on the cash flow statement was answered instead for "the most recent treasury stock"."""
+    value = ElementLabels("TreasuryStockValue", ("Treasury Stock, Value",), statements=frozenset({"UN"}))
+    bought = ElementLabels(
+        "TreasuryStockPurchased",
+        ("Treasury Stock Purchased",),
+        duration=True,
+        custom=True,
+        statements=frozenset({"CF"}),
+    )
+    assert match_label({"treasury", "share"}, [bought, value]).found == value
+
+
+def test_a_question_with_no_period_never_picks_a_flow_over_a_balance_holding_its_words():
+    """ "PG&E latest accounts payable?": the cash flow statement's line "Accounts payable" (the change) has no other
+    words, the balance sheet's "Accounts Payable, Current" one: asked back, not answered with the change."""
+    change = ElementLabels(
+        "IncreaseDecreaseInAccountsPayable",
+        ("Increase (Decrease) in Accounts Payable",),
+        ("Accounts payable",),
+        duration=True,
+        statements=frozenset({"CF"}),
+    )
+    balance = ElementLabels("AccountsPayableCurrent", ("Accounts Payable, Current",), statements=frozenset({"BS"}))
+    got = match_label({"account", "payable"}, [change, balance])
+    assert got.found is None and got.tied == [balance, change]
+    assert match_label({"account", "payable"}, [change, balance], duration=True).found == change
