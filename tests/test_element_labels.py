@@ -89,7 +89,12 @@ def test_the_questions_period_chooses_a_balance_or_a_flow_where_both_match():
     assert match_label({"account", "payable"}, [PAYABLE, PAYABLE_CHANGE], duration=False).found == PAYABLE
     assert match_label({"account", "payable"}, [PAYABLE, PAYABLE_CHANGE], duration=True).found == PAYABLE_CHANGE
     assert match_label({"account", "payable"}, [PAYABLE_CHANGE], duration=False).found is None  # a balance asked
-    assert match_label({"account", "payable"}, [PAYABLE, PAYABLE_CHANGE]).tied == [PAYABLE, PAYABLE_CHANGE]
+    # no period: the balance, unless the question says a change (then both are asked back)
+    assert match_label({"account", "payable"}, [PAYABLE, PAYABLE_CHANGE]).found == PAYABLE
+    assert match_label({"account", "payable"}, [PAYABLE, PAYABLE_CHANGE], said={"change"}).tied == [
+        PAYABLE,
+        PAYABLE_CHANGE,
+    ]
 
 
 def test_two_question_words_are_not_matched_by_a_label_with_two_more():
@@ -356,8 +361,10 @@ def test_an_unclassified_line_is_not_pushed_aside_by_a_cash_flow_line():
 
 
 def test_a_question_with_no_period_never_picks_a_flow_over_a_balance_holding_its_words():
-    """ "PG&E latest accounts payable?": the cash flow statement's line "Accounts payable" (the change) has no other
-    words, the balance sheet's "Accounts Payable, Current" one: asked back, not answered with the change."""
+    """ "PG&E latest accounts payable?" was answered with the cash flow statement's line "Accounts payable" (the change,
+    no other words) over the balance sheet's "Accounts Payable, Current": a question that says no change is not asked
+    a balance's change. "General Growth latest noncontrolling interest?" was answered with "Allocation to
+    noncontrolling interests" (a flow); the balance's labels hold the words with more other words: asked back."""
     change = ElementLabels(
         "IncreaseDecreaseInAccountsPayable",
         ("Increase (Decrease) in Accounts Payable",),
@@ -366,6 +373,29 @@ def test_a_question_with_no_period_never_picks_a_flow_over_a_balance_holding_its
         statements=frozenset({"CF"}),
     )
     balance = ElementLabels("AccountsPayableCurrent", ("Accounts Payable, Current",), statements=frozenset({"BS"}))
-    got = match_label({"account", "payable"}, [change, balance])
-    assert got.found is None and got.tied == [balance, change]
+    assert match_label({"account", "payable"}, [change, balance]).found == balance
+    assert match_label({"account", "payable"}, [change, balance], said={"change", "account", "payable"}).tied == [
+        balance,
+        change,
+    ]
     assert match_label({"account", "payable"}, [change, balance], duration=True).found == change
+    nci = ElementLabels("MinorityInterest", ("Stockholders' Equity Attributable to Noncontrolling Interest",))
+    allocation = ElementLabels(
+        "NetIncomeLossAttributableToNoncontrollingInterest",
+        ("Net Income (Loss) Attributable to Noncontrolling Interest",),
+        ("Allocation to noncontrolling interests",),
+        duration=True,
+        statements=frozenset({"IS"}),
+    )
+    got = match_label({"noncontrolling", "interest"}, [nci, allocation])
+    assert got.found is None and got.tied == [nci, allocation]
+
+
+def test_investing_and_financing_cash_flow_are_the_labels_net_cash_lines():
+    line = ElementLabels(
+        "NetCashProvidedByUsedInFinancingActivities",
+        ("Net Cash Provided by (Used in) Financing Activities",),
+        duration=True,
+    )
+    text = label_terms("What was Air Products' financing cash flow in the nine months ended June 30, 2009?")
+    assert match_label(content_words(text, ["Air Products"]), [line], True, question_words(text)).found == line

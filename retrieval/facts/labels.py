@@ -82,6 +82,9 @@ _USER_TERMS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         ),
         (r"\b(?:stock\s+)?option\s+exercises\b", "stock options exercised"),
         (r"\bcash\s+dividends\s+paid\b", "dividends paid"),
+        (r"\b(investing|financing)\s+cash\s+flows?\b", r"net cash provided by \1 activities"),
+        (r"\bcash\s+flows?\s+(?:from|used\s+in|provided\s+by)\s+(investing|financing)\s+activities\b",
+         r"net cash provided by \1 activities"),
         (
             r"\bnet\s+(?:change|increase\s+or\s+decrease|increase\s+\(decrease\))\s+in\s+cash(?:\s+and\s+cash\s+equivalents)?\b",
             "cash and cash equivalents, period increase (decrease)",
@@ -259,6 +262,16 @@ class LabelMatch:
     tied: list[ElementLabels] = field(default_factory=list)
 
 
+_CHANGE_WORDS = frozenset({"change", "increase", "decrease", "changed", "increased", "decreased"})
+"""Words that ask for a change: without them, an element that is a balance's change is not what is asked."""
+
+
+def _is_change(e: ElementLabels) -> bool:
+    """An element whose standard label makes it a change of another quantity ("Increase (Decrease) in Accounts
+    Payable", "Cash and Cash Equivalents, Period Increase (Decrease)")."""
+    return any(re.search(r"\bincrease \(decrease\)", t, re.I) for t in e.labels)
+
+
 def match_label(
     words: set[str],
     elements: Sequence[ElementLabels],
@@ -328,6 +341,8 @@ def match_label(
             return out
         if not whole:
             return out  # "dividends paid in the quarter" is never the balance "Dividends payable"
+    if duration is None and not spoken & _CHANGE_WORDS and any(not e.duration for _, e in scored):
+        scored = [(n, e) for n, e in scored if not _is_change(e)]  # "accounts payable right now": not its change
     exact = [(n, e) for n, e in scored if e.tag in meaning and std_extra[e.tag] == 0]
     if duration is not None and exact:  # an element whose own standard label is the question's words
         scored = exact
