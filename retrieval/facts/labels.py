@@ -83,8 +83,10 @@ _USER_TERMS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\b(?:stock\s+)?option\s+exercises\b", "stock options exercised"),
         (r"\bcash\s+dividends\s+paid\b", "dividends paid"),
         (r"\b(investing|financing)\s+cash\s+flows?\b", r"net cash provided by \1 activities"),
-        (r"\bcash\s+flows?\s+(?:from|used\s+in|provided\s+by)\s+(investing|financing)\s+activities\b",
-         r"net cash provided by \1 activities"),
+        (
+            r"\bcash\s+flows?\s+(?:from|used\s+in|provided\s+by)\s+(investing|financing)\s+activities\b",
+            r"net cash provided by \1 activities",
+        ),
         (
             r"\bnet\s+(?:change|increase\s+or\s+decrease|increase\s+\(decrease\))\s+in\s+cash(?:\s+and\s+cash\s+equivalents)?\b",
             "cash and cash equivalents, period increase (decrease)",
