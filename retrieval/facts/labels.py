@@ -31,6 +31,10 @@ question is never answered with a near miss:
    and does not match (:func:`narrows`: "Restricted cash", "Redeemable noncontrolling interests", "Preferred
    dividends"); a flow asked where only a balance's label holds the words, and not its whole standard label, matches
    nothing ("dividends paid in the quarter" is not "Dividends payable").
+7. A question that names no period and no change is not asked a balance's change ("Increase (Decrease) in Accounts
+   Payable") where a balance also holds its words ("PG&E latest accounts payable"); where a flow beats a balance
+   on words alone, both are asked back ("latest noncontrolling interest": "Allocation to noncontrolling
+   interests"?). A question that says "paid" never reads the statement of equity, whose dividends are declared.
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import csv
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -127,7 +127,7 @@ def full_name(name: str) -> str:
     return normalize(re.sub(r"/[A-Za-z]{2,3}/?", " ", name))
 
 
-def _widened(text: str, start: int, end: int, name: str, free) -> tuple[int, int]:
+def _widened(text: str, start: int, end: int, name: str, free: Callable[[int, int], bool]) -> tuple[int, int]:
     """The span ``text[start:end]`` of an alias of the EDGAR name ``name`` (``text`` :func:`normalize`-d, padded with
     spaces), widened over the words next to it that are further words of the name or a legal form ("charles" in
     "charles schwab" for ``SCHWAB CHARLES CORP``, "vf" in "vf corp"): the words that named the company, so none of
