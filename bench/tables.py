@@ -525,6 +525,7 @@ ASK_DEV_PROBES = (
     ("ask-dev-exhaustive-more-annual-2010q1", "10-Ks: the same nine over the fiscal year, one plain phrasing"),
     ("ask-dev-ttm-2010q2", "trailing twelve months (10-Ks of 2010q1 in the graph too), drawn phrasings"),
     ("ask-dev-span-change", "how much balances changed over the year to date, drawn phrasings"),
+    ("ask-dev-span-change-2010q2", "how much balances changed over the year to date, drawn phrasings"),
     ("ask-dev-elements-phrasings", "33 line items, one drawn phrasing each (a fresh draw, seed 34)"),
 )
 
