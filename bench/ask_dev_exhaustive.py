@@ -74,6 +74,16 @@ def generator():
     return mq
 
 
+def development_filings(mq, quarter: Path | None = None, annual: bool = False):
+    """``(facts, daily, filings)`` of an FSDS quarter ZIP (default the shipped 2009q3): the generator's
+    :class:`Facts` over its num.txt, the daily file's sub.txt, and its development-half question filings (10-Qs, or
+    10-Ks with ``annual``), by the generator's rules."""
+    quarter = quarter or mq.QUARTER
+    sub, num, daily = mq.read(quarter, "sub.txt"), mq.read(quarter, "num.txt"), mq.read(mq.DAILY, "sub.txt")
+    filings = [f for f in mq.question_filings(sub, mq.company_names(sub, daily), annual) if mq.split_of(f.cik) == "dev"]
+    return mq.Facts(num), daily, filings
+
+
 def items(
     mq,
     kinds: list[str],
@@ -88,15 +98,11 @@ def items(
     2009q3 (``--quarter``); its development half is the same rule's (sha256 of the CIK). ``annual``: the quarter's
     10-Ks instead of its 10-Qs (``--annual``). ``more``: the generator's ``MORE_MEASURES`` instead of its
     ``MEASURES`` (``--more``)."""
-    quarter = quarter or mq.QUARTER
-    sub, num, daily = mq.read(quarter, "sub.txt"), mq.read(quarter, "num.txt"), mq.read(mq.DAILY, "sub.txt")
-    facts = mq.Facts(num)
+    facts, daily, filings = development_filings(mq, quarter, annual)
     later = mq.later_ciks(daily)
     rng = random.Random(seed)
     out = []
-    for f in mq.question_filings(sub, mq.company_names(sub, daily), annual):
-        if mq.split_of(f.cik) != "dev":
-            continue
+    for f in filings:
         catalog = mq.MORE_MEASURES if more else mq.MEASURES
         asked = [(m, m.kind, mq.compute(facts, f, m)) for m in catalog.values() if m.kind in kinds]
         if "element" in kinds:
@@ -149,14 +155,10 @@ def ttm_items(mq, quarter: Path, annual_zip: Path, seed: int = 0) -> list[dict]:
 def span_change_items(mq, quarter: Path | None = None, seed: int = 0) -> list[dict]:
     """The ``--span-change`` questions (module doc): one per (development 10-Q, balance measure of
     ``SPAN_CHANGE_MEASURES``) with a gold, in drawn words; every third asks the change in percent."""
-    quarter = quarter or mq.QUARTER
-    sub, num, daily = mq.read(quarter, "sub.txt"), mq.read(quarter, "num.txt"), mq.read(mq.DAILY, "sub.txt")
-    facts = mq.Facts(num)
+    facts, _, filings = development_filings(mq, quarter)
     rng = random.Random(seed)
     out = []
-    for f in mq.question_filings(sub, mq.company_names(sub, daily)):
-        if mq.split_of(f.cik) != "dev":
-            continue
+    for f in filings:
         for mid in mq.SPAN_CHANGE_MEASURES:
             m = mq.MEASURES.get(mid) or mq.MORE_MEASURES[mid]
             percent = m.unit == "USD" and rng.random() < 1 / 3
@@ -166,7 +168,7 @@ def span_change_items(mq, quarter: Path | None = None, seed: int = 0) -> list[di
             co = rng.choice(f.names)
             template = rng.choice(mq.T_SPAN_CHANGE_PERCENT if percent else mq.T_SPAN_CHANGE)
             question = mq.fill(template, co=co, pos=mq.possessive(co), m=rng.choice(m.phrases),
-                               span=mq.CHANGE_SPANS[f.ytd_qtrs], d=mq.day(f.fiscal))  # fmt: skip
+                               span=mq.change_span(f.ytd_qtrs), d=mq.day(f.fiscal))  # fmt: skip
             out.append({"id": f"{f.adsh}:{mid}:span", "kind": "span change" + (" (%)" if percent else ""),
                         "measure": mid, "cik": f.cik, "gold": spec["value"], "question": question})  # fmt: skip
     return out

@@ -332,7 +332,11 @@ T_SPAN_CHANGE_PERCENT = [
     "By what percent did {pos} {m} change in the {span} ended {d}?",
     "What was the percentage change in {pos} {m} over the {span} ended {d}?",
 ]
-CHANGE_SPANS = {1: "quarter", 2: "six months", 3: "nine months"}
+
+
+def change_span(n: int) -> str:
+    """How a question names a 10-Q's year to date of ``n`` quarters: "quarter", "six months", "nine months"."""
+    return "quarter" if n == 1 else f"{SPANS[n]} months"
 
 
 def span_change_gold(facts: Facts, f: Filing, m: Measure, percent: bool = False) -> dict | None:
