@@ -28,6 +28,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,9 +55,10 @@ from retrieval.facts.measures import (
     uncovered_words,
 )
 from retrieval.facts.names import CompanyHit, CompanyIndex, CompanyMatch, core_name, instance_ticker, normalize
+from retrieval.facts.peers import PeerGroup, find_peer_group, industry_named, peer_words
 from retrieval.facts.periods import PeriodAsk, find_periods, iso, month_end, months_before, year_earlier
 
-OPERATIONS = ("value", "change", "difference", "compare", "rank")
+OPERATIONS = ("value", "change", "difference", "compare", "rank", "standing")
 
 _RANK = re.compile(r"\b(?:rank|ranking|ranked|order|sort|sorted|from (?:highest|lowest|largest|smallest|best))\b", re.I)
 _WHICH = re.compile(r"\b(?:which|who|whose)\b", re.I)
@@ -149,6 +151,7 @@ class Plan:
     refusal: str = ""
     notes: list[str] = field(default_factory=list)
     over_span: bool = False
+    peers: PeerGroup | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The plan as JSON-able data: ``{companies, measures (id, formula, unit), periods, operation, unit}``."""
@@ -164,6 +167,7 @@ class Plan:
             "smaller": self.smaller,
             "by_how_much": self.by_how_much,
             "over_span": self.over_span,
+            **({"peers": self.peers.description} if self.peers else {}),
         }
 
 
@@ -358,6 +362,12 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
     else:
         found = index.find(question)
         found.found = without_measure_words(question, found.found, plan)
+        industry = industry_named(question)
+        if industry is not None:  # "Rank the REITs": the industry's words name no company
+            inside = f" {normalize(industry[1])} "
+            found.found = [h for h in found.found if f" {normalize(h.text)} " not in inside]
+            found.unresolved = [u for u in found.unresolved if f" {normalize(u)} " not in inside]
+            found.ambiguous = [(w, c) for w, c in found.ambiguous if f" {normalize(w)} " not in inside]
         plan.companies = [(h.cik, h.name) for h in found.found]
         plan.ambiguous = found.ambiguous
         plan.unresolved = [u for u in found.unresolved if not find_measures(u)]  # "SG&A" is a measure
@@ -374,12 +384,17 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
     if found is not None:
         _registrant_for_period(graph, plan, found, question)
     said = [h.text for h in found.found] if found is not None else []
+    group = None if company else find_peer_group(question, plan.companies, sic, index.names)
+    if group is not None:
+        said.append(group.words)  # "oil companies", "its peers": not measure words
     hits = find_measures(question, said)
     measures = list({m.id: m for _, m in hits}.values())  # "effective tax rate (ETR)": one
     plan.measures = _composed(question, _without_definition(measures))
     operation = " ".join(m.group() for rx in _OPERATION_WORDS for m in rx.finditer(question))
     if _RATIO_OF.search(question):  # "total liabilities as a share of total assets"
         operation += " share percentage percent proportion fraction"
+    if group is not None:  # "How does Wyeth stack up against other drugmakers"
+        operation += " " + " ".join(peer_words(question))
     # unresolved capitalised words may be names and are not measure words; a question's first word is capitalised
     # anyway ("Pre-tax profit at Apache ...": "pre" and "tax" stay unread, never excused as a name)
     first = re.match(r"\W*([\w&'.-]+)", question)
@@ -452,6 +467,9 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
                 f"the question names {k} measures ({', '.join(m.label for m in read)}) and no element's label holds "
                 "them all: ask for one at a time"
             )
+    if group is not None and plan.measures and plan.kind not in ("ambiguous", "ambiguous measure"):
+        _peer_plan(plan, group, index.names, question)
+        n = len(plan.companies)
     if plan.kind == "compare" and n == 1 and _RANK.search(question) is None:
         plan.by_how_much = plan.by_how_much and k >= 2
     if plan.measures:
@@ -465,6 +483,29 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         if plan.kind in ("difference", "compare") and m.unit == "%" and (n >= 2 or k >= 2):
             plan.unit = "pp" if plan.kind == "difference" else m.unit
     return plan
+
+
+_SUPERLATIVE = re.compile(
+    r"\b(?:highest|largest|biggest|greatest|most|best|strongest|top|lowest|smallest|least|worst|weakest)\b", re.I
+)
+
+
+def _peer_plan(plan: Plan, group: PeerGroup, names: dict[int, str], question: str) -> None:
+    """A question that names a group by industry (:func:`retrieval.facts.peers.find_peer_group`): its companies are
+    the group's members, the anchor first; "rank" words rank them, "which"/a superlative picks the top (or bottom),
+    a named company's peers without either place it among them (``standing``), an industry alone is ranked."""
+    plan.peers = group
+    plan.companies = [(c, names[c]) for c in group.ciks]
+    if len(group.ciks) < 2:
+        plan.kind = "no peers"
+    elif _RANK.search(question):
+        plan.kind = "rank"
+    elif _WHICH.search(question) or _SUPERLATIVE.search(question):
+        plan.kind = "compare"
+    elif group.anchor is not None:
+        plan.kind = "standing"
+    else:
+        plan.kind = "rank"
 
 
 _OPERATION_WORDS = (_RANK, _WHICH, _COMPARATIVE, _BY_HOW_MUCH, _DIFFERENCE, _GROWTH, _TWO_WAY, _DESCENDING, _ASCENDING)
@@ -719,6 +760,8 @@ def _run(run: _Runner) -> tuple[list[str] | str, str, dict[str, Any]]:
     plan, out = run.plan, run.out
     m = plan.measures[0]
     kind = plan.kind
+    if plan.peers is not None:
+        return _run_peers(run, plan.peers)
     if kind == "value":
         results = []
         for cik, _ in plan.companies:
@@ -821,6 +864,133 @@ def _run(run: _Runner) -> tuple[list[str] | str, str, dict[str, Any]]:
     return labels[top], "span", derivation
 
 
+def _common_latest(run: _Runner, m: Measure) -> str:
+    """The period end (``YYYYMMDD``) most of the plan's companies report ``m`` at last (the later one on a tie).
+
+    Raises:
+        ToolError: none of them reports it.
+    """
+    ends = [latest_measure_period(run.graph, cik, m, run.plan.sic.get(cik), run.as_of) for cik, _ in run.plan.companies]
+    counts = Counter(e for e in ends if e is not None)
+    if not counts:
+        raise ToolError(f"not in the graph: none of the {len(ends)} companies reports {m.label}")
+    return max(counts, key=lambda e: (counts[e], e))
+
+
+def _run_peers(run: _Runner, group: PeerGroup) -> tuple[list[str] | str, str, dict[str, Any]]:
+    """Rank, pick the top of, or place the anchor among a group named by industry (:attr:`Plan.peers`).
+
+    Every member is measured at the question's period (a fiscal one: each company's own), else at the anchor's
+    latest period, else at the period most members report last; a member without the measure there is left out and
+    named in the notes; ``plan.companies`` becomes the members measured. ``standing``: the anchor's value and the
+    group's median (a tool's number: the middle value, or the ``calculate`` mean of the middle two); the notes give
+    the anchor's place.
+
+    Raises:
+        ToolError: fewer than two members report the measure, or the anchor of a ``standing`` does not.
+    """
+    plan, out = run.plan, run.out
+    m = plan.measures[0]
+    fixed: tuple[str, int | None] | None = None
+    if not plan.periods:
+        fixed = run.period(group.anchor, m) if group.anchor is not None else (_common_latest(run, m), None)
+    members, results, left = [], [], []
+    for cik, name in plan.companies:
+        try:
+            ddate, qtrs = fixed or run.period(cik, m)
+            res = run.measure(cik, m, ddate, qtrs)
+        except ToolError:
+            left.append(name)
+            continue
+        negative = _non_positive_denominator(res)
+        if negative:
+            left.append(f"{name} ({negative})")
+            continue
+        results.append(res)
+        members.append((cik, name))
+    period = ", ".join(sorted({str(r.detail["period"]) for r in results})) or "the period asked"
+    if group.anchor is not None and plan.kind == "standing" and (not members or members[0][0] != group.anchor):
+        raise ToolError(f"not in the graph: {plan.companies[0][1]} reports no {m.label} for {period}")
+    if len(results) < 2:
+        raise ToolError(
+            f"not in the graph: {len(results)} of the {len(plan.companies)} companies of {group.description} "
+            f"report {m.label} for {period}"
+        )
+    shown = "; ".join(left[:12]) + (f" and {len(left) - 12} more" if len(left) > 12 else "")
+    out.notes.append(
+        f"{group.description}: {len(members)} of {len(plan.companies)} companies in the graph report {m.label} for "
+        f"{period}" + (f"; left out: {shown}" if left else "")
+    )
+    plan.companies = members
+    values = [float(r.value) for r in results]
+    names = {_letters(i): v for i, v in enumerate(values)}
+    order = sorted(range(len(values)), key=lambda i: values[i], reverse=not plan.smaller)
+    labels = [n for _, n in members]
+    derivation: dict[str, Any] = {
+        "operands": _operands(results, lambda i: _letters(i) + "_"),
+        "formula": " ; ".join(dict.fromkeys(r.detail["formula"] for r in results)),
+        "group": group.description,
+    }
+    unit = m.unit
+    out.unit = unit
+    if plan.kind == "standing":
+        mid = sorted(values)
+        half = len(mid) // 2
+        pair = {"a": mid[half - 1], "b": mid[half]} if len(mid) % 2 == 0 else {"a": mid[half]}
+        median = run.call(calculate("(a + b) / 2" if len(pair) == 2 else "a", pair))
+        out.value = values[0]
+        out.pick = [labels[0]]
+        place = order.index(0) + 1
+        out.notes.append(
+            f"{labels[0]} ranks {place} of {len(values)} by {m.label} ({'lowest' if plan.smaller else 'highest'} first)"
+        )
+        derivation.update(
+            expression=f"median({', '.join(names)})", result=median.value, order=[labels[i] for i in order]
+        )
+        return (
+            [
+                f"{labels[0]} ({format_value(values[0], unit)})",
+                f"group median ({format_value(float(median.value), unit)})",
+            ],
+            "multi-span",
+            derivation,
+        )
+    run.call(calculate(f"{'min' if plan.smaller else 'max'}({', '.join(names)})", names))
+    derivation.update(expression=("min" if plan.smaller else "max") + f"({', '.join(names)})", result=values[order[0]])
+    if plan.kind == "rank":
+        out.pick = [labels[i] for i in order]
+        derivation["result"] = out.pick
+        return [f"{labels[i]} ({format_value(values[i], unit)})" for i in order], "multi-span", derivation
+    top, second = order[0], order[1]
+    out.pick = [labels[top]]
+    if plan.by_how_much:
+        cmp = run.call(calculate("abs(top - second)", {"top": values[top], "second": values[second]}))
+        out.value, out.unit = float(cmp.value), ("pp" if unit == "%" else unit)
+        derivation.update(expression=cmp.detail["expression"], result=cmp.value, pick=labels[top])
+        return f"{labels[top]}, by {format_value(out.value, out.unit)} over {labels[second]}", "span", derivation
+    out.value = values[top]
+    return f"{labels[top]} ({format_value(values[top], unit)})", "span", derivation
+
+
+def _non_positive_denominator(result: ToolResult) -> str:
+    """Why a ratio is not comparable with its peers' (a ``measure`` result whose formula divides by a fact that is
+    zero or negative: "StockholdersEquity -1,234": a return on negative equity ranks a loss as a high return), else
+    ""."""
+    formula = str(result.detail["formula"])
+    if "/" not in formula:
+        return ""
+    below = formula.split("/", 1)[1]
+    for f in result.detail["facts"]:
+        if re.search(rf"\b{re.escape(str(f['concept']))}\b", below) and float(f["value"]) <= 0:
+            return f"{f['concept']} {format_value(float(f['value']), 'USD')} at {f['period']}"
+    return ""
+
+
+def _letters(i: int) -> str:
+    """An operand name for the ``i``-th company: ``a`` .. ``z``, then ``aa``, ``ab`` ..."""
+    return chr(97 + i) if i < 26 else _letters(i // 26 - 1) + chr(97 + i % 26)
+
+
 def _without_names(answer: str | list[str], plan: Plan) -> str | list[str]:
     """The answer with the plan's company names and measure labels replaced by ``X``: the number gate traces the
     numbers, the names are the plan's (checked by :func:`plan_checks`), so a name's digits (``3M``) or words
@@ -908,7 +1078,7 @@ def plan_checks(plan: Plan, question: str, out: SecAnswer) -> list[str]:
     if plan.measures and all(_PER_SHARE.search(m.label) for m in plan.measures):
         asked = _PER_SHARE.sub(" ", asked)  # a per-share element (dividends declared per share) is asked per share
     asks_ratio = bool(_ASKS_RATIO.search(asked))
-    if asks_ratio and plan.kind in ("value", "difference", "compare", "rank") and out.unit == "USD":
+    if asks_ratio and plan.kind in ("value", "difference", "compare", "rank", "standing") and out.unit == "USD":
         labels = ", ".join(m.label for m in plan.measures)
         reasons.append(f"the question asks for a ratio, margin, rate or share, but {labels} is an amount in USD")
     ciks = {int(f["cik"]) for r in measured for f in r.detail["facts"]}
@@ -996,6 +1166,9 @@ def answer_sec_question(
             f"not in the graph: the question names no concept or ratio finkg knows{bad_date}; the measures it "
             f"knows: {known}" + (f"; searched {labels}" if labels else "")
         ]
+        return out
+    if plan.kind == "no peers" and plan.peers is not None:
+        out.reasons = [f"not in the graph: {plan.peers.description} holds no other company in the graph"]
         return out
     if plan.kind == "one of two" or (
         plan.kind in ("compare", "difference", "rank")
