@@ -134,3 +134,16 @@ def test_industry_words_name_a_group_only_as_a_group():
 def test_a_plain_question_about_one_bank_is_not_a_peer_question(loaded):
     plan = plan_question(loaded, "What was Wells Fargo's net income in Q2 2009?")
     assert plan.peers is None and plan.kind == "value"
+
+
+def test_a_member_that_states_the_flow_over_another_span_only_is_left_out(loaded):
+    # Open Text's 10-K states net income for the year ended June 30, 2009 only; the others' quarter is asked
+    open_text = sub()[sub().name == "OPEN TEXT CORP"].iloc[0]
+    assert open_text.form == "10-K" and operand(open_text.adsh, NET_INCOME, 1) is None
+    assert operand(open_text.adsh, NET_INCOME, 4) is not None
+    got = answer_sec_question(
+        loaded, "Rank Computer Sciences' peers by return on equity in the quarter ended July 3, 2009."
+    )
+    assert got.status == "answered", got.reasons
+    assert got.pick is not None and "OPEN TEXT CORP" not in got.pick and "COMPUTER SCIENCES CORP" in got.pick
+    assert "OPEN TEXT CORP (reports return on equity over 12 months only)" in " ".join(got.notes)

@@ -147,3 +147,24 @@ def test_span_change_asks_how_much_a_balance_changed_over_the_year_to_date():
     want = (end - start) / abs(start) * 100 if r["kind"] == "span change (%)" else end - start
     assert r["gold"] == pytest.approx(want)
     assert "six months ended June 30, 2009" in r["question"]
+
+
+def test_peer_questions_name_development_half_companies_only_with_gold_that_can_fail():
+    peers = bench_script("ask_dev_peers")
+    mq = peers.generator()
+    gold = peers.Gold(mq)
+    rows = peers.items(mq, gold, seed=7)
+    assert len(rows) > 100 and {MQ.split_of(r["cik"]) for r in rows} == {"dev"}
+    assert {r["kind"] for r in rows} == {"standing", "rank", "top"}
+    assert peers.items(mq, gold, seed=7) == rows  # reproducible
+    # Chevron's peers: its SIC code's companies, itself included; a ratio over negative equity is left out
+    chevron = next(c for c, r in gold.by_cik.items() if r.name == "CHEVRON CORP")
+    group = gold.group(chevron)
+    assert chevron in group and {gold.by_cik[c].sicn for c in group} == {gold.by_cik[chevron].sicn}
+    roe = gold.values(group, "roe")
+    assert roe is not None and all(v == v for v in roe.values())
+    row = next(r for r in rows if r["kind"] == "rank")
+    wrong_order = {"status": "answered", "pick": list(reversed(row["order"])), "values": row["values"]}
+    assert peers.judge(row, wrong_order) == "wrong_gate_passed"
+    assert peers.judge(row, {**wrong_order, "pick": row["order"]}) == "correct"
+    assert peers.judge(row, {"status": "not in graph"}) == "abstained"

@@ -881,8 +881,10 @@ def _run_peers(run: _Runner, group: PeerGroup) -> tuple[list[str] | str, str, di
     """Rank, pick the top of, or place the anchor among a group named by industry (:attr:`Plan.peers`).
 
     Every member is measured at the question's period (a fiscal one: each company's own), else at the anchor's
-    latest period, else at the period most members report last; a member without the measure there is left out and
-    named in the notes; ``plan.companies`` becomes the members measured. ``standing``: the anchor's value and the
+    latest period, else at the period most members report last, a flow over the span asked (else the quarter); a
+    member without the measure there, with the flow over another span only (a 10-K's year), or whose ratio divides
+    by a figure at or below zero is left out and named in the notes; ``plan.companies`` becomes the members
+    measured. ``standing``: the anchor's value and the
     group's median (a tool's number: the middle value, or the ``calculate`` mean of the middle two); the notes give
     the anchor's place.
 
@@ -894,6 +896,7 @@ def _run_peers(run: _Runner, group: PeerGroup) -> tuple[list[str] | str, str, di
     fixed: tuple[str, int | None] | None = None
     if not plan.periods:
         fixed = run.period(group.anchor, m) if group.anchor is not None else (_common_latest(run, m), None)
+    want = (plan.periods[0].qtrs if plan.periods else None) or 1  # a flow's span: the one asked, else the quarter
     members, results, left = [], [], []
     for cik, name in plan.companies:
         try:
@@ -901,6 +904,10 @@ def _run_peers(run: _Runner, group: PeerGroup) -> tuple[list[str] | str, str, di
             res = run.measure(cik, m, ddate, qtrs)
         except ToolError:
             left.append(name)
+            continue
+        span = int(res.detail["qtrs"] or 0)
+        if span and span != want:  # a 10-K filer's year beside the others' quarter: not comparable
+            left.append(f"{name} (reports {m.label} over {3 * span} months only)")
             continue
         negative = _non_positive_denominator(res)
         if negative:
@@ -930,6 +937,7 @@ def _run_peers(run: _Runner, group: PeerGroup) -> tuple[list[str] | str, str, di
         "operands": _operands(results, lambda i: _letters(i) + "_"),
         "formula": " ; ".join(dict.fromkeys(r.detail["formula"] for r in results)),
         "group": group.description,
+        "values": dict(zip(labels, values, strict=True)),
     }
     unit = m.unit
     out.unit = unit
