@@ -523,3 +523,41 @@ def test_a_cash_change_the_cash_flow_statement_states_otherwise_is_refused_namin
     got = answer_sec_question(loaded, q)
     assert got.status != "answered" and got.value is None
     assert f"{end - start:,.0f}" in got.reasons[0] and f"{stated:,.0f}" in got.reasons[0]
+
+
+def test_a_sum_of_two_companies_amounts_and_of_one_companys_two_amounts(loaded):
+    got = answer_sec_question(loaded, "What was the combined revenue of Pfizer and Merck in Q2 2009?")
+    want = gold(PFE, "SalesRevenueNet", "20090630", 1) + gold(MRK, "Revenues", "20090630", 1)
+    assert got.status == "answered" and got.plan is not None and got.plan.kind == "sum"
+    assert got.unit == "USD" and close(got, want) and got.answer == f"USD {want:,.0f}"
+    # a ratio is never summed: refused, naming why
+    got = answer_sec_question(loaded, "What was the combined net margin of Pfizer and Merck in Q2 2009?")
+    assert got.status != "answered" and got.answer is None and "sum of ratios" in got.reasons[0]
+
+
+def test_what_percentage_of_a_total_is_a_part_divides_by_the_total_named_first(loaded):
+    got = answer_sec_question(loaded, "What percentage of Abbott's total assets was cash at June 30, 2009?")
+    want = gold(ABT, "CashAndCashEquivalentsAtCarryingValue", "20090630", 0) / gold(ABT, "Assets", "20090630", 0) * 100
+    assert got.status == "answered" and got.unit == "%" and close(got, want)
+
+
+def test_did_a_margin_improve_is_its_change_in_points(loaded):
+    got = answer_sec_question(
+        loaded,
+        "Did Johnson & Johnson's gross margin improve in the quarter ended June 28, 2009 compared with a year earlier?",
+    )
+    now = gold(JNJ, "GrossProfit", "20090630", 1) / gold(JNJ, "SalesRevenueGoodsNet", "20090630", 1) * 100
+    before = gold(JNJ, "GrossProfit", "20080630", 1) / gold(JNJ, "SalesRevenueGoodsNet", "20080630", 1) * 100
+    assert got.status == "answered" and got.unit == "pp" and close(got, now - before)
+
+
+def test_several_periods_at_once_are_never_answered_with_the_latest_one(loaded):
+    for q in (
+        "Show me Abbott's revenue for the last two quarters",
+        "What was Abbott's net income in each quarter of 2009?",
+    ):
+        got = answer_sec_question(loaded, q)
+        assert got.status == "not understood" and got.answer is None and "several periods" in got.reasons[0], q
+    # the last four quarters are the trailing twelve months: refused here for want of the 10-K before, not misread
+    got = answer_sec_question(loaded, "What was Abbott's revenue over the last four quarters?")
+    assert got.answer is None and "trailing twelve months" in got.reasons[0]

@@ -320,3 +320,12 @@ def test_months_before_a_month_end_is_a_month_end():
         "20090228",
     ]
     assert months_before("20080331", 1) == "20080229"  # a leap year's February
+
+
+def test_several_periods_at_once_are_refused_and_four_quarters_are_the_trailing_twelve_months():
+    for q in ("revenue for the last two quarters", "net income over the past 3 years", "revenue in each quarter of 2009"):
+        with pytest.raises(ValueError, match="several periods"):
+            find_periods(q)
+    (ttm,) = find_periods("revenue over the last four quarters")
+    assert ttm.trailing and ttm.qtrs == 4 and ttm.ddate is None
+    assert find_periods("revenue last quarter") == []  # the latest: one period

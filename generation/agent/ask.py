@@ -58,7 +58,7 @@ from retrieval.facts.names import CompanyHit, CompanyIndex, CompanyMatch, core_n
 from retrieval.facts.peers import PeerGroup, find_peer_group, industry_named, peer_words
 from retrieval.facts.periods import PeriodAsk, find_periods, iso, month_end, months_before, year_earlier
 
-OPERATIONS = ("value", "change", "difference", "compare", "rank", "standing")
+OPERATIONS = ("value", "change", "difference", "sum", "compare", "rank", "standing")
 
 _RANK = re.compile(r"\b(?:rank|ranking|ranked|order|sort|sorted|from (?:highest|lowest|largest|smallest|best))\b", re.I)
 _WHICH = re.compile(r"\b(?:which|who|whose)\b", re.I)
@@ -79,7 +79,8 @@ _DIFFERENCE = re.compile(
 _GROWTH = re.compile(
     r"\b(?:growth|grow|grew|grown|year[- ](?:over|on)[- ]year|yoy|y/y|change|changed|increase|increased|decrease|"
     r"decreased|decline|declined|rise|rose|fall|fell|year[- ]ago|a year (?:earlier|ago|before)|prior[- ]year|"
-    r"previous year|same (?:quarter|period) (?:of |in )?(?:the )?(?:last|previous|prior) year|last year's)\b",
+    r"previous year|same (?:quarter|period) (?:of |in )?(?:the )?(?:last|previous|prior) year|last year's|"
+    r"improve|improved|improvement|worsen|worsened|deteriorate|deteriorated|expand|expanded|shrink|shrank|shrunk)\b",
     re.I,
 )
 _YEAR_AGO = re.compile(
@@ -90,6 +91,14 @@ _YEAR_AGO = re.compile(
 """Words that make a change year over year (the default of a flow's change)."""
 _PERCENT = re.compile(r"\b(?:percent|percentage|per cent|pct|growth rate|rate of growth)\b|%", re.I)
 """Words that ask a change in percent."""
+
+_SUM = re.compile(r"\b(?:combined|together|in total|sum of|aggregate|altogether|added up|add up)\b", re.I)
+"""Words that ask for the sum of several companies' (or measures') amounts ("the combined revenue of Chevron and
+ConocoPhillips")."""
+_SHARE_OF_WHAT = re.compile(
+    r"\b(?:what|which)\s+(?:percentage|percent|share|proportion|fraction|portion|part)\s+of\b", re.I
+)
+"""A ratio asked with its denominator first: "What percentage of Humana's assets is cash?" (cash / assets)."""
 
 _TWO_WAY = re.compile(
     r"\b(?:than|between|versus|vs|or|rank|order|which|who|whose|exceed(?:s|ed)?|outpaced?|surpass(?:es|ed)?|"
@@ -119,10 +128,11 @@ class Plan:
     """What a question asks (issue 44's typed plan).
 
     Attributes:
-        kind: the operation (``value``, ``change``, ``difference``, ``compare``, ``rank``), or why there is none:
-            ``no company``, ``unknown`` (no measure), ``ambiguous`` (a company name fits several: ask back),
-            ``ambiguous measure`` (the words name several elements by their labels: ask back), ``one of two`` (a
-            comparison that found one company only: refused, never answered with that company's value).
+        kind: the operation (``value``, ``change``, ``difference``, ``sum`` ("combined"), ``compare``, ``rank``,
+            ``standing``: a company among its peers), or why there is none: ``no company``, ``unknown`` (no measure),
+            ``ambiguous`` (a company name fits several: ask back), ``ambiguous measure`` (the words name several
+            elements by their labels: ask back), ``one of two`` (a comparison that found one company only: refused,
+            never answered with that company's value), ``no peers`` (the group holds one company).
         companies: ``(cik, EDGAR name)`` in the order named. measures: catalog measures (a composed one for "X as a
         share of revenue" or "the ratio of X to Y"). periods: the periods named (empty: the latest). unit: the
         answer's unit. smaller: a comparison asks for the lower. by_how_much: a comparison asks for the gap too.
@@ -221,10 +231,14 @@ def _named_company(graph: Graph, company: str) -> list[tuple[int, str]]:
 
 def _composed(question: str, measures: list[Measure]) -> list[Measure]:
     """``the ratio of cash to total assets``: two amounts named with ratio words become one measure, their quotient
-    (``x``; ``%`` when asked "as a share/percentage of")."""
-    if len(measures) != 2 or not all(m.unit == "USD" for m in measures) or not _RATIO_OF.search(question):
+    (``x``; ``%`` when asked "as a share/percentage of"); "what percentage of total assets is cash" names the
+    denominator first."""
+    reversed_ = bool(_SHARE_OF_WHAT.search(question))  # "what percentage of assets is cash": cash / assets
+    if len(measures) != 2 or not all(m.unit == "USD" for m in measures):
         return measures
-    a, b = measures
+    if not (reversed_ or _RATIO_OF.search(question)):
+        return measures
+    a, b = reversed(measures) if reversed_ else measures
     pct = bool(re.search(r"\b(?:share|percentage|percent|proportion|fraction)\b|%", question, re.I))
     return [
         Measure(
@@ -380,6 +394,8 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
     except ValueError as exc:
         plan.kind = "unknown"
         plan.searched.append(str(exc))
+        if str(exc).startswith("several periods"):
+            plan.refusal = str(exc)
         return plan
     if found is not None:
         _registrant_for_period(graph, plan, found, question)
@@ -391,8 +407,8 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
     measures = list({m.id: m for _, m in hits}.values())  # "effective tax rate (ETR)": one
     plan.measures = _composed(question, _without_definition(measures))
     operation = " ".join(m.group() for rx in _OPERATION_WORDS for m in rx.finditer(question))
-    if _RATIO_OF.search(question):  # "total liabilities as a share of total assets"
-        operation += " share percentage percent proportion fraction"
+    if _RATIO_OF.search(question) or _SHARE_OF_WHAT.search(question):  # "total liabilities as a share of total assets"
+        operation += " share percentage percent proportion fraction portion part went go goes devoted allocated"
     if group is not None:  # "How does Wyeth stack up against other drugmakers"
         operation += " " + " ".join(peer_words(question))
     # unresolved capitalised words may be names and are not measure words; a question's first word is capitalised
@@ -425,6 +441,8 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         plan.kind = "no company"
     elif k == 0:
         plan.kind = "unknown"
+    elif (n >= 2 or k >= 2) and _SUM.search(question):
+        plan.kind = "sum"
     elif n >= 2 and _RANK.search(question):
         plan.kind = "rank"
     elif (
@@ -508,7 +526,9 @@ def _peer_plan(plan: Plan, group: PeerGroup, names: dict[int, str], question: st
         plan.kind = "rank"
 
 
-_OPERATION_WORDS = (_RANK, _WHICH, _COMPARATIVE, _BY_HOW_MUCH, _DIFFERENCE, _GROWTH, _TWO_WAY, _DESCENDING, _ASCENDING)
+_OPERATION_WORDS = (
+    _RANK, _WHICH, _COMPARATIVE, _BY_HOW_MUCH, _DIFFERENCE, _GROWTH, _TWO_WAY, _DESCENDING, _ASCENDING, _SUM,
+)  # fmt: skip
 """The operation's words ("exceed", "outpace", "rank"): read as the operation, never as words of a measure."""
 
 _PER_SHARE = re.compile(r"\bper[- ](?:common )?share\b", re.I)
@@ -838,6 +858,16 @@ def _run(run: _Runner) -> tuple[list[str] | str, str, dict[str, Any]]:
     }
     unit = m.unit
     labels = [n if len(plan.companies) >= 2 else x.label for _, n, x in pairs]
+    if kind == "sum":
+        if unit != "USD":
+            raise ToolError(
+                f"could not answer: {m.label} is a ratio ({unit}); a sum of ratios is no ratio: ask for each"
+            )
+        names = {chr(97 + i): v for i, v in enumerate(values)}
+        calc = run.call(calculate(" + ".join(names), names))
+        out.value, out.unit = float(calc.value), unit
+        derivation.update(expression=calc.detail["expression"], result=calc.value)
+        return format_value(out.value, out.unit), "arithmetic", derivation
     if kind == "difference":
         calc = run.call(calculate("a - b", {"a": values[0], "b": values[1]}))
         out.value, out.unit = float(calc.value), ("pp" if unit == "%" else unit)
@@ -1179,7 +1209,7 @@ def answer_sec_question(
         out.reasons = [f"not in the graph: {plan.peers.description} holds no other company in the graph"]
         return out
     if plan.kind == "one of two" or (
-        plan.kind in ("compare", "difference", "rank")
+        plan.kind in ("compare", "difference", "sum", "rank")
         and (plan.unresolved or len(plan.companies) < 2)
         and len(plan.measures) < 2
     ):

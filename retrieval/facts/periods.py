@@ -54,12 +54,19 @@ _SPAN_WORDS = {
     "trailing twelve months": 4,
 }
 TRAILING_WORDS = re.compile(
-    r"\b(?:ttm|ltm|trailing[\s-]+(?:twelve|12)[\s-]+months?|trailing[\s-]+(?:four|4)[\s-]+quarters|"
-    r"last[\s-]+(?:twelve|12)[\s-]+months|(?:twelve|12)[\s-]+months?[\s-]+end(?:ed|ing))\b",
+    r"\b(?:ttm|ltm|trailing[\s-]+(?:twelve|12)[\s-]+months?|(?:trailing|last|past|previous)[\s-]+(?:four|4)[\s-]+quarters|"
+    r"(?:last|past|previous)[\s-]+(?:twelve|12)[\s-]+months|(?:twelve|12)[\s-]+months?[\s-]+end(?:ed|ing))\b",
     re.I,
 )
 """Words that ask for the twelve months ended a date (the trailing twelve months where no filing reports that span),
 not a fiscal year."""
+SEVERAL_PERIODS = re.compile(
+    r"\b(?:last|past|previous|prior|recent)[\s-]+(?:two|three|five|six|several|few|2|3|5|6|\d\d)[\s-]+"
+    r"(?:quarters|years|fiscal years|periods)\b|\beach (?:quarter|year) (?:of|in|since)\b|\bquarter by quarter\b",
+    re.I,
+)
+"""Words that ask for several periods at once ("the last two quarters", "the past three years"): not the latest one
+period, never answered as if it were (:func:`find_periods` raises); four quarters are :data:`TRAILING_WORDS`."""
 LATEST_WORDS = re.compile(
     r"\b(?:latest|most recent|last (?:reported )?quarter|last period|current quarter|recent quarter|"
     r"this quarter|lately|right now|currently|now)\b",
@@ -197,8 +204,16 @@ def find_periods(question: str) -> list[PeriodAsk]:
     "FY")``, ``qtrs`` 4, fallback December 31).
 
     Raises:
-        ValueError: a stated date does not exist (``February 30, 2009``), naming it.
+        ValueError: a stated date does not exist (``February 30, 2009``), naming it; or the question asks for
+            several periods at once (:data:`SEVERAL_PERIODS`, the message starts "several periods").
     """
+    several = SEVERAL_PERIODS.search(question)
+    if several:
+        raise ValueError(
+            f'several periods: {several.group()!r} asks for more than one period; ask for one at a time ("the '
+            'quarter ended June 30, 2009"), for a span ("the six months ended June 30, 2009"), or for the change '
+            "between two"
+        )
     taken: list[tuple[int, int]] = []
     found: list[tuple[int, PeriodAsk]] = []
     span = _span(question)
