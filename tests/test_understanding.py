@@ -323,7 +323,11 @@ def test_months_before_a_month_end_is_a_month_end():
 
 
 def test_several_periods_at_once_are_refused_and_four_quarters_are_the_trailing_twelve_months():
-    for q in ("revenue for the last two quarters", "net income over the past 3 years", "revenue in each quarter of 2009"):
+    for q in (
+        "revenue for the last two quarters",
+        "net income over the past 3 years",
+        "revenue in each quarter of 2009",
+    ):
         with pytest.raises(ValueError, match="several periods"):
             find_periods(q)
     (ttm,) = find_periods("revenue over the last four quarters")
