@@ -147,3 +147,17 @@ def test_a_member_that_states_the_flow_over_another_span_only_is_left_out(loaded
     assert got.status == "answered", got.reasons
     assert got.pick is not None and "OPEN TEXT CORP" not in got.pick and "COMPUTER SCIENCES CORP" in got.pick
     assert "OPEN TEXT CORP (reports return on equity over 12 months only)" in " ".join(got.notes)
+
+
+def test_an_industry_word_inside_a_companys_name_is_the_name():
+    names = {1: "SOUTHWEST AIRLINES CO", 2: "DELTA AIR LINES INC", 3: "UNION PACIFIC CORP", 4: "HOST HOTELS & RESORTS"}
+    sic = {1: 4512, 2: 4512, 3: 4011, 4: 6798}
+    q = "Rank Southwest Airlines' peers by ROE in the quarter ended June 30, 2009."
+    assert industry_named(q) == (4512, "Airlines")  # the word alone is an industry
+    group = find_peer_group(q, [(1, names[1])], sic, names, ["Southwest Airlines"])
+    # its SIC code holds two companies, fewer than three: widened to its Fama-French industry, and said so
+    assert group is not None and group.anchor == 1 and group.ciks == (1, 2, 3) and group.widened
+    assert "Transportation" in group.description and "SIC 4512 holds fewer than 3" in group.description
+    q = "How does Host Hotels & Resorts' net margin compare with its peers?"
+    group = find_peer_group(q, [(4, names[4])], sic, names, ["Host Hotels & Resorts"])
+    assert group is not None and group.anchor == 4  # its SIC's peers, not the hotel industry it is not in

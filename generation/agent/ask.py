@@ -400,7 +400,7 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
     if found is not None:
         _registrant_for_period(graph, plan, found, question)
     said = [h.text for h in found.found] if found is not None else []
-    group = None if company else find_peer_group(question, plan.companies, sic, index.names)
+    group = None if company else find_peer_group(question, plan.companies, sic, index.names, said)
     if group is not None:
         said.append(group.words)  # "oil companies", "its peers": not measure words
     hits = find_measures(question, said)

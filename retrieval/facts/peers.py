@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -200,12 +200,15 @@ def find_peer_group(
     named: list[tuple[int, str]],
     sic: Mapping[int, int | None],
     names: Mapping[int, str],
+    said: Sequence[str] = (),
 ) -> PeerGroup | None:
     """The group of companies a question names by industry (see the module doc), or None.
 
     Args:
         question: the question. named: the companies it names (``(cik, EDGAR name)``, in order); one of them is
             the anchor of "its peers". sic: CIK -> SIC code of every graph company. names: CIK -> EDGAR name.
+        said: the words that named the companies ("Southwest Airlines", "Host Hotels & Resorts"): an industry
+            word inside a company's name is the name, not a group.
 
     Returns:
         :class:`PeerGroup`, or None when the question names no group, or names peers of no single company.
@@ -215,7 +218,10 @@ def find_peer_group(
     """
     if len(named) >= 2:
         return None  # named companies are the group ("Chevron, Exxon and BP")
-    industry = industry_named(question)
+    blanked = question
+    for words in sorted(said, key=len, reverse=True):
+        blanked = re.sub(rf"(?<![A-Za-z]){re.escape(words)}(?![A-Za-z])", " ", blanked, flags=re.I)
+    industry = industry_named(blanked)
     anchor = named[0][0] if named else None
     if industry is not None and anchor is not None and not _AMONG.search(question):
         industry = None  # "Wells Fargo's loans to banks": a named company's figure, not a group
