@@ -27,7 +27,11 @@ Scored: standing: the company's value and the group's median within 1 %; rank: t
 value; top: the company picked. Abstained (not answered) and wrong with the gate passed are counted apart. Writes
 ``bench/results/ask-dev-peers.json``; answers checkpointed in ``--out``.
 
-    python bench/ask_dev_peers.py [--seed S] [--limit N] [--out DIR] [--results-dir DIR] [--name NAME]
+``--industries``: industries said as groups ("Rank the banks by ROE in Q2 2009.", "Which of the oil companies had
+the highest current ratio at June 30, 2009?"; :data:`INDUSTRIES`), every industry asked every measure once, no
+company named. Writes ``bench/results/ask-dev-peers-industries.json``.
+
+    python bench/ask_dev_peers.py [--seed S] [--limit N] [--out DIR] [--results-dir DIR] [--name NAME] [--industries]
 """
 
 from __future__ import annotations
@@ -223,6 +227,45 @@ def items(mq, gold: Gold, seed: int) -> list[dict]:
     return out
 
 
+INDUSTRIES = {
+    # the words a question says -> the group they mean: a Fama-French 48 industry or one SIC code (the probe's own
+    # reading of the words, written from Kenneth French's industry names and the SEC's SIC titles)
+    "oil companies": "Oil", "oil and gas producers": "Oil", "banks": "Banks", "insurers": "Insur",
+    "utilities": "Util", "retailers": "Rtail", "drugmakers": "Drugs", "pharmaceutical companies": "Drugs",
+    "medical device makers": "MedEq", "restaurants": "Meals", "REITs": 6798, "software companies": 7372,
+    "chipmakers": 3674, "railroads": 4011, "chemical companies": "Chems", "machinery makers": "Mach",
+}  # fmt: skip
+INDUSTRY_TEMPLATES = {
+    "rank": ("Rank the {ind} by {m} {p}.", "Rank {ind} by {m} {p}, highest first."),
+    "top": ("Which of the {ind} had the highest {m} {p}?", "Among {ind}, which had the highest {m} {p}?"),
+}
+
+
+def industry_items(gold: Gold, seed: int) -> list[dict]:
+    """``--industries``: each industry of :data:`INDUSTRIES` asked each measure once (kind drawn), no company
+    named (so no split applies); the group is every quarter company of the industry."""
+    rng = random.Random(seed)
+    out = []
+    for words, target in INDUSTRIES.items():
+        if isinstance(target, int):
+            members = sorted({r.cik for r in gold.sub.itertuples() if r.sicn == target})
+        else:
+            members = sorted({r.cik for r in gold.sub.itertuples() if gold.ff48(r.sicn) == target})
+        for mid, (phrases, _, _, _) in MEASURES.items():
+            vals = gold.values(members, mid)
+            kind = rng.choice(list(INDUSTRY_TEMPLATES))
+            if vals is None:
+                continue
+            flow = any(x in FLOWS for x in MEASURES[mid][1:3])
+            p = "in Q2 2009" if flow else "at June 30, 2009"
+            question = rng.choice(INDUSTRY_TEMPLATES[kind]).format(ind=words, m=rng.choice(phrases), p=p)
+            order = sorted(vals, key=lambda n: -vals[n])
+            out.append({"id": f"{words}:{mid}:{kind}", "kind": f"industry {kind}", "measure": mid, "cik": None,
+                        "company": None, "question": question, "values": vals, "order": order,
+                        "median": statistics.median(vals.values())})  # fmt: skip
+    return out
+
+
 def close(a: float | None, b: float) -> bool:
     return a is not None and abs(a - b) <= TOLERANCE * abs(b) + 1e-9
 
@@ -232,7 +275,7 @@ def judge(row: dict, a: dict) -> str:
         return "abstained"
     if row["kind"] == "standing":
         ok = close(a["value"], row["values"][row["company"]]) and close(a["median"], row["median"])
-    elif row["kind"] == "rank":
+    elif row["kind"].endswith("rank"):
         ok = a["pick"] == row["order"] and all(close(a["values"].get(n), row["values"][n]) for n in row["order"])
     else:
         ok = a["pick"] == row["order"][:1]
@@ -243,16 +286,20 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--limit", type=int, default=0)
-    ap.add_argument("--out", type=Path, default=ROOT / "out" / "ask-dev-peers")
+    ap.add_argument("--out", type=Path, default=None, help="checkpoint folder (default out/<results name>)")
     ap.add_argument("--results-dir", type=Path, default=None)
-    ap.add_argument("--name", default="ask-dev-peers")
+    ap.add_argument("--name", default=None, help="results name (default ask-dev-peers[-industries])")
+    ap.add_argument("--industries", action="store_true", help="industries named as groups, no company named")
     args = ap.parse_args()
+    args.name = args.name or ("ask-dev-peers-industries" if args.industries else "ask-dev-peers")
+    args.out = args.out or ROOT / "out" / args.name
     from finkg.api import open_graph
     from finkg.config import load_settings
     from generation.agent.ask import answer_sec_question
 
     mq = generator()
-    rows = items(mq, Gold(mq), args.seed)[: args.limit or None]
+    gold = Gold(mq)
+    rows = (industry_items(gold, args.seed) if args.industries else items(mq, gold, args.seed))[: args.limit or None]
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / "answers.jsonl"
     done = {}
@@ -293,7 +340,7 @@ def main() -> None:
     secs = [done[r["id"]]["seconds"] for r in rows]
     figures = {
         "questions": len(rows),
-        "companies": len({r["cik"] for r in rows}),
+        "companies": len({r["cik"] for r in rows if r["cik"] is not None}),
         **{k: cats[k] for k in ("correct", "abstained", "wrong_gate_passed")},
         "median_seconds": statistics.median(secs) if secs else None,
     }
@@ -301,7 +348,8 @@ def main() -> None:
               "wrong, gate passed": c["wrong_gate_passed"]} for k, c in sorted(by_kind.items())]  # fmt: skip
     for k, v in figures.items():
         print(f"{k}: {v}")
-    params = {"seed": args.seed, "tolerance": TOLERANCE, "split": "dev", "period": PERIOD,
+    params = {"seed": args.seed, "tolerance": TOLERANCE, "period": PERIOD,
+              "split": "industries (no company named)" if args.industries else "dev",
               **({"limit": args.limit} if args.limit else {})}  # fmt: skip
     out = write_result(args.name, params, figures, tables={"kinds": table, "not correct": wrong},
                        directory=args.results_dir)  # fmt: skip

@@ -551,6 +551,35 @@ def _probe_figures(record: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"quarter": quarter, **record.get("figures", {})}]
 
 
+def _peer_rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (engine, kind) of the peer probe: this checkout's engine and the one before peers (ca81aa1)."""
+    out = []
+    for name, engine in (("ask-dev-peers", "peers read (this checkout)"), ("ask-dev-peers-baseline", "before")):
+        rec = records[name]
+        for row in rec["tables"]["kinds"]:
+            out.append({**row, "engine": engine, "sha": rec.get("git_sha", "?")})
+        figures = rec["figures"]
+        out.append({"kind": "all", "questions": figures["questions"], "correct": figures["correct"],
+                    "abstained": figures["abstained"], "wrong, gate passed": figures["wrong_gate_passed"],
+                    "engine": engine, "sha": rec.get("git_sha", "?")})  # fmt: skip
+    return out
+
+
+ASK_DEV_PEERS = Table(
+    ["ask-dev-peers", "ask-dev-peers-baseline"],
+    _peer_rows,
+    [
+        Column("engine", lambda r: str(r["engine"])),
+        Column("kind", lambda r: str(r["kind"])),
+        Column("questions", lambda r: str(r["questions"])),
+        Column("correct", lambda r: str(r["correct"])),
+        Column("abstained", lambda r: str(r["abstained"])),
+        Column("wrong, gate passed", lambda r: str(r["wrong, gate passed"])),
+        Column("commit", lambda r: f"`{str(r['sha'])[:7]}`"),
+    ],
+)
+
+
 ASK_DEV = Table(
     [name for name, _ in ASK_DEV_PROBES],
     _described_rows(ASK_DEV_PROBES, _probe_figures),
@@ -1281,6 +1310,7 @@ TABLES: dict[str, Table] = {
     "ask-user-questions": ASK_USER,
     "ask-user-questions-kinds": ASK_USER_KINDS,
     "ask-dev-probes": ASK_DEV,
+    "ask-dev-peers": ASK_DEV_PEERS,
     "ask-user-questions-new-quarters": ASK_USER_NEW_QUARTER,
     "demo-reports": DEMO_REPORTS,
     "train-embedder": TRAIN_EMBEDDER,

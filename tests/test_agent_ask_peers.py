@@ -161,3 +161,10 @@ def test_an_industry_word_inside_a_companys_name_is_the_name():
     q = "How does Host Hotels & Resorts' net margin compare with its peers?"
     group = find_peer_group(q, [(4, names[4])], sic, names, ["Host Hotels & Resorts"])
     assert group is not None and group.anchor == 4  # its SIC's peers, not the hotel industry it is not in
+
+
+def test_an_industry_read_as_a_capitalised_run_names_no_company(loaded):
+    plan = plan_question(loaded, "Rank REITs by liabilities to assets ratio at June 30, 2009, highest first.")
+    assert plan.kind == "rank" and plan.peers is not None and plan.unresolved == []
+    reits = set(sub()[sub().sic == 6798].cik.astype(int))
+    assert {c for c, _ in plan.companies} == reits

@@ -168,3 +168,7 @@ def test_peer_questions_name_development_half_companies_only_with_gold_that_can_
     assert peers.judge(row, wrong_order) == "wrong_gate_passed"
     assert peers.judge(row, {**wrong_order, "pick": row["order"]}) == "correct"
     assert peers.judge(row, {"status": "not in graph"}) == "abstained"
+    # industries said as groups name no company; every member of the industry is in the gold's group
+    industries = peers.industry_items(gold, seed=7)
+    assert industries and all(r["cik"] is None and r["kind"].startswith("industry ") for r in industries)
+    assert peers.industry_items(gold, seed=7) == industries

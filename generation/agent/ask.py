@@ -380,7 +380,9 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         if industry is not None:  # "Rank the REITs": the industry's words name no company
             inside = f" {normalize(industry[1])} "
             found.found = [h for h in found.found if f" {normalize(h.text)} " not in inside]
-            found.unresolved = [u for u in found.unresolved if f" {normalize(u)} " not in inside]
+            found.unresolved = [  # "REITs", and "Rank REITs" read as one capitalised run
+                u for u in found.unresolved if f" {normalize(u)} " not in inside and inside not in f" {normalize(u)} "
+            ]
             found.ambiguous = [(w, c) for w, c in found.ambiguous if f" {normalize(w)} " not in inside]
         plan.companies = [(h.cik, h.name) for h in found.found]
         plan.ambiguous = found.ambiguous
