@@ -561,3 +561,33 @@ def test_several_periods_at_once_are_never_answered_with_the_latest_one(loaded):
     # the last four quarters are the trailing twelve months: refused here for want of the 10-K before, not misread
     got = answer_sec_question(loaded, "What was Abbott's revenue over the last four quarters?")
     assert got.answer is None and "trailing twelve months" in got.reasons[0]
+
+
+def test_a_yes_no_question_against_a_threshold_answers_with_the_value(loaded):
+    want = gold(ABT, "LongTermDebtNoncurrent", "20090630", 0) / gold(ABT, "StockholdersEquity", "20090630", 0)
+    got = answer_sec_question(loaded, "Is Abbott's debt to equity ratio above 0.5 at June 30, 2009?")
+    assert (
+        got.status == "answered"
+        and close(got, want)
+        and got.answer == f"{'yes' if want > 0.5 else 'no'}: {want:.2f}, above 0.5"
+    )
+    revenue = gold(PFE, "SalesRevenueNet", "20090630", 1)
+    got = answer_sec_question(loaded, "Did Pfizer's revenue exceed $12 billion in Q2 2009?")
+    assert got.status == "answered" and close(got, revenue)
+    assert (
+        got.answer
+        == f"{'yes' if revenue > 12e9 else 'no'}: USD {revenue:,.0f}, {'above' if revenue > 12e9 else 'below'} $12 billion"
+    )
+    got = answer_sec_question(loaded, "Was Pfizer's revenue above 10% in Q2 2009?")  # a percent of an amount
+    assert got.answer is None and "is a percent but revenue is an amount" in got.reasons[0]
+
+
+def test_a_year_the_reading_misses_is_never_answered_with_the_latest_quarter(loaded):
+    # "over 2009" and "calendar 2009" are the year 2009 (not in the 2009q3 graph), never its latest quarter
+    for q in ("What was Abbott's revenue over 2009?", "What was Abbott's revenue in calendar 2009?"):
+        got = answer_sec_question(loaded, q)
+        assert got.answer is None and got.status == "not in graph", q
+    got = answer_sec_question(loaded, "What was Abbott's 2009 revenue so far?")
+    assert got.answer is None and "unread period" in got.reasons[0]
+    got = answer_sec_question(loaded, "What was Abbott's revenue in 1H09?")  # the first half, not the quarter
+    assert close(got, gold(ABT, "SalesRevenueNet", "20090630", 2))

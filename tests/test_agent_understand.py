@@ -69,7 +69,7 @@ def test_a_short_name_two_companies_share_is_asked_back():
 def test_the_schema_allows_only_catalog_measures_and_operations():
     schema = plan_schema()
     assert set(schema["properties"]["measure"]["enum"]) == set(BY_ID)
-    assert schema["properties"]["operation"]["enum"] == ["value", "change", "difference", "compare", "rank"]
+    assert schema["properties"]["operation"]["enum"] == ["value", "change", "difference", "sum", "compare", "rank"]
 
 
 @pytest.fixture(scope="module")

@@ -333,3 +333,26 @@ def test_several_periods_at_once_are_refused_and_four_quarters_are_the_trailing_
     (ttm,) = find_periods("revenue over the last four quarters")
     assert ttm.trailing and ttm.qtrs == 4 and ttm.ddate is None
     assert find_periods("revenue last quarter") == []  # the latest: one period
+
+
+@pytest.mark.parametrize(
+    ("question", "ddate", "qtrs", "fiscal"),
+    [
+        ("revenue in the second quarter, 2009", "20090630", 1, None),
+        ("revenue in 1H09", "20090630", 2, None),
+        ("revenue in H1'09", "20090630", 2, None),
+        ("revenue in H2 2009", "20091231", 2, None),
+        ("calendar year 2009 revenue", "20091231", 4, None),  # calendar: not the company's fiscal year
+        ("revenue over 2009", "20091231", 4, (2009, "FY")),
+    ],
+)
+def test_halves_calendar_years_and_a_year_over_which(question, ddate, qtrs, fiscal):
+    (p,) = find_periods(question)
+    assert (p.ddate, p.qtrs, p.fiscal) == (ddate, qtrs, fiscal)
+
+
+def test_a_year_no_period_phrase_reads_is_refused_never_the_latest_period():
+    for q in ("Abbott 2009 revenue", "What was Abbott's cash at mid-2009?"):
+        with pytest.raises(ValueError, match="unread period"):
+            find_periods(q)
+    assert find_periods("What is Abbott's current ratio?") == []  # no year named: the latest

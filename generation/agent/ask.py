@@ -58,7 +58,10 @@ from retrieval.facts.names import CompanyHit, CompanyIndex, CompanyMatch, core_n
 from retrieval.facts.peers import PeerGroup, find_peer_group, industry_named, peer_words
 from retrieval.facts.periods import PeriodAsk, find_periods, iso, month_end, months_before, year_earlier
 
-OPERATIONS = ("value", "change", "difference", "sum", "compare", "rank", "standing")
+OPERATIONS = ("value", "change", "difference", "sum", "compare", "rank")
+"""The operations a plan names by itself (the LLM's plan schema, :mod:`generation.agent.understand`); ``standing``
+(a company among its peers, :attr:`Plan.peers`) and ``threshold`` (a yes/no against a number,
+:attr:`Plan.threshold`) also need what only the words give."""
 
 _RANK = re.compile(r"\b(?:rank|ranking|ranked|order|sort|sorted|from (?:highest|lowest|largest|smallest|best))\b", re.I)
 _WHICH = re.compile(r"\b(?:which|who|whose)\b", re.I)
@@ -91,6 +94,17 @@ _YEAR_AGO = re.compile(
 """Words that make a change year over year (the default of a flow's change)."""
 _PERCENT = re.compile(r"\b(?:percent|percentage|per cent|pct|growth rate|rate of growth)\b|%", re.I)
 """Words that ask a change in percent."""
+
+_THRESHOLD = re.compile(
+    r"\b(?P<op>above|below|over|under|more than|less than|greater than|higher than|lower than|at least|at most|"
+    r"exceed(?:s|ed)?|top(?:s|ped)?)\s+(?P<usd>USD\s*|\$\s*)?(?P<num>-?\d[\d,]*(?:\.\d+)?)\s*"
+    r"(?P<unit>%|percent\b|per cent\b|x\b|times\b|billion\b|bn\b|million\b|mm\b|mn\b|m\b|thousand\b|k\b)?"
+    r"(?!\s*(?:months?|quarters?|years?|weeks?|days?|periods?)\b)",
+    re.I,
+)
+"""A threshold a yes/no question sets ("Was X's effective tax rate above 35%?", "Did X's revenue exceed $10
+billion?"): the comparison, the number and its unit or scale as written."""
+_SCALES = {"billion": 1e9, "bn": 1e9, "million": 1e6, "mm": 1e6, "mn": 1e6, "m": 1e6, "thousand": 1e3, "k": 1e3}
 
 _SUM = re.compile(r"\b(?:combined|together|in total|sum of|aggregate|altogether|added up|add up)\b", re.I)
 """Words that ask for the sum of several companies' (or measures') amounts ("the combined revenue of Chevron and
@@ -162,6 +176,7 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     over_span: bool = False
     peers: PeerGroup | None = None
+    threshold: tuple[str, float, str] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The plan as JSON-able data: ``{companies, measures (id, formula, unit), periods, operation, unit}``."""
@@ -396,7 +411,7 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
     except ValueError as exc:
         plan.kind = "unknown"
         plan.searched.append(str(exc))
-        if str(exc).startswith("several periods"):
+        if str(exc).startswith(("several periods", "unread period")):
             plan.refusal = str(exc)
         return plan
     if found is not None:
@@ -490,6 +505,8 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
     if group is not None and plan.measures and plan.kind not in ("ambiguous", "ambiguous measure"):
         _peer_plan(plan, group, index.names, question)
         n = len(plan.companies)
+    if n == 1 and k == 1 and plan.kind in ("value", "one of two", "difference", "compare") and not plan.peers:
+        _threshold_plan(plan, question)
     if plan.kind == "compare" and n == 1 and _RANK.search(question) is None:
         plan.by_how_much = plan.by_how_much and k >= 2
     if plan.measures:
@@ -508,6 +525,35 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
 _SUPERLATIVE = re.compile(
     r"\b(?:highest|largest|biggest|greatest|most|best|strongest|top|lowest|smallest|least|worst|weakest)\b", re.I
 )
+
+
+def _threshold_plan(plan: Plan, question: str) -> None:
+    """A yes/no question about one company's measure against a number (:data:`_THRESHOLD`): ``threshold`` kind, the
+    number in the measure's unit (a scale word multiplies an amount: "$10 billion"); a percent threshold for an
+    amount, or an amount for a ratio, is refused (``unknown`` with the reason)."""
+    m = _THRESHOLD.search(question)
+    if m is None:
+        return
+    if not (m.group("usd") or m.group("unit")) and re.fullmatch(r"(?:19|20)\d\d", m.group("num")):
+        return  # "revenue over 2009": a year, not a threshold
+    measure = plan.measures[0]
+    word = m.group("op").lower()
+    op = ">=" if word == "at least" else "<=" if word == "at most" else "<" if word in (
+        "below", "under", "less than", "lower than"
+    ) else ">"  # fmt: skip
+    number = float(m.group("num").replace(",", ""))
+    unit = (m.group("unit") or "").lower().strip()
+    percent = unit in ("%", "percent", "per cent")
+    if measure.unit == "USD":
+        if percent:
+            plan.kind, plan.refusal = "unknown", f"{m.group().strip()!r} is a percent but {measure.label} is an amount"
+            return
+        number *= _SCALES.get(unit, 1.0)
+    elif m.group("usd") or unit in _SCALES:
+        plan.kind, plan.refusal = "unknown", f"{m.group().strip()!r} is an amount but {measure.label} is a ratio"
+        return
+    written = question[m.start("usd") if m.group("usd") else m.start("num") : m.end()].strip()  # "$10 billion"
+    plan.kind, plan.threshold = "threshold", (op, number, written)
 
 
 def _peer_plan(plan: Plan, group: PeerGroup, names: dict[int, str], question: str) -> None:
@@ -530,6 +576,7 @@ def _peer_plan(plan: Plan, group: PeerGroup, names: dict[int, str], question: st
 
 _OPERATION_WORDS = (
     _RANK, _WHICH, _COMPARATIVE, _BY_HOW_MUCH, _DIFFERENCE, _GROWTH, _TWO_WAY, _DESCENDING, _ASCENDING, _SUM,
+    _THRESHOLD,
 )  # fmt: skip
 """The operation's words ("exceed", "outpace", "rank"): read as the operation, never as words of a measure."""
 
@@ -802,6 +849,27 @@ def _run(run: _Runner) -> tuple[list[str] | str, str, dict[str, Any]]:
             return format_value(out.value, m.unit), "arithmetic", derivation
         items = [f"{n}: {format_value(r.value, m.unit)}" for (_, n), r in zip(plan.companies, results, strict=True)]
         return items, "multi-span", derivation
+    if kind == "threshold" and plan.threshold is not None:
+        cik, _ = plan.companies[0]
+        ddate, qtrs = run.period(cik, m)
+        res = run.measure(cik, m, ddate, qtrs)
+        op, number, words = plan.threshold
+        value = float(res.value)
+        yes = {">": value > number, "<": value < number, ">=": value >= number, "<=": value <= number}[op]
+        out.value, out.unit = value, m.unit
+        side = "above" if value > number else "below" if value < number else "equal to"
+        derivation = {
+            "operands": _operands([res], lambda i: ""),
+            "formula": res.detail["formula"],
+            "expression": _named_expression(res),
+            "result": value,
+            "threshold": {"comparison": op, "value": number, "words": words, "met": yes},
+        }
+        return (
+            f"{'yes' if yes else 'no'}: {format_value(value, m.unit)}, {side} {words}",
+            "span",
+            derivation,
+        )
     if kind == "change":
         cik, _name = plan.companies[0]
         if len(plan.periods) >= 2:
@@ -1229,7 +1297,8 @@ def answer_sec_question(
         out.status = "not in graph" if str(exc).startswith(("not in the graph", "no ")) else "could not answer"
         out.value = out.unit = out.pick = None
         return out
-    verdict = check_answer(_without_names(answer, plan), qtype, out.tool_results, [])
+    quoted = [question] if plan.kind == "threshold" else []  # a threshold's number is the question's own
+    verdict = check_answer(_without_names(answer, plan), qtype, out.tool_results, quoted)
     extra = plan_checks(plan, question, out) + scale_checks(graph, out)
     if extra:
         checks = {**verdict.checks, "answers_the_question": False}

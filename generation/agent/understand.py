@@ -81,7 +81,7 @@ def resolve(data: dict[str, Any], index: CompanyIndex, sic: dict[int, int | None
     op = str(data.get("operation"))
     if op not in OPERATIONS:
         return None, f"operation {op!r} is not one of {', '.join(OPERATIONS)}"
-    if op in ("difference", "compare", "rank") and len(companies) < 2:
+    if op in ("difference", "sum", "compare", "rank") and len(companies) < 2:
         op = "value"
     plan = Plan(op, companies=list(dict.fromkeys(companies)), measures=[measure], periods=periods, sic=sic)
     plan.smaller = bool(data.get("lower_wins"))

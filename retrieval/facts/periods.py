@@ -147,16 +147,19 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"\b(?:(?P<fisc1>fiscal\s+|fy\s*)?q(?P<q1>[1-4])\s*(?:of\s+)?(?P<fisc2>fiscal\s+|fy\s*)?'?(?P<y1>(?:19|20)?\d\d)\b"
             r"|(?P<q2>[1-4])q\s*(?P<fisc3>fy\s*)?'?(?P<y2>(?:19|20)?\d\d)\b"
             rf"|(?P<fisc4>fiscal\s+(?:year\s+)?)?(?P<y3>(?:19|20)\d\d)\s+(?P<o1>{_ORDS})[\s-]+(?:fiscal\s+)?quarter\b"
-            rf"|(?P<o2>{_ORDS})[\s-]+(?P<fisc5>fiscal\s+)?quarter\s+(?:of\s+|in\s+)?(?P<fisc6>fiscal\s+(?:year\s+)?|fy\s*)?(?P<y4>(?:19|20)\d\d)\b"
+            rf"|(?P<o2>{_ORDS})[\s-]+(?P<fisc5>fiscal\s+)?quarter,?\s+(?:of\s+|in\s+)?(?P<fisc6>fiscal\s+(?:year\s+)?|fy\s*)?(?P<y4>(?:19|20)\d\d)\b"
             r"|(?P<fisc7>fiscal\s+|fy\s*)?(?P<y5>(?:19|20)\d\d)\s*[-/ ]?\s*q(?P<q3>[1-4])\b)",
             re.I,
         ),
     ),
-    # first half of 2009, H1 2009, first nine months of 2009
+    # calendar 2009, calendar year 2009: the twelve months ended December 31, whatever the company's fiscal year
+    ("calendar", re.compile(rf"\bcalendar\s+(?:year\s+)?{_YEAR}\b", re.I)),
+    # first half of 2009, H1 2009, 1H09, H1'09
     (
         "half",
         re.compile(
-            rf"\b(?:(?P<h>first|second)\s+half|h(?P<hn>[12]))\s+(?:of\s+)?(?:fiscal\s+|fy\s*)?{_YEAR}\b",
+            rf"\b(?:(?:(?P<h>first|second)\s+half|h(?P<hn>[12]))\s+(?:of\s+)?(?:fiscal\s+|fy\s*)?{_YEAR}"
+            r"|(?:(?P<hn2>[12])h|h(?P<hn3>[12]))\s*'?(?P<y2>(?:19|20)?\d\d))\b",
             re.I,
         ),
     ),
@@ -204,8 +207,10 @@ def find_periods(question: str) -> list[PeriodAsk]:
     "FY")``, ``qtrs`` 4, fallback December 31).
 
     Raises:
-        ValueError: a stated date does not exist (``February 30, 2009``), naming it; or the question asks for
-            several periods at once (:data:`SEVERAL_PERIODS`, the message starts "several periods").
+        ValueError: a stated date does not exist (``February 30, 2009``), naming it; the question asks for
+            several periods at once (:data:`SEVERAL_PERIODS`, the message starts "several periods"); or it names a
+            year that no period phrase reads ("Abbott's 2009 revenue", the message starts "unread period"), which
+            the latest period would silently answer.
     """
     several = SEVERAL_PERIODS.search(question)
     if several:
@@ -243,9 +248,11 @@ def find_periods(question: str) -> list[PeriodAsk]:
                     month_end(year, 3 * q).strftime("%Y%m%d"), 1 if span in (None, 1) else span, m.group(),
                     fiscal=(year, f"Q{q}") if fiscal else None,
                 )  # fmt: skip
+            elif kind == "calendar":
+                ask = PeriodAsk(f"{g['year']}1231", 4, m.group())
             elif kind == "half":
-                half = 1 if (g["h"] or "").lower() == "first" or g["hn"] == "1" else 2
-                year = int(g["year"])
+                half = 1 if (g["h"] or "").lower() == "first" or "1" in (g["hn"], g["hn2"], g["hn3"]) else 2
+                year = _year4(g["year"] or g["y2"])
                 ask = PeriodAsk(month_end(year, 6 * half).strftime("%Y%m%d"), 2, m.group())
             elif kind == "months":
                 n = {"three": 3, "six": 6, "nine": 9, "twelve": 12}.get(g["n"].lower()) or int(g["n"])
@@ -264,11 +271,20 @@ def find_periods(question: str) -> list[PeriodAsk]:
                 taken.append((m.start(), m.end()))
                 found.append((m.start(), ask))
     if not found:
-        for m in re.finditer(r"\b(?:in|for|during|of)\s+(?P<year>(?:19|20)\d\d)\b", question, re.I):
+        for m in re.finditer(
+            r"\b(?:in|for|during|of|over|throughout|across)\s+(?:all\s+of\s+)?(?P<year>(?:19|20)\d\d)\b", question, re.I
+        ):
             if free(m):
                 year = int(m.group("year"))
                 found.append((m.start(), PeriodAsk(f"{year}1231", 4, m.group(), fiscal=(year, "FY"))))
     found.sort(key=lambda f: f[0])
+    if not found:
+        unread = [y.group() for y in re.finditer(r"(?<![\d,.$])\b(?:19|20)\d\d\b(?![\d,.%])", question) if free(y)]
+        if unread:
+            raise ValueError(
+                f"unread period: the question names {', '.join(repr(y) for y in unread)} but no period finkg reads "
+                '("in 2009", "Q2 2009", "the quarter ended June 30, 2009"); never answered with the latest period'
+            )
     trailing = TRAILING_WORDS.search(question)
     if trailing is None:
         return [a for _, a in found]
