@@ -54,7 +54,9 @@ import statistics
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -72,6 +74,40 @@ def generator():
     sys.modules["make_user_questions"] = mq
     spec.loader.exec_module(mq)
     return mq
+
+
+def ask_checkpointed(
+    rows: list[dict], out: Path, saved: Callable[[dict, Any], dict], what: str = "questions"
+) -> dict[str, dict]:
+    """Ask every row's ``question`` (``finkg ask``'s engine, the configured graph) not answered in an earlier run,
+    appending ``{"id", **saved(row, answer), "seconds"}`` to ``out/answers.jsonl`` as each comes (a killed run
+    resumes there), with progress (count, rate, ETA); returns id -> saved answer for every row asked so far."""
+    from finkg.api import open_graph
+    from finkg.config import load_settings
+    from generation.agent.ask import answer_sec_question
+
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "answers.jsonl"
+    done: dict[str, dict] = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            a = json.loads(line)
+            done[a["id"]] = a
+    todo = [r for r in rows if r["id"] not in done]
+    print(f"{len(rows)} {what} ({len(done)} answered before, {len(todo)} to ask)", flush=True)
+    t0 = time.perf_counter()
+    with open_graph(load_settings()) as graph, path.open("a", encoding="utf-8") as fh:
+        for i, r in enumerate(todo, 1):
+            s = time.perf_counter()
+            a = answer_sec_question(graph, r["question"])
+            row = {"id": r["id"], **saved(r, a), "seconds": time.perf_counter() - s}
+            done[r["id"]] = row
+            fh.write(json.dumps(row) + "\n")
+            fh.flush()
+            if i % 100 == 0 or i == len(todo):
+                rate = i / (time.perf_counter() - t0)
+                print(f"{i}/{len(todo)} asked, {rate:.2f} q/s, ETA {(len(todo) - i) / rate:.0f} s", flush=True)
+    return done
 
 
 def development_filings(mq, quarter: Path | None = None, annual: bool = False):
@@ -204,10 +240,6 @@ def main() -> None:
     if args.quarter:
         name += "-" + args.quarter.name.removesuffix(".zip")
     args.out = args.out or ROOT / "out" / name
-    from finkg.api import open_graph
-    from finkg.config import load_settings
-    from generation.agent.ask import answer_sec_question
-
     kinds = [k for k in args.kinds.split(",") if k]
     mq = generator()
     if args.ttm:
@@ -218,30 +250,13 @@ def main() -> None:
         rows = items(mq, kinds, args.phrasings, args.seed, args.quarter, args.annual, args.more)
     if args.limit:
         rows = rows[: args.limit]
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / "answers.jsonl"
-    done = {}
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            a = json.loads(line)
-            done[a["id"]] = a
-    todo = [r for r in rows if r["id"] not in done]
-    print(f"{len(rows)} development questions ({len(done)} answered before, {len(todo)} to ask)", flush=True)
-    t0 = time.perf_counter()
-    with open_graph(load_settings()) as graph, path.open("a", encoding="utf-8") as fh:
-        for i, r in enumerate(todo, 1):
-            s = time.perf_counter()
-            a = answer_sec_question(graph, r["question"])
-            operands = (a.derivation or {}).get("operands") or {}
-            row = {"id": r["id"], "status": a.status, "value": a.value, "answer": a.answer,
-                   "concepts": sorted({str(o.get("concept")) for o in operands.values()}),
-                   "reasons": a.reasons[:1], "seconds": time.perf_counter() - s}  # fmt: skip
-            done[r["id"]] = row
-            fh.write(json.dumps(row) + "\n")
-            fh.flush()
-            if i % 100 == 0 or i == len(todo):
-                rate = i / (time.perf_counter() - t0)
-                print(f"{i}/{len(todo)} asked, {rate:.2f} q/s, ETA {(len(todo) - i) / rate:.0f} s", flush=True)
+
+    def saved(r: dict, a: Any) -> dict:
+        operands = (a.derivation or {}).get("operands") or {}
+        return {"status": a.status, "value": a.value, "answer": a.answer,
+                "concepts": sorted({str(o.get("concept")) for o in operands.values()}), "reasons": a.reasons[:1]}  # fmt: skip
+
+    done = ask_checkpointed(rows, args.out, saved, "development questions")
     cats: Counter[str] = Counter()
     by_kind: dict[str, Counter[str]] = {}
     wrong = []

@@ -39,18 +39,20 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib.util
-import json
 import random
 import re
 import statistics
 import sys
-import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from finkg.eval.results import write_result
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import ask_dev_exhaustive as exhaustive  # pyright: ignore[reportMissingImports]  (its checkpointed asking)
 
 ROOT = Path(__file__).resolve().parents[1]
 TOLERANCE = 0.01
@@ -87,16 +89,6 @@ TEMPLATES = {
     "rank": ("Rank {pos} peers by {m} {p}.", "Rank {co} and its peers by {m} {p}."),
     "top": ("Which of {pos} peers had the highest {m} {p}?",),
 }
-
-
-def generator():
-    """scripts/make_user_questions.py as a module (its split rule, filings and name forms)."""
-    spec = importlib.util.spec_from_file_location("make_user_questions", ROOT / "scripts" / "make_user_questions.py")
-    assert spec is not None and spec.loader is not None
-    mq = importlib.util.module_from_spec(spec)
-    sys.modules["make_user_questions"] = mq
-    spec.loader.exec_module(mq)
-    return mq
 
 
 def ff48_ranges() -> list[tuple[int, int, str]]:
@@ -293,39 +285,17 @@ def main() -> None:
     args = ap.parse_args()
     args.name = args.name or ("ask-dev-peers-industries" if args.industries else "ask-dev-peers")
     args.out = args.out or ROOT / "out" / args.name
-    from finkg.api import open_graph
-    from finkg.config import load_settings
-    from generation.agent.ask import answer_sec_question
-
-    mq = generator()
+    mq = exhaustive.generator()
     gold = Gold(mq)
     rows = (industry_items(gold, args.seed) if args.industries else items(mq, gold, args.seed))[: args.limit or None]
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / "answers.jsonl"
-    done = {}
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            a = json.loads(line)
-            done[a["id"]] = a
-    todo = [r for r in rows if r["id"] not in done]
-    print(f"{len(rows)} peer questions ({len(done)} answered before, {len(todo)} to ask)", flush=True)
-    t0 = time.perf_counter()
-    with open_graph(load_settings()) as graph, path.open("a", encoding="utf-8") as fh:
-        for i, r in enumerate(todo, 1):
-            s = time.perf_counter()
-            a = answer_sec_question(graph, r["question"])
-            d = a.derivation or {}
-            values = dict(d.get("values") or {})  # the members' values in the measure's unit (percent numbers)
-            median = float(d["result"]) if r["kind"] == "standing" and d.get("result") is not None else None
-            row = {"id": r["id"], "status": a.status, "value": a.value, "pick": a.pick, "answer": a.answer,
-                   "median": median, "values": values, "reasons": a.reasons[:1],
-                   "seconds": time.perf_counter() - s}  # fmt: skip
-            done[r["id"]] = row
-            fh.write(json.dumps(row) + "\n")
-            fh.flush()
-            if i % 25 == 0 or i == len(todo):
-                rate = i / (time.perf_counter() - t0)
-                print(f"{i}/{len(todo)} asked, {rate:.2f} q/s, ETA {(len(todo) - i) / rate:.0f} s", flush=True)
+
+    def saved(r: dict, a: Any) -> dict:
+        d = a.derivation or {}
+        median = float(d["result"]) if r["kind"] == "standing" and d.get("result") is not None else None
+        return {"status": a.status, "value": a.value, "pick": a.pick, "answer": a.answer, "median": median,
+                "values": dict(d.get("values") or {}), "reasons": a.reasons[:1]}  # fmt: skip
+
+    done = exhaustive.ask_checkpointed(rows, args.out, saved, "peer questions")
     cats: Counter[str] = Counter()
     by_kind: dict[str, Counter[str]] = {}
     wrong = []

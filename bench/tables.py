@@ -552,9 +552,15 @@ def _probe_figures(record: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _peer_rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per (engine, kind) of the peer probe: this checkout's engine and the one before peers (ca81aa1)."""
+    """One row per (engine, kind) of the peer probes (a company's peers; industries, no company named): this checkout's
+    engine and the one before peers (ca81aa1), on the same items."""
     out = []
-    for name, engine in (("ask-dev-peers", "peers read (this checkout)"), ("ask-dev-peers-baseline", "before")):
+    for name, engine in (
+        ("ask-dev-peers", "peers read (this checkout)"),
+        ("ask-dev-peers-baseline", "before peers (ca81aa1)"),
+        ("ask-dev-peers-industries", "peers read (this checkout)"),
+        ("ask-dev-peers-industries-baseline", "before peers (ca81aa1)"),
+    ):
         rec = records[name]
         for row in rec["tables"]["kinds"]:
             out.append({**row, "engine": engine, "sha": rec.get("git_sha", "?")})
@@ -566,15 +572,13 @@ def _peer_rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 ASK_DEV_PEERS = Table(
-    ["ask-dev-peers", "ask-dev-peers-baseline"],
+    ["ask-dev-peers", "ask-dev-peers-baseline", "ask-dev-peers-industries", "ask-dev-peers-industries-baseline"],
     _peer_rows,
     [
-        Column("engine", lambda r: str(r["engine"])),
-        Column("kind", lambda r: str(r["kind"])),
-        Column("questions", lambda r: str(r["questions"])),
-        Column("correct", lambda r: str(r["correct"])),
-        Column("abstained", lambda r: str(r["abstained"])),
-        Column("wrong, gate passed", lambda r: str(r["wrong, gate passed"])),
+        *(
+            Column(key, lambda r, key=key: str(r[key]))
+            for key in ("engine", "kind", "questions", "correct", "abstained", "wrong, gate passed")
+        ),
         Column("commit", lambda r: f"`{str(r['sha'])[:7]}`"),
     ],
 )

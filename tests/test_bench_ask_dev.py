@@ -151,7 +151,7 @@ def test_span_change_asks_how_much_a_balance_changed_over_the_year_to_date():
 
 def test_peer_questions_name_development_half_companies_only_with_gold_that_can_fail():
     peers = bench_script("ask_dev_peers")
-    mq = peers.generator()
+    mq = MQ
     gold = peers.Gold(mq)
     rows = peers.items(mq, gold, seed=7)
     assert len(rows) > 100 and {MQ.split_of(r["cik"]) for r in rows} == {"dev"}
