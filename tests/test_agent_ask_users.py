@@ -580,6 +580,9 @@ def test_a_yes_no_question_against_a_threshold_answers_with_the_value(loaded):
     )
     got = answer_sec_question(loaded, "Was Pfizer's revenue above 10% in Q2 2009?")  # a percent of an amount
     assert got.answer is None and "is a percent but revenue is an amount" in got.reasons[0]
+    # a number the operation cannot use is never read past: refused, not answered as "which had more revenue"
+    got = answer_sec_question(loaded, "Which had revenue above $10 billion in Q2 2009, Pfizer or Merck?")
+    assert got.answer is None and "compares with a number" in got.reasons[0]
 
 
 def test_a_year_the_reading_misses_is_never_answered_with_the_latest_quarter(loaded):

@@ -507,6 +507,13 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         n = len(plan.companies)
     if n == 1 and k == 1 and plan.kind in ("value", "one of two", "difference", "compare") and not plan.peers:
         _threshold_plan(plan, question)
+    number = _threshold(question)
+    if number is not None and plan.threshold is None and plan.kind not in _NO_ANSWER:
+        # "above $7 billion" was read as the operation's words: never answered as if the question had not said it
+        plan.kind, plan.refusal = (
+            "unknown",
+            (f"{number.group().strip()!r} compares with a number, which finkg answers for one company's one measure"),
+        )
     if plan.kind == "compare" and n == 1 and _RANK.search(question) is None:
         plan.by_how_much = plan.by_how_much and k >= 2
     if plan.measures:
@@ -527,15 +534,25 @@ _SUPERLATIVE = re.compile(
 )
 
 
+_NO_ANSWER = ("unknown", "no company", "ambiguous", "ambiguous measure", "one of two", "no peers")
+"""Plan kinds that are answered with why not, not with a number."""
+
+
+def _threshold(question: str) -> re.Match[str] | None:
+    """The question's threshold (:data:`_THRESHOLD`), a year ("revenue over 2009") left out."""
+    m = _THRESHOLD.search(question)
+    if m is None or (not (m.group("usd") or m.group("unit")) and re.fullmatch(r"(?:19|20)\d\d", m.group("num"))):
+        return None
+    return m
+
+
 def _threshold_plan(plan: Plan, question: str) -> None:
     """A yes/no question about one company's measure against a number (:data:`_THRESHOLD`): ``threshold`` kind, the
     number in the measure's unit (a scale word multiplies an amount: "$10 billion"); a percent threshold for an
     amount, or an amount for a ratio, is refused (``unknown`` with the reason)."""
-    m = _THRESHOLD.search(question)
+    m = _threshold(question)
     if m is None:
         return
-    if not (m.group("usd") or m.group("unit")) and re.fullmatch(r"(?:19|20)\d\d", m.group("num")):
-        return  # "revenue over 2009": a year, not a threshold
     measure = plan.measures[0]
     word = m.group("op").lower()
     op = ">=" if word == "at least" else "<=" if word == "at most" else "<" if word in (
