@@ -168,3 +168,13 @@ def test_an_industry_read_as_a_capitalised_run_names_no_company(loaded):
     assert plan.kind == "rank" and plan.peers is not None and plan.unresolved == []
     reits = set(sub()[sub().sic == 6798].cik.astype(int))
     assert {c for c, _ in plan.companies} == reits
+
+
+def test_the_industry_average_is_the_mean_of_the_companys_sic_peers(loaded):
+    wyeth = sub()[sub().name == "WYETH"].iloc[0]
+    want = ratios(sub()[sub().sic == wyeth.sic], RND, REVENUE, 1)
+    got = answer_sec_question(loaded, "How does Wyeth's R&D intensity compare with the industry average in Q2 2009?")
+    assert got.status == "answered" and got.plan is not None and got.plan.kind == "standing", got.reasons
+    mean = sum(want.values()) / len(want)
+    assert got.value == pytest.approx(want["WYETH"], rel=1e-9)
+    assert f"group mean ({mean:.2f}".rstrip("0").rstrip(".") in got.answer

@@ -177,6 +177,7 @@ class Plan:
     over_span: bool = False
     peers: PeerGroup | None = None
     threshold: tuple[str, float, str] | None = None
+    average: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """The plan as JSON-able data: ``{companies, measures (id, formula, unit), periods, operation, unit}``."""
@@ -579,6 +580,7 @@ def _peer_plan(plan: Plan, group: PeerGroup, names: dict[int, str], question: st
     a named company's peers without either place it among them (``standing``), an industry alone is ranked."""
     plan.peers = group
     plan.companies = [(c, names[c]) for c in group.ciks]
+    plan.average = bool(re.search(r"\b(?:average|mean)\b", question, re.I))
     if len(group.ciks) < 2:
         plan.kind = "no peers"
     elif _RANK.search(question):
@@ -1001,8 +1003,8 @@ def _run_peers(run: _Runner, group: PeerGroup) -> tuple[list[str] | str, str, di
     latest period, else at the period most members report last, a flow over the span asked (else the quarter); a
     member without the measure there, with the flow over another span only (a 10-K's year), or whose ratio divides
     by a figure at or below zero is left out and named in the notes; ``plan.companies`` becomes the members
-    measured. ``standing``: the anchor's value and the
-    group's median (a tool's number: the middle value, or the ``calculate`` mean of the middle two); the notes give
+    measured. ``standing``: the anchor's value and the group's median (a tool's number: the middle value, or the
+    ``calculate`` mean of the middle two), or its mean where the question says "average" or "mean"; the notes give
     the anchor's place.
 
     Raises:
@@ -1059,10 +1061,14 @@ def _run_peers(run: _Runner, group: PeerGroup) -> tuple[list[str] | str, str, di
     unit = m.unit
     out.unit = unit
     if plan.kind == "standing":
-        mid = sorted(values)
-        half = len(mid) // 2
-        pair = {"a": mid[half - 1], "b": mid[half]} if len(mid) % 2 == 0 else {"a": mid[half]}
-        median = run.call(calculate("(a + b) / 2" if len(pair) == 2 else "a", pair))
+        if plan.average:  # "the industry average": the mean, as asked
+            center, what = run.call(calculate(f"({' + '.join(names)}) / {len(names)}", names)), "group mean"
+        else:
+            mid = sorted(values)
+            half = len(mid) // 2
+            pair = {"a": mid[half - 1], "b": mid[half]} if len(mid) % 2 == 0 else {"a": mid[half]}
+            center, what = run.call(calculate("(a + b) / 2" if len(pair) == 2 else "a", pair)), "group median"
+        median = center
         out.value = values[0]
         out.pick = [labels[0]]
         place = order.index(0) + 1
@@ -1070,13 +1076,12 @@ def _run_peers(run: _Runner, group: PeerGroup) -> tuple[list[str] | str, str, di
             f"{labels[0]} ranks {place} of {len(values)} by {m.label} ({'lowest' if plan.smaller else 'highest'} first)"
         )
         derivation.update(
-            expression=f"median({', '.join(names)})", result=median.value, order=[labels[i] for i in order]
+            expression=f"{'mean' if plan.average else 'median'}({', '.join(names)})",
+            result=median.value,
+            order=[labels[i] for i in order],
         )
         return (
-            [
-                f"{labels[0]} ({format_value(values[0], unit)})",
-                f"group median ({format_value(float(median.value), unit)})",
-            ],
+            [f"{labels[0]} ({format_value(values[0], unit)})", f"{what} ({format_value(float(median.value), unit)})"],
             "multi-span",
             derivation,
         )

@@ -106,10 +106,11 @@ _PLURAL_GROUP = re.compile(
 """Industry words that name a group by themselves ("Rank the banks"), without "companies" after them."""
 
 _PEERS = re.compile(
-    r"\b(?:peers?|peer group|competitors?|rivals?|(?:same|its|their|\w+['’]s?) (?:industry|sector|sic(?: code)?))\b",
+    r"\b(?:peers?|peer group|competitors?|rivals?|(?:same|its|their|the|\w+['’]s?) (?:industry|sector|sic(?: code)?))\b",
     re.I,
 )
-"""Words that ask for a named company's peers ("its peers", "Amgen's competitors", "companies in Wyeth's industry")."""
+"""Words that ask for a named company's peers ("its peers", "Amgen's competitors", "companies in Wyeth's industry",
+"the industry average")."""
 
 
 _AMONG = re.compile(
