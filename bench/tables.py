@@ -556,9 +556,9 @@ def _peer_rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     engine and the one before peers (ca81aa1), on the same items."""
     out = []
     for name, engine in (
-        ("ask-dev-peers", "peers read (this checkout)"),
+        ("ask-dev-peers", "with peers"),
         ("ask-dev-peers-baseline", "before peers (ca81aa1)"),
-        ("ask-dev-peers-industries", "peers read (this checkout)"),
+        ("ask-dev-peers-industries", "with peers"),
         ("ask-dev-peers-industries-baseline", "before peers (ca81aa1)"),
     ):
         rec = records[name]

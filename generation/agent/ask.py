@@ -429,6 +429,7 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         operation += " share percentage percent proportion fraction portion part went go goes devoted allocated"
     if group is not None:  # "How does Wyeth stack up against other drugmakers"
         operation += " " + " ".join(peer_words(question))
+    operation += " " + " ".join(p.text for p in plan.periods)  # "over the past four quarters": the period's words
     # unresolved capitalised words may be names and are not measure words; a question's first word is capitalised
     # anyway ("Pre-tax profit at Apache ...": "pre" and "tax" stay unread, never excused as a name)
     first = re.match(r"\W*([\w&'.-]+)", question)
