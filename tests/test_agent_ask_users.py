@@ -594,3 +594,10 @@ def test_a_year_the_reading_misses_is_never_answered_with_the_latest_quarter(loa
     assert got.answer is None and "unread period" in got.reasons[0]
     got = answer_sec_question(loaded, "What was Abbott's revenue in 1H09?")  # the first half, not the quarter
     assert close(got, gold(ABT, "SalesRevenueNet", "20090630", 2))
+
+
+def test_a_sum_that_finds_one_company_is_refused_never_that_companys_figure(loaded):
+    got = answer_sec_question(loaded, "What was the combined revenue of Big Blue and Abbott in Q2 2009?")  # a nickname
+    assert got.answer is None and got.status == "not in graph" and "only ABBOTT LABORATORIES" in got.reasons[0]
+    got = answer_sec_question(loaded, "What was the combined revenue of xyzzy and Abbott in Q2 2009?")  # lower case
+    assert got.answer is None and got.status == "not understood" and "'xyzzy'" in got.reasons[0]

@@ -483,10 +483,16 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         and k == 1
         and (_TWO_WAY.search(question) or plan.unresolved)
         and (
-            _DIFFERENCE.search(question) or _COMPARATIVE.search(question) or _RANK.search(question) or plan.by_how_much
+            _DIFFERENCE.search(question)
+            or _COMPARATIVE.search(question)
+            or _RANK.search(question)
+            or _SUM.search(question)
+            or plan.by_how_much
         )
     ):
         plan.kind = "one of two"  # a comparison that found one company: never answered with its value alone
+    if plan.kind in ("value", "change") and n < 2 and k < 2 and _SUM.search(question):
+        plan.kind = "one of two"  # "the combined revenue of xyzzy and Ametek": a sum of one figure is not answered
     if (
         plan.kind == "change"
         and k == 1
