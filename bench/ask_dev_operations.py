@@ -5,8 +5,8 @@ current ratio above 2.5 as of June 30, 2009?"), over the shipped 2009q3 quarter'
 Items, drawn with ``--seed`` from the development-half 10-Qs of the question sets' generator
 (``scripts/make_user_questions.py``: its filing rules, split rule, name forms, measures, phrases and periods):
 
-- **sum**: pairs of companies whose 10-Qs end on the same date, an amount measure (USD) both have a gold for; gold:
-  the sum of the two golds.
+- **sum**: pairs of companies whose 10-Qs end on the same date in the same fiscal quarter (so "the six months ended"
+  is both companies' span), an amount measure (USD) both have a gold for; gold: the sum of the two golds.
 - **threshold**: a company, a measure (amount or ratio) with a gold, a number 0.5, 0.8, 1.25 or 2 times the gold
   (two significant digits; "$1.2 billion" for amounts, "35%" for percents, "1.2" for multiples) and a comparison
   ("above", "below", "more than", "less than", "at least", "at most"); gold: whether the gold value meets it.
@@ -69,11 +69,11 @@ def items(mq, seed: int) -> list[dict]:
                 golds[(f.adsh, m.id)] = spec["value"]
     out = []
     by_period: dict[str, list] = {}
-    for f in filings:
-        by_period.setdefault(f.fiscal, []).append(f)
+    for f in filings:  # the same period end and the same fiscal quarter: "the six months ended" is both companies'
+        by_period.setdefault((f.fiscal, f.ytd_qtrs), []).append(f)
     amounts = [m for m in mq.MEASURES.values() if m.unit == "USD"]
     for f in filings:  # sum: one pair per filing, its partner drawn among the filings of its period end
-        partners = [g for g in by_period[f.fiscal] if g.cik != f.cik]
+        partners = [g for g in by_period[(f.fiscal, f.ytd_qtrs)] if g.cik != f.cik]
         m = rng.choice(amounts)
         ok = [g for g in partners if (g.adsh, m.id) in golds]
         if (f.adsh, m.id) not in golds or not ok:

@@ -527,6 +527,7 @@ ASK_DEV_PROBES = (
     ("ask-dev-span-change", "how much balances changed over the year to date, drawn phrasings"),
     ("ask-dev-span-change-2010q2", "how much balances changed over the year to date, drawn phrasings"),
     ("ask-dev-elements-phrasings", "33 line items, one drawn phrasing each (a fresh draw, seed 34)"),
+    ("ask-dev-operations", "sums of two companies' amounts and yes/no thresholds, drawn names and measures"),
 )
 
 

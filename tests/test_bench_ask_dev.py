@@ -172,3 +172,20 @@ def test_peer_questions_name_development_half_companies_only_with_gold_that_can_
     industries = peers.industry_items(gold, seed=7)
     assert industries and all(r["cik"] is None and r["kind"].startswith("industry ") for r in industries)
     assert peers.industry_items(gold, seed=7) == industries
+
+
+def test_sum_and_threshold_questions_name_development_half_companies_with_gold_that_can_fail():
+    ops = bench_script("ask_dev_operations")
+    rows = ops.items(MQ, seed=11)
+    assert {r["kind"] for r in rows} == {"sum", "threshold"} and {MQ.split_of(r["cik"]) for r in rows} == {"dev"}
+    assert ops.items(MQ, seed=11) == rows
+    t = next(r for r in rows if r["kind"] == "threshold")
+    right = {"status": "answered", "value": t["gold"], "answer": ("yes" if t["meets"] else "no") + ": ..."}
+    assert ops.judge(t, right) == "correct"
+    assert ops.judge(t, {**right, "answer": ("no" if t["meets"] else "yes") + ": ..."}) == "wrong_gate_passed"
+    s = next(r for r in rows if r["kind"] == "sum")
+    assert ops.judge(s, {"status": "answered", "value": s["gold"] * 1.02, "answer": "USD 1"}) == "wrong_gate_passed"
+    assert ops.judge(s, {"status": "not in graph"}) == "abstained"
+    assert (
+        ops.written(1.2e9, "USD") == "$1.2 billion" and ops.written(35.0, "%") == "35%" and ops.round2(0.5678) == 0.57
+    )
