@@ -13,8 +13,11 @@ operation, unit), every part resolved against the graph's own catalogs:
 - **periods** by :mod:`retrieval.facts.periods` (a fiscal date as the filing states it -> FSDS's month-end
   ``ddate``; quarters, halves, fiscal years through the company's own ``fy``/``fp``; none -> the latest);
 - **operation**: ``value``, ``change`` (year over year; a balance's change over the span the question names is
-  its end less its start, :attr:`Plan.over_span`), ``difference`` (first minus second), ``compare`` (which is
-  higher, optionally by how much), ``rank``.
+  its end less its start, :attr:`Plan.over_span`), ``difference`` (first minus second), ``sum`` ("combined"),
+  ``compare`` (which is higher, optionally by how much), ``rank``, ``threshold`` (yes or no against a number the
+  question gives, :attr:`Plan.threshold`); among a group named by its industry ("Chevron's peers", "oil
+  companies": :mod:`retrieval.facts.peers`, :attr:`Plan.peers`) ``rank``, ``compare`` (the top) and ``standing``
+  (a company beside the group's median or mean).
 
 The plan runs the ``measure`` tool (:func:`generation.agent.measure.measure_value`) and ``calculate``/``compare``;
 the answer passes two gates: every number traced (:func:`generation.agent.gate.check_answer`) and the answer is

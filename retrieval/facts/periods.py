@@ -12,9 +12,12 @@ What a question can say (:func:`find_periods`): an exact date ("the quarter ende
 6/30/2009"), a quarter ("Q2 2009", "2Q09", "the second quarter of 2009", "fiscal 2010 second quarter": a
 fiscal quarter is resolved through the company's filings' ``fy``/``fp`` when one states it, see
 :class:`PeriodAsk`), a month ("the June 2009 quarter"), a year end ("end of 2009", "year-end 2009": the balance
-sheet at December 31), a span ("first half of 2009", "six months ended", "nine months", "fiscal year 2008": the
-flows' ``qtrs``), the trailing twelve months ("TTM revenue as of March 31, 2010", "LTM", "the twelve months ended
-..."; :data:`TRAILING_WORDS`), or nothing / "latest" / "last quarter" (the latest period the company reports).
+sheet at December 31), a span ("first half of 2009", "1H09", "six months ended", "nine months", "fiscal year 2008",
+"over 2009"; "calendar 2009": the twelve months ended December 31, not a fiscal year: the flows' ``qtrs``), the
+trailing twelve months ("TTM revenue as of March 31, 2010", "LTM", "the last four quarters", "the twelve months
+ended ..."; :data:`TRAILING_WORDS`), or nothing / "latest" / "last quarter" (the latest period the company
+reports). Several periods at once ("the last two quarters": :data:`SEVERAL_PERIODS`) and a year no phrase reads
+("Abbott's 2009 revenue") raise, so that no question is answered with the latest period instead of the one it named.
 """
 
 from __future__ import annotations
