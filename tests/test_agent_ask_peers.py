@@ -178,3 +178,15 @@ def test_the_industry_average_is_the_mean_of_the_companys_sic_peers(loaded):
     mean = sum(want.values()) / len(want)
     assert got.value == pytest.approx(want["WYETH"], rel=1e-9)
     assert f"group mean ({mean:.2f}".rstrip("0").rstrip(".") in got.answer
+
+
+def test_an_industrys_average_and_its_top_n(loaded):
+    drugs = sub()[sub().sic.map(lambda s: in_ranges(s, DRUGS))]
+    assert set(drugs.nciks) == {"1"}  # no co-registrant filing: the whole-entity gold is the engine's reading
+    want = ratios(drugs, NET_INCOME, REVENUE, 1)
+    got = answer_sec_question(loaded, "What was the average net margin of drugmakers in Q2 2009?")
+    assert got.status == "answered" and got.plan is not None and got.plan.kind == "group average", got.reasons
+    assert got.value == pytest.approx(sum(want.values()) / len(want), rel=1e-9)
+    got = answer_sec_question(loaded, "Rank the top 3 drugmakers by net margin in Q2 2009")
+    assert got.status == "answered" and got.pick == sorted(want, key=lambda n: -want[n])[:3]
+    assert f"the first 3 of {len(want)} shown" in got.notes

@@ -146,7 +146,8 @@ class Plan:
 
     Attributes:
         kind: the operation (``value``, ``change``, ``difference``, ``sum`` ("combined"), ``compare``, ``rank``,
-            ``standing``: a company among its peers), or why there is none: ``no company``, ``unknown`` (no measure),
+            ``standing``: a company among its peers, ``group average``: an industry's mean or median), or why there
+            is none: ``no company``, ``unknown`` (no measure),
             ``ambiguous`` (a company name fits several: ask back), ``ambiguous measure`` (the words name several
             elements by their labels: ask back), ``one of two`` (a comparison that found one company only: refused,
             never answered with that company's value), ``no peers`` (the group holds one company).
@@ -181,6 +182,7 @@ class Plan:
     peers: PeerGroup | None = None
     threshold: tuple[str, float, str] | None = None
     average: bool = False
+    limit: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The plan as JSON-able data: ``{companies, measures (id, formula, unit), periods, operation, unit}``."""
@@ -552,8 +554,11 @@ _NO_ANSWER = ("unknown", "no company", "ambiguous", "ambiguous measure", "one of
 def _threshold(question: str) -> re.Match[str] | None:
     """The question's threshold (:data:`_THRESHOLD`), a year ("revenue over 2009") left out."""
     m = _THRESHOLD.search(question)
-    if m is None or (not (m.group("usd") or m.group("unit")) and re.fullmatch(r"(?:19|20)\d\d", m.group("num"))):
+    if m is None:
         return None
+    bare = not (m.group("usd") or m.group("unit"))
+    if bare and (re.fullmatch(r"(?:19|20)\d\d", m.group("num")) or m.group("op").lower().startswith("top")):
+        return None  # "revenue over 2009": a year; "the top 5 oil companies": a count
     return m
 
 
@@ -591,8 +596,13 @@ def _peer_plan(plan: Plan, group: PeerGroup, names: dict[int, str], question: st
     plan.peers = group
     plan.companies = [(c, names[c]) for c in group.ciks]
     plan.average = bool(re.search(r"\b(?:average|mean)\b", question, re.I))
+    top = re.search(r"\btop\s+(\d+|three|five|ten)\b", question, re.I)
+    if top:
+        plan.limit = {"three": 3, "five": 5, "ten": 10}.get(top.group(1).lower()) or int(top.group(1))
     if len(group.ciks) < 2:
         plan.kind = "no peers"
+    elif group.anchor is None and re.search(r"\b(?:average|mean|median)\b", question, re.I):
+        plan.kind = "group average"  # "the average ROE of oil companies": the group's mean (or median)
     elif _RANK.search(question):
         plan.kind = "rank"
     elif _WHICH.search(question) or _SUPERLATIVE.search(question):
@@ -1070,6 +1080,18 @@ def _run_peers(run: _Runner, group: PeerGroup) -> tuple[list[str] | str, str, di
     }
     unit = m.unit
     out.unit = unit
+    if plan.kind == "group average":
+        if plan.average:
+            center = run.call(calculate(f"({' + '.join(names)}) / {len(names)}", names))
+        else:
+            mid = sorted(values)
+            half = len(mid) // 2
+            pair = {"a": mid[half - 1], "b": mid[half]} if len(mid) % 2 == 0 else {"a": mid[half]}
+            center = run.call(calculate("(a + b) / 2" if len(pair) == 2 else "a", pair))
+        out.value = float(center.value)
+        what = "group mean" if plan.average else "group median"
+        derivation.update(expression=f"{'mean' if plan.average else 'median'}({', '.join(names)})", result=out.value)
+        return f"{what} ({format_value(out.value, unit)})", "span", derivation
     if plan.kind == "standing":
         if plan.average:  # "the industry average": the mean, as asked
             center, what = run.call(calculate(f"({' + '.join(names)}) / {len(names)}", names)), "group mean"
@@ -1098,9 +1120,12 @@ def _run_peers(run: _Runner, group: PeerGroup) -> tuple[list[str] | str, str, di
     run.call(calculate(f"{'min' if plan.smaller else 'max'}({', '.join(names)})", names))
     derivation.update(expression=("min" if plan.smaller else "max") + f"({', '.join(names)})", result=values[order[0]])
     if plan.kind == "rank":
-        out.pick = [labels[i] for i in order]
-        derivation["result"] = out.pick
-        return [f"{labels[i]} ({format_value(values[i], unit)})" for i in order], "multi-span", derivation
+        shown = order[: plan.limit] if plan.limit else order
+        if plan.limit and plan.limit < len(order):
+            out.notes.append(f"the first {plan.limit} of {len(order)} shown")
+        out.pick = [labels[i] for i in shown]
+        derivation["result"] = [labels[i] for i in order]
+        return [f"{labels[i]} ({format_value(values[i], unit)})" for i in shown], "multi-span", derivation
     top, second = order[0], order[1]
     out.pick = [labels[top]]
     if plan.by_how_much:
@@ -1218,7 +1243,11 @@ def plan_checks(plan: Plan, question: str, out: SecAnswer) -> list[str]:
     if plan.measures and all(_PER_SHARE.search(m.label) for m in plan.measures):
         asked = _PER_SHARE.sub(" ", asked)  # a per-share element (dividends declared per share) is asked per share
     asks_ratio = bool(_ASKS_RATIO.search(asked))
-    if asks_ratio and plan.kind in ("value", "difference", "compare", "rank", "standing") and out.unit == "USD":
+    if (
+        asks_ratio
+        and plan.kind in ("value", "difference", "compare", "rank", "standing", "group average")
+        and out.unit == "USD"
+    ):
         labels = ", ".join(m.label for m in plan.measures)
         reasons.append(f"the question asks for a ratio, margin, rate or share, but {labels} is an amount in USD")
     ciks = {int(f["cik"]) for r in measured for f in r.detail["facts"]}

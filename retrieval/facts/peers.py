@@ -115,7 +115,7 @@ _PEERS = re.compile(
 
 _AMONG = re.compile(
     r"\b(?:other|others|peers?|compare[sd]?|comparison|versus|vs|against|among|amongst|rank\w*|which|relative to|"
-    r"stacks? up|stacked up|median|average)\b",
+    r"stacks? up|stacked up|median|average|mean|industry|sector|top)\b",
     re.I,
 )
 """Words that put a named company among an industry ("How does Chevron compare with other oil companies?"); in a
