@@ -110,6 +110,49 @@ def ask_checkpointed(
     return done
 
 
+def summary(
+    rows: list[dict], done: dict[str, dict], category: Callable[[dict, dict], str], kind: Callable[[dict], str]
+) -> tuple[dict[str, Any], list[dict[str, Any]], list[tuple[dict, dict, str]]]:
+    """A probe's figures (questions, companies, correct, abstained, wrong with the gate passed, median seconds), its
+    table by ``kind(row)``, and the ``(row, answer, category)`` of every answer not correct; ``category(row, answer)``
+    is ``correct``, ``abstained`` or ``wrong_gate_passed``. Prints the figures."""
+    cats: Counter[str] = Counter()
+    by_kind: dict[str, Counter[str]] = {}
+    missed = []
+    for r in rows:
+        a = done[r["id"]]
+        cat = category(r, a)
+        cats[cat] += 1
+        by_kind.setdefault(kind(r), Counter())[cat] += 1
+        if cat != "correct":
+            missed.append((r, a, cat))
+    secs = [done[r["id"]]["seconds"] for r in rows]
+    figures = {
+        "questions": len(rows),
+        "companies": len({r["cik"] for r in rows if r.get("cik") is not None}),
+        **{k: cats[k] for k in ("correct", "abstained", "wrong_gate_passed")},
+        "median_seconds": statistics.median(secs) if secs else None,
+    }
+    table = [
+        {"kind": k, "questions": sum(c.values()), "correct": c["correct"], "abstained": c["abstained"],
+         "wrong, gate passed": c["wrong_gate_passed"]}
+        for k, c in sorted(by_kind.items())
+    ]  # fmt: skip
+    for k, v in figures.items():
+        print(f"{k}: {v}")
+    return figures, table, missed
+
+
+def not_correct(missed: list[tuple[dict, dict, str]], gold: Callable[[dict], dict]) -> list[dict[str, Any]]:
+    """The rows of a results file's "not correct" table: each missed question, its category, the answer and the reason
+    given, and the row's gold as ``gold(row)`` states it."""
+    return [
+        {"id": r["id"], "question": r["question"], "category": cat, "answer": a.get("answer"),
+         "reasons": a.get("reasons"), **gold(r)}
+        for r, a, cat in missed
+    ]  # fmt: skip
+
+
 def development_filings(mq, quarter: Path | None = None, annual: bool = False):
     """``(facts, daily, filings)`` of an FSDS quarter ZIP (default the shipped 2009q3): the generator's
     :class:`Facts` over its num.txt, the daily file's sub.txt, and its development-half question filings (10-Qs, or
@@ -257,40 +300,23 @@ def main() -> None:
                 "concepts": sorted({str(o.get("concept")) for o in operands.values()}), "reasons": a.reasons[:1]}  # fmt: skip
 
     done = ask_checkpointed(rows, args.out, saved, "development questions")
-    cats: Counter[str] = Counter()
-    by_kind: dict[str, Counter[str]] = {}
-    wrong = []
-    for r in rows:
-        a = done[r["id"]]
+
+    def category(r: dict, a: dict) -> str:
         if a["status"] != "answered":
-            cat = "abstained"
-        elif a["value"] is not None and abs(a["value"] - r["gold"]) <= TOLERANCE * abs(r["gold"]) + 1e-9:
-            cat = "correct"
-        else:
-            cat = "wrong_gate_passed"
-            wrong.append({**r, "got": a["value"], "answer": a["answer"], "concepts": a.get("concepts")})
-        cats[cat] += 1
-        by_kind.setdefault(f"{r['kind']} ({r['style']})" if "style" in r else r["kind"], Counter())[cat] += 1
-    secs = [done[r["id"]]["seconds"] for r in rows]
-    figures = {
-        "questions": len(rows),
-        "companies": len({r["cik"] for r in rows}),
-        "measures": len({r["measure"] for r in rows}),
-        **{k: cats[k] for k in ("correct", "abstained", "wrong_gate_passed")},
-        "median_seconds": statistics.median(secs) if secs else None,
-    }
-    table = [
-        {
-            "kind": k,
-            "questions": sum(c.values()),
-            "correct": c["correct"],
-            "abstained": c["abstained"],
-            "wrong, gate passed": c["wrong_gate_passed"],
-        }
-        for k, c in sorted(by_kind.items())
+            return "abstained"
+        close = a["value"] is not None and abs(a["value"] - r["gold"]) <= TOLERANCE * abs(r["gold"]) + 1e-9
+        return "correct" if close else "wrong_gate_passed"
+
+    figures, table, missed = summary(
+        rows, done, category, lambda r: f"{r['kind']} ({r['style']})" if "style" in r else r["kind"]
+    )
+    figures = {**figures, "measures": len({r["measure"] for r in rows})}
+    print(f"measures: {figures['measures']}")
+    wrong = [
+        {**r, "got": a["value"], "answer": a["answer"], "concepts": a.get("concepts")}
+        for r, a, cat in missed
+        if cat == "wrong_gate_passed"
     ]
-    for k, v in figures.items():
-        print(f"{k}: {v}")
     params = {
         "kinds": args.kinds,
         "tolerance": TOLERANCE,

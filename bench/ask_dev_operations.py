@@ -24,9 +24,7 @@ from __future__ import annotations
 import argparse
 import math
 import random
-import statistics
 import sys
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -127,28 +125,8 @@ def main() -> None:
         return {"status": a.status, "value": a.value, "answer": a.answer, "reasons": a.reasons[:1]}
 
     done = exhaustive.ask_checkpointed(rows, args.out, saved, "sum and threshold questions")
-    cats: Counter[str] = Counter()
-    by_kind: dict[str, Counter[str]] = {}
-    wrong = []
-    for r in rows:
-        cat = judge(r, done[r["id"]])
-        cats[cat] += 1
-        by_kind.setdefault(r["kind"], Counter())[cat] += 1
-        if cat != "correct":
-            a = done[r["id"]]
-            wrong.append({"id": r["id"], "question": r["question"], "category": cat, "gold": r["gold"],
-                          "meets": r.get("meets"), "answer": a["answer"], "reasons": a["reasons"]})  # fmt: skip
-    secs = [done[r["id"]]["seconds"] for r in rows]
-    figures = {
-        "questions": len(rows),
-        "companies": len({r["cik"] for r in rows}),
-        **{k: cats[k] for k in ("correct", "abstained", "wrong_gate_passed")},
-        "median_seconds": statistics.median(secs) if secs else None,
-    }
-    table = [{"kind": k, "questions": sum(c.values()), "correct": c["correct"], "abstained": c["abstained"],
-              "wrong, gate passed": c["wrong_gate_passed"]} for k, c in sorted(by_kind.items())]  # fmt: skip
-    for k, v in figures.items():
-        print(f"{k}: {v}")
+    figures, table, missed = exhaustive.summary(rows, done, judge, lambda r: r["kind"])
+    wrong = exhaustive.not_correct(missed, lambda r: {"gold": r["gold"], "meets": r.get("meets")})
     params = {
         "seed": args.seed,
         "tolerance": TOLERANCE,

@@ -296,28 +296,8 @@ def main() -> None:
                 "values": dict(d.get("values") or {}), "reasons": a.reasons[:1]}  # fmt: skip
 
     done = exhaustive.ask_checkpointed(rows, args.out, saved, "peer questions")
-    cats: Counter[str] = Counter()
-    by_kind: dict[str, Counter[str]] = {}
-    wrong = []
-    for r in rows:
-        a = done[r["id"]]
-        cat = judge(r, a)
-        cats[cat] += 1
-        by_kind.setdefault(r["kind"], Counter())[cat] += 1
-        if cat != "correct":
-            wrong.append({"id": r["id"], "question": r["question"], "category": cat, "answer": a["answer"],
-                          "reasons": a["reasons"], "gold_order": r["order"][:5], "gold_median": r["median"]})  # fmt: skip
-    secs = [done[r["id"]]["seconds"] for r in rows]
-    figures = {
-        "questions": len(rows),
-        "companies": len({r["cik"] for r in rows if r["cik"] is not None}),
-        **{k: cats[k] for k in ("correct", "abstained", "wrong_gate_passed")},
-        "median_seconds": statistics.median(secs) if secs else None,
-    }
-    table = [{"kind": k, "questions": sum(c.values()), "correct": c["correct"], "abstained": c["abstained"],
-              "wrong, gate passed": c["wrong_gate_passed"]} for k, c in sorted(by_kind.items())]  # fmt: skip
-    for k, v in figures.items():
-        print(f"{k}: {v}")
+    figures, table, missed = exhaustive.summary(rows, done, judge, lambda r: r["kind"])
+    wrong = exhaustive.not_correct(missed, lambda r: {"gold_order": r["order"][:5], "gold_median": r["median"]})
     params = {"seed": args.seed, "tolerance": TOLERANCE, "period": PERIOD,
               "split": "industries (no company named)" if args.industries else "dev",
               **({"limit": args.limit} if args.limit else {})}  # fmt: skip
