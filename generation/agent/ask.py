@@ -967,12 +967,12 @@ def _run(run: _Runner) -> tuple[list[str] | str, str, dict[str, Any]]:
     }
     unit = m.unit
     labels = [n if len(plan.companies) >= 2 else x.label for _, n, x in pairs]
+    names = {chr(97 + i): v for i, v in enumerate(values)}
     if kind == "sum":
         if unit != "USD":
             raise ToolError(
                 f"could not answer: {m.label} is a ratio ({unit}); a sum of ratios is no ratio: ask for each"
             )
-        names = {chr(97 + i): v for i, v in enumerate(values)}
         calc = run.call(calculate(" + ".join(names), names))
         out.value, out.unit = float(calc.value), unit
         derivation.update(expression=calc.detail["expression"], result=calc.value)
@@ -983,7 +983,6 @@ def _run(run: _Runner) -> tuple[list[str] | str, str, dict[str, Any]]:
         derivation.update(expression=calc.detail["expression"], result=calc.value)
         return format_value(out.value, out.unit), "arithmetic", derivation
     order = sorted(range(len(values)), key=lambda i: values[i], reverse=not plan.smaller)
-    names = {chr(97 + i): v for i, v in enumerate(values)}
     derivation.update(expression=("min" if plan.smaller else "max") + f"({', '.join(names)})", result=values[order[0]])
     if kind == "rank":
         out.pick = [labels[i] for i in order]
@@ -1080,40 +1079,23 @@ def _run_peers(run: _Runner, group: PeerGroup) -> tuple[list[str] | str, str, di
     }
     unit = m.unit
     out.unit = unit
-    if plan.kind == "group average":
-        if plan.average:
-            center = run.call(calculate(f"({' + '.join(names)}) / {len(names)}", names))
-        else:
-            mid = sorted(values)
-            half = len(mid) // 2
-            pair = {"a": mid[half - 1], "b": mid[half]} if len(mid) % 2 == 0 else {"a": mid[half]}
-            center = run.call(calculate("(a + b) / 2" if len(pair) == 2 else "a", pair))
-        out.value = float(center.value)
+    if plan.kind in ("group average", "standing"):
+        center = _group_center(run, names, plan.average)
         what = "group mean" if plan.average else "group median"
-        derivation.update(expression=f"{'mean' if plan.average else 'median'}({', '.join(names)})", result=out.value)
-        return f"{what} ({format_value(out.value, unit)})", "span", derivation
-    if plan.kind == "standing":
-        if plan.average:  # "the industry average": the mean, as asked
-            center, what = run.call(calculate(f"({' + '.join(names)}) / {len(names)}", names)), "group mean"
-        else:
-            mid = sorted(values)
-            half = len(mid) // 2
-            pair = {"a": mid[half - 1], "b": mid[half]} if len(mid) % 2 == 0 else {"a": mid[half]}
-            center, what = run.call(calculate("(a + b) / 2" if len(pair) == 2 else "a", pair)), "group median"
-        median = center
+        derivation.update(expression=f"{'mean' if plan.average else 'median'}({', '.join(names)})")
+        if plan.kind == "group average":
+            out.value = float(center.value)
+            derivation.update(result=out.value)
+            return f"{what} ({format_value(out.value, unit)})", "span", derivation
         out.value = values[0]
         out.pick = [labels[0]]
         place = order.index(0) + 1
         out.notes.append(
             f"{labels[0]} ranks {place} of {len(values)} by {m.label} ({'lowest' if plan.smaller else 'highest'} first)"
         )
-        derivation.update(
-            expression=f"{'mean' if plan.average else 'median'}({', '.join(names)})",
-            result=median.value,
-            order=[labels[i] for i in order],
-        )
+        derivation.update(result=center.value, order=[labels[i] for i in order])
         return (
-            [f"{labels[0]} ({format_value(values[0], unit)})", f"{what} ({format_value(float(median.value), unit)})"],
+            [f"{labels[0]} ({format_value(values[0], unit)})", f"{what} ({format_value(float(center.value), unit)})"],
             "multi-span",
             derivation,
         )
@@ -1135,6 +1117,18 @@ def _run_peers(run: _Runner, group: PeerGroup) -> tuple[list[str] | str, str, di
         return f"{labels[top]}, by {format_value(out.value, out.unit)} over {labels[second]}", "span", derivation
     out.value = values[top]
     return f"{labels[top]} ({format_value(values[top], unit)})", "span", derivation
+
+
+def _group_center(run: _Runner, names: dict[str, float], mean: bool) -> ToolResult:
+    """The group's mean (``mean``: the ``calculate`` of their sum over their count) or median (the middle value, or
+    the ``calculate`` mean of the middle two) of the members' values ``names`` (operand name -> value), as a tool's
+    result so the gate traces it."""
+    if mean:
+        return run.call(calculate(f"({' + '.join(names)}) / {len(names)}", names))
+    mid = sorted(names.values())
+    half = len(mid) // 2
+    pair = {"a": mid[half - 1], "b": mid[half]} if len(mid) % 2 == 0 else {"a": mid[half]}
+    return run.call(calculate("(a + b) / 2" if len(pair) == 2 else "a", pair))
 
 
 def _non_positive_denominator(result: ToolResult) -> str:

@@ -165,6 +165,7 @@ def ff48_ranges() -> tuple[tuple[int, int, str], ...]:
     return tuple((int(a), int(b), str(c)) for a, b, c in ranges)
 
 
+@cache
 def ff48_of(sic: int | None) -> str | None:
     """The Fama-French 48 industry code of a four-digit SIC code (``2834`` -> ``"Drugs"``), None when unclassified."""
     if sic is None:
