@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -57,7 +58,15 @@ from retrieval.facts.measures import (
     measure_phrase_words,
     uncovered_words,
 )
-from retrieval.facts.names import CompanyHit, CompanyIndex, CompanyMatch, core_name, instance_ticker, normalize
+from retrieval.facts.names import (
+    QUESTION_WORDS,
+    CompanyHit,
+    CompanyIndex,
+    CompanyMatch,
+    core_name,
+    instance_ticker,
+    normalize,
+)
 from retrieval.facts.peers import PeerGroup, find_peer_group, industry_named, peer_words
 from retrieval.facts.periods import PeriodAsk, find_periods, iso, month_end, months_before, year_earlier
 
@@ -400,10 +409,18 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         industry = industry_named(question)
         if industry is not None:  # "Rank the REITs": the industry's words name no company
             inside = f" {normalize(industry[1])} "
+            opening = normalize(question).split()[:1]
+
+            def only_industry(run: str) -> bool:
+                """ "REITs", and "Rank REITs" read as one capitalised run; not "Darden Restaurants" (a name)."""
+                padded = f" {normalize(run)} "
+                rest = padded.replace(inside, " ").split() if inside in padded else None
+                return padded in inside or (
+                    rest is not None and all(w in QUESTION_WORDS or [w] == opening for w in rest)
+                )
+
             found.found = [h for h in found.found if f" {normalize(h.text)} " not in inside]
-            found.unresolved = [  # "REITs", and "Rank REITs" read as one capitalised run
-                u for u in found.unresolved if f" {normalize(u)} " not in inside and inside not in f" {normalize(u)} "
-            ]
+            found.unresolved = [u for u in found.unresolved if not only_industry(u)]
             found.ambiguous = [(w, c) for w, c in found.ambiguous if f" {normalize(w)} " not in inside]
         plan.companies = [(h.cik, h.name) for h in found.found]
         plan.ambiguous = found.ambiguous
@@ -411,6 +428,10 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         plan.searched.append(
             f"the names, short names and tickers of the graph's {len(index.names)} companies"
             + (f"; no company matches {', '.join(repr(u) for u in found.unresolved)}" if found.unresolved else "")
+            + "".join(
+                f" ({words!r} is {name}, CIK {cik}, in the SEC's ticker table: a company the graph does not hold)"
+                for words, cik, name in found.elsewhere
+            )
         )
     try:
         plan.periods = find_periods(question)
@@ -423,7 +444,9 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
     if found is not None:
         _registrant_for_period(graph, plan, found, question)
     said = [h.text for h in found.found] if found is not None else []
-    group = None if company else find_peer_group(question, plan.companies, sic, index.names, said)
+    # a name that matched no company ("Darden Restaurants", "Selective Insurance Group") holds no industry group
+    unnamed = [u for u in plan.unresolved if industry_named(u) is not None]
+    group = None if company else find_peer_group(question, plan.companies, sic, index.names, [*said, *unnamed])
     if group is not None:
         said.append(group.words)  # "oil companies", "its peers": not measure words
     hits = find_measures(question, said)
@@ -742,17 +765,26 @@ def _money(value: float) -> str:
     return f"USD {value:,.0f}" if abs(value) >= 1000 else f"USD {format_result(value)}"
 
 
+def _figure(value: float) -> str:
+    """A percent, days or points figure: at most two decimals (:func:`format_result`), or two significant digits
+    when that would show a non-zero value as 0 (an operating margin of 0.0021 % is ``0.0021``, not ``0``)."""
+    if not value or abs(value) >= 0.005:
+        return format_result(value)
+    return f"{value:.{1 - math.floor(math.log10(abs(value)))}f}".rstrip("0")
+
+
 def format_value(value: float, unit: str) -> str:
     """An answer's number in its unit: ``USD 1,234,000``, ``23.4%``, ``1.52`` or ``1.00`` (a multiple, always two
-    decimals: a current ratio of 0.9994 is not "1"), ``45.2 days``, ``3.1 percentage points``."""
+    decimals: a current ratio of 0.9994 is not "1"), ``45.2 days``, ``3.1 percentage points``; a non-zero figure
+    too small for two decimals in two significant digits (``0.0021%``)."""
     if unit == "USD":
         return _money(value)
     if unit == "%":
-        return f"{format_result(value)}%"
+        return f"{_figure(value)}%"
     if unit == "days":
-        return f"{format_result(value)} days"
+        return f"{_figure(value)} days"
     if unit == "pp":
-        return f"{format_result(value)} percentage points"
+        return f"{_figure(value)} percentage points"
     if unit == "x":
         return f"{value:,.2f}"
     return format_result(value)
@@ -1338,11 +1370,9 @@ def answer_sec_question(
         and (plan.unresolved or len(plan.companies) < 2)
         and len(plan.measures) < 2
     ):
-        unmatched = f"; no company matches {', '.join(repr(u) for u in plan.unresolved)}" if plan.unresolved else ""
         out.reasons = [
             f"not in the graph: the question compares companies but only {', '.join(n for _, n in plan.companies)} "
-            "found"
-            f"{unmatched}; searched the graph's company names, short names and tickers"
+            f"found; searched {plan.searched[0] if plan.searched else 'the names of the graph companies'}"
         ]
         return out
     try:

@@ -216,6 +216,31 @@ def acronyms_of(name: str) -> set[str]:
 
 
 @cache
+def table_names() -> tuple[tuple[str, int, str], ...]:
+    """Every company of the SEC's ticker table (``data/company_tickers.csv``) as ``(core name, CIK, name)``
+    (:func:`core_name`; ``DANA INC`` -> ``("dana", 26780, "DANA INC")``), one row per CIK, names of fewer than three
+    letters left out."""
+    out: dict[int, tuple[str, int, str]] = {}
+    with (DATA / "company_tickers.csv").open(encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            cik, name = int(row["cik"]), row["name"].strip()
+            core = core_name(name)
+            if cik not in out and len(core.replace(" ", "")) >= 3:
+                out[cik] = (core, cik, name)
+    return tuple(out.values())
+
+
+@cache
+def ticker_owners() -> dict[str, frozenset[int]]:
+    """Ticker -> the CIKs the SEC's ticker table gives it (the inverse of :func:`ticker_table`)."""
+    out: dict[str, set[int]] = {}
+    for cik, tickers in ticker_table().items():
+        for t in tickers:
+            out.setdefault(t, set()).add(cik)
+    return {t: frozenset(c) for t, c in out.items()}
+
+
+@cache
 def ticker_table() -> dict[int, tuple[str, ...]]:
     """CIK -> its tickers, from the SEC's ticker table (``data/company_tickers.csv``)."""
     out: dict[int, list[str]] = {}
@@ -245,6 +270,10 @@ class CompanyMatch:
     found: list[CompanyHit] = field(default_factory=list)
     ambiguous: list[tuple[str, list[tuple[int, str]]]] = field(default_factory=list)
     unresolved: list[str] = field(default_factory=list)
+    elsewhere: list[tuple[str, int, str]] = field(default_factory=list)
+    """Names the SEC's ticker table gives a company the graph does not hold (``("Dana", 26780, "DANA INC")``): never
+    read as a graph company by a short form or a fuzzy match (:meth:`CompanyIndex.outside_name`); also in
+    ``unresolved``."""
 
 
 class CompanyIndex:
@@ -284,12 +313,24 @@ class CompanyIndex:
                 firsts.setdefault(words[0], set()).add(cik)
         for w, ciks in firsts.items():
             owners.setdefault(w, set()).update(ciks)
+        # the ticker table's companies the graph does not hold, by core name ("dana": DANA INC)
+        table = {
+            core: (cik, name) for core, cik, name in table_names() if cik not in self.names and core not in COMMON_WORDS
+        }
+        self.table_names: dict[int, str] = {cik: name for _, cik, name in table_names() if cik not in self.names}
+        """CIK -> name of the ticker table's companies the graph does not hold."""
         for a, ciks in was.items():  # a former name's alias only where no company's present name claims it
-            owners.setdefault(a, ciks)
+            if a not in table:  # "teledyne technologies" is TELEDYNE's name, not ALLEGHENY TECHNOLOGIES' former one
+                owners.setdefault(a, ciks)
+        for a, ciks in owners.items():  # a short name ("cabot", "prudential") that is another company's whole name
+            if a in table and a not in exact:
+                ciks.add(table[a][0])  # (CABOT CORP, PRUDENTIAL PLC, not in the graph): asked back with it
         for core, ciks in exact.items():  # a company's own name beats another's short form (Coca-Cola)
             if len(ciks) == 1:
                 owners[core] = set(ciks)
-        self.aliases: dict[str, int] = {a: next(iter(c)) for a, c in owners.items() if len(c) == 1}
+        self.aliases: dict[str, int] = {
+            a: next(iter(c)) for a, c in owners.items() if len(c) == 1 and next(iter(c)) in self.names
+        }
         self.shared: dict[str, list[int]] = {a: sorted(c) for a, c in owners.items() if len(c) > 1}
         self.tickers: dict[str, int] = {}
         for cik in self.names:
@@ -317,9 +358,19 @@ class CompanyIndex:
         for cik, name in self.names.items():
             for a in acronyms_of(name):
                 initials.setdefault(a, set()).add(cik)
+        listed = ticker_owners()
         for a, ciks in initials.items():  # an acronym is a name only when it is no other company's ticker
             if len(ciks) == 1 and a not in self.tickers and a not in NOT_TICKERS:
                 self.tickers[a] = next(iter(ciks))
+                if listed.get(a, ciks) - ciks:  # "PMI": PHILIP MORRIS INTERNATIONAL's initials, another's ticker
+                    self.rivals[a] = set(listed[a] - ciks)  # asked back with both
+        self.outside_tickers: dict[str, int] = {
+            t: min(c for c in ciks if c not in self.names)
+            for t, ciks in listed.items()
+            if t not in self.tickers and t not in NOT_TICKERS and any(c not in self.names for c in ciks)
+        }
+        """Tickers the SEC's table gives only to companies the graph does not hold (``CTS``: CTS CORP, not the
+        initials of COGNIZANT TECHNOLOGY SOLUTIONS): never read as a graph company."""
         # a ticker that is also another company's initials ("HP": Helmerich & Payne's ticker, Hewlett-Packard's
         # initials) is asked back, never read as the ticker's company alone
         self.initials: dict[str, set[int]] = {}
@@ -330,6 +381,13 @@ class CompanyIndex:
             for a in acronyms_of(name):
                 self.initials.setdefault(a, set()).add(cik)
         self._choices = sorted(self.aliases)
+        self.outside: dict[str, tuple[int, str]] = {
+            core: (cik, name)
+            for core, cik, name in table_names()
+            if cik not in self.names and core not in owners and core not in COMMON_WORDS
+        }
+        """Core names of the ticker table's companies the graph does not hold, none of them a graph company's alias
+        (:meth:`outside_name`)."""
         self._words: dict[int, list[str]] = {cik: full_name(name).split() for cik, name in self.names.items()}
 
     def short_form(self, word: str) -> list[int]:
@@ -355,8 +413,26 @@ class CompanyIndex:
                 out.add(cik)
         return sorted(out)
 
+    def outside_name(self, words: list[str], single: bool | None = None) -> str | None:
+        """The longest run of ``words`` (the normalized words of one capitalised run of a question) that is the core
+        name of a company the SEC's ticker table lists and the graph does not hold (:attr:`outside`; ``["dana"]`` ->
+        ``"dana"``: DANA INC, not DANAHER CORP's short form; ``["eon", "resources"]``: EON RESOURCES INC, not a fuzzy
+        match of EOG RESOURCES), or None. Two or more words, or one word when it is the run's only word (``single``:
+        whether a one-word name counts, by default when ``words`` is one word)."""
+        single = len(words) == 1 if single is None else single
+        for size in range(len(words), 0, -1):
+            if size == 1 and not single:
+                return None
+            for i in range(len(words) - size + 1):
+                run = " ".join(words[i : i + size])
+                if run in self.outside:
+                    return run
+        return None
+
     def _label(self, ciks: Iterable[int]) -> list[tuple[int, str]]:
-        return [(c, self.names[c]) for c in ciks]
+        """``(CIK, name)`` of each company; one the graph does not hold is named so (``CABOT CORP, not in the
+        graph``)."""
+        return [(c, self.names[c] if c in self.names else f"{self.table_names[c]}, not in the graph") for c in ciks]
 
     def find(self, question: str) -> CompanyMatch:
         """The companies ``question`` names, in the order it names them, and the ambiguous names (see the module
@@ -410,6 +486,17 @@ class CompanyIndex:
                 elif all(h.cik != cik for h in out.found):
                     out.found.append(CompanyHit(cik, self.names[cik], t, "ticker", pos))
                     taken.append((pos, pos + len(t)))
+            elif (
+                t in self.outside_tickers
+                and len(t) >= 2
+                and not in_name
+                and "/" not in question[max(0, m.start() - 1) : m.end() + 1]
+            ):
+                # "MARA": MARA HOLDINGS' ticker, a company not in the graph (not the "E" of "D/E")
+                cik = self.outside_tickers[t]
+                out.unresolved.append(t)
+                out.elsewhere.append((t, cik, self.table_names[cik]))
+                taken.append((pos, pos + len(t)))
             elif len(t) >= 2 and "." not in t and not in_name and t in self.initials:
                 # "TI": no ticker, but the initials of TEXAS INSTRUMENTS and of TYCO INTERNATIONAL: asked back (one
                 # company too: initials alone are never read as a name)
@@ -439,6 +526,21 @@ class CompanyIndex:
             phrase = " ".join(words)
             if len(phrase.replace(" ", "")) < 4 or phrase.replace(" ", "").upper() in NOT_TICKERS:
                 continue
+            said = normalize(m.group()).split()
+            while said and said[0] in skip:  # "Compare", "What": the run's question words, not its name's ("Right On")
+                said.pop(0)
+            away = self.outside_name(said, single=len(words) == 1)
+            if away is not None:  # "Dana", "EON Resources", "Marathon Petroleum": companies the graph does not hold
+                at = text.find(f" {away} ") + 1
+                end = at + len(away)
+                if at > 0 and not any(x <= at and end <= y and y - x > end - at for x, y in taken):
+                    out.found = [h for h in out.found if not at - 1 <= h.at < end]  # "marathon" of "marathon petroleum"
+                    taken[:] = [(x, y) for x, y in taken if not at <= x < end]
+                    taken.append((at, end))
+                    if all(c != self.outside[away][0] for _, c, _ in out.elsewhere):  # not "MARA" again
+                        out.elsewhere.append((re.sub(r"['’]s$", "", m.group()), *self.outside[away]))
+                        out.unresolved.append(m.group())
+                    continue
             camel = re.fullmatch(r"(?:[A-Z][a-z]+){2,}(?:['’]s)?", m.group()) is not None  # LabCorp, AmEx
             first = not question[: m.start()].strip() and normalize(m.group().split()[0]) == words[0]
             if " " not in phrase and not camel and first and len(phrase) >= 5:
