@@ -15,7 +15,7 @@ import test_agent_ask
 from test_agent_ask import gold
 
 from finkg.pipelines import sec as pipelines
-from generation.agent.ask import SecAnswer, answer_sec_question, plan_checks, plan_question
+from generation.agent.ask import SecAnswer, answer_sec_question, format_value, plan_checks, plan_question
 from kg import cypher
 
 loaded = test_agent_ask.loaded  # the fixture: the shipped quarter, loaded once
@@ -601,3 +601,23 @@ def test_a_sum_that_finds_one_company_is_refused_never_that_companys_figure(load
     assert got.answer is None and got.status == "not in graph" and "only ABBOTT LABORATORIES" in got.reasons[0]
     got = answer_sec_question(loaded, "What was the combined revenue of xyzzy and Abbott in Q2 2009?")  # lower case
     assert got.answer is None and got.status == "not understood" and "'xyzzy'" in got.reasons[0]
+
+
+def test_a_company_the_graph_does_not_hold_is_refused_by_its_name_never_answered_with_another(loaded):
+    """Users ask about companies the graph lacks: "Dana" (DANA INC) is not Danaher's short form, "Darden
+    Restaurants" not the restaurant industry's ranking; the reply names the company the SEC's table gives."""
+    got = answer_sec_question(loaded, "Gross profit at Dana in the second quarter of 2009?")
+    assert got.status == "not in graph" and got.value is None and "'Dana' is DANA Inc, CIK 26780" in got.reasons[0]
+    got = answer_sec_question(loaded, "What's the most recent total assets for Darden Restaurants?")
+    assert got.status == "not in graph" and got.value is None and "'Darden Restaurants' is DARDEN" in got.reasons[0]
+    got = answer_sec_question(loaded, "Compare the revenue of Dana and Danaher in Q2 2009.")
+    assert got.status == "not in graph" and "only DANAHER CORP /DE/ found" in got.reasons[0]
+    got = answer_sec_question(loaded, "What was Danaher's gross profit in Q2 2009?")
+    assert got.status == "answered" and got.plan is not None and got.plan.companies == [(313616, "DANAHER CORP /DE/")]
+
+
+def test_a_percent_too_small_for_two_decimals_keeps_two_significant_digits():
+    assert format_value(0.0020904976, "%") == "0.0021%"
+    assert format_value(-0.0004, "%") == "-0.0004%"
+    assert format_value(23.456, "%") == "23.46%" and format_value(0.0, "%") == "0%"
+    assert format_value(1e-7, "days") == "0.0000001 days"

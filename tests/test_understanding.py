@@ -292,6 +292,54 @@ def test_a_name_that_matches_nothing_is_reported_not_matched_to_a_lookalike():
 
 
 @pytest.mark.parametrize(
+    ("question", "words", "cik"),
+    [
+        ("Gross profit at Dana in the second quarter of 2009?", "Dana", 26780),  # not DANAHER's short form
+        ("Dana's gross profit in Q2 2009?", "Dana", 26780),
+        ("EON Resources operating profit margin for Q2 2009?", "EON Resources", 1842556),  # not a fuzzy EOG
+        ("What was Marathon Petroleum's current ratio?", "Marathon Petroleum", 1510295),  # not MARATHON OIL
+        ("Total assets for Teledyne Technologies?", "Teledyne Technologies", 1094285),  # not ALLEGHENY TELEDYNE
+        ("What was MARA's cash ratio at the end of June 2009?", "MARA", 1507605),  # a ticker the table gives
+    ],
+)
+def test_a_company_the_graph_does_not_hold_is_never_read_as_a_lookalike(question, words, cik):
+    """The SEC's ticker table names companies the graph does not hold: their names and tickers are reported as
+    such, never matched to a graph company by a short form, a fuzzy match, a former name or the words of a name."""
+    got = index().find(question)
+    assert got.found == [] and got.ambiguous == []
+    assert [(w, c) for w, c, _ in got.elsewhere] == [(words, cik)]
+    assert got.unresolved and all(words in u for u in got.unresolved)
+
+
+def test_the_graph_companies_keep_their_names_beside_the_tables_others():
+    ix = index()
+    for question, name in [
+        ("Gross profit at Danaher in Q2 2009?", "DANAHER CORP /DE/"),
+        ("What was Marathon's current ratio?", "MARATHON OIL CORP"),
+        ("What was EOG Resorces' revenue?", "EOG RESOURCES INC"),  # a typo: still a fuzzy match
+        ("What was Conoco's revenue in Q2 2009?", "CONOCOPHILLIPS"),  # a short form no other company has
+        ("Which had the higher D/E ratio, Amazon COM or CVS?", "AMAZON COM INC"),  # the "E" of D/E is no ticker
+    ]:
+        got = ix.find(question)
+        assert got.found[0].name == name and got.elsewhere == [], question
+
+
+def test_a_short_name_or_initials_another_company_owns_are_asked_back_with_it():
+    """ "Cabot" is CABOT OIL & GAS's short name and CABOT CORP's whole name; "CTS" is COGNIZANT TECHNOLOGY SOLUTIONS'
+    initials and CTS CORP's ticker: both asked back, the company outside the graph named so."""
+    ix = index()
+    (words, cands), *_ = ix.find("What was Cabot's revenue in Q2 2009?").ambiguous
+    assert (
+        words == "cabot"
+        and (858470, "CABOT OIL & GAS CORP") in cands
+        and (16040, "CABOT CORP, not in the graph") in cands
+    )
+    (words, cands), *_ = ix.find("What is CTS's current ratio?").ambiguous
+    assert words == "CTS" and {c for c, _ in cands} == {1058290, 26058}
+    assert ix.find("What was Cabot Oil & Gas's revenue?").found[0].cik == 858470
+
+
+@pytest.mark.parametrize(
     ("question", "ddate"),
     [
         ("What was Avon's TTM revenue as of March 31, 2010?", "20100331"),

@@ -21,6 +21,14 @@ holds ``ABBOTT LABORATORIES``, ``JOHNSON & JOHNSON``, ``PFIZER INC``, ``COLGATE 
    present name gives the same alias (``HOST MARRIOTT`` is Host Hotels' former name; "Marriott" stays Marriott
    International's).
 
+6. companies the graph does not hold, from the same ticker table: a name the table gives another company is never
+   read as a graph company. Its whole name ("Dana": DANA INC; "EON Resources"; "Teledyne Technologies") is
+   reported as not in the graph, never matched by a short form, a fuzzy match, a former name or the words of a
+   longer name ("Marathon Petroleum" is not MARATHON OIL); its ticker likewise ("MARA"); a graph company's short
+   name or initials that are its whole name or ticker ("Cabot": CABOT CORP, "CTS": CTS CORP) are asked back with
+   both; a name's last word is its short name only when no other company's name ends with it ("disney", not
+   "mining" of NEWMONT MINING).
+
 An alias two companies share is not used for either (a short name never picks one of two companies silently).
 A capitalised word that matches no alias may be a short form (:meth:`CompanyIndex.short_form`): the head of a
 compound first word (``Conoco``: ``CONOCOPHILLIPS``) or, written in camel case, the heads of a name's first words
@@ -231,6 +239,18 @@ def table_names() -> tuple[tuple[str, int, str], ...]:
 
 
 @cache
+def table_last_words() -> dict[str, frozenset[int]]:
+    """The last word of every name of two or more words in the SEC's ticker table -> the CIKs whose name ends with it
+    (``"mining"``: NEWMONT MINING and a hundred others; ``"disney"``: WALT DISNEY alone)."""
+    out: dict[str, set[int]] = {}
+    for core, cik, _ in table_names():
+        words = core.split()
+        if len(words) >= 2:
+            out.setdefault(words[-1], set()).add(cik)
+    return {w: frozenset(c) for w, c in out.items()}
+
+
+@cache
 def ticker_owners() -> dict[str, frozenset[int]]:
     """Ticker -> the CIKs the SEC's ticker table gives it (the inverse of :func:`ticker_table`)."""
     out: dict[str, set[int]] = {}
@@ -302,6 +322,12 @@ class CompanyIndex:
             exact.setdefault(core_name(name), set()).add(cik)
             for a in aliases_of(name):
                 owners.setdefault(a, set()).add(cik)
+        ends = table_last_words()
+        for cik, name in self.names.items():  # "disney" names WALT DISNEY; "mining" no one company (module doc)
+            words = core_name(name).split()
+            if len(words) == 2 and words[-1] in owners and ends.get(words[-1], frozenset()) - {cik}:
+                owners[words[-1]].discard(cik)
+        owners = {a: c for a, c in owners.items() if c}
         was: dict[str, set[int]] = {}
         for cik, names in (former or {}).items():
             for a in {a for n in names if n for a in aliases_of(n)}:
