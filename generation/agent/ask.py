@@ -34,7 +34,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from generation.agent import facts as agent_facts
@@ -68,7 +68,17 @@ from retrieval.facts.names import (
     normalize,
 )
 from retrieval.facts.peers import PeerGroup, find_peer_group, industry_named, peer_words
-from retrieval.facts.periods import PeriodAsk, find_periods, iso, month_end, months_before, year_earlier
+from retrieval.facts.periods import (
+    RELATIVE_WORDS,
+    YEAR_AGO_WORDS,
+    PeriodAsk,
+    find_periods,
+    iso,
+    month_end,
+    months_before,
+    relative_period,
+    year_earlier,
+)
 
 OPERATIONS = ("value", "change", "difference", "sum", "compare", "rank")
 """The operations a plan names by itself (the LLM's plan schema, :mod:`generation.agent.understand`); ``standing``
@@ -104,6 +114,20 @@ _YEAR_AGO = re.compile(
     re.I,
 )
 """Words that make a change year over year (the default of a flow's change)."""
+_SINCE = re.compile(r"\b(?:compare|compared|comparison|versus|vs|than|from|since|relative to|against)\b", re.I)
+"""Words that set a period against another ("versus a year ago"): a change, not the value a year ago."""
+
+
+def _year_ago_value(question: str) -> bool:
+    """True when the question asks a value one year back ("Abbott's revenue a year ago", "cash in the year-ago
+    quarter") or at a relative period ("last year's revenue"), not a change: its only words of change are those
+    periods' (:data:`YEAR_AGO_WORDS`, :data:`RELATIVE_WORDS`) and nothing sets them against another period."""
+    back = [m.span() for rx in (YEAR_AGO_WORDS, RELATIVE_WORDS) for m in rx.finditer(question)]
+    if not back or _SINCE.search(question):
+        return False
+    return all(any(a <= m.start() and m.end() <= b for a, b in back) for m in _GROWTH.finditer(question))
+
+
 _PERCENT = re.compile(r"\b(?:percent|percentage|per cent|pct|growth rate|rate of growth)\b|%", re.I)
 """Words that ask a change in percent."""
 
@@ -504,7 +528,7 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         plan.kind = "compare"
     elif n == 1 and k >= 2 and _DIFFERENCE.search(question):
         plan.kind = "difference"
-    elif _GROWTH.search(question):
+    elif _GROWTH.search(question) and not _year_ago_value(question):
         plan.kind = "change"
     elif (
         n == 1
@@ -552,6 +576,18 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         )
     if plan.kind == "compare" and n == 1 and _RANK.search(question) is None:
         plan.by_how_much = plan.by_how_much and k >= 2
+    if plan.kind not in (*_NO_ANSWER, "change"):
+        back, relative = YEAR_AGO_WORDS.search(question), relative_period(question)
+        if back is not None and _year_ago_value(question):  # "revenue a year ago": the value then, not the growth
+            plan.periods = [replace(p, years_back=1) for p in plan.periods] or [
+                PeriodAsk(None, text=back.group(), years_back=1)
+            ]
+        elif relative is not None and not plan.periods:  # "last year", "YTD": never the latest quarter instead
+            plan.kind, plan.refusal = (
+                "unknown",
+                f"{relative!r} names a period relative to a date the question does not give; name the period "
+                '("fiscal 2008", "the year ended December 31, 2008", "the six months ended June 30, 2009")',
+            )
     if plan.measures:
         m = plan.measures[0]
         plan.unit = "%" if plan.kind == "change" and m.unit != "%" else "pp" if plan.kind == "change" else m.unit
@@ -836,14 +872,26 @@ class _Runner:
             ddate = ask.ddate
             if ask.fiscal is not None:
                 ddate = _fiscal_ddate(self.graph, cik, *ask.fiscal) or ddate
-            return ddate, ask.qtrs
+            return self._back(ask, ddate), ask.qtrs
         sic = self.plan.sic.get(cik)
         latest = latest_measure_period(self.graph, cik, measure, sic, self.as_of)
         if latest is None:
             when = f" in filings public by {self.as_of}" if self.as_of is not None else ""
             first = measure.operands(measure.formulas_for(sic)[0])[0]
             raise ToolError(f"not in the graph: no {first} fact for CIK {cik}{when}")
-        return latest, ask.qtrs if ask is not None else None  # "TTM revenue": the twelve months ended the latest
+        if ask is None:
+            return latest, None
+        return self._back(ask, latest), ask.qtrs  # "TTM revenue": the twelve months ended the latest
+
+    def _back(self, ask: PeriodAsk, ddate: str) -> str:
+        """``ddate`` moved back ``ask.years_back`` years ("a year ago"), the answer's notes saying so."""
+        end = replace(ask, ddate=ddate).end()
+        assert end is not None
+        if ask.years_back:
+            note = f"{ask.text!r}: the period ended {iso(end)}, {ask.years_back} year(s) before {iso(ddate)}"
+            if note not in self.out.notes:
+                self.out.notes.append(note)
+        return end
 
     def measure(self, cik: int, m: Measure, ddate: str, qtrs: int | None) -> ToolResult:
         ddate = stated_period_end(self.graph, cik, ddate)
@@ -1286,9 +1334,9 @@ def plan_checks(plan: Plan, question: str, out: SecAnswer) -> list[str]:
             wanted.add(r.detail["period"])
         asked = set()
         for p in plan.periods:
-            if p.ddate:
-                before = months_before(p.ddate, 3 * (p.qtrs or 0)) if plan.over_span else year_earlier(p.ddate)
-                asked |= {iso(p.ddate), iso(before)} if plan.kind == "change" else {iso(p.ddate)}
+            if end := p.end():  # the period asked, "a year ago" moved back
+                before = months_before(end, 3 * (p.qtrs or 0)) if plan.over_span else year_earlier(end)
+                asked |= {iso(end), iso(before)} if plan.kind == "change" else {iso(end)}
         fiscal = any(p.fiscal for p in plan.periods)
         if not fiscal and not all(any(_same_period(w, a) for a in asked) for w in wanted):
             reasons.append(

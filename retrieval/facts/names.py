@@ -226,14 +226,13 @@ def acronyms_of(name: str) -> set[str]:
 @cache
 def table_names() -> tuple[tuple[str, int, str], ...]:
     """Every company of the SEC's ticker table (``data/company_tickers.csv``) as ``(core name, CIK, name)``
-    (:func:`core_name`; ``DANA INC`` -> ``("dana", 26780, "DANA INC")``), one row per CIK, names of fewer than three
-    letters left out."""
+    (:func:`core_name`; ``DANA INC`` -> ``("dana", 26780, "DANA INC")``), one row per CIK."""
     out: dict[int, tuple[str, int, str]] = {}
     with (DATA / "company_tickers.csv").open(encoding="utf-8") as f:
         for row in csv.DictReader(f):
             cik, name = int(row["cik"]), row["name"].strip()
             core = core_name(name)
-            if cik not in out and len(core.replace(" ", "")) >= 3:
+            if cik not in out:
                 out[cik] = (core, cik, name)
     return tuple(out.values())
 
@@ -341,7 +340,9 @@ class CompanyIndex:
             owners.setdefault(w, set()).update(ciks)
         # the ticker table's companies the graph does not hold, by core name ("dana": DANA INC)
         table = {
-            core: (cik, name) for core, cik, name in table_names() if cik not in self.names and core not in COMMON_WORDS
+            core: (cik, name)
+            for core, cik, name in table_names()
+            if cik not in self.names and core not in COMMON_WORDS and len(core.replace(" ", "")) >= 3
         }
         self.table_names: dict[int, str] = {cik: name for _, cik, name in table_names() if cik not in self.names}
         """CIK -> name of the ticker table's companies the graph does not hold."""
@@ -354,9 +355,7 @@ class CompanyIndex:
         for core, ciks in exact.items():  # a company's own name beats another's short form (Coca-Cola)
             if len(ciks) == 1:
                 owners[core] = set(ciks)
-        self.aliases: dict[str, int] = {
-            a: next(iter(c)) for a, c in owners.items() if len(c) == 1 and next(iter(c)) in self.names
-        }
+        self.aliases: dict[str, int] = {a: next(iter(c)) for a, c in owners.items() if len(c) == 1}
         self.shared: dict[str, list[int]] = {a: sorted(c) for a, c in owners.items() if len(c) > 1}
         self.tickers: dict[str, int] = {}
         for cik in self.names:
@@ -407,11 +406,7 @@ class CompanyIndex:
             for a in acronyms_of(name):
                 self.initials.setdefault(a, set()).add(cik)
         self._choices = sorted(self.aliases)
-        self.outside: dict[str, tuple[int, str]] = {
-            core: (cik, name)
-            for core, cik, name in table_names()
-            if cik not in self.names and core not in owners and core not in COMMON_WORDS
-        }
+        self.outside: dict[str, tuple[int, str]] = {core: v for core, v in table.items() if core not in owners}
         """Core names of the ticker table's companies the graph does not hold, none of them a graph company's alias
         (:meth:`outside_name`)."""
         self._words: dict[int, list[str]] = {cik: full_name(name).split() for cik, name in self.names.items()}

@@ -70,6 +70,25 @@ SEVERAL_PERIODS = re.compile(
 )
 """Words that ask for several periods at once ("the last two quarters", "the past three years"): not the latest one
 period, never answered as if it were (:func:`find_periods` raises); four quarters are :data:`TRAILING_WORDS`."""
+YEAR_AGO_WORDS = re.compile(
+    r"\b(?:a year (?:ago|earlier|before)|(?:the |a )?year[\s-]ago(?: quarter| period)?|"
+    r"(?:the )?(?:prior|previous)[\s-]year(?:'s)? (?:quarter|period)|"
+    r"(?:the )?same (?:quarter|period|three months) (?:of |in )?(?:the )?(?:last|prior|previous) year|"
+    r"(?:the )?(?:quarter|period) a year (?:earlier|before|ago))\b",
+    re.I,
+)
+"""Words that ask for the same period one year earlier ("revenue a year ago", "in the year-ago quarter"): without a
+word of change they ask the value then (:attr:`PeriodAsk.years_back`), not the change since."""
+RELATIVE_WORDS = re.compile(
+    r"\b(?:(?:last|this|current|past|previous|prior|preceding)\s+(?:fiscal\s+)?year|(?:prior|previous)[\s-]year|"
+    r"(?:fiscal\s+)?year[\s-]+to[\s-]+date|ytd|so far this year|year[\s-]?end|end of (?:the|last|this) (?:fiscal )?year|"
+    r"for the (?:fiscal |full )?year|(?:full|whole|entire)[\s-]year|annual(?:ly)?|yearly|"
+    r"(?:previous|prior|preceding) (?:fiscal )?(?:quarter|period))\b",
+    re.I,
+)
+"""Periods said relative to a date the question does not give ("last year", "this fiscal year", "year to date",
+"year-end", "annual revenue", "the prior quarter"): a question that names no other period and says one of these is
+refused, never answered with the latest quarter (:func:`relative_period`)."""
 LATEST_WORDS = re.compile(
     r"\b(?:latest|most recent|last (?:reported )?quarter|last period|current quarter|recent quarter|"
     r"this quarter|lately|right now|currently|now)\b",
@@ -109,6 +128,8 @@ class PeriodAsk:
             company's filing with that fiscal focus gives ``ddate`` (the calendar reading is the fallback).
         trailing: the question asks for the twelve months ended ``ddate`` (:data:`TRAILING_WORDS`; ``qtrs`` 4): where
             no filing reports them, the trailing twelve months are built from the fiscal year and the years to date.
+        years_back: the period that many years before ``ddate`` (or before the latest period when ``ddate`` is None):
+            "a year ago", "the year-ago quarter" (:data:`YEAR_AGO_WORDS`; :meth:`end`).
     """
 
     ddate: str | None
@@ -117,13 +138,22 @@ class PeriodAsk:
     stated: str | None = None
     fiscal: tuple[int, str] | None = None
     trailing: bool = False
+    years_back: int = 0
+
+    def end(self, latest: str | None = None) -> str | None:
+        """The period end asked (``YYYYMMDD``): ``ddate``, else ``latest``, moved back :attr:`years_back` years."""
+        day = self.ddate or latest
+        for _ in range(self.years_back if day else 0):
+            day = year_earlier(day)
+        return day
 
     def describe(self) -> str:
         """How an answer names the period (``the 3 months ended 2009-06-30``, ``the latest period``)."""
+        back = f"{self.years_back} year{'s' if self.years_back > 1 else ''} before " if self.years_back else ""
         if self.ddate is None:
-            return "the latest period"
+            return f"{back}the latest period"
         iso = f"{self.ddate[:4]}-{self.ddate[4:6]}-{self.ddate[6:]}"
-        return f"the period ended {iso}" + (f" (stated {self.stated})" if self.stated else "")
+        return f"{back}the period ended {iso}" + (f" (stated {self.stated})" if self.stated else "")
 
 
 def _span(text: str) -> int | None:
@@ -294,6 +324,12 @@ def find_periods(question: str) -> list[PeriodAsk]:
     if not found:  # "What is X's TTM revenue?": the twelve months ended the latest period end
         return [PeriodAsk(None, 4, trailing.group(), trailing=True)]
     return [replace(a, qtrs=4, trailing=True) for _, a in found]
+
+
+def relative_period(question: str) -> str | None:
+    """The words of a period said relative to an unstated date (:data:`RELATIVE_WORDS`, "last year"), or None."""
+    m = RELATIVE_WORDS.search(question)
+    return m.group() if m else None
 
 
 def year_earlier(ddate: str) -> str:
