@@ -585,6 +585,35 @@ ASK_DEV_PEERS = Table(
 )
 
 
+def _absent_rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (engine, how the company was named) of the probe of companies the graph does not hold
+    (``bench/ask_dev_absent.py``): this checkout's engine and the one before the ticker table's other companies
+    (5ac5372), on the same items. Correct: not answered; wrong: answered with a graph company's figure."""
+    out = []
+    for name, engine in (("ask-dev-absent", "now"), ("ask-dev-absent-baseline", "before (5ac5372)")):
+        rec = records[name]
+        rows = [*rec["tables"]["by how named"]]
+        figures = rec["figures"]
+        rows.append({"kind": "all", "questions": figures["questions"], "correct": figures["correct"],
+                     "wrong, gate passed": figures["wrong_gate_passed"]})  # fmt: skip
+        out += [{**r, "engine": engine, "sha": rec.get("git_sha", "?")} for r in rows]
+    return out
+
+
+ASK_DEV_ABSENT = Table(
+    ["ask-dev-absent", "ask-dev-absent-baseline"],
+    _absent_rows,
+    [
+        Column("engine", lambda r: str(r["engine"])),
+        Column("company named by", lambda r: str(r["kind"])),
+        Column("questions", lambda r: str(r["questions"])),
+        Column("refused or asked back (correct)", lambda r: str(r["correct"])),
+        Column("answered (wrong, gate passed)", lambda r: str(r["wrong, gate passed"])),
+        Column("commit", lambda r: f"`{str(r['sha'])[:7]}`"),
+    ],
+)
+
+
 ASK_DEV = Table(
     [name for name, _ in ASK_DEV_PROBES],
     _described_rows(ASK_DEV_PROBES, _probe_figures),
@@ -1316,6 +1345,7 @@ TABLES: dict[str, Table] = {
     "ask-user-questions-kinds": ASK_USER_KINDS,
     "ask-dev-probes": ASK_DEV,
     "ask-dev-peers": ASK_DEV_PEERS,
+    "ask-dev-absent": ASK_DEV_ABSENT,
     "ask-user-questions-new-quarters": ASK_USER_NEW_QUARTER,
     "demo-reports": DEMO_REPORTS,
     "train-embedder": TRAIN_EMBEDDER,

@@ -621,3 +621,28 @@ def test_a_percent_too_small_for_two_decimals_keeps_two_significant_digits():
     assert format_value(-0.0004, "%") == "-0.0004%"
     assert format_value(23.456, "%") == "23.46%" and format_value(0.0, "%") == "0%"
     assert format_value(1e-7, "days") == "0.0000001 days"
+
+
+def test_a_year_ago_asks_the_value_then_and_a_relative_year_is_refused(loaded):
+    """ "Abbott's revenue a year ago" was answered with the growth, "last year" / "YTD" / "at year end" with the
+    latest quarter's figure: now the value one year back (the filing's comparative column) or a refusal."""
+    rev_2008 = gold(ABT, "SalesRevenueNet", "20080630", 1)
+    for question in ("Abbott's revenue a year ago", "What was Abbott's revenue in the year-ago quarter?"):
+        got = answer_sec_question(loaded, question)
+        assert got.status == "answered" and got.unit == "USD" and close(got, rev_2008), question
+        assert any("2008-06-30" in n for n in got.notes)
+    got = answer_sec_question(loaded, "How much cash did Abbott have a year earlier?")
+    assert got.status == "answered" and close(got, gold(ABT, "CashAndCashEquivalentsAtCarryingValue", "20080630", 0))
+    got = answer_sec_question(loaded, "What was Abbott's revenue growth versus a year ago?")
+    assert got.status == "answered" and got.unit == "%"
+    assert close(got, (gold(ABT, "SalesRevenueNet", "20090630", 1) / rev_2008 - 1) * 100)
+    for question in (
+        "What was Abbott's revenue last year?",
+        "What was Abbott's revenue in the last fiscal year?",
+        "Abbott's revenue YTD",
+        "Abbott's cash at year end",
+        "Abbott's revenue the prior year",
+    ):
+        got = answer_sec_question(loaded, question)
+        assert got.status == "not understood" and got.value is None, question
+        assert "relative to a date the question does not give" in got.reasons[0]

@@ -28,7 +28,7 @@ from retrieval.facts.measures import (
     synonym_group,
 )
 from retrieval.facts.names import CompanyIndex, core_name, instance_ticker, ticker_table
-from retrieval.facts.periods import find_periods, fsds_ddate, months_before, year_earlier
+from retrieval.facts.periods import PeriodAsk, find_periods, fsds_ddate, months_before, relative_period, year_earlier
 
 ROOT = Path(__file__).resolve().parents[1]
 QUARTER = ROOT / "data" / "sec-fsds" / "2009q3.zip"
@@ -404,3 +404,29 @@ def test_a_year_no_period_phrase_reads_is_refused_never_the_latest_period():
         with pytest.raises(ValueError, match="unread period"):
             find_periods(q)
     assert find_periods("What is Abbott's current ratio?") == []  # no year named: the latest
+
+
+@pytest.mark.parametrize(
+    ("question", "words"),
+    [
+        ("What was Abbott's revenue last year?", "last year"),
+        ("Abbott revenue this fiscal year", "this fiscal year"),
+        ("Abbott's revenue YTD", None),  # the fiscal year to date: read (PeriodAsk.ytd)
+        ("Amgen's revenue this year", "this year"),
+        ("Abbott's cash at year-end", "year-end"),
+        ("Abbott's annual revenue", "annual"),
+        ("Abbott's revenue in the prior quarter", "prior quarter"),
+        ("What was Abbott's revenue in Q2 2009?", None),
+        ("What was Abbott's latest revenue?", None),
+    ],
+)
+def test_periods_relative_to_an_unstated_date_are_named(question, words):
+    assert relative_period(question) == words
+
+
+def test_the_year_to_date_is_the_fiscal_year_to_date_of_the_period_named_or_the_latest():
+    assert find_periods("Abbott's revenue YTD") == [PeriodAsk(None, text="YTD", ytd=True)]
+    (got,) = find_periods("Amgen's revenue year-to-date as of June 30, 2009")
+    assert got.ddate == "20090630" and got.ytd and got.qtrs is None
+    assert PeriodAsk("20090630", years_back=1).end() == "20080630"
+    assert PeriodAsk(None, years_back=1).end("20100331") == "20090331"

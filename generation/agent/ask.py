@@ -852,6 +852,10 @@ def _slug(text: str) -> str:
     return re.sub(r"\W+", "_", text.lower()).strip("_")[:64] or "x"
 
 
+_FP_QUARTERS = {"Q1": 1, "Q2": 2, "Q3": 3, "Q4": 4, "FY": 4}
+"""A filing's fiscal focus (``fp``) -> the quarters of its fiscal year to date."""
+
+
 class _Runner:
     """Runs one plan's tools, keeping every call (see :func:`answer_sec_question`)."""
 
@@ -872,7 +876,8 @@ class _Runner:
             ddate = ask.ddate
             if ask.fiscal is not None:
                 ddate = _fiscal_ddate(self.graph, cik, *ask.fiscal) or ddate
-            return self._back(ask, ddate), ask.qtrs
+            end = self._back(ask, ddate)
+            return end, self._ytd(cik, end) if ask.ytd else ask.qtrs
         sic = self.plan.sic.get(cik)
         latest = latest_measure_period(self.graph, cik, measure, sic, self.as_of)
         if latest is None:
@@ -881,7 +886,27 @@ class _Runner:
             raise ToolError(f"not in the graph: no {first} fact for CIK {cik}{when}")
         if ask is None:
             return latest, None
-        return self._back(ask, latest), ask.qtrs  # "TTM revenue": the twelve months ended the latest
+        end = self._back(ask, latest)
+        return end, self._ytd(cik, end) if ask.ytd else ask.qtrs  # "TTM revenue": the twelve months ended the latest
+
+    def _ytd(self, cik: int, ddate: str) -> int:
+        """The quarters of company ``cik``'s fiscal year to date ended ``ddate``: its filing for that period states
+        the fiscal quarter (``fp`` Q1-Q3, FY: 4), the answer's notes saying so.
+
+        Raises:
+            ToolError: no filing of the company states its fiscal quarter at ``ddate``.
+        """
+        rows = self.graph.read(cypher.COMPANY_FISCAL_PERIODS, {"cik": cik})
+        fps = {str(r["fp"]).upper() for r in rows if str(r["period"]) == ddate}
+        qtrs = {_FP_QUARTERS[f] for f in fps if f in _FP_QUARTERS}
+        if len(qtrs) != 1:
+            raise ToolError(f"not in the graph: no filing of CIK {cik} states its fiscal quarter at {iso(ddate)}, so "
+                            "its year to date is not known")  # fmt: skip
+        n = qtrs.pop()
+        note = f"the fiscal year to date ended {iso(ddate)}: {3 * n} months (fiscal {'FY' if n == 4 else f'Q{n}'})"
+        if note not in self.out.notes:
+            self.out.notes.append(note)
+        return n
 
     def _back(self, ask: PeriodAsk, ddate: str) -> str:
         """``ddate`` moved back ``ask.years_back`` years ("a year ago"), the answer's notes saying so."""

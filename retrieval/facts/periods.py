@@ -15,9 +15,13 @@ fiscal quarter is resolved through the company's filings' ``fy``/``fp`` when one
 sheet at December 31), a span ("first half of 2009", "1H09", "six months ended", "nine months", "fiscal year 2008",
 "over 2009"; "calendar 2009": the twelve months ended December 31, not a fiscal year: the flows' ``qtrs``), the
 trailing twelve months ("TTM revenue as of March 31, 2010", "LTM", "the last four quarters", "the twelve months
-ended ..."; :data:`TRAILING_WORDS`), or nothing / "latest" / "last quarter" (the latest period the company
-reports). Several periods at once ("the last two quarters": :data:`SEVERAL_PERIODS`) and a year no phrase reads
-("Abbott's 2009 revenue") raise, so that no question is answered with the latest period instead of the one it named.
+ended ..."; :data:`TRAILING_WORDS`), the fiscal year to date ("YTD": :data:`YTD_WORDS`), or nothing / "latest" /
+"last quarter" (the latest period the company reports). Several periods at once ("the last two quarters":
+:data:`SEVERAL_PERIODS`) and a year no phrase reads ("Abbott's 2009 revenue") raise, so that no question is answered
+with the latest period instead of the one it named; a period said relative to an unstated date ("last year":
+:data:`RELATIVE_WORDS`, :func:`relative_period`) is for the caller to refuse, where it asks no change ("revenue growth
+versus last year" is a change). "A year ago" (:data:`YEAR_AGO_WORDS`) moves a period back one year
+(:attr:`PeriodAsk.years_back`), set by the caller where the question asks the value then.
 """
 
 from __future__ import annotations
@@ -79,15 +83,17 @@ YEAR_AGO_WORDS = re.compile(
 )
 """Words that ask for the same period one year earlier ("revenue a year ago", "in the year-ago quarter"): without a
 word of change they ask the value then (:attr:`PeriodAsk.years_back`), not the change since."""
+YTD_WORDS = re.compile(r"\b(?:(?:fiscal\s+)?year[\s-]+to[\s-]+date|ytd|so far this (?:fiscal )?year)\b", re.I)
+"""Words that ask for the fiscal year to date (:attr:`PeriodAsk.ytd`)."""
 RELATIVE_WORDS = re.compile(
-    r"\b(?:(?:last|this|current|past|previous|prior|preceding)\s+(?:fiscal\s+)?year|(?:prior|previous)[\s-]year|"
-    r"(?:fiscal\s+)?year[\s-]+to[\s-]+date|ytd|so far this year|year[\s-]?end|end of (?:the|last|this) (?:fiscal )?year|"
+    r"\b(?:(?:last|this|current|past|previous|prior|preceding)\s+(?:fiscal\s+)?year(?![\s-]+to[\s-]+date)|"
+    r"(?:prior|previous)[\s-]year|year[\s-]?end|end of (?:the|last|this) (?:fiscal )?year|"
     r"for the (?:fiscal |full )?year|(?:full|whole|entire)[\s-]year|annual(?:ly)?|yearly|"
     r"(?:previous|prior|preceding) (?:fiscal )?(?:quarter|period))\b",
     re.I,
 )
-"""Periods said relative to a date the question does not give ("last year", "this fiscal year", "year to date",
-"year-end", "annual revenue", "the prior quarter"): a question that names no other period and says one of these is
+"""Periods said relative to a date the question does not give ("last year", "this fiscal year", "year-end",
+"annual revenue", "the prior quarter"): a question that names no other period and says one of these is
 refused, never answered with the latest quarter (:func:`relative_period`)."""
 LATEST_WORDS = re.compile(
     r"\b(?:latest|most recent|last (?:reported )?quarter|last period|current quarter|recent quarter|"
@@ -130,6 +136,8 @@ class PeriodAsk:
             no filing reports them, the trailing twelve months are built from the fiscal year and the years to date.
         years_back: the period that many years before ``ddate`` (or before the latest period when ``ddate`` is None):
             "a year ago", "the year-ago quarter" (:data:`YEAR_AGO_WORDS`; :meth:`end`).
+        ytd: the fiscal year to date ended ``ddate`` (or the latest period): ``qtrs`` is the company's fiscal quarter
+            there, as its filing for that period states it (:data:`YTD_WORDS`).
     """
 
     ddate: str | None
@@ -139,6 +147,7 @@ class PeriodAsk:
     fiscal: tuple[int, str] | None = None
     trailing: bool = False
     years_back: int = 0
+    ytd: bool = False
 
     def end(self, latest: str | None = None) -> str | None:
         """The period end asked (``YYYYMMDD``): ``ddate``, else ``latest``, moved back :attr:`years_back` years."""
@@ -318,6 +327,9 @@ def find_periods(question: str) -> list[PeriodAsk]:
                 f"unread period: the question names {', '.join(repr(y) for y in unread)} but no period finkg reads "
                 '("in 2009", "Q2 2009", "the quarter ended June 30, 2009"); never answered with the latest period'
             )
+    ytd = YTD_WORDS.search(question)
+    if ytd is not None:  # "revenue YTD", "year to date through June 30, 2009": the company's fiscal year to date
+        return [replace(a, ytd=True) for _, a in found] if found else [PeriodAsk(None, text=ytd.group(), ytd=True)]
     trailing = TRAILING_WORDS.search(question)
     if trailing is None:
         return [a for _, a in found]
