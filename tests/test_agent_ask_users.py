@@ -23,6 +23,7 @@ ABT = "0001104659-09-048013"  # Abbott Laboratories, 10-Q for the quarter ended 
 JNJ = "0000950123-09-029672"  # Johnson & Johnson, 10-Q for the quarter ended 2009-06-28 (FSDS: 2009-06-30)
 PFE = "0001157523-09-005774"  # Pfizer Inc
 MRK = "0000950123-09-028634"  # Merck & Co Inc
+AMGN = "0001193125-09-169378"  # Amgen Inc, 10-Q for the quarter ended 2009-06-30
 
 
 def close(got: SecAnswer, want: float, rel: float = 1e-9) -> bool:
@@ -624,25 +625,43 @@ def test_a_percent_too_small_for_two_decimals_keeps_two_significant_digits():
 
 
 def test_a_year_ago_asks_the_value_then_and_a_relative_year_is_refused(loaded):
-    """ "Abbott's revenue a year ago" was answered with the growth, "last year" / "YTD" / "at year end" with the
-    latest quarter's figure: now the value one year back (the filing's comparative column) or a refusal."""
-    rev_2008 = gold(ABT, "SalesRevenueNet", "20080630", 1)
-    for question in ("Abbott's revenue a year ago", "What was Abbott's revenue in the year-ago quarter?"):
+    """ "Amgen's revenue a year ago" was answered with the growth, "last year" / "YTD" / "at year end" with the
+    latest quarter's figure: now the value one year back (the filing's comparative column), the fiscal year to
+    date as the filing states its fiscal quarter, or a refusal."""
+    got = answer_sec_question(loaded, "What was Amgen's revenue year to date?")
+    assert got.status == "answered" and close(got, gold(AMGN, "Revenues", "20090630", 2))
+    assert any("6 months (fiscal Q2)" in n for n in got.notes)
+    rev_2008 = gold(AMGN, "Revenues", "20080630", 1)
+    for question in ("Amgen's revenue a year ago", "What was Amgen's revenue in the year-ago quarter?"):
         got = answer_sec_question(loaded, question)
         assert got.status == "answered" and got.unit == "USD" and close(got, rev_2008), question
         assert any("2008-06-30" in n for n in got.notes)
-    got = answer_sec_question(loaded, "How much cash did Abbott have a year earlier?")
-    assert got.status == "answered" and close(got, gold(ABT, "CashAndCashEquivalentsAtCarryingValue", "20080630", 0))
-    got = answer_sec_question(loaded, "What was Abbott's revenue growth versus a year ago?")
+    got = answer_sec_question(loaded, "How much cash did Amgen have a year earlier?")
+    assert got.status == "answered" and close(got, gold(AMGN, "CashAndCashEquivalentsAtCarryingValue", "20080630", 0))
+    got = answer_sec_question(loaded, "What was Amgen's revenue growth versus a year ago?")
     assert got.status == "answered" and got.unit == "%"
-    assert close(got, (gold(ABT, "SalesRevenueNet", "20090630", 1) / rev_2008 - 1) * 100)
+    assert close(got, (gold(AMGN, "Revenues", "20090630", 1) / rev_2008 - 1) * 100)
     for question in (
-        "What was Abbott's revenue last year?",
-        "What was Abbott's revenue in the last fiscal year?",
-        "Abbott's revenue YTD",
-        "Abbott's cash at year end",
-        "Abbott's revenue the prior year",
+        "What was Amgen's revenue last year?",
+        "What was Amgen's revenue in the last fiscal year?",
+        "Amgen's cash at year end",
+        "Amgen's revenue the prior year",
     ):
         got = answer_sec_question(loaded, question)
         assert got.status == "not understood" and got.value is None, question
         assert "relative to a date the question does not give" in got.reasons[0]
+
+
+def test_total_debt_and_several_periods_are_refused_never_answered_in_part(loaded):
+    """ "Total debt" was answered with long-term debt (noncurrent) alone, "revenue in Q2 2009 and Q2 2008" and
+    "compare cash at June 30, 2009 and December 31, 2008" with the first period's figure alone."""
+    for question, why in [
+        ("What was Chevron's total debt at June 30, 2009?", "'total debt' includes short-term borrowings"),
+        ("What was Amgen's revenue in Q2 2009 and Q2 2008?", "several periods"),
+        ("Compare Amgen's cash at June 30, 2009 and December 31, 2008.", "several periods"),
+    ]:
+        got = answer_sec_question(loaded, question)
+        assert got.status == "not understood" and got.value is None and why in got.reasons[0], question
+    got = answer_sec_question(loaded, "How did Amgen's cash change between December 31, 2008 and June 30, 2009?")
+    cash = [gold(AMGN, "CashAndCashEquivalentsAtCarryingValue", d, 0) for d in ("20081231", "20090630")]
+    assert got.status == "answered" and close(got, (cash[1] / cash[0] - 1) * 100)

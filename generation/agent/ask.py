@@ -114,6 +114,9 @@ _YEAR_AGO = re.compile(
     re.I,
 )
 """Words that make a change year over year (the default of a flow's change)."""
+_ALL_DEBT = re.compile(r"\b(?:total|gross|all|overall|entire|combined)\s+(?:debt|borrowings)\b", re.I)
+"""Debt said as all of it ("total debt"): short-term borrowings and current maturities too, which the catalog's debt
+(long-term debt, noncurrent) leaves out, so such a question is refused rather than answered with part of it."""
 _SINCE = re.compile(r"\b(?:compare|compared|comparison|versus|vs|than|from|since|relative to|against)\b", re.I)
 """Words that set a period against another ("versus a year ago"): a change, not the value a year ago."""
 
@@ -576,6 +579,19 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         )
     if plan.kind == "compare" and n == 1 and _RANK.search(question) is None:
         plan.by_how_much = plan.by_how_much and k >= 2
+    if len({p.ddate for p in plan.periods}) >= 2 and plan.kind not in (*_NO_ANSWER, "change"):
+        plan.kind, plan.refusal = (  # "revenue in Q2 2009 and Q2 2008": never one of them alone
+            "unknown",
+            f"several periods: the question names {', '.join(repr(p.text) for p in plan.periods)}; ask for one "
+            "period at a time, or for the change between two",
+        )
+    all_debt = _ALL_DEBT.search(question)
+    if all_debt is not None and any("LongTermDebt" in f for m in plan.measures for f in m.formulas):
+        plan.kind, plan.refusal = (
+            "unknown",
+            f"{all_debt.group()!r} includes short-term borrowings and current maturities; finkg's debt measure is "
+            "long-term debt (noncurrent): ask for long-term debt",
+        )
     if plan.kind not in (*_NO_ANSWER, "change"):
         back, relative = YEAR_AGO_WORDS.search(question), relative_period(question)
         if back is not None and _year_ago_value(question):  # "revenue a year ago": the value then, not the growth
