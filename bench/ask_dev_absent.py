@@ -9,7 +9,8 @@ restaurant companies for "Darden Restaurants".
 Items, drawn with ``--seed``: companies of the SEC's ticker table shipped with finkg
 (``retrieval/facts/data/company_tickers.csv``) whose CIK is none of the configured graph's companies and falls in
 the development half of the question sets' split rule (sha256 of the CIK, ``scripts/make_user_questions.py``); each
-named by its name as people write it (the generator's ``clean_name``) or, one time in five, its ticker; asked one
+named by its name as people write it (the generator's ``clean_name``) or, one time in five, its ticker (a company
+whose written name is a graph company's, a successor registrant under a new CIK, is left out); asked one
 measure of the generator's catalog in the generator's words (its templates and measure phrases) for a 2009q3 period
 ("the quarter ended June 30, 2009", "Q2 2009", "as of June 30, 2009", no period).
 
@@ -47,19 +48,22 @@ PERIODS = {
 """2009q3's usual period (calendar second quarter) in the generator's words, by measure span."""
 
 
-def graph_ciks() -> set[int]:
-    """The CIKs of the configured graph's companies."""
+def graph_companies() -> dict[int, str]:
+    """CIK -> EDGAR name of the configured graph's companies."""
     from finkg.api import open_graph
     from finkg.config import load_settings
     from kg.cypher.agent import COMPANY_NAMES
 
     with open_graph(load_settings()) as graph:
-        return {int(r["cik"]) for r in graph.read(COMPANY_NAMES)}
+        return {int(r["cik"]): str(r["name"]) for r in graph.read(COMPANY_NAMES)}
 
 
-def items(mq, held: set[int], seed: int) -> list[dict]:
-    """One question per development-half ticker-table company not in ``held`` (CIKs), in drawn order (module doc)."""
+def items(mq, held: dict[int, str], seed: int) -> list[dict]:
+    """One question per development-half ticker-table company not in ``held`` (CIK -> name), in drawn order (module
+    doc); a company whose name as people write it is a held company's (a successor registrant under a new CIK: EATON
+    CORP's 2012 plc, LIBERTY GLOBAL's 2013 plc) is not asked: the held one is what the name means."""
     rng = random.Random(seed)
+    held_names = {mq.clean_name(n).lower() for n in held.values()}
     companies: dict[int, tuple[str, str]] = {}
     with TABLE.open(encoding="utf-8") as f:
         for row in csv.DictReader(f):
@@ -72,7 +76,7 @@ def items(mq, held: set[int], seed: int) -> list[dict]:
     out = []
     for cik in order:
         name, ticker = companies[cik]
-        if len(name) < 3:
+        if len(name) < 3 or name.lower() in held_names:
             continue
         m = rng.choice(measures)
         style = {"instant": "instant", "ytd": "ytd"}.get(m.span, "quarter")
@@ -99,7 +103,7 @@ def main() -> None:
     ap.add_argument("--name", default="ask-dev-absent")
     args = ap.parse_args()
     mq = exhaustive.generator()
-    held = graph_ciks()
+    held = graph_companies()
     rows = items(mq, held, args.seed)[: args.limit or None]
 
     def saved(r: dict, a: Any) -> dict:

@@ -300,6 +300,8 @@ def test_a_name_that_matches_nothing_is_reported_not_matched_to_a_lookalike():
         ("What was Marathon Petroleum's current ratio?", "Marathon Petroleum", 1510295),  # not MARATHON OIL
         ("Total assets for Teledyne Technologies?", "Teledyne Technologies", 1094285),  # not ALLEGHENY TELEDYNE
         ("What was MARA's cash ratio at the end of June 2009?", "MARA", 1507605),  # a ticker the table gives
+        ("Operating cash flow at Herc Holdings in the first half of 2009?", "Herc Holdings", 1364479),  # no fuzzy
+        ("ASR Nederland N V: shareholders' equity at June 30, 2009?", "ASR Nederland N V", 1719117),  # "V": no Visa
     ],
 )
 def test_a_company_the_graph_does_not_hold_is_never_read_as_a_lookalike(question, words, cik):
@@ -309,6 +311,22 @@ def test_a_company_the_graph_does_not_hold_is_never_read_as_a_lookalike(question
     assert got.found == [] and got.ambiguous == []
     assert [(w, c) for w, c, _ in got.elsewhere] == [(words, cik)]
     assert got.unresolved and all(words in u for u in got.unresolved)
+
+
+def test_a_short_name_other_companies_share_in_the_table_names_none_of_them():
+    """ "United States" begins many names (UNITED STATES STEEL's former name too), "Steel" is STEEL DYNAMICS' first
+    word but "US Steel" is not STEEL DYNAMICS: neither is read as a graph company."""
+    ix = index()
+    for question in (
+        "Calculate United States 12 Month Natural Gas Fund's return on assets for Q2 2009.",
+        "What was US Steel's revenue in Q2 2009?",
+    ):
+        assert ix.find(question).found == [], question
+    assert [h.name for h in ix.find("What was United States Steel's revenue?").found] == ["UNITED STATES STEEL CORP"]
+    assert [h.name for h in ix.find("What was Steel Dynamics' revenue?").found] == ["STEEL DYNAMICS INC"]
+    got = ix.find("Rank Celgene, Wyeth and Eastman Chemical by current ratio")  # a list: "Celgene," names no Wyeth
+    assert [h.name for h in got.found] == ["CELGENE CORP /DE/", "WYETH", "EASTMAN CHEMICAL CO"]
+    assert [h.name for h in ix.find("Compare W.W. Grainger's ROE").found] == ["GRAINGER W W INC"]
 
 
 def test_the_graph_companies_keep_their_names_beside_the_tables_others():

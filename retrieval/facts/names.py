@@ -26,8 +26,8 @@ holds ``ABBOTT LABORATORIES``, ``JOHNSON & JOHNSON``, ``PFIZER INC``, ``COLGATE 
    reported as not in the graph, never matched by a short form, a fuzzy match, a former name or the words of a
    longer name ("Marathon Petroleum" is not MARATHON OIL); its ticker likewise ("MARA"); a graph company's short
    name or initials that are its whole name or ticker ("Cabot": CABOT CORP, "CTS": CTS CORP) are asked back with
-   both; a name's last word is its short name only when no other company's name ends with it ("disney", not
-   "mining" of NEWMONT MINING).
+   both; a name's last word, or its first two, is its short name only when no other company's name in the table
+   ends, or begins, with it ("disney", not "mining" of NEWMONT MINING or "united states" of UNITED STATES STEEL).
 
 An alias two companies share is not used for either (a short name never picks one of two companies silently).
 A capitalised word that matches no alias may be a short form (:meth:`CompanyIndex.short_form`): the head of a
@@ -115,10 +115,21 @@ QUESTION_WORDS = frozenset(
 )  # fmt: skip
 """Capitalised words of a question that are never part of a company's name ("Rank", "Compare", "What")."""
 
+MONTH_WORDS = frozenset(
+    {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
+     "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"}
+)  # fmt: skip
+"""Month names and abbreviations: period words, never words of a company's name."""
+
 FUZZY_MIN = 88.0
 """The least rapidfuzz ``ratio`` (normalized Levenshtein similarity, 0-100) for a fuzzy company match."""
 FUZZY_MARGIN = 4.0
 """Two candidates of different companies closer than this are ambiguous (ask back)."""
+
+
+_SAID_WITH = frozenset({"inc", "incorporated", "corp", "corporation", "co", "company", "ltd", "limited", "plc", "lp",
+                        "llc", "n", "v", "nv", "s", "a", "sa", "ag", "holdings", "holding", "group"})  # fmt: skip
+"""Words said after a company's name that its core name leaves out (:func:`core_name`): its legal form, "Holdings"."""
 
 
 def normalize(text: str) -> str:
@@ -205,6 +216,22 @@ def instance_ticker(instance: str | None) -> str | None:
     return m.group(1).upper()
 
 
+def _named_before(question: str, alias: str) -> bool:
+    """True when ``alias`` (a name's first word) follows, in ``question``, a capitalised word with only spaces between
+    (no comma: "Rank Celgene, Wyeth") that is no question word, month or finance abbreviation: a word of the same
+    name ("US" in "US Steel")."""
+    for m in re.finditer(rf"([A-Za-z][\w&'’.-]*)[ \t]+{re.escape(alias)}(?![A-Za-z])", question, re.I):
+        word = normalize(m.group(1))
+        if not word[:1].isalpha() or not m.group(1)[:1].isupper() or word in QUESTION_WORDS or word in MONTH_WORDS:
+            continue
+        if all(len(w) == 1 for w in word.split()):
+            continue  # initials: "W.W. Grainger" is GRAINGER W W
+        if word.upper() in NOT_TICKERS and word.upper() not in ("US", "UK", "EU"):  # "ROE Chevron"; not "US Steel"
+            continue
+        return True
+    return False
+
+
 def _capitalised(question: str, word: str) -> bool:
     """True when ``word`` appears in ``question`` with a capital letter (``Abbott``, ``eBay``: a name, not a common
     word such as "the gap between")."""
@@ -246,6 +273,18 @@ def table_last_words() -> dict[str, frozenset[int]]:
         words = core.split()
         if len(words) >= 2:
             out.setdefault(words[-1], set()).add(cik)
+    return {w: frozenset(c) for w, c in out.items()}
+
+
+@cache
+def table_first_two_words() -> dict[str, frozenset[int]]:
+    """The first two words of every name of two or more words in the SEC's ticker table -> the CIKs whose name begins
+    with them (``"united states"``: UNITED STATES STEEL and many funds; ``"freeport mcmoran"``: one company)."""
+    out: dict[str, set[int]] = {}
+    for core, cik, _ in table_names():
+        words = core.split()
+        if len(words) >= 2:
+            out.setdefault(" ".join(words[:2]), set()).add(cik)
     return {w: frozenset(c) for w, c in out.items()}
 
 
@@ -321,15 +360,26 @@ class CompanyIndex:
             exact.setdefault(core_name(name), set()).add(cik)
             for a in aliases_of(name):
                 owners.setdefault(a, set()).add(cik)
-        ends = table_last_words()
-        for cik, name in self.names.items():  # "disney" names WALT DISNEY; "mining" no one company (module doc)
+        ends, heads = table_last_words(), table_first_two_words()
+
+        def weak(cik: int, name: str) -> set[str]:
+            """The short names of ``name`` that other companies of the ticker table share: its last word ("mining"
+            of NEWMONT MINING; "disney" of WALT DISNEY stays) or first two ("united states" of UNITED STATES STEEL)."""
             words = core_name(name).split()
-            if len(words) == 2 and words[-1] in owners and ends.get(words[-1], frozenset()) - {cik}:
-                owners[words[-1]].discard(cik)
+            out = set()
+            if len(words) == 2 and ends.get(words[-1], frozenset()) - {cik}:
+                out.add(words[-1])
+            if len(words) >= 3 and heads.get(" ".join(words[:2]), frozenset()) - {cik}:
+                out.add(" ".join(words[:2]))
+            return out
+
+        for cik, name in self.names.items():
+            for a in weak(cik, name) & set(owners):
+                owners[a].discard(cik)
         owners = {a: c for a, c in owners.items() if c}
         was: dict[str, set[int]] = {}
         for cik, names in (former or {}).items():
-            for a in {a for n in names if n for a in aliases_of(n)}:
+            for a in {a for n in names if n for a in aliases_of(n) - weak(cik, n)}:
                 was.setdefault(a, set()).add(cik)
         firsts: dict[str, set[int]] = {}
         for cik, name in self.names.items():
@@ -338,6 +388,9 @@ class CompanyIndex:
                 firsts.setdefault(words[0], set()).add(cik)
         for w, ciks in firsts.items():
             owners.setdefault(w, set()).update(ciks)
+        self.first_words: frozenset[str] = frozenset(firsts)
+        """One-word aliases that are a name's first word ("steel" of STEEL DYNAMICS): such a word begins the name, so
+        a capitalised name word just before it ("US Steel") says another name (:meth:`find`)."""
         # the ticker table's companies the graph does not hold, by core name ("dana": DANA INC)
         table = {
             core: (cik, name)
@@ -434,20 +487,24 @@ class CompanyIndex:
                 out.add(cik)
         return sorted(out)
 
-    def outside_name(self, words: list[str], single: bool | None = None) -> str | None:
-        """The longest run of ``words`` (the normalized words of one capitalised run of a question) that is the core
-        name of a company the SEC's ticker table lists and the graph does not hold (:attr:`outside`; ``["dana"]`` ->
-        ``"dana"``: DANA INC, not DANAHER CORP's short form; ``["eon", "resources"]``: EON RESOURCES INC, not a fuzzy
-        match of EOG RESOURCES), or None. Two or more words, or one word when it is the run's only word (``single``:
+    def outside_name(self, words: list[str], single: bool | None = None) -> tuple[str, str] | None:
+        """The longest run of ``words`` (the normalized words of one capitalised run of a question) that names a
+        company the SEC's ticker table lists and the graph does not hold (:attr:`outside`), as ``(its core name, the
+        words that say it)``: ``["dana"]`` -> ``("dana", "dana")``, DANA INC, not DANAHER CORP's short form;
+        ``["eon", "resources"]``: EON RESOURCES INC, not a fuzzy match of EOG RESOURCES; ``["dht", "holdings"]`` ->
+        ``("dht", "dht holdings")``, the legal form or "Holdings" it is said with included. None when no run does.
+        Two or more words, or one word when it is the run's only word, or the run less its legal form (``single``:
         whether a one-word name counts, by default when ``words`` is one word)."""
         single = len(words) == 1 if single is None else single
         for size in range(len(words), 0, -1):
-            if size == 1 and not single:
-                return None
             for i in range(len(words) - size + 1):
-                run = " ".join(words[i : i + size])
-                if run in self.outside:
-                    return run
+                said = words[i : i + size]
+                end = i + size
+                while end < len(words) and words[end] in _SAID_WITH:  # "n v", "holdings", "inc" after the name
+                    end += 1
+                core = core_name(" ".join(words[i:end]))
+                if (size > 1 or single or end > i + 1) and core in self.outside and core.split() == said:
+                    return core, " ".join(words[i:end])
         return None
 
     def _label(self, ciks: Iterable[int]) -> list[tuple[int, str]]:
@@ -479,6 +536,8 @@ class CompanyIndex:
                     continue
                 if " " not in alias and not lower_case_question and not _capitalised(question, alias):
                     continue  # "the gap between", "selling, general and ...": a word, not Gap Inc. or GE
+                if alias in self.first_words and _named_before(question, alias):
+                    continue  # "US Steel": a first word ("steel" of STEEL DYNAMICS) after another name word
                 if alias in self.aliases:
                     cik = self.aliases[alias]
                     how = "name" if alias == core_name(self.names[cik]) else "alias"
@@ -538,9 +597,7 @@ class CompanyIndex:
     def _fuzzy(self, question: str, text: str, out: CompanyMatch, free, taken: list[tuple[int, int]]) -> None:
         """Capitalised word runs not yet matched, matched fuzzily against the aliases (margin rule)."""
         skip = set(QUESTION_WORDS)
-        months = {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-                  "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov",
-                  "dec"}  # fmt: skip
+        months = set(MONTH_WORDS)
         opening = CompanyMatch()  # the question's first word as a short form, used when nothing else is found
         for m in re.finditer(r"(?:[A-Z][\w&.'’-]*)(?:\s+(?:&\s+)?[A-Z][\w&.'’-]*)*", question):
             words = [w for w in normalize(m.group()).split() if w not in skip and w not in months]
@@ -550,10 +607,11 @@ class CompanyIndex:
             said = normalize(m.group()).split()
             while said and said[0] in skip:  # "Compare", "What": the run's question words, not its name's ("Right On")
                 said.pop(0)
-            away = self.outside_name(said, single=len(words) == 1)
-            if away is not None:  # "Dana", "EON Resources", "Marathon Petroleum": companies the graph does not hold
-                at = text.find(f" {away} ") + 1
-                end = at + len(away)
+            outside = self.outside_name(said, single=len(words) == 1)
+            if outside is not None:  # "Dana", "EON Resources", "Marathon Petroleum": companies the graph does not hold
+                away, spoken = outside
+                at = text.find(f" {spoken} ") + 1
+                end = at + len(spoken)
                 if at > 0 and not any(x <= at and end <= y and y - x > end - at for x, y in taken):
                     out.found = [h for h in out.found if not at - 1 <= h.at < end]  # "marathon" of "marathon petroleum"
                     taken[:] = [(x, y) for x, y in taken if not at <= x < end]
