@@ -189,3 +189,22 @@ def test_sum_and_threshold_questions_name_development_half_companies_with_gold_t
     assert (
         ops.written(1.2e9, "USD") == "$1.2 billion" and ops.written(35.0, "%") == "35%" and ops.round2(0.5678) == 0.57
     )
+
+
+def test_absent_company_questions_name_development_half_companies_the_graph_does_not_hold():
+    """bench/ask_dev_absent.py: every company asked about is of the development half and not held (here: the
+    shipped quarter's companies), a successor registrant of a held company's name is left out, the draw is
+    reproducible, and any answer is wrong."""
+    absent = bench_script("ask_dev_absent")
+    with zipfile.ZipFile(ROOT / "data" / "sec-fsds" / "2009q3.zip") as z, z.open("sub.txt") as f:
+        sub = pd.read_csv(f, sep="\t", dtype=str, keep_default_na=False, encoding="latin-1")
+    held = {int(c): n for c, n in zip(sub.cik, sub.name, strict=True)}
+    rows = absent.items(MQ, held, seed=5)
+    assert len(rows) > 1000 and absent.items(MQ, held, seed=5) == rows
+    assert {MQ.split_of(r["cik"]) for r in rows} == {"dev"} and not {r["cik"] for r in rows} & set(held)
+    written = {MQ.clean_name(n).lower() for n in held.values()}
+    assert not {r["name"].lower() for r in rows} & written
+    assert {r["by"] for r in rows} == {"name", "ticker"}
+    r = rows[0]
+    assert absent.judge(r, {"status": "answered"}) == "wrong_gate_passed"
+    assert {absent.judge(r, {"status": s}) for s in ("not in graph", "ask back", "not understood")} == {"correct"}
