@@ -439,7 +439,8 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
             opening = normalize(question).split()[:1]
 
             def only_industry(run: str) -> bool:
-                """ "REITs", and "Rank REITs" read as one capitalised run; not "Darden Restaurants" (a name)."""
+                """Whether a capitalised run is the industry's words ("REITs", "Rank REITs"), not a name that holds
+                them ("Darden Restaurants")."""
                 padded = f" {normalize(run)} "
                 rest = padded.replace(inside, " ").split() if inside in padded else None
                 return padded in inside or (
@@ -598,7 +599,7 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
             plan.periods = [replace(p, years_back=1) for p in plan.periods] or [
                 PeriodAsk(None, text=back.group(), years_back=1)
             ]
-        elif relative is not None and not plan.periods:  # "last year", "YTD": never the latest quarter instead
+        elif relative is not None and not plan.periods:  # "last year", "at year-end": never the latest quarter
             plan.kind, plan.refusal = (
                 "unknown",
                 f"{relative!r} names a period relative to a date the question does not give; name the period "

@@ -152,7 +152,9 @@ class PeriodAsk:
     def end(self, latest: str | None = None) -> str | None:
         """The period end asked (``YYYYMMDD``): ``ddate``, else ``latest``, moved back :attr:`years_back` years."""
         day = self.ddate or latest
-        for _ in range(self.years_back if day else 0):
+        if day is None:
+            return None
+        for _ in range(self.years_back):
             day = year_earlier(day)
         return day
 
