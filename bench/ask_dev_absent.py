@@ -10,7 +10,8 @@ Items, drawn with ``--seed``: companies of the SEC's ticker table shipped with f
 (``retrieval/facts/data/company_tickers.csv``) whose CIK is none of the configured graph's companies and falls in
 the development half of the question sets' split rule (sha256 of the CIK, ``scripts/make_user_questions.py``); each
 named by its name as people write it (the generator's ``clean_name``) or, one time in five, its ticker (a company
-whose written name is a graph company's, a successor registrant under a new CIK, is left out); asked one
+whose written name is a graph company's, a successor registrant under a new CIK, is left out; a ticker the graph's own
+filings give a held company is not used); asked one
 measure of the generator's catalog in the generator's words (its templates and measure phrases) for a 2009q3 period
 ("the quarter ended June 30, 2009", "Q2 2009", "as of June 30, 2009", no period).
 
@@ -28,6 +29,7 @@ from __future__ import annotations
 import argparse
 import csv
 import random
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -46,22 +48,28 @@ PERIODS = {
     "instant": ["as of June 30, 2009", "at the end of June 2009"],
 }
 """2009q3's usual period (calendar second quarter) in the generator's words, by measure span."""
+INSTANCE = re.compile(r"([a-z]{1,5})-\d{8}")
+"""An XBRL instance file's name: the filer's ticker, a hyphen and the period end (EDGAR's filer manual)."""
 
 
-def graph_companies() -> dict[int, str]:
-    """CIK -> EDGAR name of the configured graph's companies."""
+def graph_companies() -> tuple[dict[int, str], set[str]]:
+    """CIK -> EDGAR name of the configured graph's companies, and the tickers their own filings carry (the prefix of
+    each XBRL instance file's name, ``via-20090630.xml``: VIA, upper case)."""
     from finkg.api import open_graph
     from finkg.config import load_settings
     from kg.cypher.agent import COMPANY_NAMES
 
     with open_graph(load_settings()) as graph:
-        return {int(r["cik"]): str(r["name"]) for r in graph.read(COMPANY_NAMES)}
+        rows = graph.read(COMPANY_NAMES)
+    tickers = {m.group(1).upper() for r in rows for i in r["instances"] or [] if (m := INSTANCE.match(str(i).lower()))}
+    return {int(r["cik"]): str(r["name"]) for r in rows}, tickers
 
 
-def items(mq, held: dict[int, str], seed: int) -> list[dict]:
+def items(mq, held: dict[int, str], seed: int, held_tickers: set[str] = frozenset()) -> list[dict]:
     """One question per development-half ticker-table company not in ``held`` (CIK -> name), in drawn order (module
     doc); a company whose name as people write it is a held company's (a successor registrant under a new CIK: EATON
-    CORP's 2012 plc, LIBERTY GLOBAL's 2013 plc) is not asked: the held one is what the name means."""
+    CORP's 2012 plc, LIBERTY GLOBAL's 2013 plc) is not asked, nor by a ticker a held company's own filings carry
+    (``held_tickers``: FTI was FMC TECHNOLOGIES' in 2009, TechnipFMC's today): the held one is what it means."""
     rng = random.Random(seed)
     held_names = {mq.clean_name(n).lower() for n in held.values()}
     companies: dict[int, tuple[str, str]] = {}
@@ -82,10 +90,10 @@ def items(mq, held: dict[int, str], seed: int) -> list[dict]:
         style = {"instant": "instant", "ytd": "ytd"}.get(m.span, "quarter")
         latest = style == "instant" and rng.random() < 0.3
         template = rng.choice(mq.SINGLE_TEMPLATES[m.kind]["latest" if latest else style])
-        co = ticker if rng.random() < 0.2 else name
+        co = ticker if rng.random() < 0.2 and ticker.upper() not in held_tickers else name
         question = mq.fill(template, co=co, pos=mq.possessive(co), m=rng.choice(m.phrases),
                            p="" if latest else rng.choice(PERIODS[style]))  # fmt: skip
-        out.append({"id": f"{cik}:{m.id}", "cik": cik, "name": name, "by": "ticker" if co == ticker else "name",
+        out.append({"id": f"{cik}:{m.id}", "cik": cik, "name": name, "ticker": ticker, "by": "ticker" if co == ticker else "name",
                     "measure": m.id, "question": question})  # fmt: skip
     return out
 
@@ -103,8 +111,8 @@ def main() -> None:
     ap.add_argument("--name", default="ask-dev-absent")
     args = ap.parse_args()
     mq = exhaustive.generator()
-    held = graph_companies()
-    rows = items(mq, held, args.seed)[: args.limit or None]
+    held, held_tickers = graph_companies()
+    rows = items(mq, held, args.seed, held_tickers)[: args.limit or None]
 
     def saved(r: dict, a: Any) -> dict:
         return {"status": a.status, "answer": a.answer, "reasons": [str(x) for x in a.reasons[:1]]}

@@ -205,6 +205,9 @@ def test_absent_company_questions_name_development_half_companies_the_graph_does
     written = {MQ.clean_name(n).lower() for n in held.values()}
     assert not {r["name"].lower() for r in rows} & written
     assert {r["by"] for r in rows} == {"name", "ticker"}
+    by_ticker = next(r for r in rows if r["by"] == "ticker")  # a ticker the held filings carry is not asked
+    again = {r["id"]: r for r in absent.items(MQ, held, 5, {by_ticker["ticker"].upper()})}
+    assert again[by_ticker["id"]]["by"] == "name" and len(again) == len(rows)
     r = rows[0]
     assert absent.judge(r, {"status": "answered"}) == "wrong_gate_passed"
     assert {absent.judge(r, {"status": s}) for s in ("not in graph", "ask back", "not understood")} == {"correct"}
