@@ -52,6 +52,11 @@ INSTANCE = re.compile(r"([a-z]{1,5})-\d{8}")
 """An XBRL instance file's name: the filer's ticker, a hyphen and the period end (EDGAR's filer manual)."""
 
 
+def written(name: str) -> str:
+    """A name as words, case and punctuation aside (``Ingersoll-Rand`` and ``Ingersoll Rand`` are one name)."""
+    return " ".join(re.sub(r"[^a-z0-9&]+", " ", name.lower()).split())
+
+
 def graph_companies() -> tuple[dict[int, str], set[str]]:
     """CIK -> EDGAR name of the configured graph's companies, and the tickers their own filings carry (the prefix of
     each XBRL instance file's name, ``via-20090630.xml``: VIA, upper case)."""
@@ -71,7 +76,7 @@ def items(mq, held: dict[int, str], seed: int, held_tickers: set[str] = frozense
     CORP's 2012 plc, LIBERTY GLOBAL's 2013 plc) is not asked, nor by a ticker a held company's own filings carry
     (``held_tickers``: FTI was FMC TECHNOLOGIES' in 2009, TechnipFMC's today): the held one is what it means."""
     rng = random.Random(seed)
-    held_names = {mq.clean_name(n).lower() for n in held.values()}
+    held_names = {written(mq.clean_name(n)) for n in held.values()}
     companies: dict[int, tuple[str, str]] = {}
     with TABLE.open(encoding="utf-8") as f:
         for row in csv.DictReader(f):
@@ -84,7 +89,7 @@ def items(mq, held: dict[int, str], seed: int, held_tickers: set[str] = frozense
     out = []
     for cik in order:
         name, ticker = companies[cik]
-        if len(name) < 3 or name.lower() in held_names:
+        if len(name) < 3 or written(name) in held_names:
             continue
         m = rng.choice(measures)
         style = {"instant": "instant", "ytd": "ytd"}.get(m.span, "quarter")

@@ -202,8 +202,9 @@ def test_absent_company_questions_name_development_half_companies_the_graph_does
     rows = absent.items(MQ, held, seed=5)
     assert len(rows) > 1000 and absent.items(MQ, held, seed=5) == rows
     assert {MQ.split_of(r["cik"]) for r in rows} == {"dev"} and not {r["cik"] for r in rows} & set(held)
-    written = {MQ.clean_name(n).lower() for n in held.values()}
-    assert not {r["name"].lower() for r in rows} & written
+    written = {absent.written(MQ.clean_name(n)) for n in held.values()}
+    assert not {absent.written(r["name"]) for r in rows} & written
+    assert absent.written("Ingersoll-Rand") == absent.written("INGERSOLL RAND") == "ingersoll rand"
     assert {r["by"] for r in rows} == {"name", "ticker"}
     by_ticker = next(r for r in rows if r["by"] == "ticker")  # a ticker the held filings carry is not asked
     again = {r["id"]: r for r in absent.items(MQ, held, 5, {by_ticker["ticker"].upper()})}

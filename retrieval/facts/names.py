@@ -37,7 +37,8 @@ A word of four letters is a short form inside the question only, never as its ca
 income", "Free cash flow at Dover"). An upper-case word that is no ticker but the initials of companies' names
 ("TI": TEXAS INSTRUMENTS, TYCO INTERNATIONAL) is asked back with them, never read as one of them.
 Other words of the question that look like a name (capitalised) but match no alias are matched fuzzily (rapidfuzz
-``ratio``, a normalized edit distance, against the aliases, at least :data:`FUZZY_MIN`); when the best two candidates of different companies
+``ratio``, a normalized edit distance, against the aliases, at least :data:`FUZZY_MIN`; a word of three letters or
+fewer is no typo: the alias holds it as written, "KE Holdings" is not "HE HOLDINGS"); when the best two candidates of different companies
 are within :data:`FUZZY_MARGIN` points, the question is ambiguous and the caller asks back with both.
 """
 
@@ -230,6 +231,20 @@ def _named_before(question: str, alias: str) -> bool:
             continue
         return True
     return False
+
+
+def _words_said(alias: str) -> set[str]:
+    """An alias's words, its single letters also run together as said ("c h robinson": c, h, robinson, ch)."""
+    words = alias.split()
+    out, run = set(words), ""
+    for w in [*words, ""]:
+        if len(w) == 1:
+            run += w
+        else:
+            if len(run) > 1:
+                out.add(run)
+            run = ""
+    return out
 
 
 def _capitalised(question: str, word: str) -> bool:
@@ -552,6 +567,8 @@ class CompanyIndex:
             pos = len(normalize(question[: m.start()])) + 1
             if not free(pos, pos + len(t)) or t in NOT_TICKERS or t in LEGAL_WORDS:
                 continue  # a word of a name already found ("CNX" in "CNX Gas"), or not a ticker
+            if "/" in question[max(0, m.start() - 1) : m.end() + 1]:
+                continue  # a letter of "D/E", "P/E", "Q/C Technologies": no ticker
             before, after = question[: m.start()].rstrip(), question[m.end() :].lstrip(" .")
             word_before = re.search(r"[A-Z][\w&'’.-]*$", before)  # "Texas TI"; not "Rank TI, ..."
             in_name = (word_before is not None and word_before.group().lower() not in QUESTION_WORDS) or bool(
@@ -566,13 +583,8 @@ class CompanyIndex:
                 elif all(h.cik != cik for h in out.found):
                     out.found.append(CompanyHit(cik, self.names[cik], t, "ticker", pos))
                     taken.append((pos, pos + len(t)))
-            elif (
-                t in self.outside_tickers
-                and len(t) >= 2
-                and not in_name
-                and "/" not in question[max(0, m.start() - 1) : m.end() + 1]
-            ):
-                # "MARA": MARA HOLDINGS' ticker, a company not in the graph (not the "E" of "D/E")
+            elif t in self.outside_tickers and len(t) >= 2 and not in_name:
+                # "MARA": MARA HOLDINGS' ticker, a company not in the graph
                 cik = self.outside_tickers[t]
                 out.unresolved.append(t)
                 out.elsewhere.append((t, cik, self.table_names[cik]))
@@ -599,7 +611,7 @@ class CompanyIndex:
         skip = set(QUESTION_WORDS)
         months = set(MONTH_WORDS)
         opening = CompanyMatch()  # the question's first word as a short form, used when nothing else is found
-        for m in re.finditer(r"(?:[A-Z][\w&.'’-]*)(?:\s+(?:&\s+)?[A-Z][\w&.'’-]*)*", question):
+        for m in re.finditer(r"(?:[A-Z][\w&.'’/-]*)(?:\s+(?:&\s+)?[A-Z][\w&.'’/-]*)*", question):
             words = [w for w in normalize(m.group()).split() if w not in skip and w not in months]
             phrase = " ".join(words)
             if len(phrase.replace(" ", "")) < 4 or phrase.replace(" ", "").upper() in NOT_TICKERS:
@@ -641,7 +653,8 @@ class CompanyIndex:
             if phrase in self.aliases or phrase in self.shared:
                 continue
             best = process.extract(phrase, self._choices, scorer=fuzz.ratio, limit=8)
-            best = [(a, s) for a, s, _ in best if s >= FUZZY_MIN]
+            short = {w for w in phrase.split() if len(w) <= 3}  # "KE Holdings" is no typo of "HE HOLDINGS"
+            best = [(a, s) for a, s, _ in best if s >= FUZZY_MIN and short <= _words_said(a)]
             at = pos + 1 if pos >= 0 else len(normalize(question[: m.start()])) + 1
             if not best:
                 if not self._short_in_run(m.group(), at, text, out, free, taken, skip | months):
