@@ -611,6 +611,8 @@ def test_a_company_the_graph_does_not_hold_is_refused_by_its_name_never_answered
     assert got.status == "not in graph" and got.value is None and "'Dana' is DANA Inc, CIK 26780" in got.reasons[0]
     got = answer_sec_question(loaded, "What's the most recent total assets for Darden Restaurants?")
     assert got.status == "not in graph" and got.value is None and "'Darden Restaurants' is DARDEN" in got.reasons[0]
+    got = answer_sec_question(loaded, "Selective Insurance Group D/E ratio?")  # not the insurers' ranking
+    assert got.status == "not in graph" and got.value is None and got.pick is None
     got = answer_sec_question(loaded, "Compare the revenue of Dana and Danaher in Q2 2009.")
     assert got.status == "not in graph" and "only DANAHER CORP /DE/ found" in got.reasons[0]
     got = answer_sec_question(loaded, "What was Danaher's gross profit in Q2 2009?")

@@ -473,7 +473,7 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         _registrant_for_period(graph, plan, found, question)
     said = [h.text for h in found.found] if found is not None else []
     # a name that matched no company ("Darden Restaurants", "Selective Insurance Group") holds no industry group
-    unnamed = [u for u in plan.unresolved if industry_named(u) is not None]
+    unnamed = [u for u in (found.unresolved if found is not None else []) if industry_named(u) is not None]
     group = None if company else find_peer_group(question, plan.companies, sic, index.names, [*said, *unnamed])
     if group is not None:
         said.append(group.words)  # "oil companies", "its peers": not measure words
