@@ -376,15 +376,20 @@ class CompanyIndex:
             for a in aliases_of(name):
                 owners.setdefault(a, set()).add(cik)
         ends, heads = table_last_words(), table_first_two_words()
+        same_name: dict[str, set[int]] = {}  # a successor registrant under a new CIK (WALT DISNEY CO, 2019) is no other
+        for core, cik, _ in table_names():
+            same_name.setdefault(core, set()).add(cik)
 
         def weak(cik: int, name: str) -> set[str]:
             """The short names of ``name`` that other companies of the ticker table share: its last word ("mining"
-            of NEWMONT MINING; "disney" of WALT DISNEY stays) or first two ("united states" of UNITED STATES STEEL)."""
-            words = core_name(name).split()
+            of NEWMONT MINING; "disney" of WALT DISNEY stays) or first two ("united states" of UNITED STATES STEEL).
+            A table company of the same name (a successor registrant) is not another."""
+            core = core_name(name)
+            words, itself = core.split(), {cik} | same_name.get(core, set())
             out = set()
-            if len(words) == 2 and ends.get(words[-1], frozenset()) - {cik}:
+            if len(words) == 2 and ends.get(words[-1], frozenset()) - itself:
                 out.add(words[-1])
-            if len(words) >= 3 and heads.get(" ".join(words[:2]), frozenset()) - {cik}:
+            if len(words) >= 3 and heads.get(" ".join(words[:2]), frozenset()) - itself:
                 out.add(" ".join(words[:2]))
             return out
 
