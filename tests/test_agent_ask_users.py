@@ -661,6 +661,7 @@ def test_total_debt_and_several_periods_are_refused_never_answered_in_part(loade
         ("What was Chevron's total debt at June 30, 2009?", "'total debt' includes short-term borrowings"),
         ("What was Amgen's revenue in Q2 2009 and Q2 2008?", "several periods"),
         ("Compare Amgen's cash at June 30, 2009 and December 31, 2008.", "several periods"),
+        ("Was Amgen's revenue higher in Q2 2009 than in Q2 2008?", "several periods"),  # not "compares companies"
     ]:
         got = answer_sec_question(loaded, question)
         assert got.status == "not understood" and got.value is None and why in got.reasons[0], question

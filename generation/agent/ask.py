@@ -580,7 +580,8 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         )
     if plan.kind == "compare" and n == 1 and _RANK.search(question) is None:
         plan.by_how_much = plan.by_how_much and k >= 2
-    if len({p.ddate for p in plan.periods}) >= 2 and plan.kind not in (*_NO_ANSWER, "change"):
+    one_of_two = plan.kind == "one of two" and n == 1  # "Was Amgen's revenue higher in Q2 2009 than in Q2 2008?"
+    if len({p.ddate for p in plan.periods}) >= 2 and (plan.kind not in (*_NO_ANSWER, "change") or one_of_two):
         plan.kind, plan.refusal = (  # "revenue in Q2 2009 and Q2 2008": never one of them alone
             "unknown",
             f"several periods: the question names {', '.join(repr(p.text) for p in plan.periods)}; ask for one "
