@@ -280,6 +280,22 @@ def table_names() -> tuple[tuple[str, int, str], ...]:
 
 
 @cache
+def table_by_core() -> dict[str, tuple[tuple[int, str], ...]]:
+    """Core name -> the ticker table's companies of that core name as ``(CIK, name)``, in the table's order (a
+    successor registrant under a new CIK shares its predecessor's: ``"walt disney"``)."""
+    out: dict[str, list[tuple[int, str]]] = {}
+    for core, cik, name in table_names():
+        out.setdefault(core, []).append((cik, name))
+    return {core: tuple(rows) for core, rows in out.items()}
+
+
+@cache
+def table_name_by_cik() -> dict[int, str]:
+    """CIK -> the company's name in the ticker table."""
+    return {cik: name for _, cik, name in table_names()}
+
+
+@cache
 def table_last_words() -> dict[str, frozenset[int]]:
     """The last word of every name of two or more words in the SEC's ticker table -> the CIKs whose name ends with it
     (``"mining"``: NEWMONT MINING and a hundred others; ``"disney"``: WALT DISNEY alone)."""
@@ -375,17 +391,15 @@ class CompanyIndex:
             exact.setdefault(core_name(name), set()).add(cik)
             for a in aliases_of(name):
                 owners.setdefault(a, set()).add(cik)
-        ends, heads = table_last_words(), table_first_two_words()
-        same_name: dict[str, set[int]] = {}  # a successor registrant under a new CIK (WALT DISNEY CO, 2019) is no other
-        for core, cik, _ in table_names():
-            same_name.setdefault(core, set()).add(cik)
+        ends, heads, same_name = table_last_words(), table_first_two_words(), table_by_core()
 
         def weak(cik: int, name: str) -> set[str]:
             """The short names of ``name`` that other companies of the ticker table share: its last word ("mining"
             of NEWMONT MINING; "disney" of WALT DISNEY stays) or first two ("united states" of UNITED STATES STEEL).
             A table company of the same name (a successor registrant) is not another."""
             core = core_name(name)
-            words, itself = core.split(), {cik} | same_name.get(core, set())
+            # a successor registrant under a new CIK (WALT DISNEY CO, 2019) is no other company
+            words, itself = core.split(), {cik} | {c for c, _ in same_name.get(core, ())}
             out = set()
             if len(words) == 2 and ends.get(words[-1], frozenset()) - itself:
                 out.add(words[-1])
@@ -411,20 +425,12 @@ class CompanyIndex:
         self.first_words: frozenset[str] = frozenset(firsts)
         """One-word aliases that are a name's first word ("steel" of STEEL DYNAMICS): such a word begins the name, so
         a capitalised name word just before it ("US Steel") says another name (:meth:`find`)."""
-        # the ticker table's companies the graph does not hold, by core name ("dana": DANA INC)
-        table = {
-            core: (cik, name)
-            for core, cik, name in table_names()
-            if cik not in self.names and core not in COMMON_WORDS and len(core.replace(" ", "")) >= 3
-        }
-        self.table_names: dict[int, str] = {cik: name for _, cik, name in table_names() if cik not in self.names}
-        """CIK -> name of the ticker table's companies the graph does not hold."""
         for a, ciks in was.items():  # a former name's alias only where no company's present name claims it
-            if a not in table:  # "teledyne technologies" is TELEDYNE's name, not ALLEGHENY TECHNOLOGIES' former one
+            if self._unheld(a) is None:  # "teledyne technologies" is TELEDYNE's, not ALLEGHENY TECHNOLOGIES' former
                 owners.setdefault(a, ciks)
         for a, ciks in owners.items():  # a short name ("cabot", "prudential") that is another company's whole name
-            if a in table and a not in exact:
-                ciks.add(table[a][0])  # (CABOT CORP, PRUDENTIAL PLC, not in the graph): asked back with it
+            if a not in exact and (other := self._unheld(a)) is not None:
+                ciks.add(other[0])  # (CABOT CORP, PRUDENTIAL PLC, not in the graph): asked back with it
         for core, ciks in exact.items():  # a company's own name beats another's short form (Coca-Cola)
             if len(ciks) == 1:
                 owners[core] = set(ciks)
@@ -462,13 +468,6 @@ class CompanyIndex:
                 self.tickers[a] = next(iter(ciks))
                 if listed.get(a, ciks) - ciks:  # "PMI": PHILIP MORRIS INTERNATIONAL's initials, another's ticker
                     self.rivals[a] = set(listed[a] - ciks)  # asked back with both
-        self.outside_tickers: dict[str, int] = {
-            t: min(c for c in ciks if c not in self.names)
-            for t, ciks in listed.items()
-            if t not in self.tickers and t not in NOT_TICKERS and any(c not in self.names for c in ciks)
-        }
-        """Tickers the SEC's table gives only to companies the graph does not hold (``CTS``: CTS CORP, not the
-        initials of COGNIZANT TECHNOLOGY SOLUTIONS): never read as a graph company."""
         # a ticker that is also another company's initials ("HP": Helmerich & Payne's ticker, Hewlett-Packard's
         # initials) is asked back, never read as the ticker's company alone
         self.initials: dict[str, set[int]] = {}
@@ -479,9 +478,7 @@ class CompanyIndex:
             for a in acronyms_of(name):
                 self.initials.setdefault(a, set()).add(cik)
         self._choices = sorted(self.aliases)
-        self.outside: dict[str, tuple[int, str]] = {core: v for core, v in table.items() if core not in owners}
-        """Core names of the ticker table's companies the graph does not hold, none of them a graph company's alias
-        (:meth:`outside_name`)."""
+        self._owned = frozenset(owners)
         self._words: dict[int, list[str]] = {cik: full_name(name).split() for cik, name in self.names.items()}
 
     def short_form(self, word: str) -> list[int]:
@@ -507,9 +504,31 @@ class CompanyIndex:
                 out.add(cik)
         return sorted(out)
 
+    def _unheld(self, core: str) -> tuple[int, str] | None:
+        """``(CIK, name)`` of the ticker table's company of core name ``core`` that the graph does not hold (the last
+        of several, in the table's order), or None; a common word or a name of fewer than three letters is none."""
+        if core in COMMON_WORDS or len(core.replace(" ", "")) < 3:
+            return None
+        rows = [r for r in table_by_core().get(core, ()) if r[0] not in self.names]
+        return rows[-1] if rows else None
+
+    def outside(self, core: str) -> tuple[int, str] | None:
+        """``(CIK, name)`` of the company the graph does not hold whose core name is ``core`` (``"dana"``: DANA INC),
+        or None, also when ``core`` is any graph company's alias (:meth:`outside_name`)."""
+        return None if core in self._owned else self._unheld(core)
+
+    def outside_ticker(self, ticker: str) -> int | None:
+        """The CIK (the least of several) of a company the graph does not hold that the SEC's table gives ``ticker``
+        (``CTS``: CTS CORP, not the initials of COGNIZANT TECHNOLOGY SOLUTIONS), or None where the ticker is a graph
+        company's or a finance abbreviation: such a ticker is never read as a graph company."""
+        if ticker in self.tickers or ticker in NOT_TICKERS:
+            return None
+        ciks = [c for c in ticker_owners().get(ticker, ()) if c not in self.names]
+        return min(ciks) if ciks else None
+
     def outside_name(self, words: list[str], single: bool | None = None) -> tuple[str, str] | None:
         """The longest run of ``words`` (the normalized words of one capitalised run of a question) that names a
-        company the SEC's ticker table lists and the graph does not hold (:attr:`outside`), as ``(its core name, the
+        company the SEC's ticker table lists and the graph does not hold (:meth:`outside`), as ``(its core name, the
         words that say it)``: ``["dana"]`` -> ``("dana", "dana")``, DANA INC, not DANAHER CORP's short form;
         ``["eon", "resources"]``: EON RESOURCES INC, not a fuzzy match of EOG RESOURCES; ``["dht", "holdings"]`` ->
         ``("dht", "dht holdings")``, the legal form or "Holdings" it is said with included. None when no run does.
@@ -523,14 +542,15 @@ class CompanyIndex:
                 while end < len(words) and words[end] in _SAID_WITH:  # "n v", "holdings", "inc" after the name
                     end += 1
                 core = core_name(" ".join(words[i:end]))
-                if (size > 1 or single or end > i + 1) and core in self.outside and core.split() == said:
+                if (size > 1 or single or end > i + 1) and core.split() == said and self.outside(core) is not None:
                     return core, " ".join(words[i:end])
         return None
 
     def _label(self, ciks: Iterable[int]) -> list[tuple[int, str]]:
         """``(CIK, name)`` of each company; one the graph does not hold is named so (``CABOT CORP, not in the
         graph``)."""
-        return [(c, self.names[c] if c in self.names else f"{self.table_names[c]}, not in the graph") for c in ciks]
+        named = table_name_by_cik()
+        return [(c, self.names[c] if c in self.names else f"{named[c]}, not in the graph") for c in ciks]
 
     def find(self, question: str) -> CompanyMatch:
         """The companies ``question`` names, in the order it names them, and the ambiguous names (see the module
@@ -588,11 +608,10 @@ class CompanyIndex:
                 elif all(h.cik != cik for h in out.found):
                     out.found.append(CompanyHit(cik, self.names[cik], t, "ticker", pos))
                     taken.append((pos, pos + len(t)))
-            elif t in self.outside_tickers and len(t) >= 2 and not in_name:
+            elif len(t) >= 2 and not in_name and (cik := self.outside_ticker(t)) is not None:
                 # "MARA": MARA HOLDINGS' ticker, a company not in the graph
-                cik = self.outside_tickers[t]
                 out.unresolved.append(t)
-                out.elsewhere.append((t, cik, self.table_names[cik]))
+                out.elsewhere.append((t, cik, table_name_by_cik()[cik]))
                 taken.append((pos, pos + len(t)))
             elif len(t) >= 2 and "." not in t and not in_name and t in self.initials:
                 # "TI": no ticker, but the initials of TEXAS INSTRUMENTS and of TYCO INTERNATIONAL: asked back (one
@@ -633,8 +652,10 @@ class CompanyIndex:
                     out.found = [h for h in out.found if not at - 1 <= h.at < end]  # "marathon" of "marathon petroleum"
                     taken[:] = [(x, y) for x, y in taken if not at <= x < end]
                     taken.append((at, end))
-                    if all(c != self.outside[away][0] for _, c, _ in out.elsewhere):  # not "MARA" again
-                        out.elsewhere.append((re.sub(r"['’]s$", "", m.group()), *self.outside[away]))
+                    company = self.outside(away)
+                    assert company is not None  # outside_name found it so
+                    if all(c != company[0] for _, c, _ in out.elsewhere):  # not "MARA" again
+                        out.elsewhere.append((re.sub(r"['’]s$", "", m.group()), *company))
                         out.unresolved.append(m.group())
                     continue
             camel = re.fullmatch(r"(?:[A-Z][a-z]+){2,}(?:['’]s)?", m.group()) is not None  # LabCorp, AmEx
