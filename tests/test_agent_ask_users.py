@@ -15,7 +15,14 @@ import test_agent_ask
 from test_agent_ask import gold
 
 from finkg.pipelines import sec as pipelines
-from generation.agent.ask import SecAnswer, answer_sec_question, format_value, plan_checks, plan_question
+from generation.agent.ask import (
+    SecAnswer,
+    answer_sec_question,
+    asks_days,
+    format_value,
+    plan_checks,
+    plan_question,
+)
 from kg import cypher
 
 loaded = test_agent_ask.loaded  # the fixture: the shipped quarter, loaded once
@@ -24,6 +31,9 @@ JNJ = "0000950123-09-029672"  # Johnson & Johnson, 10-Q for the quarter ended 20
 PFE = "0001157523-09-005774"  # Pfizer Inc
 MRK = "0000950123-09-028634"  # Merck & Co Inc
 AMGN = "0001193125-09-169378"  # Amgen Inc, 10-Q for the quarter ended 2009-06-30
+MMM = "0001104659-09-046329"  # 3M Co, 10-Q for the quarter ended 2009-06-30
+IBM = "0001104659-09-045198"  # International Business Machines, 10-Q for the quarter ended 2009-06-30
+MA = "0001193125-09-159733"  # MasterCard Inc, 10-Q for the quarter ended 2009-06-30
 
 
 def close(got: SecAnswer, want: float, rel: float = 1e-9) -> bool:
@@ -624,6 +634,47 @@ def test_a_percent_too_small_for_two_decimals_keeps_two_significant_digits():
     assert format_value(-0.0004, "%") == "-0.0004%"
     assert format_value(23.456, "%") == "23.46%" and format_value(0.0, "%") == "0%"
     assert format_value(1e-7, "days") == "0.0000001 days"
+    assert format_value(0.0077126, "x") == "0.0077" and format_value(0.5, "x") == "0.50"  # not "0.01", 30 % off
+    assert format_value(0.0455, "%") == "0.045%" and format_value(0.1, "%") == "0.1%"
+
+
+def test_a_small_multiple_is_shown_in_two_significant_digits_not_rounded_to_a_hundredth(loaded):
+    got = answer_sec_question(loaded, "Latest D/E ratio for MasterCard?")
+    want = gold(MA, "LongTermDebtNoncurrent", "20090630", 0) / gold(MA, "StockholdersEquity", "20090630", 0)
+    assert want < 0.01 and got.status == "answered" and got.unit == "x" and close(got, want)
+    assert got.answer == f"{want:.2g}"
+
+
+def test_asks_days_tells_a_number_of_days_from_a_span_of_days():
+    assert asks_days("How many days of inventory did 3M carry in Q2 2009?")
+    assert asks_days("What were Chevron's days payable in Q2 2009?") and asks_days("3M's DSO in days")
+    assert not asks_days("What was Amgen's revenue for the 91 days ended June 30, 2009?")
+    assert not asks_days("Revenue for the ninety days ended June 27, 2009") and not asks_days("the 90-day period")
+
+
+def test_days_of_inventory_are_days_never_the_inventory_amount(loaded):
+    """ "How many days of inventory did 3M carry" was answered with 3M's inventory in USD, the gate passed."""
+    want = gold(MMM, "InventoryNet", "20090630", 0) / gold(MMM, "CostOfRevenue", "20090630", 1) * 365 / 4
+    for q in ("How many days of inventory did 3M carry in Q2 2009?", "3M DIO Q2 2009"):
+        got = answer_sec_question(loaded, q)
+        assert got.status == "answered" and got.unit == "days" and close(got, want), q
+        assert got.derivation["formula"] == "Inventory / CostOfRevenue * DAYS"
+    # a number of days the catalog cannot compute is refused, never answered with the amount it would divide
+    got = answer_sec_question(loaded, "How many days of cash did Amgen have at June 30, 2009?")
+    assert got.status != "answered" and got.value is None
+
+
+def test_pretax_and_ebitda_margins(loaded):
+    pretax = (
+        "IncomeLossFromContinuingOperationsBeforeIncomeTaxesMinorityInterestAndIncomeLossFromEquityMethodInvestments"
+    )
+    got = answer_sec_question(loaded, "What was IBM's pre-tax margin in Q2 2009?")
+    want = gold(IBM, pretax, "20090630", 1) / gold(IBM, "Revenues", "20090630", 1) * 100
+    assert got.status == "answered" and got.unit == "%" and close(got, want)
+    got = answer_sec_question(loaded, "What was 3M's EBITDA margin for the six months ended June 30, 2009?")
+    ebitda = gold(MMM, "OperatingIncomeLoss", "20090630", 2) + gold(MMM, "DepreciationAndAmortization", "20090630", 2)
+    want = ebitda / gold(MMM, "SalesRevenueNet", "20090630", 2) * 100
+    assert got.status == "answered" and got.unit == "%" and close(got, want)
 
 
 def test_a_year_ago_asks_the_value_then_and_a_relative_year_is_refused(loaded):
@@ -667,4 +718,83 @@ def test_total_debt_and_several_periods_are_refused_never_answered_in_part(loade
         assert got.status == "not understood" and got.value is None and why in got.reasons[0], question
     got = answer_sec_question(loaded, "How did Amgen's cash change between December 31, 2008 and June 30, 2009?")
     cash = [gold(AMGN, "CashAndCashEquivalentsAtCarryingValue", d, 0) for d in ("20081231", "20090630")]
-    assert got.status == "answered" and close(got, (cash[1] / cash[0] - 1) * 100)
+    assert got.status == "answered" and got.unit == "USD" and close(got, cash[1] - cash[0])  # a balance: its amount
+    got = answer_sec_question(loaded, "By what percent did Amgen's cash change between Dec 31, 2008 and June 30, 2009?")
+    assert got.status == "answered" and got.unit == "%" and close(got, (cash[1] / cash[0] - 1) * 100)
+
+
+def test_an_amount_in_another_currency_and_return_on_sales_are_refused_never_answered_in_usd(loaded):
+    """ "Amgen's revenue in Q2 2009 in EUR" was answered in USD; "return on sales" with the net margin, though many
+    define it as the operating margin."""
+    got = answer_sec_question(loaded, "What was Amgen's revenue in Q2 2009 in EUR?")
+    assert got.status == "not understood" and got.value is None and "converts none" in got.reasons[0]
+    got = answer_sec_question(loaded, "What was Amgen's net margin in Q2 2009 in EUR?")  # a percent has no currency
+    want = gold(AMGN, "NetIncomeLoss", "20090630", 1) / gold(AMGN, "Revenues", "20090630", 1) * 100
+    assert got.status == "answered" and got.unit == "%" and close(got, want)
+    for q in ("What was Chevron's return on sales in Q2 2009?", "Chevron ROS Q2 2009"):
+        got = answer_sec_question(loaded, q)
+        assert got.status == "ask back" and got.value is None and "operating margin" in got.reasons[0], q
+
+
+def test_two_amounts_joined_by_to_are_their_quotient_the_catalogs_where_it_has_one(loaded):
+    """ "total liabilities to total assets" (no ratio word) was refused as two measures; a quotient the catalog holds
+    is its measure, in its unit, unless a percent is asked of a multiple."""
+    chevron = "0000950123-09-030860"  # Chevron Corp, 10-Q for the quarter ended 2009-06-30
+    got = answer_sec_question(loaded, "What was Chevron's total liabilities to total assets at June 30, 2009?")
+    want = gold(chevron, "Liabilities", "20090630", 0) / gold(chevron, "Assets", "20090630", 0) * 100
+    assert got.status == "answered" and got.unit == "%" and close(got, want)
+    assert got.derivation["formula"] == "Liabilities / Assets"
+    cash = gold(IBM, "CashAndCashEquivalentsAtCarryingValue", "20090630", 0)
+    current = gold(IBM, "LiabilitiesCurrent", "20090630", 0)
+    got = answer_sec_question(loaded, "What's IBM's cash to current liabilities at June 30, 2009?")
+    assert got.status == "answered" and got.unit == "x" and close(got, cash / current)
+    assert got.derivation["formula"] == "Cash / CurrentLiabilities"  # the cash ratio
+    got = answer_sec_question(loaded, "What's IBM's cash as a share of current liabilities at June 30, 2009?")
+    assert got.status == "answered" and got.unit == "%" and close(got, cash / current * 100)
+
+
+def test_a_fiscal_quarter_is_the_companys_own_naming_never_fsds_fy(loaded):
+    """ "Dell's revenue in Q2 fiscal 2009" was answered with the quarter ended July 31, 2009, Dell's fiscal 2010 second
+    quarter (FSDS's fy is 2009); Symantec's "fiscal Q1 2009" likewise with its fiscal 2010 first quarter."""
+    symantec = "0000950123-09-030335"  # Symantec Corp, 10-Q for the quarter ended 2009-07-03 (FSDS: 2009-06-30)
+    got = answer_sec_question(loaded, "What was Symantec's revenue in the first quarter of fiscal 2010?")
+    assert got.status == "answered" and close(got, gold(symantec, "Revenues", "20090630", 1))
+    got = answer_sec_question(loaded, "What was Symantec's revenue in fiscal Q1 2009?")  # the comparative column
+    assert got.status == "answered" and close(got, gold(symantec, "Revenues", "20080630", 1))
+    for q in (
+        "What was Dell's revenue in Q2 fiscal 2009?",
+        "What was Dell's revenue in the second quarter of fiscal 2010?",
+    ):
+        got = answer_sec_question(loaded, q)
+        assert got.status == "could not answer" and got.value is None and "ends January 31" in got.reasons[0], q
+    got = answer_sec_question(loaded, "What was Dell's revenue for the quarter ended July 31, 2009?")  # a date is read
+    assert got.status == "answered" and close(got, gold("0000950123-09-042709", "Revenues", "20090731", 1))
+
+
+def test_a_change_asked_in_dollars_is_the_amount_and_a_several_year_change_is_refused(loaded):
+    """ "By how many dollars did Amgen's revenue change" was answered in percent, "the change in 3M's cash from
+    December 31, 2008 to June 30, 2009" likewise (a balance's change between two dates is its amount, as over a
+    span), and "two-year revenue growth" with the one-year growth."""
+    want = gold(AMGN, "Revenues", "20090630", 1) - gold(AMGN, "Revenues", "20080630", 1)
+    for q in (
+        "By how many dollars did Amgen's revenue change in Q2 2009 versus Q2 2008?",
+        "How much did Amgen's revenue fall in dollars in Q2 2009 from a year earlier?",
+    ):
+        got = answer_sec_question(loaded, q)
+        assert got.status == "answered" and got.unit == "USD" and close(got, want), q
+    got = answer_sec_question(loaded, "How much did Amgen's revenue grow year over year in Q2 2009?")  # percent
+    assert got.status == "answered" and got.unit == "%"
+    assert close(got, want / gold(AMGN, "Revenues", "20080630", 1) * 100)
+    cash = "CashAndCashEquivalentsAtCarryingValue"
+    got = answer_sec_question(loaded, "What was the change in 3M's cash from December 31, 2008 to June 30, 2009?")
+    want = gold(MMM, cash, "20090630", 0) - gold(MMM, cash, "20081231", 0)
+    assert got.status == "answered" and got.unit == "USD" and close(got, want)
+    for q in ("What was Amgen's two-year revenue growth to Q2 2009?", "Amgen's 3-year revenue growth through Q2 2009?"):
+        got = answer_sec_question(loaded, q)
+        assert got.status == "not understood" and got.value is None and "over one year" in got.reasons[0], q
+
+
+def test_in_total_before_a_measure_is_its_name_not_a_sum(loaded):
+    """ "what did AK Steel Holding post in total revenues" was refused as a sum that found one company."""
+    got = answer_sec_question(loaded, "In Q2 2009, what did Amgen post in total revenues?")
+    assert got.status == "answered" and got.unit == "USD" and close(got, gold(AMGN, "Revenues", "20090630", 1))

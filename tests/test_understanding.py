@@ -28,7 +28,15 @@ from retrieval.facts.measures import (
     synonym_group,
 )
 from retrieval.facts.names import CompanyIndex, core_name, instance_ticker, ticker_table
-from retrieval.facts.periods import PeriodAsk, find_periods, fsds_ddate, months_before, relative_period, year_earlier
+from retrieval.facts.periods import (
+    PeriodAsk,
+    find_periods,
+    fiscal_period_end,
+    fsds_ddate,
+    months_before,
+    relative_period,
+    year_earlier,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 QUARTER = ROOT / "data" / "sec-fsds" / "2009q3.zip"
@@ -452,3 +460,50 @@ def test_the_year_to_date_is_the_fiscal_year_to_date_of_the_period_named_or_the_
     assert got.ddate == "20090630" and got.ytd and got.qtrs is None
     assert PeriodAsk("20090630", years_back=1).end() == "20080630"
     assert PeriodAsk(None, years_back=1).end("20100331") == "20090331"
+
+
+@pytest.mark.parametrize(
+    ("fye", "fy", "fp", "ddate"),
+    [
+        ("0331", 2010, "Q1", "20090630"),  # Symantec: fiscal 2010's first quarter ended July 3, 2009
+        ("0331", 2009, "Q1", "20080630"),  # ... fiscal 2009's, July 4, 2008 (FSDS's fy says 2009 for the 2009 one)
+        ("0228", 2010, "FY", "20100228"),  # SuperValu: fiscal 2010 ended February 27, 2010
+        ("0531", 2010, "Q1", "20090831"),  # Oracle, FedEx: as FSDS's fy says
+        ("0930", 2009, "Q3", "20090630"),  # Disney, Starbucks
+        ("1031", 2009, "Q3", "20090731"),  # Hewlett-Packard
+        ("1231", 2009, "H1", "20090630"),
+        ("0102", 2009, "FY", "20091231"),  # a 52/53-week year ended January 2, 2010 is fiscal 2009
+        ("0103", 2009, "Q2", "20090630"),
+    ],
+)
+def test_a_fiscal_period_is_named_by_the_calendar_year_its_fiscal_year_ends_in(fye, fy, fp, ddate):
+    assert fiscal_period_end(fye, fy, fp) == ddate
+
+
+def test_a_fiscal_year_ending_in_january_is_named_either_way_and_not_read():
+    """Home Depot's fiscal 2009 and Dell's fiscal 2010 both ended in late January 2010; FSDS's fy is 2009 for both."""
+    for fye in ("0131", "0129", "0201", "0215"):
+        with pytest.raises(ValueError, match=r"starts in .* or ends in"):
+            fiscal_period_end(fye, 2010, "Q2")
+    with pytest.raises(ValueError, match="MMDD"):
+        fiscal_period_end("1331", 2010, "Q2")
+    with pytest.raises(ValueError, match="Q1-Q4"):
+        fiscal_period_end("1231", 2010, "Q5")
+
+
+def test_a_legal_form_word_that_starts_the_next_listed_name_is_that_company():
+    """ "Marvell Technology Group, Limited Brands": "Limited" is Limited Brands' first word, not Marvell's "Ltd"."""
+    found = index().find("Order Macy's, Marvell Technology Group, Limited Brands from highest to lowest ROA.")
+    assert [h.name for h in found.found] == ["MACY'S, INC.", "MARVELL TECHNOLOGY GROUP LTD", "LIMITED BRANDS INC"]
+    found = index().find("What was Marvell Technology Group Limited's revenue?")  # its own legal form, said in full
+    assert [h.name for h in found.found] == ["MARVELL TECHNOLOGY GROUP LTD"] and not found.unresolved
+
+
+def test_a_measure_named_in_the_plural_is_the_measure():
+    """ "the difference between Amgen's and IBM's net margins" was refused as naming no measure."""
+    for q, mid in [
+        ("the difference between Amgen's and IBM's net margins", "net_margin"),
+        ("Compare the current ratios of IBM and 3M", "current_ratio"),
+        ("Rank them by effective tax rates", "effective_tax_rate"),
+    ]:
+        assert [m.id for _, m in find_measures(q)] == [mid], q

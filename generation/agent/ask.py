@@ -55,6 +55,7 @@ from retrieval.facts.measures import (
     Measure,
     concept_measure,
     find_measures,
+    joined_by_to,
     measure_phrase_words,
     uncovered_words,
 )
@@ -73,6 +74,7 @@ from retrieval.facts.periods import (
     YEAR_AGO_WORDS,
     PeriodAsk,
     find_periods,
+    fiscal_period_end,
     iso,
     month_end,
     months_before,
@@ -117,6 +119,16 @@ _YEAR_AGO = re.compile(
 _ALL_DEBT = re.compile(r"\b(?:total|gross|all|overall|entire|combined)\s+(?:debt|borrowings)\b", re.I)
 """Debt said as all of it ("total debt"): short-term borrowings and current maturities too, which the catalog's debt
 (long-term debt, noncurrent) leaves out, so such a question is refused rather than answered with part of it."""
+_OTHER_CURRENCY = re.compile(
+    r"\b(?:EUR|GBP|JPY|CNY|RMB|CHF|CAD|AUD|HKD|INR|euros?|yen|yuan|renminbi|sterling|pounds?|(?:swiss )?francs?|"
+    r"rupees?|(?:canadian|australian|hong kong|singapore|new zealand) dollars?)\b|[€£¥]",
+    re.I,
+)
+"""A currency other than the filing's US dollars ("revenue in EUR"): finkg converts none, so an amount asked in one is
+refused rather than answered in USD."""
+_RETURN_ON_SALES = re.compile(r"\breturn on (?:net )?(?:sales|revenues?)\b|\bROS\b")
+""""Return on sales": operating income / revenue in some uses (Investopedia), net income / revenue in others (the
+DuPont analysis' net profit margin); refused as ambiguous, never answered with one of them."""
 _SINCE = re.compile(r"\b(?:compare|compared|comparison|versus|vs|than|from|since|relative to|against)\b", re.I)
 """Words that set a period against another ("versus a year ago"): a change, not the value a year ago."""
 
@@ -133,6 +145,19 @@ def _year_ago_value(question: str) -> bool:
 
 _PERCENT = re.compile(r"\b(?:percent|percentage|per cent|pct|growth rate|rate of growth)\b|%", re.I)
 """Words that ask a change in percent."""
+_IN_DOLLARS = re.compile(
+    r"\b(?:how many dollars|in (?:us )?dollars|in usd|in dollar terms|in absolute terms|dollar (?:change|amount|"
+    r"increase|decrease|decline|drop|growth|gain|rise|fall)|absolute (?:change|increase|decrease|amount))\b",
+    re.I,
+)
+"""Words that ask a change of an amount in dollars ("by how many dollars did revenue change"), not in percent."""
+_MULTI_YEAR = re.compile(
+    r"\b(?:(?:two|three|four|five|ten|multi|several|\d{1,2})[\s-]+years?|over (?:the )?(?:past |last )?(?:two|three|"
+    r"four|five|ten|several|\d{1,2}) years)\b(?!\s+(?:ago|earlier|before))",
+    re.I,
+)
+"""A change over several years ("two-year revenue growth", "over the past three years"): finkg's change is over one
+year (or the span asked), so such a question is refused rather than answered with the one-year change."""
 
 _THRESHOLD = re.compile(
     r"\b(?P<op>above|below|over|under|more than|less than|greater than|higher than|lower than|at least|at most|"
@@ -145,7 +170,9 @@ _THRESHOLD = re.compile(
 billion?"): the comparison, the number and its unit or scale as written."""
 _SCALES = {"billion": 1e9, "bn": 1e9, "million": 1e6, "mm": 1e6, "mn": 1e6, "m": 1e6, "thousand": 1e3, "k": 1e3}
 
-_SUM = re.compile(r"\b(?:combined|together|in total|sum of|aggregate|altogether|added up|add up)\b", re.I)
+_SUM = re.compile(
+    r"\b(?:combined|together|in total(?![\s-]+[A-Za-z])|sum of|aggregate|altogether|added up|add up)\b", re.I
+)
 """Words that ask for the sum of several companies' (or measures') amounts ("the combined revenue of Chevron and
 ConocoPhillips")."""
 _SHARE_OF_WHAT = re.compile(
@@ -174,6 +201,18 @@ _ASKS_RATIO = re.compile(
     r"yield|profitab\w*|per dollar|per share|for every dollar|of each dollar|how many times)\b|%",
     re.I,
 )
+
+_DAYS_WORD = re.compile(r"\bdays?\b", re.I)
+_DAYS_COUNTED = re.compile(
+    r"(?:\d[\d,]*|\b(?:thirty|sixty|ninety|hundred|one|two|three|seven|few|several|many(?<!how many)))[\s-]*$", re.I
+)
+"""A number of days counted out ("the 91 days ended June 27", "90-day"): a period, not a measure in days."""
+
+
+def asks_days(question: str) -> bool:
+    """Whether ``question`` asks for a number of days ("How many days of inventory ...", "DSO in days", "days
+    payable"), not a span of days ("the 91 days ended June 27, 2009"): the answer's unit must then be days."""
+    return any(not _DAYS_COUNTED.search(question[: m.start()]) for m in _DAYS_WORD.finditer(question))
 
 
 @dataclass
@@ -286,17 +325,21 @@ def _named_company(graph: Graph, company: str) -> list[tuple[int, str]]:
     return [(int(r["cik"]), r["name"]) for r in (exact or rows)[:1]]
 
 
-def _composed(question: str, measures: list[Measure]) -> list[Measure]:
-    """``the ratio of cash to total assets``: two amounts named with ratio words become one measure, their quotient
-    (``x``; ``%`` when asked "as a share/percentage of"); "what percentage of total assets is cash" names the
-    denominator first."""
+def _composed(question: str, measures: list[Measure], joined: bool = False) -> list[Measure]:
+    """``the ratio of cash to total assets``: two amounts named with ratio words (or ``joined`` by "to" alone:
+    "total liabilities to total assets", :func:`joined_by_to`) become one measure, their quotient (``x``; ``%`` when
+    asked "as a share/percentage of"), or the catalog's measure of that quotient (cash to current liabilities is the
+    cash ratio); "what percentage of total assets is cash" names the denominator first."""
     reversed_ = bool(_SHARE_OF_WHAT.search(question))  # "what percentage of assets is cash": cash / assets
     if len(measures) != 2 or not all(m.unit == "USD" for m in measures):
         return measures
-    if not (reversed_ or _RATIO_OF.search(question)):
+    if not (reversed_ or joined or _RATIO_OF.search(question)):
         return measures
     a, b = reversed(measures) if reversed_ else measures
     pct = bool(re.search(r"\b(?:share|percentage|percent|proportion|fraction)\b|%", question, re.I))
+    same = next((m for m in MEASURES if m.formulas[0] == f"{a.formulas[0]} / {b.formulas[0]}"), None)
+    if same is not None and (same.unit == "%" or not pct):  # "total liabilities to total assets": the catalog's
+        return [same]
     return [
         Measure(
             f"{a.id}_to_{b.id}",
@@ -479,7 +522,7 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         said.append(group.words)  # "oil companies", "its peers": not measure words
     hits = find_measures(question, said)
     measures = list({m.id: m for _, m in hits}.values())  # "effective tax rate (ETR)": one
-    plan.measures = _composed(question, _without_definition(measures))
+    plan.measures = _composed(question, _without_definition(measures), joined_by_to(question, said))
     operation = " ".join(m.group() for rx in _OPERATION_WORDS for m in rx.finditer(question))
     if _RATIO_OF.search(question) or _SHARE_OF_WHAT.search(question):  # "total liabilities as a share of total assets"
         operation += " share percentage percent proportion fraction portion part went go goes devoted allocated"
@@ -594,6 +637,20 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
             f"{all_debt.group()!r} includes short-term borrowings and current maturities; finkg's debt measure is "
             "long-term debt (noncurrent): ask for long-term debt",
         )
+    currency = _OTHER_CURRENCY.search(question)
+    if currency is not None and any(m.unit == "USD" for m in plan.measures) and plan.kind not in _NO_ANSWER:
+        plan.kind, plan.refusal = (
+            "unknown",
+            f"{currency.group()!r}: finkg answers in the currency the filing reports (USD) and converts none",
+        )
+    ros = _RETURN_ON_SALES.search(question)
+    if ros is not None and plan.companies and plan.kind not in ("ambiguous", "no company"):
+        plan.kind, plan.elements, plan.refusal = (
+            "ambiguous measure",
+            [],
+            f"{ros.group()!r} is operating income / revenue (operating margin) in some uses and net income / revenue "
+            "(net margin) in others",
+        )
     if plan.kind not in (*_NO_ANSWER, "change"):
         back, relative = YEAR_AGO_WORDS.search(question), relative_period(question)
         if back is not None and _year_ago_value(question):  # "revenue a year ago": the value then, not the growth
@@ -614,6 +671,20 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
             # a balance changes over the span asked: its start and end, in the measure's unit unless percent is asked
             plan.over_span = True
             plan.unit = "%" if _PERCENT.search(question) and m.unit != "%" else "pp" if m.unit == "%" else m.unit
+        elif (
+            plan.kind == "change"
+            and m.unit == "USD"
+            and not _PERCENT.search(question)
+            and (_IN_DOLLARS.search(question) or (m.balance and len(plan.periods) >= 2))
+        ):
+            plan.unit = "USD"  # "by how many dollars", "the change in cash from December 31, 2008 to June 30, 2009"
+        years = _MULTI_YEAR.search(question)
+        if plan.kind == "change" and years is not None:
+            plan.kind, plan.refusal = (
+                "unknown",
+                f"{years.group()!r}: finkg computes a change over one year, or over the span or between the two "
+                "periods a question names",
+            )
         if plan.kind in ("difference", "compare") and m.unit == "%" and (n >= 2 or k >= 2):
             plan.unit = "pp" if plan.kind == "difference" else m.unit
     return plan
@@ -742,10 +813,35 @@ def _element_by_label(graph: Graph, plan: Plan, question: str, said: list[str]) 
         plan.elements = [(e.tag, e.label) for e in got.tied]
 
 
+FISCAL_NEAR_DAYS = 45
+"""A filing's period end this near the end :func:`fiscal_period_end` computes is that fiscal period's (a 16-week first
+quarter ends a month after three months would); quarters are some 91 days apart."""
+
+
 def _fiscal_ddate(graph: Graph, cik: int, fy: int, fp: str) -> str | None:
-    """The period end of company ``cik``'s fiscal period ``(fy, fp)`` (``fp`` ``Q1``-``Q4`` or ``FY``), from a filing
-    that states it, else offset from any filing's stated fiscal period (a quarter is three months)."""
+    """The period end of company ``cik``'s fiscal period ``(fy, fp)`` (``fp`` ``Q1``-``Q4`` or ``FY``): from its fiscal
+    year end (sub.txt's ``fye``, :func:`fiscal_period_end`; a filing's period end within :data:`FISCAL_NEAR_DAYS` of
+    it is the one), else, where no filing states ``fye``, offset from a filing's stated ``fy``/``fp`` (a quarter is
+    three months). FSDS's ``fy`` names a year ending February 27, 2010 or April 2, 2010 2009 where the companies say
+    fiscal 2010, so it is not read where ``fye`` is known.
+
+    Raises:
+        ToolError: the company's fiscal year end leaves its years' names unsettled (:data:`FISCAL_NAME_UNSETTLED`).
+    """
     rows = graph.read(cypher.COMPANY_FISCAL_PERIODS, {"cik": cik})
+    fye = next((str(r["fye"]) for r in rows if r.get("fye")), None)
+    if fye is not None:
+        try:
+            end = fiscal_period_end(fye, fy, fp)
+        except ValueError as exc:
+            raise ToolError(f"fiscal {fy} {fp.upper()} of CIK {cik} is not read: {exc}") from exc
+        day = dt.date.fromisoformat(iso(end))
+        near = [
+            p
+            for p in {str(r["period"]) for r in rows}
+            if abs((dt.date.fromisoformat(iso(p)) - day).days) <= FISCAL_NEAR_DAYS
+        ]
+        return min(near, key=lambda p: abs((dt.date.fromisoformat(iso(p)) - day).days)) if near else end
 
     def index(year: int, period: str) -> int | None:
         q = {"Q1": 1, "Q2": 2, "Q3": 3, "Q4": 4, "FY": 4, "H1": 2, "H2": 4}.get(period.upper())
@@ -819,18 +915,23 @@ def _money(value: float) -> str:
     return f"USD {value:,.0f}" if abs(value) >= 1000 else f"USD {format_result(value)}"
 
 
+SMALL_FIGURE = 0.1
+"""Below this size a figure is shown in two significant digits, not two decimals: two decimals would show a debt to
+equity of 0.0077 as ``0.01`` (30 % off) and an operating margin of 0.0021 % as ``0%``."""
+
+
 def _figure(value: float) -> str:
     """A percent, days or points figure: at most two decimals (:func:`format_result`), or two significant digits
-    when that would show a non-zero value as 0 (an operating margin of 0.0021 % is ``0.0021``, not ``0``)."""
-    if not value or abs(value) >= 0.005:
+    when smaller than :data:`SMALL_FIGURE` (an operating margin of 0.0021 % is ``0.0021``, not ``0``)."""
+    if not value or abs(value) >= SMALL_FIGURE:
         return format_result(value)
-    return f"{value:.{1 - math.floor(math.log10(abs(value)))}f}".rstrip("0")
+    return f"{value:.{1 - math.floor(math.log10(abs(value)))}f}".rstrip("0").rstrip(".")
 
 
 def format_value(value: float, unit: str) -> str:
     """An answer's number in its unit: ``USD 1,234,000``, ``23.4%``, ``1.52`` or ``1.00`` (a multiple, always two
     decimals: a current ratio of 0.9994 is not "1"), ``45.2 days``, ``3.1 percentage points``; a non-zero figure
-    too small for two decimals in two significant digits (``0.0021%``)."""
+    below :data:`SMALL_FIGURE` in two significant digits (``0.0021%``, a debt to equity of ``0.0077``)."""
     if unit == "USD":
         return _money(value)
     if unit == "%":
@@ -840,7 +941,7 @@ def format_value(value: float, unit: str) -> str:
     if unit == "pp":
         return f"{_figure(value)} percentage points"
     if unit == "x":
-        return f"{value:,.2f}"
+        return _figure(value) if value and abs(value) < SMALL_FIGURE else f"{value:,.2f}"
     return format_result(value)
 
 
@@ -1046,13 +1147,11 @@ def _run(run: _Runner) -> tuple[list[str] | str, str, dict[str, Any]]:
         before = run.measure(cik, m, before_ddate, now.detail["qtrs"] or None)
         if plan.over_span:
             _reported_cash_change(run, cik, m, ddate, qtrs, float(now.value) - float(before.value))
-        if plan.over_span and plan.unit != "%":
+        if plan.unit == m.unit != "%":  # a change in the measure's own unit: its end less its start
             calc = run.call(calculate("now - before", {"now": now.value, "before": before.value}))
-            out.unit = plan.unit or m.unit
-            out.notes.append(
-                f"the change over the {3 * (qtrs or 0)} months ended {iso(ddate)}: {m.label} at {iso(ddate)} less "
-                f"{m.label} at {iso(before_ddate)}"
-            )
+            out.unit = m.unit
+            over = f"over the {3 * (qtrs or 0)} months ended {iso(ddate)}" if plan.over_span else "in the amount"
+            out.notes.append(f"the change {over}: {m.label} at {iso(ddate)} less {m.label} at {iso(before_ddate)}")
         elif m.unit == "%":
             calc = run.call(calculate("now - before", {"now": now.value, "before": before.value}))
             out.unit = "pp"
@@ -1345,7 +1444,7 @@ def plan_checks(plan: Plan, question: str, out: SecAnswer) -> list[str]:
     """Whether the answer answers the question asked (issue 44's second gate), one reason per failed check.
 
     1. The unit is the measure's: a question that asks for a ratio, margin, rate or share is never answered with an
-       amount (``USD``).
+       amount (``USD``); one that asks for a number of days (:func:`asks_days`) is answered in days.
     2. Every company the question names is in the derivation's facts.
     3. Every period the question names is the period of the derivation's facts (a year earlier for a change).
     4. Every measure's formula is the catalog's.
@@ -1367,6 +1466,13 @@ def plan_checks(plan: Plan, question: str, out: SecAnswer) -> list[str]:
     ):
         labels = ", ".join(m.label for m in plan.measures)
         reasons.append(f"the question asks for a ratio, margin, rate or share, but {labels} is an amount in USD")
+    if (
+        asks_days(question)
+        and plan.kind in ("value", "difference", "compare", "rank", "standing", "group average")
+        and out.unit not in ("days", None)
+    ):
+        labels = ", ".join(m.label for m in plan.measures)
+        reasons.append(f"the question asks for a number of days, but {labels} is in {out.unit}")
     ciks = {int(f["cik"]) for r in measured for f in r.detail["facts"]}
     missing = [n for c, n in plan.companies if c not in ciks]
     if missing:
@@ -1431,7 +1537,10 @@ def answer_sec_question(
         return out
     if plan.kind == "ambiguous measure":
         listed = "; ".join(f"{label} ({tag})" for tag, label in plan.elements)
-        out.status, out.reasons = "ask back", [f"which element do you mean: {listed}?"]
+        asked = (
+            f"which element do you mean: {listed}?" if plan.elements else f"which measure do you mean: {plan.refusal}?"
+        )
+        out.status, out.reasons = "ask back", [asked]
         return out
     if plan.kind == "no company":
         where = "" if company else " in the question"

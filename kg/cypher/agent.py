@@ -117,10 +117,11 @@ a month end, companyfacts and XBRL instances keep the filing's own (a 52/53-week
 COMPANY_FISCAL_PERIODS = (
     "MATCH (c:Company {cik: $cik})-[:FILED]->(f:Filing)\n"
     "WHERE f.fy IS NOT NULL AND f.fp IS NOT NULL AND f.period IS NOT NULL\n"
-    "RETURN f.fy AS fy, f.fp AS fp, f.period AS period, f.form AS form ORDER BY f.period DESC"
+    "RETURN f.fy AS fy, f.fp AS fp, f.period AS period, f.form AS form, f.fye AS fye ORDER BY f.period DESC"
 )
-"""The fiscal focus of a company's filings (``fy``, ``fp`` as the filer states them: ``2009``, ``Q2``/``FY``) and
-each filing's period end (``YYYYMMDD``): how a company's fiscal quarters map to calendar dates."""
+"""The fiscal focus of a company's filings (``fy``, ``fp`` as FSDS states them: ``2009``, ``Q2``/``FY``), its fiscal
+year end (``fye``, ``MMDD``, where the source gives it) and each filing's period end (``YYYYMMDD``): how a company's
+fiscal quarters map to calendar dates."""
 
 # --------------------------------------------------------------------------- experience memory
 

@@ -240,7 +240,7 @@ MEASURES: tuple[Measure, ...] = (
         "net margin",
         "%",
         ("NetIncomeLoss / Revenues",),
-        ("net margin", "net profit margin", "profit margin", "net income margin", "return on sales"),
+        ("net margin", "net profit margin", "profit margin", "net income margin"),
         "net income / revenue",
         bank_formulas=tuple(f"NetIncomeLoss / ({f})" if "+" in f else f"NetIncomeLoss / {f}" for f in _BANK_REVENUE),
     ),
@@ -549,6 +549,41 @@ MEASURES: tuple[Measure, ...] = (
         ("days sales outstanding", "dso", "days of sales outstanding", "collection period"),
         "accounts receivable / revenue x days in the period (91.25 a quarter)",
     ),
+    _m(
+        "dio",
+        "days inventory outstanding",
+        "days",
+        ("Inventory / CostOfRevenue * DAYS",),
+        (
+            "days inventory outstanding",
+            "dio",
+            "days of inventory",
+            "days of inventory outstanding",
+            "inventory days",
+            "days in inventory",
+            "days sales of inventory",
+            "days sales in inventory",
+            "dsi",
+            "inventory period",
+        ),
+        "inventory / cost of revenue x days in the period (91.25 a quarter)",
+    ),
+    _m(
+        "pretax_margin",
+        "pretax margin",
+        "%",
+        ("PretaxIncome / Revenues",),
+        ("pretax margin", "pre-tax margin", "pretax profit margin", "pre-tax profit margin", "ebt margin"),
+        "income before income taxes / revenue",
+    ),
+    _m(
+        "ebitda_margin",
+        "EBITDA margin",
+        "%",
+        ("(OperatingIncomeLoss + DepreciationAmortization) / Revenues",),
+        ("ebitda margin",),
+        "(operating income + depreciation and amortization) / revenue (same span)",
+    ),
 )
 BY_ID: dict[str, Measure] = {m.id: m for m in MEASURES}
 
@@ -588,7 +623,10 @@ def _norm(text: str) -> str:
 
 @cache
 def _phrase_index() -> tuple[tuple[str, str], ...]:
+    """Every measure phrase (normalised) with its measure id, longest first; a phrase ending in a word for one
+    figure also in the plural ("the two companies' net margins", "current ratios", "tax rates")."""
     pairs = {(_norm(p), m.id) for m in MEASURES for p in (*m.phrases, m.label)}
+    pairs |= {(f"{p}s", mid) for p, mid in pairs if re.search(r"(?:margin|ratio|rate|turnover|coverage|return)$", p)}
     return tuple(sorted(pairs, key=lambda kv: (-len(kv[0]), kv[1])))
 
 
@@ -651,6 +689,14 @@ def _measure_spans(
     hits = [h for h in hits if not any(x <= h[0] < y for x, y in shares)]  # "of sales" is part of the share
     hits.sort(key=lambda h: h[0])
     return text, hits, shares
+
+
+def joined_by_to(question: str, names: Sequence[str] = ()) -> bool:
+    """Whether the question names exactly two catalog measures joined by "to" alone ("total liabilities to total
+    assets", "cash to current liabilities"): a quotient, as "the ratio of ... to ...". The words of ``names`` (the
+    companies found) are not read as measures."""
+    text, hits, _ = _measure_spans(question, names)
+    return len(hits) == 2 and text[hits[0][1] : hits[1][0]].strip() == "to"
 
 
 def _blanked(question: str, names: Sequence[str]) -> str:

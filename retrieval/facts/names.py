@@ -147,15 +147,29 @@ def full_name(name: str) -> str:
     return normalize(re.sub(r"/[A-Za-z]{2,3}/?", " ", name))
 
 
-def _widened(text: str, start: int, end: int, name: str, free: Callable[[int, int], bool]) -> tuple[int, int]:
+def _widened(
+    text: str,
+    start: int,
+    end: int,
+    name: str,
+    free: Callable[[int, int], bool],
+    other: Callable[[int], bool] = lambda _: False,
+) -> tuple[int, int]:
     """The span ``text[start:end]`` of an alias of the EDGAR name ``name`` (``text`` :func:`normalize`-d, padded with
     spaces), widened over the words next to it that are further words of the name or a legal form ("charles" in
     "charles schwab" for ``SCHWAB CHARLES CORP``, "vf" in "vf corp"): the words that named the company, so none of
     them is read as a word of the measure. A word the alias already holds is not taken again ("Equity Residential's
-    equity"); ``free(a, b)``: whether a span is not another company's."""
+    equity"); ``free(a, b)``: whether a span is not another company's; ``other(i)``: whether another company's name
+    of two or more words starts at ``i`` ("Marvell Technology Group, Limited Brands": "limited" is Limited Brands',
+    not Marvell's legal form)."""
     own = set(text[start:end].split())
     extra = (set(full_name(name).split()) | _LEGAL_FORM) - own
-    while (m := re.match(r" ([a-z0-9&]+)(?= )", text[end:])) and m.group(1) in extra and free(end, end + m.end()):
+    while (
+        (m := re.match(r" ([a-z0-9&]+)(?= )", text[end:]))
+        and m.group(1) in extra
+        and free(end, end + m.end())
+        and not other(end + 1)
+    ):
         extra.discard(m.group(1))
         end += m.end()
     while (m := re.search(r"(?<= )([a-z0-9&]+) $", text[:start])) and m.group(1) in extra and free(m.start(), start):
@@ -581,7 +595,15 @@ class CompanyIndex:
                 if alias in self.aliases:
                     cik = self.aliases[alias]
                     how = "name" if alias == core_name(self.names[cik]) else "alias"
-                    a, b = _widened(text, m.start(), m.end(), self.names[cik], free)
+
+                    def other(i: int, cik: int = cik) -> bool:
+                        words = text[i:].split()[:6]
+                        return any(
+                            self.aliases.get(w, cik) != cik or w in self.shared
+                            for w in (" ".join(words[:k]) for k in range(2, len(words) + 1))
+                        )
+
+                    a, b = _widened(text, m.start(), m.end(), self.names[cik], free, other)
                     taken.append((a, b))
                     out.found.append(CompanyHit(cik, self.names[cik], text[a:b], how, a))
                     continue

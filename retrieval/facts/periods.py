@@ -358,6 +358,45 @@ def months_before(ddate: str, months: int) -> str:
     return month_end(n // 12, n % 12 + 1).strftime("%Y%m%d")
 
 
+FISCAL_NAME_UNSETTLED = ("0108", "0215")
+"""Fiscal year ends (``MMDD``, inclusive) whose years companies name either way: by the calendar year the year starts
+in (Home Depot's and Gap's fiscal 2009 ended January 30-31, 2010) or ends in (Dell's and NVIDIA's fiscal 2010 ended
+January 29-31, 2010; Walmart's fiscal 2010 ended January 31, 2010). FSDS's ``fy`` does not tell them apart (2009 for
+all of the 10-Qs of July 2009), so a fiscal year named for such a company is not read."""
+
+
+def fiscal_period_end(fye: str, fy: int, fp: str) -> str:
+    """FSDS's ``ddate`` of a company's fiscal period ``(fy, fp)`` from its fiscal year end ``fye`` (``MMDD``, sub.txt's
+    field): a fiscal year is named by the calendar year it ends in (Symantec's fiscal 2010 ended April 2, 2010, its
+    first quarter July 3, 2009), one ending in the first week of January by the year before (a 52/53-week year ended
+    January 2, 2010 is fiscal 2009). ``fp`` is ``Q1``-``Q4``, ``H1``, ``H2`` or ``FY``; quarter ``n`` ends ``3 (4 - n)``
+    months before the year's end (month ends, as FSDS rounds them: :func:`fsds_ddate`).
+
+    >>> fiscal_period_end("0331", 2010, "Q1"), fiscal_period_end("0102", 2009, "FY"), fiscal_period_end("0930", 2009, "Q3")
+    ('20090630', '20091231', '20090630')
+
+    Raises:
+        ValueError: ``fye`` is not ``MMDD``, falls in :data:`FISCAL_NAME_UNSETTLED` (the message says why), or ``fp``
+            is none of the above.
+    """
+    if not re.fullmatch(r"(0[1-9]|1[0-2])[0-3]\d", fye or ""):
+        raise ValueError(f"fiscal year end {fye!r} is not MMDD")
+    back = {"Q1": 9, "Q2": 6, "Q3": 3, "Q4": 0, "FY": 0, "H1": 6, "H2": 0}.get(fp.upper())
+    if back is None:
+        raise ValueError(f"fiscal period {fp!r} is none of Q1-Q4, H1, H2, FY")
+    if FISCAL_NAME_UNSETTLED[0] <= fye <= FISCAL_NAME_UNSETTLED[1]:
+        month = calendar.month_name[int(fye[:2])]
+        raise ValueError(
+            f"its fiscal year ends {month} {int(fye[2:])}, and companies name such a year by the calendar year it "
+            "starts in (Home Depot's fiscal 2009 ended January 31, 2010) or ends in (Dell's fiscal 2010 ended "
+            'January 29, 2010): name the period by its end date ("the quarter ended July 31, 2009")'
+        )
+    year = fy + 1 if fye <= "0107" else fy
+    month = int(fye[:2])
+    end = dt.date(year, month, min(int(fye[2:]), calendar.monthrange(year, month)[1]))
+    return months_before(fsds_ddate(end), back)
+
+
 def iso(ddate: str) -> str:
     """``20090630`` -> ``2009-06-30``."""
     return f"{ddate[:4]}-{ddate[4:6]}-{ddate[6:]}"
