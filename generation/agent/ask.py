@@ -35,6 +35,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 from generation.agent import facts as agent_facts
@@ -306,16 +307,40 @@ class SecAnswer:
     notes: list[str] = field(default_factory=list)
 
 
+_CompanyRow = tuple[int, str, Any, Any, tuple[str, ...], tuple[str, ...]]
+
+
 def company_index(graph: Graph) -> tuple[CompanyIndex, dict[int, int | None]]:
-    """The graph's companies as a :class:`CompanyIndex`, and CIK -> SIC code."""
+    """The graph's companies as a :class:`CompanyIndex`, and CIK -> SIC code. The index is built once per state of
+    the graph's companies (their names, SIC codes, tickers, instances and former names, read with every call) and
+    reused while that state lasts (:func:`_company_index`)."""
     rows = graph.read(cypher.COMPANY_NAMES)
-    sic = {int(r["cik"]): (int(r["sic"]) if r.get("sic") not in (None, "") else None) for r in rows}
-    data_tickers = {
-        int(r["cik"]): {t for t in [r.get("ticker"), *map(instance_ticker, r.get("instances") or [])] if t}
+    key = tuple(
+        (
+            int(r["cik"]),
+            str(r["name"]),
+            r.get("sic"),
+            r.get("ticker"),
+            tuple(str(i) for i in r.get("instances") or []),
+            tuple(str(n) for n in r.get("formers") or [] if n),
+        )
         for r in rows
+    )
+    index, sic = _company_index(key)
+    return index, dict(sic)
+
+
+@lru_cache(maxsize=4)
+def _company_index(rows: tuple[_CompanyRow, ...]) -> tuple[CompanyIndex, dict[int, int | None]]:
+    """:func:`company_index` of the rows of ``kg.cypher.COMPANY_NAMES`` as ``(cik, name, sic, ticker, instances,
+    formers)``: a :class:`CompanyIndex` is never changed after it is built, so one serves every question asked of
+    the same companies."""
+    sic = {cik: (int(code) if code not in (None, "") else None) for cik, _, code, *_ in rows}
+    data_tickers = {
+        cik: {t for t in [ticker, *map(instance_ticker, instances)] if t} for cik, _, _, ticker, instances, _ in rows
     }
-    former = {int(r["cik"]): [str(n) for n in r.get("formers") or [] if n] for r in rows}
-    return CompanyIndex(((int(r["cik"]), str(r["name"])) for r in rows), None, data_tickers, former), sic
+    former = {cik: list(formers) for cik, *_, formers in rows}
+    return CompanyIndex(((cik, name) for cik, name, *_ in rows), None, data_tickers, former), sic
 
 
 def _named_company(graph: Graph, company: str) -> list[tuple[int, str]]:
