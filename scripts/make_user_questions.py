@@ -251,12 +251,18 @@ MORE_MEASURES: dict[str, Measure] = {
                 ("inventory turnover", "inventory turns"), True),
         Measure("dso", "ratio", "quarter_instant", "days", "receivables / revenue * days",
                 ("days sales outstanding", "DSO", "days of sales outstanding")),
+        Measure("dio", "ratio", "quarter_instant", "days", "inventory / cost_of_revenue * days",
+                ("days inventory outstanding", "DIO", "days of inventory"), True),
+        Measure("pretax_margin", "ratio", "quarter", "%", "pretax_income / revenue * 100",
+                ("pretax margin", "pre-tax margin")),
+        Measure("ebitda_margin", "ratio", "ytd", "%", "(operating_income + da) / revenue * 100", ("EBITDA margin",)),
     ]
 }  # fmt: skip
 """Measures beyond MEASURES, for the development probe of catalog measures the question sets never ask
 (``bench/ask_dev_exhaustive.py --more``): EBITDA (operating income plus depreciation and amortization, over the cash
-flow statement's year-to-date span, where D&A is reported), turnover ratios and days sales outstanding (receivables
-over the period's revenue times its days, a year of 365 days, a quarter of 365/4: :data:`DAYS_PER_QUARTER`;
+flow statement's year-to-date span, where D&A is reported) and its margin, the pretax margin, turnover ratios, days
+sales outstanding (receivables over the period's revenue times its days, a year of 365 days, a quarter of 365/4:
+:data:`DAYS_PER_QUARTER`) and days inventory outstanding (inventory over the period's cost of revenue times its days;
 balances at the period end, not averaged, as the catalog's definitions). Not used by :func:`main`, so the shipped
 question sets do not change."""
 
