@@ -798,3 +798,17 @@ def test_in_total_before_a_measure_is_its_name_not_a_sum(loaded):
     """ "what did AK Steel Holding post in total revenues" was refused as a sum that found one company."""
     got = answer_sec_question(loaded, "In Q2 2009, what did Amgen post in total revenues?")
     assert got.status == "answered" and got.unit == "USD" and close(got, gold(AMGN, "Revenues", "20090630", 1))
+
+
+def test_a_region_of_the_company_is_never_answered_with_the_whole_companys_figure(loaded):
+    """ "IBM's revenue in Europe" was answered with IBM's total revenue: the capitalised "Europe" was excused as a
+    name the graph does not hold."""
+    for q in (
+        "What was IBM's revenue in Europe in Q2 2009?",
+        "What was IBM's revenue in the Americas in Q2 2009?",
+        "What was Amgen's revenue outside the United States in Q2 2009?",
+    ):
+        got = answer_sec_question(loaded, q)
+        assert got.status != "answered" and got.value is None, q
+    got = answer_sec_question(loaded, "How much more revenue did IBM have than Xyzzy in Q2 2009?")  # still a name
+    assert got.status == "not in graph" and "only INTERNATIONAL BUSINESS MACHINES CORP found" in got.reasons[0]

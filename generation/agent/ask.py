@@ -377,6 +377,19 @@ def _composed(question: str, measures: list[Measure], joined: bool = False) -> l
     ]
 
 
+_PLACE_BEFORE = re.compile(r"\b(?:in|from|outside|across|within|throughout|inside|excluding|ex)\s+(?:the\s+)?$", re.I)
+"""Words before a capitalised run that make it a place or part of the business, not a company: "revenue in Europe",
+"outside the United States"."""
+
+
+def _in_place(question: str, run: str) -> bool:
+    """Whether every occurrence of the unresolved capitalised ``run`` follows :data:`_PLACE_BEFORE` ("IBM's revenue in
+    Europe"): a region, segment or product of the company found, whose words the measure must then account for (so
+    the whole company's revenue is never the answer), not another company's name."""
+    at = [m.start() for m in re.finditer(rf"(?<![\w&]){re.escape(run)}(?![\w&])", question)]
+    return bool(at) and all(_PLACE_BEFORE.search(question[:i]) for i in at)
+
+
 def _without_companies(question: str, said: Sequence[str]) -> str:
     """The question with the words that named its companies blanked out (case-insensitive, whole words). A one-word
     name is blanked only where it is written with a capital letter, as the company index reads it (unless the whole
@@ -557,7 +570,11 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
     # unresolved capitalised words may be names and are not measure words; a question's first word is capitalised
     # anyway ("Pre-tax profit at Apache ...": "pre" and "tax" stay unread, never excused as a name)
     first = re.match(r"\W*([\w&'.-]+)", question)
-    names = [u for u in plan.unresolved if first is None or u != first.group(1)]
+    names = [
+        u
+        for u in plan.unresolved
+        if (first is None or u != first.group(1)) and not (plan.companies and _in_place(question, u))
+    ]
     named = " ".join([*names, *(n for _, n in plan.companies), company or ""])  # a report's company too
     unread = uncovered_words(question, said) - content_words(f"{operation} {named}")
     if plan.companies and (not plan.measures or unread):
