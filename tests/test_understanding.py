@@ -507,3 +507,11 @@ def test_a_measure_named_in_the_plural_is_the_measure():
         ("Rank them by effective tax rates", "effective_tax_rate"),
     ]:
         assert [m.id for _, m in find_measures(q)] == [mid], q
+
+
+def test_a_place_is_no_companys_short_name():
+    """ "Texas" was Texas Instruments' short name (its first word), though Texas Roadhouse, Texas Capital Bancshares
+    and Texas Pacific Land begin with it too."""
+    found = index().find("What was Texas's revenue in Q2 2009?")
+    assert not found.found
+    assert [h.name for h in index().find("What was Texas Instruments' revenue?").found] == ["TEXAS INSTRUMENTS INC"]

@@ -377,9 +377,12 @@ def _composed(question: str, measures: list[Measure], joined: bool = False) -> l
     ]
 
 
-_PLACE_BEFORE = re.compile(r"\b(?:in|from|outside|across|within|throughout|inside|excluding|ex)\s+(?:the\s+)?$", re.I)
-"""Words before a capitalised run that make it a place or part of the business, not a company: "revenue in Europe",
-"outside the United States"."""
+_PLACE_BEFORE = re.compile(
+    r"\b(?:in|from|to|outside|across|within|throughout|inside|excluding|ex)\s+(?:the\s+)?$", re.I
+)
+"""Words before a capitalised run that make it a place or part of the business of the company found, not another
+company: "revenue in Europe", "sales to China", "outside the United States" (a second company the graph does not hold
+is refused either way: a comparison that finds one company, or words the measure does not account for)."""
 
 
 def _in_place(question: str, run: str) -> bool:
@@ -570,10 +573,17 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
     # unresolved capitalised words may be names and are not measure words; a question's first word is capitalised
     # anyway ("Pre-tax profit at Apache ...": "pre" and "tax" stay unread, never excused as a name)
     first = re.match(r"\W*([\w&'.-]+)", question)
+    elsewhere = {normalize(w) for w, _, _ in found.elsewhere} if found is not None else set()  # the table's
     names = [
         u
         for u in plan.unresolved
-        if (first is None or u != first.group(1)) and not (plan.companies and _in_place(question, u))
+        if (first is None or u != first.group(1))
+        and not (
+            plan.companies
+            and normalize(u) not in elsewhere
+            and not _OTHER_CURRENCY.fullmatch(u)  # "in EUR": the currency's refusal says why
+            and _in_place(question, u)
+        )
     ]
     named = " ".join([*names, *(n for _, n in plan.companies), company or ""])  # a report's company too
     unread = uncovered_words(question, said) - content_words(f"{operation} {named}")

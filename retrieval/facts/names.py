@@ -81,9 +81,17 @@ COMMON_WORDS = frozenset(
         "industrial", "investors", "realty", "real", "apple", "mobile", "digital", "advanced", "applied", "allied",
         "universal", "continental", "premier", "dynamic", "integrated", "innovative", "alliance", "heritage",
         "pioneer", "liberty", "republic", "peoples", "citizens", "merchants", "farmers", "mutual", "diversified",
+        # places, which many companies' names begin with ("Texas": Texas Instruments, Texas Roadhouse, Texas Capital)
+        "america", "europe", "asia", "africa", "canada", "canadian", "mexico", "japan", "india", "texas",
+        "california", "florida", "ohio", "virginia", "carolina", "georgia", "washington", "jersey", "york", "england",
+        "michigan", "illinois", "pennsylvania", "massachusetts", "arizona", "colorado", "oregon", "nevada", "utah",
+        "kansas", "missouri", "alabama", "louisiana", "kentucky", "tennessee", "indiana", "wisconsin", "minnesota",
+        "iowa", "oklahoma", "arkansas", "mississippi", "connecticut", "maryland", "hawaii", "alaska", "idaho",
+        "montana", "wyoming", "dakota", "nebraska", "maine", "vermont", "hampshire", "delaware", "puerto", "boston",
+        "chicago", "dallas", "houston", "atlanta", "denver", "phoenix", "seattle", "miami", "detroit",
     }
 )  # fmt: skip
-"""Words that are never a company's short name on their own."""
+"""Words that are never a company's short name on their own (generic words and places)."""
 
 NOT_TICKERS = frozenset(
     {
