@@ -147,7 +147,7 @@ def test_the_plan_reads_two_companies_and_the_concept(loaded):
 @pytest.mark.neo4j
 def test_finkg_ask_prints_answer_derivation_and_verdict(loaded, runs):
     out = subprocess.run(
-        [sys.executable, "-m", "finkg", "ask", "What is the leverage of Johnson & Johnson?"],
+        [sys.executable, "-m", "finkg", "ask", "What is the liabilities to assets ratio of Johnson & Johnson?"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -160,7 +160,7 @@ def test_finkg_ask_prints_answer_derivation_and_verdict(loaded, runs):
     assert f"{JNJ_ADSH}:Liabilities:" in out.stdout.replace("\n", "")
     runs.append(out.stdout.split("run ")[-1].split(";")[0])
     missing = subprocess.run(
-        [sys.executable, "-m", "finkg", "ask", "What is the leverage of Acme Widgets?", "--no-record"],
+        [sys.executable, "-m", "finkg", "ask", "What is the liabilities to assets of Acme Widgets?", "--no-record"],
         capture_output=True,
         text=True,
         timeout=120,

@@ -734,6 +734,21 @@ def test_an_amount_in_another_currency_and_return_on_sales_are_refused_never_ans
     for q in ("What was Chevron's return on sales in Q2 2009?", "Chevron ROS Q2 2009"):
         got = answer_sec_question(loaded, q)
         assert got.status == "ask back" and got.value is None and "operating margin" in got.reasons[0], q
+    # names analysts define differently: "leverage" and "debt ratio" were answered with liabilities to assets,
+    # "gearing" with long-term debt to equity, "liquidity ratio" with the current ratio
+    for q, why in (
+        ("What was Chevron's leverage ratio at June 30, 2009?", "debt to EBITDA"),
+        ("What was Chevron's debt ratio at June 30, 2009?", "total debt / total assets"),
+        ("What was Chevron's gearing at June 30, 2009?", "net debt / equity"),
+        ("What was Chevron's liquidity ratio at June 30, 2009?", "current, quick or cash ratio"),
+    ):
+        got = answer_sec_question(loaded, q)
+        assert got.status == "ask back" and got.value is None and why in got.reasons[0], q
+    got = answer_sec_question(loaded, "What was Chevron's debt-equity ratio at June 30, 2009?")
+    want = gold("0000950123-09-030860", "LongTermDebtNoncurrent", "20090630", 0) / gold(
+        "0000950123-09-030860", "StockholdersEquity", "20090630", 0
+    )
+    assert got.status == "answered" and got.unit == "x" and close(got, want)
 
 
 def test_two_amounts_joined_by_to_are_their_quotient_the_catalogs_where_it_has_one(loaded):
@@ -792,6 +807,9 @@ def test_a_change_asked_in_dollars_is_the_amount_and_a_several_year_change_is_re
     for q in ("What was Amgen's two-year revenue growth to Q2 2009?", "Amgen's 3-year revenue growth through Q2 2009?"):
         got = answer_sec_question(loaded, q)
         assert got.status == "not understood" and got.value is None and "over one year" in got.reasons[0], q
+    # "quarter-over-quarter" was answered with the year-over-year growth
+    got = answer_sec_question(loaded, "What was Amgen's quarter-over-quarter revenue growth in Q2 2009?")
+    assert got.status == "not understood" and got.value is None and "year over year" in got.reasons[0]
 
 
 def test_in_total_before_a_measure_is_its_name_not_a_sum(loaded):

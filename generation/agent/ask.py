@@ -127,9 +127,28 @@ _OTHER_CURRENCY = re.compile(
 )
 """A currency other than the filing's US dollars ("revenue in EUR"): finkg converts none, so an amount asked in one is
 refused rather than answered in USD."""
-_RETURN_ON_SALES = re.compile(r"\breturn on (?:net )?(?:sales|revenues?)\b|\bROS\b")
-""""Return on sales": operating income / revenue in some uses (Investopedia), net income / revenue in others (the
-DuPont analysis' net profit margin); refused as ambiguous, never answered with one of them."""
+_AMBIGUOUS_TERMS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(r"\breturn on (?:net )?(?:sales|revenues?)\b|\bROS\b"),
+        "operating income / revenue (operating margin) in some uses and net income / revenue (net margin) in others",
+    ),
+    (
+        re.compile(r"\bleverage(?:\s+ratio)?\b", re.I),
+        "debt to equity, liabilities to equity, liabilities to assets or debt to EBITDA, as analysts use it",
+    ),
+    (
+        re.compile(r"\bdebt\s+ratio\b", re.I),
+        "total debt / total assets in some uses and total liabilities / total assets in others",
+    ),
+    (
+        re.compile(r"\bgearing\b", re.I),
+        "net debt / equity in most uses; finkg's debt to equity is long-term debt (noncurrent) / equity",
+    ),
+    (re.compile(r"\bliquidity\s+ratio\b", re.I), "the current, quick or cash ratio"),
+)
+"""Names of measures that analysts define differently, asked back, never answered with one of their definitions:
+"return on sales" (operating income / revenue in Investopedia's, net income / revenue as the DuPont analysis' net
+profit margin), "leverage" or "debt ratio", "gearing", "liquidity ratio"."""
 _SINCE = re.compile(r"\b(?:compare|compared|comparison|versus|vs|than|from|since|relative to|against)\b", re.I)
 """Words that set a period against another ("versus a year ago"): a change, not the value a year ago."""
 
@@ -152,6 +171,13 @@ _IN_DOLLARS = re.compile(
     re.I,
 )
 """Words that ask a change of an amount in dollars ("by how many dollars did revenue change"), not in percent."""
+_SEQUENTIAL = re.compile(
+    r"\b(?:quarter[\s-]+(?:over|on|to)[\s-]+quarter|qoq|q/q|sequential(?:ly)?|(?:previous|prior|preceding) quarter|"
+    r"month[\s-]+(?:over|on)[\s-]+month)\b",
+    re.I,
+)
+"""A change against the quarter before ("quarter-over-quarter revenue growth", "QoQ", "sequential"): finkg's change of
+a flow is year over year, so such a question is refused rather than answered with the year-over-year change."""
 _MULTI_YEAR = re.compile(
     r"\b(?:(?:two|three|four|five|ten|multi|several|\d{1,2})[\s-]+years?|over (?:the )?(?:past |last )?(?:two|three|"
     r"four|five|ten|several|\d{1,2}) years)\b(?!\s+(?:ago|earlier|before))",
@@ -570,6 +596,9 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
     if group is not None:  # "How does Wyeth stack up against other drugmakers"
         operation += " " + " ".join(peer_words(question))
     operation += " " + " ".join(p.text for p in plan.periods)  # "over the past four quarters": the period's words
+    term = next(((m, why) for rx, why in _AMBIGUOUS_TERMS if (m := rx.search(question)) is not None), None)
+    if term is not None:  # "return on sales": read, and asked back below
+        operation += " " + term[0].group()
     # unresolved capitalised words may be names and are not measure words; a question's first word is capitalised
     # anyway ("Pre-tax profit at Apache ...": "pre" and "tax" stay unread, never excused as a name)
     first = re.match(r"\W*([\w&'.-]+)", question)
@@ -695,14 +724,15 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
             "unknown",
             f"{currency.group()!r}: finkg answers in the currency the filing reports (USD) and converts none",
         )
-    ros = _RETURN_ON_SALES.search(question)
-    if ros is not None and plan.companies and plan.kind not in ("ambiguous", "no company"):
-        plan.kind, plan.elements, plan.refusal = (
-            "ambiguous measure",
-            [],
-            f"{ros.group()!r} is operating income / revenue (operating margin) in some uses and net income / revenue "
-            "(net margin) in others",
-        )
+    if (
+        term is not None
+        and plan.companies
+        and not unread
+        and (plan.kind not in _NO_ANSWER or (plan.kind, plan.refusal) == ("unknown", ""))
+    ):
+        # a question with other unread words ("what do J&J's statements say about its liquidity and leverage?", a
+        # report's) stays unread: the report's reader answers it otherwise
+        plan.kind, plan.elements, plan.refusal = "ambiguous measure", [], f"{term[0].group()!r} is {term[1]}"
     if plan.kind not in (*_NO_ANSWER, "change"):
         back, relative = YEAR_AGO_WORDS.search(question), relative_period(question)
         if back is not None and _year_ago_value(question):  # "revenue a year ago": the value then, not the growth
@@ -730,6 +760,13 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
             and (_IN_DOLLARS.search(question) or (m.balance and len(plan.periods) >= 2))
         ):
             plan.unit = "USD"  # "by how many dollars", "the change in cash from December 31, 2008 to June 30, 2009"
+        sequential = _SEQUENTIAL.search(question)
+        if plan.kind == "change" and sequential is not None and not plan.over_span and len(plan.periods) < 2:
+            plan.kind, plan.refusal = (
+                "unknown",
+                f"{sequential.group()!r}: finkg's change of a flow is year over year (the same quarter a year "
+                "earlier); for the change between two periods, name both",
+            )
         years = _MULTI_YEAR.search(question)
         if plan.kind == "change" and years is not None:
             plan.kind, plan.refusal = (

@@ -458,7 +458,7 @@ MEASURES: tuple[Measure, ...] = (
         "current ratio",
         "x",
         ("CurrentAssets / CurrentLiabilities",),
-        ("current ratio", "liquidity ratio"),
+        ("current ratio", "working capital ratio"),
         "current assets / current liabilities",
     ),
     _m(
@@ -482,7 +482,7 @@ MEASURES: tuple[Measure, ...] = (
         "debt to equity",
         "x",
         ("LongTermDebt / StockholdersEquity",),
-        ("debt to equity", "debt-to-equity", "debt/equity", "d/e", "gearing"),
+        ("debt to equity", "debt-to-equity", "debt/equity", "d/e", "debt-equity ratio", "debt equity ratio"),
         "long-term debt / stockholders' equity",
     ),
     _m(
@@ -498,7 +498,7 @@ MEASURES: tuple[Measure, ...] = (
         "liabilities to assets",
         "%",
         ("Liabilities / Assets",),
-        ("liabilities to assets", "debt ratio", "leverage", "liabilities-to-assets", "total liabilities to assets"),
+        ("liabilities to assets", "liabilities-to-assets", "total liabilities to assets"),
         "total liabilities / total assets",
     ),
     _m(
