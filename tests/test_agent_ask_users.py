@@ -544,6 +544,14 @@ def test_a_sum_of_two_companies_amounts_and_of_one_companys_two_amounts(loaded):
     # a ratio is never summed: refused, naming why
     got = answer_sec_question(loaded, "What was the combined net margin of Pfizer and Merck in Q2 2009?")
     assert got.status != "answered" and got.answer is None and "sum of ratios" in got.reasons[0]
+    # a sum set against another figure was answered with the sum of all three companies' cash
+    for q in (
+        "How much more cash did IBM have than Chevron and 3M combined at June 30, 2009?",
+        "Which had more combined cash at June 30, 2009: IBM and 3M, or Chevron?",
+        "Was the combined revenue of IBM and Amgen more than $25 billion in Q2 2009?",
+    ):
+        got = answer_sec_question(loaded, q)
+        assert got.status == "not understood" and got.value is None and "sets a sum against" in got.reasons[0], q
 
 
 def test_what_percentage_of_a_total_is_a_part_divides_by_the_total_named_first(loaded):

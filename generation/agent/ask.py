@@ -642,6 +642,13 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         plan.kind = "unknown"
     elif (n >= 2 or k >= 2) and _SUM.search(question):
         plan.kind = "sum"
+        mixed = _DIFFERENCE.search(question) or _COMPARATIVE.search(question) or _WHICH.search(question)
+        if mixed is not None or _RANK.search(question):  # "How much more cash did IBM have than Chevron and 3M
+            plan.kind, plan.refusal = (  # combined": never the sum of all three
+                "unknown",
+                "the question sets a sum against another figure; finkg answers a sum, or a comparison of single "
+                "figures: ask for the sum first",
+            )
     elif n >= 2 and _RANK.search(question):
         plan.kind = "rank"
     elif (
