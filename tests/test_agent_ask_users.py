@@ -602,6 +602,12 @@ def test_a_yes_no_question_against_a_threshold_answers_with_the_value(loaded):
     # a number the operation cannot use is never read past: refused, not answered as "which had more revenue"
     got = answer_sec_question(loaded, "Which had revenue above $10 billion in Q2 2009, Pfizer or Merck?")
     assert got.answer is None and "compares with a number" in got.reasons[0]
+    # "1.3B" was read as 1.3 (so any net income was "above" it); a bare small number for an amount has no scale
+    net = gold(AMGN, "NetIncomeLoss", "20090630", 1)
+    got = answer_sec_question(loaded, "Was Amgen's net income more than 1.3B in Q2 2009?")
+    assert got.status == "answered" and got.answer is not None and got.answer.startswith("yes" if net > 1.3e9 else "no")
+    got = answer_sec_question(loaded, "Was Amgen's net income more than 1.3 in Q2 2009?")
+    assert got.answer is None and "gives no scale" in got.reasons[0]
 
 
 def test_a_year_the_reading_misses_is_never_answered_with_the_latest_quarter(loaded):
@@ -839,3 +845,18 @@ def test_a_region_of_the_company_is_never_answered_with_the_whole_companys_figur
         assert got.status != "answered" and got.value is None, q
     got = answer_sec_question(loaded, "How much more revenue did IBM have than Xyzzy in Q2 2009?")  # still a name
     assert got.status == "not in graph" and "only INTERNATIONAL BUSINESS MACHINES CORP found" in got.reasons[0]
+
+
+def test_several_companies_each_with_its_own_measure_are_refused_never_one_measure_for_all(loaded):
+    """ "the difference between Amgen's revenue and IBM's net income" was Amgen's revenue less IBM's revenue; "Was
+    IBM's net income bigger than Amgen's revenue?" compared the two net incomes."""
+    for q in (
+        "What's the difference between Amgen's revenue and IBM's net income in Q2 2009?",
+        "Was IBM's net income bigger than Amgen's revenue in Q2 2009?",
+        "Compare Amgen's net margin with IBM's operating margin in Q2 2009",
+    ):
+        got = answer_sec_question(loaded, q)
+        assert got.status == "not understood" and got.value is None and "several measures" in got.reasons[0], q
+    got = answer_sec_question(loaded, "What's the difference between Amgen's revenue and IBM's revenue in Q2 2009?")
+    want = gold(AMGN, "Revenues", "20090630", 1) - gold(IBM, "Revenues", "20090630", 1)
+    assert got.status == "answered" and close(got, want)  # the first named less the second

@@ -515,3 +515,27 @@ def test_a_place_is_no_companys_short_name():
     found = index().find("What was Texas's revenue in Q2 2009?")
     assert not found.found
     assert [h.name for h in index().find("What was Texas Instruments' revenue?").found] == ["TEXAS INSTRUMENTS INC"]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What was Amgen's revenue in the third quarter?",
+        "What was Amgen's revenue in Q3?",
+        "Amgen revenue, the September quarter",
+        "What was Amgen's revenue in the first half?",
+        "What was Amgen's cash at the end of December?",
+        "What was Amgen's revenue for the nine months?",
+        "What was Amgen's revenue in fiscal Q3?",
+    ],
+)
+def test_a_period_without_its_year_is_refused_never_read_as_the_latest(question):
+    """Each was answered with Amgen's latest quarter (the June 2009 quarter's revenue for "the first half")."""
+    with pytest.raises(ValueError, match=r"unread period: .* names no year"):
+        find_periods(question)
+
+
+def test_a_period_with_its_year_and_the_latest_and_ttm_words_are_still_read():
+    assert [p.ddate for p in find_periods("Amgen's revenue in the third quarter of 2009")] == ["20090930"]
+    assert find_periods("What is Amgen's revenue for the last quarter?") == []  # the latest
+    assert find_periods("Amgen's revenue over the trailing twelve months")[0].trailing

@@ -189,13 +189,29 @@ year (or the span asked), so such a question is refused rather than answered wit
 _THRESHOLD = re.compile(
     r"\b(?P<op>above|below|over|under|more than|less than|greater than|higher than|lower than|at least|at most|"
     r"exceed(?:s|ed)?|top(?:s|ped)?)\s+(?P<usd>USD\s*|\$\s*)?(?P<num>-?\d[\d,]*(?:\.\d+)?)\s*"
-    r"(?P<unit>%|percent\b|per cent\b|x\b|times\b|billion\b|bn\b|million\b|mm\b|mn\b|m\b|thousand\b|k\b)?"
+    r"(?P<unit>%|percent\b|per cent\b|x\b|times\b|trillion\b|tn\b|billion\b|bn\b|b\b|million\b|mm\b|mn\b|m\b|"
+    r"thousand\b|k\b)?"
     r"(?!\s*(?:months?|quarters?|years?|weeks?|days?|periods?)\b)",
     re.I,
 )
 """A threshold a yes/no question sets ("Was X's effective tax rate above 35%?", "Did X's revenue exceed $10
 billion?"): the comparison, the number and its unit or scale as written."""
-_SCALES = {"billion": 1e9, "bn": 1e9, "million": 1e6, "mm": 1e6, "mn": 1e6, "m": 1e6, "thousand": 1e3, "k": 1e3}
+_SCALES = {
+    "trillion": 1e12,
+    "tn": 1e12,
+    "billion": 1e9,
+    "bn": 1e9,
+    "b": 1e9,
+    "million": 1e6,
+    "mm": 1e6,
+    "mn": 1e6,
+    "m": 1e6,
+    "thousand": 1e3,
+    "k": 1e3,
+}
+UNSCALED_AMOUNT = 1e5
+"""A bare number below this, set against an amount ("Was net income more than 1.2?"), says no scale: refused, never
+compared with the amount in dollars."""
 
 _SUM = re.compile(
     r"\b(?:combined|together|in total(?![\s-]+[A-Za-z])|sum of|aggregate|altogether|added up|add up)\b", re.I
@@ -680,6 +696,14 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         plan.kind = "one of two"  # a comparison that found one company: never answered with its value alone
     if plan.kind in ("value", "change") and n < 2 and k < 2 and _SUM.search(question):
         plan.kind = "one of two"  # "the combined revenue of xyzzy and Ametek": a sum of one figure is not answered
+    if n >= 2 and k >= 2 and plan.kind in ("compare", "difference", "rank", "sum", "change"):
+        # "the difference between Amgen's revenue and IBM's net income" was Amgen's revenue less IBM's revenue
+        plan.kind, plan.refusal = (
+            "unknown",
+            f"the question names several companies and several measures ({', '.join(m.label for m in plan.measures)}"
+            "): finkg sets one measure of several companies, or several measures of one company, against each other;"
+            " ask for one measure",
+        )
     if (
         plan.kind == "change"
         and k == 1
@@ -824,6 +848,12 @@ def _threshold_plan(plan: Plan, question: str) -> None:
     if measure.unit == "USD":
         if percent:
             plan.kind, plan.refusal = "unknown", f"{m.group().strip()!r} is a percent but {measure.label} is an amount"
+            return
+        if not unit and abs(number) < UNSCALED_AMOUNT:
+            plan.kind, plan.refusal = (
+                "unknown",
+                f'{m.group().strip()!r} gives no scale for {measure.label}, an amount in USD: say "$1.2 billion"',
+            )
             return
         number *= _SCALES.get(unit, 1.0)
     elif m.group("usd") or unit in _SCALES:

@@ -17,8 +17,9 @@ sheet at December 31), a span ("first half of 2009", "1H09", "six months ended",
 trailing twelve months ("TTM revenue as of March 31, 2010", "LTM", "the last four quarters", "the twelve months
 ended ..."; :data:`TRAILING_WORDS`), the fiscal year to date ("YTD": :data:`YTD_WORDS`), or nothing / "latest" /
 "last quarter" (the latest period the company reports). Several periods at once ("the last two quarters":
-:data:`SEVERAL_PERIODS`) and a year no phrase reads ("Abbott's 2009 revenue") raise, so that no question is answered
-with the latest period instead of the one it named; a period said relative to an unstated date ("last year":
+:data:`SEVERAL_PERIODS`), a year no phrase reads ("Abbott's 2009 revenue") and a period without its year ("the third
+quarter", "the end of December": :data:`_YEARLESS`) raise, so that no question is answered with the latest period
+instead of the one it named; a period said relative to an unstated date ("last year":
 :data:`RELATIVE_WORDS`, :func:`relative_period`) is for the caller to refuse, where it asks no change ("revenue growth
 versus last year" is a change). "A year ago" (:data:`YEAR_AGO_WORDS`) moves a period back one year
 (:attr:`PeriodAsk.years_back`), set by the caller where the question asks the value then.
@@ -330,6 +331,12 @@ def find_periods(question: str) -> list[PeriodAsk]:
                 '("in 2009", "Q2 2009", "the quarter ended June 30, 2009"); never answered with the latest period'
             )
     ytd = YTD_WORDS.search(question)
+    yearless = _YEARLESS.search(question)
+    if not found and yearless is not None and ytd is None and TRAILING_WORDS.search(question) is None:
+        raise ValueError(
+            f'unread period: {yearless.group()!r} names no year; name it ("Q3 2009", "the nine months ended '
+            'September 30, 2009"); never answered with the latest period'
+        )
     if ytd is not None:  # "revenue YTD", "year to date through June 30, 2009": the company's fiscal year to date
         return [replace(a, ytd=True) for _, a in found] if found else [PeriodAsk(None, text=ytd.group(), ytd=True)]
     trailing = TRAILING_WORDS.search(question)
@@ -338,6 +345,16 @@ def find_periods(question: str) -> list[PeriodAsk]:
     if not found:  # "What is X's TTM revenue?": the twelve months ended the latest period end
         return [PeriodAsk(None, 4, trailing.group(), trailing=True)]
     return [replace(a, qtrs=4, trailing=True) for _, a in found]
+
+
+_MONTH_WORDS = "|".join(sorted(MONTHS, key=len, reverse=True))
+_YEARLESS = re.compile(
+    rf"\b(?:q[1-4]|[1-4]q|h[12]|(?:first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?(?:quarter|half)|"
+    rf"(?:three|six|nine|3|6|9)[\s-]+months?|(?:{_MONTH_WORDS})\.?\s+quarter|end\s+of\s+(?:{_MONTH_WORDS})\b\.?)\b",
+    re.I,
+)
+"""A quarter, half, span or month named without its year ("the third quarter", "Q3", "the September quarter", "the
+nine months", "the end of December"): refused where no period is read, never answered with the latest period."""
 
 
 def relative_period(question: str) -> str | None:
