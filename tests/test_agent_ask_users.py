@@ -860,3 +860,13 @@ def test_several_companies_each_with_its_own_measure_are_refused_never_one_measu
     got = answer_sec_question(loaded, "What's the difference between Amgen's revenue and IBM's revenue in Q2 2009?")
     want = gold(AMGN, "Revenues", "20090630", 1) - gold(IBM, "Revenues", "20090630", 1)
     assert got.status == "answered" and close(got, want)  # the first named less the second
+
+
+def test_a_profit_asked_as_a_loss_says_which_way_it_goes(loaded):
+    """ "What was Amgen's net loss?" was answered "USD 1,269,000,000", read as a loss of that much: it was net income."""
+    net = gold(AMGN, "NetIncomeLoss", "20090630", 1)
+    got = answer_sec_question(loaded, "What was Amgen's net loss in Q2 2009?")
+    assert net > 0 and got.status == "answered" and close(got, net)
+    assert got.answer == f"USD {net:,.0f} (a profit, not a loss)"
+    got = answer_sec_question(loaded, "What was Amgen's net income in Q2 2009?")
+    assert got.answer == f"USD {net:,.0f}"

@@ -1566,6 +1566,19 @@ def scale_checks(graph: Graph, out: SecAnswer) -> list[str]:
     return reasons
 
 
+_LOSS = re.compile(r"\b(?:loss|losses|lose|lost)\b", re.I)
+
+
+def _loss_words(question: str, plan: Plan, value: float) -> str:
+    """Words that say which way a profit figure asked as a loss goes ("Amgen's net loss": ``" (a profit, not a
+    loss)"`` after USD 1,269,000,000, never read as a loss of that much; ``" (a loss)"`` after a negative one), or
+    ""."""
+    profit = len(plan.measures) == 1 and re.search(r"\b(?:income|profit|earnings)\b", plan.measures[0].label, re.I)
+    if plan.kind != "value" or len(plan.companies) != 1 or not profit or not _LOSS.search(question):
+        return ""
+    return " (a profit, not a loss)" if value > 0 else " (a loss)" if value < 0 else " (neither profit nor loss)"
+
+
 def plan_checks(plan: Plan, question: str, out: SecAnswer) -> list[str]:
     """Whether the answer answers the question asked (issue 44's second gate), one reason per failed check.
 
@@ -1708,6 +1721,8 @@ def answer_sec_question(
         out.status = "not in graph" if str(exc).startswith(("not in the graph", "no ")) else "could not answer"
         out.value = out.unit = out.pick = None
         return out
+    if isinstance(answer, str) and out.value is not None:
+        answer += _loss_words(question, plan, out.value)
     quoted = [question] if plan.kind == "threshold" else []  # a threshold's number is the question's own
     verdict = check_answer(_without_names(answer, plan), qtype, out.tool_results, quoted)
     extra = plan_checks(plan, question, out) + scale_checks(graph, out)
