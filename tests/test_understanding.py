@@ -539,3 +539,17 @@ def test_a_period_with_its_year_and_the_latest_and_ttm_words_are_still_read():
     assert [p.ddate for p in find_periods("Amgen's revenue in the third quarter of 2009")] == ["20090930"]
     assert find_periods("What is Amgen's revenue for the last quarter?") == []  # the latest
     assert find_periods("Amgen's revenue over the trailing twelve months")[0].trailing
+
+
+@pytest.mark.parametrize(
+    ("question", "ddate", "qtrs"),
+    [
+        ("Amgen's revenue in the 26 weeks ended June 27, 2009", "20090630", 2),  # was read as the quarter
+        ("revenue in the 13 weeks ended June 27, 2009", "20090630", 1),
+        ("revenue for the 39 weeks ended October 3, 2009", "20090930", 3),
+        ("net sales, the 52 weeks ended January 2, 2010", "20091231", 4),
+        ("SuperValu's sales in the 16 weeks ended June 20, 2009", "20090630", 1),  # FSDS rounds 1.2 quarters to 1
+    ],
+)
+def test_a_span_in_weeks_is_its_quarters_as_fsds_rounds_them(question, ddate, qtrs):
+    assert [(p.ddate, p.qtrs) for p in find_periods(question)] == [(ddate, qtrs)]

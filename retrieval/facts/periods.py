@@ -12,7 +12,7 @@ What a question can say (:func:`find_periods`): an exact date ("the quarter ende
 6/30/2009"), a quarter ("Q2 2009", "2Q09", "the second quarter of 2009", "fiscal 2010 second quarter": a
 fiscal quarter is resolved through the company's filings' ``fy``/``fp`` when one states it, see
 :class:`PeriodAsk`), a month ("the June 2009 quarter"), a year end ("end of 2009", "year-end 2009": the balance
-sheet at December 31), a span ("first half of 2009", "1H09", "six months ended", "nine months", "fiscal year 2008",
+sheet at December 31), a span ("first half of 2009", "1H09", "six months ended", "nine months", "the 26 weeks ended", "fiscal year 2008",
 "over 2009"; "calendar 2009": the twelve months ended December 31, not a fiscal year: the flows' ``qtrs``), the
 trailing twelve months ("TTM revenue as of March 31, 2010", "LTM", "the last four quarters", "the twelve months
 ended ..."; :data:`TRAILING_WORDS`), the fiscal year to date ("YTD": :data:`YTD_WORDS`), or nothing / "latest" /
@@ -168,9 +168,16 @@ class PeriodAsk:
         return f"{back}the period ended {iso}" + (f" (stated {self.stated})" if self.stated else "")
 
 
+_WEEKS = re.compile(r"\b(?P<n>\d{1,2})[\s-]+weeks?\b", re.I)
+"""A span in weeks, as 52/53-week filers state it ("the 26 weeks ended June 27, 2009")."""
+
+
 def _span(text: str) -> int | None:
+    """The span in quarters a text names (:data:`_SPAN_WORDS`; weeks as FSDS counts ``qtrs``, "rounded to the nearest
+    whole number" of quarters: 13 or 16 weeks 1, 26 or 28 weeks 2, 39 or 40 weeks 3, 52 or 53 weeks 4), or None."""
     low = text.lower()
     hits = [(low.find(w), q) for w, q in _SPAN_WORDS.items() if re.search(rf"\b{re.escape(w)}\b", low)]
+    hits += [(m.start(), min(4, max(1, round(int(m.group("n")) / 13)))) for m in _WEEKS.finditer(low)]
     if not hits:
         return None
     return max(q for _, q in hits) if any(q > 1 for _, q in hits) else 1
