@@ -36,6 +36,13 @@ IBM = "0001104659-09-045198"  # International Business Machines, 10-Q for the qu
 MA = "0001193125-09-159733"  # MasterCard Inc, 10-Q for the quarter ended 2009-06-30
 
 
+def assert_refused(graph, questions: tuple[str, ...], status: str, why: str) -> None:
+    """Each question is answered with ``status`` and a first reason holding ``why``, never with a value."""
+    for q in questions:
+        got = answer_sec_question(graph, q)
+        assert got.status == status and got.value is None and why in got.reasons[0], q
+
+
 def close(got: SecAnswer, want: float, rel: float = 1e-9) -> bool:
     return got.value is not None and abs(got.value - want) <= rel * abs(want) + 5e-3
 
@@ -545,13 +552,12 @@ def test_a_sum_of_two_companies_amounts_and_of_one_companys_two_amounts(loaded):
     got = answer_sec_question(loaded, "What was the combined net margin of Pfizer and Merck in Q2 2009?")
     assert got.status != "answered" and got.answer is None and "sum of ratios" in got.reasons[0]
     # a sum set against another figure was answered with the sum of all three companies' cash
-    for q in (
+    sum_against = (
         "How much more cash did IBM have than Chevron and 3M combined at June 30, 2009?",
         "Which had more combined cash at June 30, 2009: IBM and 3M, or Chevron?",
         "Was the combined revenue of IBM and Amgen more than $25 billion in Q2 2009?",
-    ):
-        got = answer_sec_question(loaded, q)
-        assert got.status == "not understood" and got.value is None and "sets a sum against" in got.reasons[0], q
+    )
+    assert_refused(loaded, sum_against, "not understood", "sets a sum against")
 
 
 def test_what_percentage_of_a_total_is_a_part_divides_by_the_total_named_first(loaded):
@@ -850,13 +856,12 @@ def test_a_region_of_the_company_is_never_answered_with_the_whole_companys_figur
 def test_several_companies_each_with_its_own_measure_are_refused_never_one_measure_for_all(loaded):
     """ "the difference between Amgen's revenue and IBM's net income" was Amgen's revenue less IBM's revenue; "Was
     IBM's net income bigger than Amgen's revenue?" compared the two net incomes."""
-    for q in (
+    mixed = (
         "What's the difference between Amgen's revenue and IBM's net income in Q2 2009?",
         "Was IBM's net income bigger than Amgen's revenue in Q2 2009?",
         "Compare Amgen's net margin with IBM's operating margin in Q2 2009",
-    ):
-        got = answer_sec_question(loaded, q)
-        assert got.status == "not understood" and got.value is None and "several measures" in got.reasons[0], q
+    )
+    assert_refused(loaded, mixed, "not understood", "several measures")
     got = answer_sec_question(loaded, "What's the difference between Amgen's revenue and IBM's revenue in Q2 2009?")
     want = gold(AMGN, "Revenues", "20090630", 1) - gold(IBM, "Revenues", "20090630", 1)
     assert got.status == "answered" and close(got, want)  # the first named less the second
