@@ -101,6 +101,17 @@ _BY_HOW_MUCH = re.compile(
     r"|\b(?:and|what(?:'s| is| was)) the (?:difference|gap)\b|\bhow (?:big|large|wide) (?:is|was) the (?:difference|gap)\b",
     re.I,
 )
+_RELATIVE_PERCENT = re.compile(
+    r"\bby (?:what|how many|how much|which) (?:percent(?:age)?|per cent|%)|\bhow many percent\b|\bhow much percent\b|"
+    r"\bwhat (?:percent(?:age)?|per cent|%) (?:higher|more|larger|bigger|greater|lower|less|smaller)\b|"
+    r"\bin (?:percent(?:age)?|relative) terms\b",
+    re.I,
+)
+"""A gap between two figures asked relative to the other ("By what percentage did IBM's revenue exceed Amgen's?",
+"by how many percent was it higher"): the gap over the figure it is set against, in percent."""
+_RELATIVE_TIMES = re.compile(r"\bhow many times\b|\b(?:what|which) multiple of\b|\bthe ratio of\b", re.I)
+"""Two figures asked as a multiple ("How many times bigger was IBM's revenue than Amgen's?", "the ratio of IBM's
+revenue to Amgen's"): the one over the other."""
 _DIFFERENCE = re.compile(
     r"\b(?:difference|gap|how much more|how much less|exceed|exceeded|exceeds|minus|net of|less than|more than)\b", re.I
 )
@@ -272,6 +283,8 @@ class Plan:
         companies: ``(cik, EDGAR name)`` in the order named. measures: catalog measures (a composed one for "X as a
         share of revenue" or "the ratio of X to Y"). periods: the periods named (empty: the latest). unit: the
         answer's unit. smaller: a comparison asks for the lower. by_how_much: a comparison asks for the gap too.
+        relative: the gap of two figures asked relative to the second: ``percent`` (the gap over it, in %) or
+        ``times`` (the one over the other, a multiple), else "".
         searched: what was searched (for a "not in the graph" answer). ambiguous: ``(words, [(cik, name)])`` to ask
         back. unresolved: capitalised words that matched no company. sic: CIK -> SIC code. elements: the elements
         tied for the words of an ``ambiguous measure`` (``(tag, label)``). refusal: why the catalog measures the
@@ -301,6 +314,7 @@ class Plan:
     threshold: tuple[str, float, str] | None = None
     average: bool = False
     limit: int | None = None
+    relative: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         """The plan as JSON-able data: ``{companies, measures (id, formula, unit), periods, operation, unit}``."""
@@ -316,6 +330,7 @@ class Plan:
             "smaller": self.smaller,
             "by_how_much": self.by_how_much,
             "over_span": self.over_span,
+            **({"relative": self.relative} if self.relative else {}),
             **({"peers": self.peers.description} if self.peers else {}),
         }
 
@@ -704,6 +719,7 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
             "): finkg sets one measure of several companies, or several measures of one company, against each other;"
             " ask for one measure",
         )
+    _relative_plan(plan, question)
     if (
         plan.kind == "change"
         and k == 1
@@ -830,6 +846,32 @@ def _threshold(question: str) -> re.Match[str] | None:
     return m
 
 
+def _relative_plan(plan: Plan, question: str) -> None:
+    """Read a gap asked relative to the second figure (:data:`_RELATIVE_PERCENT`, :data:`_RELATIVE_TIMES`) into
+    ``plan.relative``: two companies' one measure, or one company's two measures in a comparison or difference. Any
+    other question with those words is refused (``plan.refusal``): "by how many percent was IBM's revenue higher
+    than Amgen's" was answered with the larger company's name alone, "what's the ratio of IBM's revenue to Amgen's"
+    with neither figure set against the other."""
+    percent, times = _RELATIVE_PERCENT.search(question), _RELATIVE_TIMES.search(question)
+    words = percent or times
+    n, k = len(plan.companies), len(plan.measures)
+    if words is None or plan.kind in (*_NO_ANSWER, "change") or (percent is None and n < 2):
+        return  # "the ratio of R&D to revenue": one company's quotient, a catalog measure
+    pair = (n == 2 and k == 1) or (n == 1 and k == 2 and plan.kind in ("compare", "difference"))
+    why = ""
+    if not pair or plan.kind in ("sum", "rank"):
+        why = "finkg sets one figure against one other: two companies' one measure, or one company's two measures"
+    elif percent is not None and any(m.unit == "%" for m in plan.measures):
+        why = "a percent of a percent is ambiguous: ask for the difference (in percentage points)"
+    elif percent is None and plan.smaller:
+        why = "a multiple is asked of the larger figure: ask how many times larger the other is"
+    if why:
+        plan.kind, plan.refusal = "unknown", f"{words.group()!r}: {why}"
+        return
+    plan.relative = "percent" if percent is not None else "times"
+    plan.kind = "compare" if plan.kind == "compare" else "difference"
+
+
 def _threshold_plan(plan: Plan, question: str) -> None:
     """A yes/no question about one company's measure against a number (:data:`_THRESHOLD`): ``threshold`` kind, the
     number in the measure's unit (a scale word multiplies an amount: "$10 billion"); a percent threshold for an
@@ -889,7 +931,7 @@ def _peer_plan(plan: Plan, group: PeerGroup, names: dict[int, str], question: st
 
 _OPERATION_WORDS = (
     _RANK, _WHICH, _COMPARATIVE, _BY_HOW_MUCH, _DIFFERENCE, _GROWTH, _TWO_WAY, _DESCENDING, _ASCENDING, _SUM,
-    _THRESHOLD,
+    _THRESHOLD, _RELATIVE_PERCENT, _RELATIVE_TIMES,
 )  # fmt: skip
 """The operation's words ("exceed", "outpace", "rank"): read as the operation, never as words of a measure."""
 
@@ -1325,6 +1367,8 @@ def _run(run: _Runner) -> tuple[list[str] | str, str, dict[str, Any]]:
         out.value, out.unit = float(calc.value), unit
         derivation.update(expression=calc.detail["expression"], result=calc.value)
         return format_value(out.value, out.unit), "arithmetic", derivation
+    if plan.relative:
+        return _relative_gap(run, values, labels, unit, derivation)
     if kind == "difference":
         calc = run.call(calculate("a - b", {"a": values[0], "b": values[1]}))
         out.value, out.unit = float(calc.value), ("pp" if unit == "%" else unit)
@@ -1348,6 +1392,47 @@ def _run(run: _Runner) -> tuple[list[str] | str, str, dict[str, Any]]:
         derivation.update(expression=cmp.detail["expression"], result=cmp.value, pick=labels[top])
         return f"{labels[top]}, by {format_value(out.value, out.unit)}", "span", derivation
     return labels[top], "span", derivation
+
+
+def _relative_gap(
+    run: _Runner, values: list[float], labels: list[str], unit: str, derivation: dict[str, Any]
+) -> tuple[str, str, dict[str, Any]]:
+    """Two figures set against each other relative to the second (:attr:`Plan.relative`): the gap over the second in
+    percent, ``(a - b) / b * 100``, or the multiple ``a / b``. A ``difference`` takes them in the order named; a
+    ``compare`` picks the larger (the smaller where asked) and sets it against the other.
+
+    Raises:
+        ToolError: the figure set against is zero or negative (a gap relative to it has no meaning).
+    """
+    plan, out = run.plan, run.out
+    first, base = (
+        (0, 1) if plan.kind == "difference" else (0, 1) if (values[0] >= values[1]) != plan.smaller else (1, 0)
+    )
+    if values[base] <= 0:
+        raise ToolError(
+            f"could not answer: {labels[base]}: {format_value(values[base], unit)}; a gap relative to a figure at or "
+            "below zero has no meaning"
+        )
+    ops = {"a": values[first], "b": values[base]}
+    calc = run.call(calculate("a / b" if plan.relative == "times" else "(a - b) / b * 100", ops))
+    out.value, out.unit = float(calc.value), ("x" if plan.relative == "times" else "%")
+    derivation.update(expression=calc.detail["expression"], result=calc.value)
+    whose = "'s" if len(plan.companies) >= 2 else ""  # a company's figure, or one company's other measure
+    if plan.relative == "times":
+        text = f"{format_value(out.value, 'x')} times {labels[base]}{whose}"
+    else:
+        text = f"{format_value(abs(out.value), '%')} {'more' if out.value >= 0 else 'less'} than {labels[base]}{whose}"
+    out.notes.append(
+        f"{labels[first]}: {format_value(values[first], unit)}; {labels[base]}: {format_value(values[base], unit)}"
+    )
+    if plan.kind == "difference":
+        return f"{labels[first]}: {text}", "arithmetic", derivation
+    if values[0] == values[1]:
+        out.pick, out.value = None, None
+        return "neither: they are equal", "span", derivation
+    out.pick = [labels[first]]
+    derivation["pick"] = labels[first]
+    return f"{labels[first]}, {text}", "span", derivation
 
 
 def _common_latest(run: _Runner, m: Measure) -> str:
@@ -1588,6 +1673,8 @@ def plan_checks(plan: Plan, question: str, out: SecAnswer) -> list[str]:
     3. Every period the question names is the period of the derivation's facts (a year earlier for a change).
     4. Every measure's formula is the catalog's.
     5. A comparison or ranking picks only companies (or measures) the question names.
+    6. A gap asked in percent ("by how many percent was IBM's revenue higher") is answered with a percent, never with
+       the larger company's name alone.
     """
     reasons: list[str] = []
     named = {n for _, n in plan.companies} | {m.label for m in plan.measures}
@@ -1605,6 +1692,9 @@ def plan_checks(plan: Plan, question: str, out: SecAnswer) -> list[str]:
     ):
         labels = ", ".join(m.label for m in plan.measures)
         reasons.append(f"the question asks for a ratio, margin, rate or share, but {labels} is an amount in USD")
+    relative = _RELATIVE_PERCENT.search(question)
+    if relative is not None and out.unit not in ("%", "pp"):
+        reasons.append(f"the question asks {relative.group()!r}, but the answer gives no percent")
     if (
         asks_days(question)
         and plan.kind in ("value", "difference", "compare", "rank", "standing", "group average")
