@@ -915,3 +915,35 @@ def test_a_gap_asked_in_percent_or_as_a_multiple_is_set_against_the_second_figur
     assert name_only.status == "answered" and name_only.pick == [ibm_name] and name_only.value is None
     asked = "By how many percent was IBM's revenue higher than Amgen's in Q2 2009?"
     assert any("gives no percent" in r for r in plan_checks(name_only.plan, asked, name_only))  # type: ignore[arg-type]
+
+
+def test_a_span_stated_as_filings_state_it_is_that_span_never_the_quarter(loaded):
+    """ "Amgen's revenue for the six-month period ended June 30, 2009" (and "6-month", "two quarters ended") was
+    answered with the quarter's USD 3,713,000,000, gate passed; "the half year ended" was read as a year."""
+    six = gold(AMGN, "Revenues", "20090630", 2)
+    for q in (
+        "What was Amgen's revenue for the six-month period ended June 30, 2009?",
+        "What was Amgen's revenue for the 6-month period ended June 30, 2009?",
+        "What was Amgen's revenue in the two quarters ended June 30, 2009?",
+    ):
+        got = answer_sec_question(loaded, q)
+        assert got.status == "answered" and close(got, six), q
+    got = answer_sec_question(loaded, "What was Amgen's net margin for the half year ended June 30 2009?")
+    assert got.status == "answered" and close(got, gold(AMGN, "NetIncomeLoss", "20090630", 2) / six * 100, 1e-6)
+    got = answer_sec_question(loaded, "What was Amgen's revenue for the 18 months ended June 30, 2009?")
+    assert got.status != "answered" and got.value is None and "unread period" in got.reasons[0]
+
+
+def test_two_measures_joined_by_a_slash_are_their_quotient(loaded):
+    """ "What was Amgen's R&D/revenue?" was answered with Amgen's revenue, gate passed; "what portion of revenue was
+    gross profit" was a multiple (0.46), not the percent asked."""
+    rd = gold(AMGN, "ResearchAndDevelopmentExpenseExcludingAcquiredInProcessCost", "20090630", 1)
+    revenue = gold(AMGN, "Revenues", "20090630", 1)
+    got = answer_sec_question(loaded, "What was Amgen's R&D/revenue in Q2 2009?")
+    assert got.status == "answered" and got.unit == "%" and close(got, rd / revenue * 100, 1e-6)
+    got = answer_sec_question(loaded, "What was Amgen's net income/revenue in Q2 2009?")
+    want = gold(AMGN, "NetIncomeLoss", "20090630", 1) / revenue * 100
+    assert got.status == "answered" and got.unit == "%" and close(got, want, 1e-6)
+    got = answer_sec_question(loaded, "What portion of IBM's revenue was gross profit in Q2 2009?")
+    want = gold(IBM, "GrossProfit", "20090630", 1) / gold(IBM, "Revenues", "20090630", 1) * 100
+    assert got.status == "answered" and got.unit == "%" and close(got, want, 1e-6)

@@ -553,3 +553,28 @@ def test_a_period_with_its_year_and_the_latest_and_ttm_words_are_still_read():
 )
 def test_a_span_in_weeks_is_its_quarters_as_fsds_rounds_them(question, ddate, qtrs):
     assert [(p.ddate, p.qtrs) for p in find_periods(question)] == [(ddate, qtrs)]
+
+
+@pytest.mark.parametrize(
+    ("question", "ddate", "qtrs"),
+    [
+        ("revenue for the six-month period ended June 30, 2009", "20090630", 2),  # each was read as the quarter
+        ("revenue for the 6-month period ended June 30, 2009", "20090630", 2),
+        ("revenue for the six month period ended June 30, 2009", "20090630", 2),
+        ("revenue in the two quarters ended June 30, 2009", "20090630", 2),
+        ("revenue for the nine-month period ended September 30, 2009", "20090930", 3),
+        ("revenue for the three-month period ended June 30, 2009", "20090630", 1),
+        ("net margin for the half year ended June 30 2009", "20090630", 2),  # was read as a year ("year ended")
+        ("net margin for the half-year ended June 30, 2009", "20090630", 2),
+    ],
+)
+def test_a_span_counted_in_months_or_quarters_is_read_as_filings_state_it(question, ddate, qtrs):
+    assert [(p.ddate, p.qtrs) for p in find_periods(question)] == [(ddate, qtrs)]
+
+
+def test_a_twelve_month_period_is_trailing_and_a_span_no_filing_reports_is_refused():
+    (ttm,) = find_periods("revenue for the twelve-month period ended June 30, 2009")
+    assert (ttm.ddate, ttm.qtrs, ttm.trailing) == ("20090630", 4, True)
+    for q in ("revenue for the 18 months ended June 30, 2009", "revenue in the two months ended May 31, 2009"):
+        with pytest.raises(ValueError, match="unread period"):
+            find_periods(q)

@@ -418,7 +418,7 @@ def _composed(question: str, measures: list[Measure], joined: bool = False) -> l
     if not (reversed_ or joined or _RATIO_OF.search(question)):
         return measures
     a, b = reversed(measures) if reversed_ else measures
-    pct = bool(re.search(r"\b(?:share|percentage|percent|proportion|fraction)\b|%", question, re.I))
+    pct = bool(re.search(r"\b(?:share|percentage|percent|proportion|fraction|portion)\b|%", question, re.I))
     same = next((m for m in MEASURES if m.formulas[0] == f"{a.formulas[0]} / {b.formulas[0]}"), None)
     if same is not None and (same.unit == "%" or not pct):  # "total liabilities to total assets": the catalog's
         return [same]

@@ -598,10 +598,11 @@ BY_ID: dict[str, Measure] = {m.id: m for m in MEASURES}
 
 SHARE_OF_REVENUE = re.compile(
     r"\b(?:as\s+an?\s+|as\s+)?(?:share|percent(?:age)?|proportion|fraction|%|ratio|part|pct)\s+(?:of|to)\s+"
-    r"(?:total\s+|net\s+)?(?:revenues?|sales|turnover)\b|\bto\s+(?:revenues?|sales)\b|\bintensity\b",
+    r"(?:total\s+|net\s+)?(?:revenues?|sales|turnover)\b|(?:\bto|/)\s+(?:revenues?|sales)\b|\bintensity\b",
     re.I,
 )
-"""Words that turn a USD flow into its share of revenue (``R&D as a percentage of sales``)."""
+"""Words that turn a USD flow into its share of revenue (``R&D as a percentage of sales``, ``capex to revenue``,
+``capex/revenue``)."""
 
 
 def share_of_revenue(measure: Measure) -> Measure:
@@ -679,7 +680,10 @@ def _measure_spans(
 ) -> tuple[str, list[tuple[int, int, Measure]], list[tuple[int, int]]]:
     """The :func:`_blanked` text, :func:`find_measures`' hits in it as ``(start, end, measure)``, and the spans of
     their "as a share of revenue" tails."""
-    text = _blanked(question, names)
+    text = _SLASH.sub(
+        lambda m: m.group() if m.group() in _slash_phrases() else m.group().replace("/", " / "),
+        _blanked(question, names),
+    )
     taken: list[tuple[int, int]] = []
     shares: list[tuple[int, int]] = []
     hits: list[tuple[int, int, Measure]] = []
@@ -700,12 +704,23 @@ def _measure_spans(
     return text, hits, shares
 
 
+_SLASH = re.compile(r"(?<= )[a-z0-9&%\-]*[a-z&][a-z0-9&%\-]+/[a-z0-9&%\-/]*[a-z&][a-z0-9&%\-]+(?= )")
+"""Words joined by a slash ("r&d/revenue", "net income/revenue" ends in "income/revenue"), each side two characters
+or more: "y/y" and "6/30/09" are not."""
+
+
+@cache
+def _slash_phrases() -> frozenset[str]:
+    """The catalog phrases written with a slash ("debt/equity", "d/e"), kept whole."""
+    return frozenset(p for p, _ in _phrase_index() if "/" in p)
+
+
 def joined_by_to(question: str, names: Sequence[str] = ()) -> bool:
-    """Whether the question names exactly two catalog measures joined by "to" alone ("total liabilities to total
-    assets", "cash to current liabilities"): a quotient, as "the ratio of ... to ...". The words of ``names`` (the
-    companies found) are not read as measures."""
+    """Whether the question names exactly two catalog measures joined by "to" or a slash alone ("total liabilities
+    to total assets", "cash to current liabilities", "R&D/revenue"): a quotient, as "the ratio of ... to ...". The
+    words of ``names`` (the companies found) are not read as measures."""
     text, hits, _ = _measure_spans(question, names)
-    return len(hits) == 2 and text[hits[0][1] : hits[1][0]].strip() == "to"
+    return len(hits) == 2 and text[hits[0][1] : hits[1][0]].strip() in ("to", "/")
 
 
 def _blanked(question: str, names: Sequence[str]) -> str:

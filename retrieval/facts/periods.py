@@ -63,7 +63,7 @@ _SPAN_WORDS = {
 }
 TRAILING_WORDS = re.compile(
     r"\b(?:ttm|ltm|trailing[\s-]+(?:twelve|12)[\s-]+months?|(?:trailing|last|past|previous)[\s-]+(?:four|4)[\s-]+quarters|"
-    r"(?:last|past|previous)[\s-]+(?:twelve|12)[\s-]+months|(?:twelve|12)[\s-]+months?[\s-]+end(?:ed|ing))\b",
+    r"(?:last|past|previous)[\s-]+(?:twelve|12)[\s-]+months|(?:twelve|12)[\s-]+months?[\s-]+(?:period[\s-]+)?end(?:ed|ing))\b",
     re.I,
 )
 """Words that ask for the twelve months ended a date (the trailing twelve months where no filing reports that span),
@@ -172,12 +172,40 @@ _WEEKS = re.compile(r"\b(?P<n>\d{1,2})[\s-]+weeks?\b", re.I)
 """A span in weeks, as 52/53-week filers state it ("the 26 weeks ended June 27, 2009")."""
 
 
+_COUNTED = re.compile(
+    r"\b(?P<n>one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d{1,2})[\s-]+(?P<unit>months?|quarters?)\b",
+    re.I,
+)
+"""A span counted in months or quarters, as filings state it ("the six-month period ended", "the 6-month period",
+"the two quarters ended")."""
+_NUMBER_WORDS = dict(
+    zip(
+        ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"),
+        range(1, 13),
+    )
+)
+
+
 def _span(text: str) -> int | None:
-    """The span in quarters a text names (:data:`_SPAN_WORDS`; weeks as FSDS counts ``qtrs``, "rounded to the nearest
-    whole number" of quarters: 13 or 16 weeks 1, 26 or 28 weeks 2, 39 or 40 weeks 3, 52 or 53 weeks 4), or None."""
-    low = text.lower()
+    """The span in quarters a text names (:data:`_SPAN_WORDS`; :data:`_COUNTED`: 3, 6, 9 or 12 months, 1 to 4
+    quarters; weeks as FSDS counts ``qtrs``, "rounded to the nearest whole number" of quarters: 13 or 16 weeks 1, 26 or
+    28 weeks 2, 39 or 40 weeks 3, 52 or 53 weeks 4), or None. "Half year ended" is two quarters, not a year.
+
+    Raises:
+        ValueError: a counted span FSDS has no ``qtrs`` for ("the eighteen months ended", "two months"); the message
+            starts "unread period".
+    """
+    low = re.sub(r"\bhalf[\s-]+year\b", "six months", text.lower())
     hits = [(low.find(w), q) for w, q in _SPAN_WORDS.items() if re.search(rf"\b{re.escape(w)}\b", low)]
     hits += [(m.start(), min(4, max(1, round(int(m.group("n")) / 13)))) for m in _WEEKS.finditer(low)]
+    for m in _COUNTED.finditer(low):
+        n = _NUMBER_WORDS.get(m.group("n")) or int(m.group("n"))
+        quarters = n if m.group("unit").startswith("quarter") else n / 3
+        if quarters not in (1, 2, 3, 4):
+            raise ValueError(
+                f"unread period: {m.group()!r} is no span a filing reports (3, 6, 9 or 12 months); ask for one of them"
+            )
+        hits.append((m.start(), int(quarters)))
     if not hits:
         return None
     return max(q for _, q in hits) if any(q > 1 for _, q in hits) else 1
