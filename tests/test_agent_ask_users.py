@@ -947,3 +947,56 @@ def test_two_measures_joined_by_a_slash_are_their_quotient(loaded):
     got = answer_sec_question(loaded, "What portion of IBM's revenue was gross profit in Q2 2009?")
     want = gold(IBM, "GrossProfit", "20090630", 1) / gold(IBM, "Revenues", "20090630", 1) * 100
     assert got.status == "answered" and got.unit == "%" and close(got, want, 1e-6)
+
+
+def test_companies_compared_by_their_changes_never_by_their_levels(loaded):
+    """ "Which had higher sales growth, IBM or Amgen?" was IBM (its revenue is larger; it fell 13 % against Amgen's
+    1 %), "Rank IBM, 3M and Amgen by revenue growth" ranked their revenue, "Which company's revenue fell more" picked
+    the larger company: all gate passed. Each company's change year over year is set against the others'."""
+    names = {"ibm": "INTERNATIONAL BUSINESS MACHINES CORP", "mmm": "3M CO", "amgn": "AMGEN INC"}
+    growth = {
+        "ibm": gold(IBM, "Revenues", "20090630", 1) / gold(IBM, "Revenues", "20080630", 1) - 1,
+        "mmm": gold(MMM, "SalesRevenueNet", "20090630", 1) / gold(MMM, "SalesRevenueNet", "20080630", 1) - 1,
+        "amgn": gold(AMGN, "Revenues", "20090630", 1) / gold(AMGN, "Revenues", "20080630", 1) - 1,
+    }
+    assert growth["mmm"] < growth["ibm"] < growth["amgn"] < 0  # all fell; the picks below turn on the direction
+    for q, want in (
+        ("Which company's revenue fell more in Q2 2009, IBM or 3M?", "mmm"),
+        ("Which had the smaller drop in revenue in Q2 2009, IBM or 3M?", "ibm"),
+        ("Which had higher sales growth, IBM or Amgen, in the quarter ended June 30, 2009?", "amgn"),
+        ("Which company grew revenue faster in Q2 2009, IBM or Amgen?", "amgn"),
+        ("Was IBM's revenue decline worse than 3M's in Q2 2009?", "mmm"),
+    ):
+        got = answer_sec_question(loaded, q)
+        assert got.status == "answered" and got.pick == [names[want]], q
+    got = answer_sec_question(loaded, "Rank IBM, 3M and Amgen by revenue growth in Q2 2009")
+    assert got.status == "answered" and got.pick == [names[k] for k in ("amgn", "ibm", "mmm")]
+    got = answer_sec_question(loaded, "What is the difference in revenue growth between IBM and 3M in Q2 2009?")
+    assert got.status == "answered" and got.unit == "pp" and close(got, (growth["ibm"] - growth["mmm"]) * 100, 1e-6)
+    assert_refused(
+        loaded, ("What was the combined revenue growth of IBM and 3M in Q2 2009?",), "not understood", "sum of changes"
+    )
+    peers = ("Which oil company had the highest revenue growth in Q2 2009?", "Rank Chevron's peers by revenue growth")
+    assert_refused(loaded, peers, "not understood", "changes")
+
+
+def test_better_and_worse_follow_the_measures_better_side(loaded):
+    """ "Which oil company had the best debt to equity?" was the highest; "the best effective tax rate" the highest.
+    Better is the higher margin but the lower debt ratio; a measure with no better side is refused."""
+    cvx, mmm = "0000950123-09-030860", MMM
+    ratio = {a: gold(a, "Liabilities", "20090630", 0) / gold(a, "Assets", "20090630", 0) for a in (cvx, mmm)}
+    assert ratio[cvx] < ratio[mmm]
+    got = answer_sec_question(loaded, "Which of Chevron and 3M had the better liabilities to assets at June 30, 2009?")
+    assert got.status == "answered" and got.pick == ["CHEVRON CORP"]
+    got = answer_sec_question(loaded, "Which of Chevron and 3M had the worse liabilities to assets at June 30, 2009?")
+    assert got.status == "answered" and got.pick == ["3M CO"]
+    ibm = gold(IBM, "ProfitLoss", "20090630", 1) / gold(IBM, "Revenues", "20090630", 1)
+    amgn = gold(AMGN, "NetIncomeLoss", "20090630", 1) / gold(AMGN, "Revenues", "20090630", 1)
+    assert ibm < amgn
+    got = answer_sec_question(loaded, "Did IBM or Amgen have the worse net margin in Q2 2009?")
+    assert got.status == "answered" and got.pick == ["INTERNATIONAL BUSINESS MACHINES CORP"]
+    no_side = (
+        "Which of IBM and 3M had the better effective tax rate in Q2 2009?",
+        "Which oil company had the best effective tax rate in Q2 2009?",
+    )
+    assert_refused(loaded, no_side, "not understood", "no better side")

@@ -92,10 +92,35 @@ _RANK = re.compile(r"\b(?:rank|ranking|ranked|order|sort|sorted|from (?:highest|
 _WHICH = re.compile(r"\b(?:which|who|whose)\b", re.I)
 _COMPARATIVE = re.compile(
     r"\b(?:higher|highest|larger|largest|bigger|biggest|greater|greatest|more|most|better|best|stronger|strongest|"
-    r"lower|lowest|smaller|smallest|less|least|fewer|fewest|worse|worst|weaker|weakest|compare|compared|versus|vs)\b",
+    r"lower|lowest|smaller|smallest|less|least|fewer|fewest|worse|worst|weaker|weakest|compare|compared|versus|vs|"
+    r"faster|fastest|quicker|quickest|slower|slowest|steeper|steepest|sharper|sharpest)\b",
     re.I,
 )
-_SMALLER = re.compile(r"\b(?:lower|lowest|smaller|smallest|less|least|fewer|fewest|worse|worst|weaker|weakest)\b", re.I)
+_SMALLER = re.compile(
+    r"\b(?:lower|lowest|smaller|smallest|less|least|fewer|fewest|worse|worst|weaker|weakest|slower|slowest)\b", re.I
+)
+_BETTER_WORSE = re.compile(r"\b(?:better|best|worse|worst)\b", re.I)
+"""Words that judge a figure: "better" is the higher of a margin or return but the lower of a debt ratio
+(:data:`LOWER_IS_BETTER`)."""
+_DECLINE = re.compile(
+    r"\b(?:fell|fall|falls|fallen|falling|decline|declined|declines|declining|drop|dropped|drops|shrank|shrink|shrinks|"
+    r"shrunk|decrease|decreased|decreases|contracted|contraction|slump|slumped|slide|slid|worsen|worsened|deteriorate|"
+    r"deteriorated|deterioration)\b",
+    re.I,
+)
+"""Words of a change downwards: "which revenue fell more" picks the lower growth."""
+HIGHER_IS_BETTER = frozenset(
+    {
+        "revenue", "gross_profit", "gross_margin", "operating_income", "operating_margin", "net_income", "net_margin",
+        "ebitda", "ebitda_margin", "pretax_income", "pretax_margin", "operating_cash_flow", "free_cash_flow",
+        "ocf_margin", "current_ratio", "quick_ratio", "cash_ratio", "interest_coverage", "roa", "roe",
+        "asset_turnover", "inventory_turnover", "working_capital",
+    }
+)  # fmt: skip
+"""Catalog measures where a higher figure is the better one (profit, returns, liquidity, coverage, turnover)."""
+LOWER_IS_BETTER = frozenset({"debt_to_equity", "liabilities_to_equity", "liabilities_to_assets", "dso", "dio"})
+"""Catalog measures where a lower figure is the better one (leverage, days outstanding); any other measure (a cost,
+a tax rate, R&D intensity, cash) has no better side, so "better" or "worse" about it is refused."""
 _BY_HOW_MUCH = re.compile(
     r"\bby how much\b|\bhow much (?:higher|more|larger|bigger|greater|lower|less|smaller)\b|\bby what (?:margin|amount)\b"
     r"|\b(?:and|what(?:'s| is| was)) the (?:difference|gap)\b|\bhow (?:big|large|wide) (?:is|was) the (?:difference|gap)\b",
@@ -117,7 +142,7 @@ _DIFFERENCE = re.compile(
 )
 _GROWTH = re.compile(
     r"\b(?:growth|grow|grew|grown|year[- ](?:over|on)[- ]year|yoy|y/y|change|changed|increase|increased|decrease|"
-    r"decreased|decline|declined|rise|rose|fall|fell|year[- ]ago|a year (?:earlier|ago|before)|prior[- ]year|"
+    r"decreased|decline|declined|rise|rose|fall|fell|drop|dropped|year[- ]ago|a year (?:earlier|ago|before)|prior[- ]year|"
     r"previous year|same (?:quarter|period) (?:of |in )?(?:the )?(?:last|previous|prior) year|last year's|"
     r"improve|improved|improvement|worsen|worsened|deteriorate|deteriorated|expand|expanded|shrink|shrank|shrunk)\b",
     re.I,
@@ -284,7 +309,8 @@ class Plan:
         share of revenue" or "the ratio of X to Y"). periods: the periods named (empty: the latest). unit: the
         answer's unit. smaller: a comparison asks for the lower. by_how_much: a comparison asks for the gap too.
         relative: the gap of two figures asked relative to the second: ``percent`` (the gap over it, in %) or
-        ``times`` (the one over the other, a multiple), else "".
+        ``times`` (the one over the other, a multiple), else "". change: a comparison, ranking or difference of the
+        companies' changes ("which company's revenue fell more"), each as a one-company ``change`` is.
         searched: what was searched (for a "not in the graph" answer). ambiguous: ``(words, [(cik, name)])`` to ask
         back. unresolved: capitalised words that matched no company. sic: CIK -> SIC code. elements: the elements
         tied for the words of an ``ambiguous measure`` (``(tag, label)``). refusal: why the catalog measures the
@@ -315,6 +341,7 @@ class Plan:
     average: bool = False
     limit: int | None = None
     relative: str = ""
+    change: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """The plan as JSON-able data: ``{companies, measures (id, formula, unit), periods, operation, unit}``."""
@@ -331,6 +358,7 @@ class Plan:
             "by_how_much": self.by_how_much,
             "over_span": self.over_span,
             **({"relative": self.relative} if self.relative else {}),
+            **({"change": True} if self.change else {}),
             **({"peers": self.peers.description} if self.peers else {}),
         }
 
@@ -720,6 +748,7 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
             " ask for one measure",
         )
     _relative_plan(plan, question)
+    _direction_plan(plan, question)
     if (
         plan.kind == "change"
         and k == 1
@@ -740,6 +769,8 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
     if group is not None and plan.measures and plan.kind not in ("ambiguous", "ambiguous measure"):
         _peer_plan(plan, group, index.names, question)
         n = len(plan.companies)
+        if plan.peers is not None:
+            _peer_direction(plan, question)
     if n == 1 and k == 1 and plan.kind in ("value", "one of two", "difference", "compare") and not plan.peers:
         _threshold_plan(plan, question)
     number = _threshold(question)
@@ -807,6 +838,9 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
             and (_IN_DOLLARS.search(question) or (m.balance and len(plan.periods) >= 2))
         ):
             plan.unit = "USD"  # "by how many dollars", "the change in cash from December 31, 2008 to June 30, 2009"
+        if plan.change:  # several companies' changes: growth in %, points for a ratio in %, dollars where asked
+            dollars = m.unit == "USD" and _IN_DOLLARS.search(question) and not _PERCENT.search(question)
+            plan.unit = "USD" if dollars else "pp" if m.unit == "%" else "%"
         sequential = _SEQUENTIAL.search(question)
         if plan.kind == "change" and sequential is not None and not plan.over_span and len(plan.periods) < 2:
             plan.kind, plan.refusal = (
@@ -821,7 +855,7 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
                 f"{years.group()!r}: finkg computes a change over one year, or over the span or between the two "
                 "periods a question names",
             )
-        if plan.kind in ("difference", "compare") and m.unit == "%" and (n >= 2 or k >= 2):
+        if plan.kind in ("difference", "compare") and m.unit == "%" and (n >= 2 or k >= 2) and not plan.change:
             plan.unit = "pp" if plan.kind == "difference" else m.unit
     return plan
 
@@ -844,6 +878,70 @@ def _threshold(question: str) -> re.Match[str] | None:
     if bare and (re.fullmatch(r"(?:19|20)\d\d", m.group("num")) or m.group("op").lower().startswith("top")):
         return None  # "revenue over 2009": a year; "the top 5 oil companies": a count
     return m
+
+
+def _direction_plan(plan: Plan, question: str) -> None:
+    """Set what a comparison, ranking or difference of several companies sets against each other and which way.
+
+    Their changes where the question asks one (:data:`_GROWTH`: "which company's revenue fell more", "rank them by
+    revenue growth"; ``plan.change``), the lower change where it says a decline and "more" (:data:`_DECLINE`: "the
+    bigger decline", "shrank more") or a rise and "less". "Better" or "worse" pick by the measure's side
+    (:data:`HIGHER_IS_BETTER`, :data:`LOWER_IS_BETTER`; a change: the higher growth is better); about a measure
+    with no better side they are refused. A sum of changes is refused. Each was answered by the companies' levels
+    before ("Which had higher sales growth, IBM or Amgen?": IBM, whose revenue fell 13 %, against Amgen's 1 %)."""
+    n = len(plan.companies)
+    if plan.kind not in ("compare", "rank", "difference", "sum") or not plan.measures:
+        return
+    growth = n >= 2 and _GROWTH.search(question) is not None and not _year_ago_value(question)
+    if growth and plan.kind == "sum":
+        plan.kind, plan.refusal = "unknown", "a sum of changes: ask for each company's change"
+        return
+    if growth and plan.relative:
+        plan.kind, plan.refusal = "unknown", "a gap in percent between two changes: ask for the difference in points"
+        return
+    if growth:
+        plan.change = True
+    if plan.kind in ("compare", "rank") and _judged(plan, question):
+        return
+    if plan.change and _DECLINE.search(question):
+        plan.smaller = not plan.smaller  # "fell more": the lower growth; "the smaller drop": the higher
+
+
+def _judged(plan: Plan, question: str) -> bool:
+    """Whether the question judges the figures ("better", "worst"); if so, set ``plan.smaller`` by the measure's
+    better side (:data:`HIGHER_IS_BETTER`, :data:`LOWER_IS_BETTER`; a change: the higher), or refuse the plan where
+    the measure has none ("the best effective tax rate" was the highest)."""
+    judged = _BETTER_WORSE.search(question)
+    if judged is None:
+        return False
+    m = plan.measures[0]
+    worse = judged.group().lower() in ("worse", "worst")
+    if plan.change or m.id in HIGHER_IS_BETTER:
+        plan.smaller = worse
+    elif m.id in LOWER_IS_BETTER:
+        plan.smaller = not worse
+    else:
+        plan.kind, plan.refusal = (
+            "unknown",
+            f"{judged.group()!r}: {m.label} has no better side (a higher one is not better or worse); ask for the "
+            "higher or the lower",
+        )
+    return True
+
+
+def _peer_direction(plan: Plan, question: str) -> None:
+    """A group's ranking, top or standing judged ("the best debt to equity": the lowest, :func:`_judged`); a group's
+    changes ("Which oil company had the highest revenue growth?", ranked by revenue before) are refused: members
+    are measured at one period."""
+    if _GROWTH.search(question) and not _year_ago_value(question):
+        plan.kind, plan.refusal = (
+            "unknown",
+            "a group ranked by its members' changes: finkg ranks a group by each member's figure at one period; ask "
+            "for the figure, or for two named companies' changes",
+        )
+        return
+    if plan.kind in ("compare", "rank", "standing"):
+        _judged(plan, question)
 
 
 def _relative_plan(plan: Plan, question: str) -> None:
@@ -1303,38 +1401,28 @@ def _run(run: _Runner) -> tuple[list[str] | str, str, dict[str, Any]]:
         )
     if kind == "change":
         cik, _name = plan.companies[0]
-        if len(plan.periods) >= 2:
-            ddate, qtrs = run.period(cik, m, 0)
-            before_ddate, _ = run.period(cik, m, 1)
-            if before_ddate > ddate:
-                ddate, before_ddate = before_ddate, ddate
-        else:
-            ddate, qtrs = run.period(cik, m)
-            before_ddate = months_before(ddate, 3 * (qtrs or 0)) if plan.over_span else year_earlier(ddate)
-        now = run.measure(cik, m, ddate, qtrs)
-        before = run.measure(cik, m, before_ddate, now.detail["qtrs"] or None)
-        if plan.over_span:
-            _reported_cash_change(run, cik, m, ddate, qtrs, float(now.value) - float(before.value))
-        if plan.unit == m.unit != "%":  # a change in the measure's own unit: its end less its start
-            calc = run.call(calculate("now - before", {"now": now.value, "before": before.value}))
-            out.unit = m.unit
-            over = f"over the {3 * (qtrs or 0)} months ended {iso(ddate)}" if plan.over_span else "in the amount"
-            out.notes.append(f"the change {over}: {m.label} at {iso(ddate)} less {m.label} at {iso(before_ddate)}")
-        elif m.unit == "%":
-            calc = run.call(calculate("now - before", {"now": now.value, "before": before.value}))
-            out.unit = "pp"
-        else:
-            calc = run.call(calculate("(now - before) / abs(before) * 100", {"now": now.value, "before": before.value}))
-            out.unit = "%"
+        now, before, calc, out.unit, formula = _change(run, cik, m, single=True)
         out.value = float(calc.value)
         derivation = {
             "operands": _operands([now, before], lambda i: ("now_", "before_")[i]),
-            "formula": f"{m.formulas[0]}: ({iso(ddate)} - {iso(before_ddate)})"
-            + ("" if m.unit == "%" or out.unit != "%" else " / |earlier| * 100"),
+            "formula": formula,
             "expression": calc.detail["expression"],
             "result": calc.value,
         }
         return format_value(out.value, out.unit), "arithmetic", derivation
+    if plan.change:  # "which company's revenue fell more": each company's change, set against each other
+        changes = [_change(run, cik, m) for cik, _ in plan.companies]
+        values = [float(c[2].value) for c in changes]
+        unit = changes[0][3]
+        labels = [n for _, n in plan.companies]
+        derivation = {
+            "operands": _operands(
+                [r for c in changes for r in c[:2]], lambda i: f"{_letters(i // 2)}_{('now_', 'before_')[i % 2]}"
+            ),
+            "formula": changes[0][4],
+            "changes": {_letters(i): c[2].detail["expression"] for i, c in enumerate(changes)},
+        }
+        return _set_against(run, values, labels, unit, derivation)
     pairs: list[tuple[int, str, Measure]]
     if len(plan.companies) >= 2:
         pairs = [(c, n, m) for c, n in plan.companies]
@@ -1367,6 +1455,18 @@ def _run(run: _Runner) -> tuple[list[str] | str, str, dict[str, Any]]:
         out.value, out.unit = float(calc.value), unit
         derivation.update(expression=calc.detail["expression"], result=calc.value)
         return format_value(out.value, out.unit), "arithmetic", derivation
+    return _set_against(run, values, labels, unit, derivation)
+
+
+def _set_against(
+    run: _Runner, values: list[float], labels: list[str], unit: str, derivation: dict[str, Any]
+) -> tuple[list[str] | str, str, dict[str, Any]]:
+    """Answer a ``difference`` (the first less the second), ``rank`` or ``compare`` (the top, by how much where
+    asked) of ``values`` (one per label, in ``unit``), or their relative gap (:func:`_relative_gap`); fills the
+    answer's value, unit and pick and returns ``(answer text or items, gate question type, derivation)``."""
+    plan, out = run.plan, run.out
+    kind = plan.kind
+    names = {_letters(i): v for i, v in enumerate(values)}
     if plan.relative:
         return _relative_gap(run, values, labels, unit, derivation)
     if kind == "difference":
@@ -1391,7 +1491,47 @@ def _run(run: _Runner) -> tuple[list[str] | str, str, dict[str, Any]]:
         out.value, out.unit = float(cmp.value), ("pp" if unit == "%" else unit)
         derivation.update(expression=cmp.detail["expression"], result=cmp.value, pick=labels[top])
         return f"{labels[top]}, by {format_value(out.value, out.unit)}", "span", derivation
+    if plan.change:  # the changes compared: say them, so the pick is read as growth, not as the larger company
+        out.notes.append("; ".join(f"{labels[i]}: {format_value(values[i], unit)}" for i in order))
     return labels[top], "span", derivation
+
+
+def _change(
+    run: _Runner, cik: int, m: Measure, single: bool = False
+) -> tuple[ToolResult, ToolResult, ToolResult, str, str]:
+    """One company's change in ``m``: year over year (a flow's span as asked, else the quarter); with ``single`` (a
+    one-company ``change``) also between the two periods the question names, or over the span it names
+    (:attr:`Plan.over_span`). In the measure's unit where the question asks it in dollars, in percentage points for
+    a ratio in %, else growth in %. Returns ``(now, before, calculate result, unit, formula)``.
+
+    Raises:
+        ToolError: a period's fact is not in the graph.
+    """
+    plan, out = run.plan, run.out
+    if single and len(plan.periods) >= 2:
+        ddate, qtrs = run.period(cik, m, 0)
+        before_ddate, _ = run.period(cik, m, 1)
+        if before_ddate > ddate:
+            ddate, before_ddate = before_ddate, ddate
+    else:
+        ddate, qtrs = run.period(cik, m)
+        over = single and plan.over_span
+        before_ddate = months_before(ddate, 3 * (qtrs or 0)) if over else year_earlier(ddate)
+    now = run.measure(cik, m, ddate, qtrs)
+    before = run.measure(cik, m, before_ddate, now.detail["qtrs"] or None)
+    if single and plan.over_span:
+        _reported_cash_change(run, cik, m, ddate, qtrs, float(now.value) - float(before.value))
+    ops = {"now": now.value, "before": before.value}
+    if plan.unit == m.unit != "%":  # a change in the measure's own unit: its end less its start
+        calc, unit = run.call(calculate("now - before", ops)), m.unit
+        over = f"over the {3 * (qtrs or 0)} months ended {iso(ddate)}" if single and plan.over_span else "in the amount"
+        out.notes.append(f"the change {over}: {m.label} at {iso(ddate)} less {m.label} at {iso(before_ddate)}")
+    elif m.unit == "%":
+        calc, unit = run.call(calculate("now - before", ops)), "pp"
+    else:
+        calc, unit = run.call(calculate("(now - before) / abs(before) * 100", ops)), "%"
+    formula = f"{m.formulas[0]}: ({iso(ddate)} - {iso(before_ddate)})" + (" / |earlier| * 100" if unit == "%" else "")
+    return now, before, calc, unit, formula
 
 
 def _relative_gap(
@@ -1714,7 +1854,7 @@ def plan_checks(plan: Plan, question: str, out: SecAnswer) -> list[str]:
         for p in plan.periods:
             if end := p.end():  # the period asked, "a year ago" moved back
                 before = months_before(end, 3 * (p.qtrs or 0)) if plan.over_span else year_earlier(end)
-                asked |= {iso(end), iso(before)} if plan.kind == "change" else {iso(end)}
+                asked |= {iso(end), iso(before)} if plan.kind == "change" or plan.change else {iso(end)}
         fiscal = any(p.fiscal for p in plan.periods)
         if not fiscal and not all(any(_same_period(w, a) for a in asked) for w in wanted):
             reasons.append(
