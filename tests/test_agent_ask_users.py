@@ -1000,3 +1000,13 @@ def test_better_and_worse_follow_the_measures_better_side(loaded):
         "Which oil company had the best effective tax rate in Q2 2009?",
     )
     assert_refused(loaded, no_side, "not understood", "no better side")
+
+
+def test_one_companys_measure_less_another_and_a_remainder_line_are_not_misread(loaded):
+    """ "Amgen's revenue less R&D" was answered with Amgen's revenue ("R&D" dropped by the label search), and "IBM's
+    total expenses" with its "Other (income) and expense" line, USD -28,000,000: both gate passed."""
+    rd = gold(AMGN, "ResearchAndDevelopmentExpenseExcludingAcquiredInProcessCost", "20090630", 1)
+    got = answer_sec_question(loaded, "What was Amgen's revenue less R&D in Q2 2009?")
+    assert got.status == "answered" and close(got, gold(AMGN, "Revenues", "20090630", 1) - rd)
+    got = answer_sec_question(loaded, "What were IBM's total expenses in Q2 2009?")
+    assert got.value != gold(IBM, "OtherIncomeAndExpense", "20090630", 1) and got.status != "answered"

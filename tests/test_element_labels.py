@@ -399,3 +399,19 @@ def test_investing_and_financing_cash_flow_are_the_labels_net_cash_lines():
     )
     text = label_terms("What was Air Products' financing cash flow in the nine months ended June 30, 2009?")
     assert match_label(content_words(text, ["Air Products"]), [line], True, question_words(text)).found == line
+
+
+def test_a_remainder_labelled_other_matches_only_a_question_that_says_other():
+    """IBM's "total expenses" was answered with its "Other (income) and expense" line (USD -28,000,000)."""
+    other = ElementLabels("OtherIncomeAndExpense", ("Other Income and Expense",), ("Other (income) and expense",), True)
+    oci = ElementLabels("OtherComprehensiveIncomeLossNetOfTax", ("Other Comprehensive Income (Loss), Net of Tax",))
+    assert match_label(content_words("What were IBM's total expenses?", ["IBM"]), [other]).found is None
+    assert match_label({"comprehensive", "income"}, [oci]).found is None  # comprehensive income is not OCI
+    assert match_label({"other", "expense"}, [other]).found == other
+    assert match_label({"other", "comprehensive", "income"}, [oci]).found == oci
+
+
+def test_r_and_d_and_sga_are_spelled_as_labels_spell_them():
+    """ "revenue less R&D" read only "revenue" (one-letter words are dropped) and was answered with revenue."""
+    assert content_words(label_terms("revenue less R&D")) == {"revenue", "research", "development"}
+    assert content_words(label_terms("SG&A")) == {"selling", "general", "administrative"}

@@ -138,7 +138,8 @@ _RELATIVE_TIMES = re.compile(r"\bhow many times\b|\b(?:what|which) multiple of\b
 """Two figures asked as a multiple ("How many times bigger was IBM's revenue than Amgen's?", "the ratio of IBM's
 revenue to Amgen's"): the one over the other."""
 _DIFFERENCE = re.compile(
-    r"\b(?:difference|gap|how much more|how much less|exceed|exceeded|exceeds|minus|net of|less than|more than)\b", re.I
+    r"\b(?:difference|gap|how much more|how much less|exceed|exceeded|exceeds|minus|net of|less than|more than|less)\b",
+    re.I,
 )
 _GROWTH = re.compile(
     r"\b(?:growth|grow|grew|grown|year[- ](?:over|on)[- ]year|yoy|y/y|change|changed|increase|increased|decrease|"

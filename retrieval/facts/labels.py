@@ -27,7 +27,9 @@ question is never answered with a near miss:
    not hold the words), an element whose standard label holds them with one word more is asked back beside it
    ("deferred income taxes": Helmerich & Payne's "Deferred income taxes" change in other deferred liabilities, or
    its "Deferred income tax expense"?).
-6. A label that puts a word the question did not say directly before one of its words names a narrower quantity
+6. A label with "other" is a remainder ("Other (income) and expense"): alone it is never the answer to a question
+   that does not say "other"; tied with another element, both are asked back.
+   A label that puts a word the question did not say directly before one of its words names a narrower quantity
    and does not match (:func:`narrows`: "Restricted cash", "Redeemable noncontrolling interests", "Preferred
    dividends"); a flow asked where only a balance's label holds the words, and not its whole standard label, matches
    nothing ("dividends paid in the quarter" is not "Dividends payable").
@@ -76,6 +78,8 @@ _USER_TERMS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\bEPS\b", "earnings per share"),
         (r"\bPP&E\b|\bPPE\b", "property, plant and equipment"),
         (r"\bD&A\b", "depreciation and amortization"),
+        (r"\bR\s*&\s*D\b|\bR and D\b", "research and development"),
+        (r"\bSG&A\b", "selling, general and administrative"),
         (r"\bAOCI\b", "accumulated other comprehensive income"),
         (r"\bAPIC\b", "additional paid-in capital"),
         (r"\bSBC\b", "share-based compensation"),
@@ -173,6 +177,13 @@ PRIMARY_STATEMENTS = frozenset({"BS", "IS", "CF"})
 """pre.txt ``stmt`` codes of the balance sheet, income statement and cash flow statement: where a line item a
 question names is read, before the statement of equity (``EQ``) or comprehensive income (``CI``), whose lines
 restate the same words for a movement ("Stock-based compensation" adjusting paid-in capital, "Dividends declared")."""
+
+
+def _whole(label: set[str], spoken: set[str]) -> bool:
+    """Whether a label's words name the quantity asked rather than a remainder of it: a label with "other" ("Other
+    (income) and expense", "Other Comprehensive Income") names the quantity only where the question says "other"
+    (IBM's "total expenses" was answered with its other (income) and expense, USD -28,000,000)."""
+    return "other" not in label or "other" in spoken
 
 
 def label_words(text: str) -> set[str]:
@@ -315,6 +326,7 @@ def match_label(
     holding: list[tuple[int, int, ElementLabels]] = []  # (other words, other words of a standard label, element)
     meaning: set[str] = set()  # the elements whose us-gaap standard label holds the words
     balances: list[ElementLabels] = []  # balances holding every word, however many other words
+    remainders: set[str] = set()  # elements whose every fitting label is a remainder ("Other ...")
     for e in elements:
         if e.per_share != per_share:
             continue
@@ -326,6 +338,8 @@ def match_label(
             for std, t, ws in read
             if words <= ws and words & _headline_words(t) and not narrows(t, words, spoken)
         ]
+        if fits and all(not _whole(ws, spoken) for _, t, ws in read if words <= ws and words & _headline_words(t)):
+            remainders.add(e.tag)
         if fits and min(n for _, n in fits) <= MAX_EXTRA_WORDS:
             standard = min((n for std, n in fits if std), default=MAX_EXTRA_WORDS + 1)
             if any(std and words <= ws for std, _, ws in read):
@@ -368,7 +382,8 @@ def match_label(
         # the cash flow statement's "Accounts payable" change or the balance sheet's?): asked back, never a guess
         top += [e for e in balances if e not in top]
     if len(top) == 1:
-        out.found = top[0]
+        if top[0].tag not in remainders:  # a remainder alone is never the answer; beside another it is asked back
+            out.found = top[0]
     else:
         out.tied = sorted(top, key=lambda e: e.tag)
     return out
