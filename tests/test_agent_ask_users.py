@@ -1010,3 +1010,18 @@ def test_one_companys_measure_less_another_and_a_remainder_line_are_not_misread(
     assert got.status == "answered" and close(got, gold(AMGN, "Revenues", "20090630", 1) - rd)
     got = answer_sec_question(loaded, "What were IBM's total expenses in Q2 2009?")
     assert got.value != gold(IBM, "OtherIncomeAndExpense", "20090630", 1) and got.status != "answered"
+
+
+def test_a_longer_name_the_graph_does_not_hold_is_never_read_as_its_first_words_or_an_industry(loaded):
+    """Found by the absent-company probe's new draw: "Energy Services of America" was read as ENSCO ("Energy
+    Services"), "Blackrock 2037 Municipal Target Term Trust" as BlackRock Inc, "Lloyds Banking Group" and
+    "Intelligent Hotel Group" (a question's first word) as the banks and the hotels: each answered, gate passed."""
+    absent = (
+        "Capital expenditure at Energy Services of America in the first half of 2009?",
+        "How much long-term debt did Blackrock 2037 Municipal Target Term Trust have as of June 30, 2009?",
+        "Lloyds Banking Group tax provision, the second quarter of 2009?",
+        "Intelligent Hotel Group sales, the second quarter of 2009?",
+    )
+    assert_refused(loaded, absent, "not in graph", "no company found")
+    got = answer_sec_question(loaded, "Rank REITs by debt to equity at June 30, 2009")  # a first word that ranks
+    assert got.status == "answered" and got.plan is not None and got.plan.peers is not None

@@ -463,6 +463,9 @@ def _composed(question: str, measures: list[Measure], joined: bool = False) -> l
     ]
 
 
+_OPENING_OPERATION = re.compile(r"rank|list|show|sort|order|compare|name|top|give|find|which|what|how|who", re.I)
+"""First words of a question that ask for an operation ("Rank REITs by debt to equity")."""
+
 _PLACE_BEFORE = re.compile(
     r"\b(?:in|from|to|outside|across|within|throughout|inside|excluding|ex)\s+(?:the\s+)?$", re.I
 )
@@ -477,6 +480,22 @@ def _in_place(question: str, run: str) -> bool:
     the whole company's revenue is never the answer), not another company's name."""
     at = [m.start() for m in re.finditer(rf"(?<![\w&]){re.escape(run)}(?![\w&])", question)]
     return bool(at) and all(_PLACE_BEFORE.search(question[:i]) for i in at)
+
+
+def _inside_longer_names(question: str, found: CompanyMatch) -> None:
+    """Drop a company found by the first words of a longer name the graph does not hold: the found words followed by
+    "of", "de" or a number and then a capitalised run that matched nothing ("Energy Services of America" was read
+    as ENSCO's former name "Energy Services", "Blackrock 2037 Municipal Target Term Trust" as BlackRock Inc, both
+    answered with that company's figures). The whole name becomes unresolved."""
+    for hit in list(found.found):
+        for run in list(found.unresolved):
+            joined = re.search(
+                rf"(?<![\w&])(?i:{re.escape(hit.text)})\s+(?:of|de|du|\d{{1,4}})\s+{re.escape(run)}(?![\w&])", question
+            )
+            if joined is not None:
+                found.found.remove(hit)
+                found.unresolved[found.unresolved.index(run)] = joined.group()
+                break
 
 
 def _without_companies(question: str, said: Sequence[str]) -> str:
@@ -606,7 +625,9 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         industry = industry_named(question)
         if industry is not None:  # "Rank the REITs": the industry's words name no company
             inside = f" {normalize(industry[1])} "
-            opening = normalize(question).split()[:1]
+            # the question's first word, capitalised as any first word, is an operation's ("Rank REITs by ..."), not
+            # a name's ("Lloyds Banking Group tax provision" is a company the graph does not hold, not the banks)
+            opening = [w for w in normalize(question).split()[:1] if _OPENING_OPERATION.fullmatch(w)]
 
             def only_industry(run: str) -> bool:
                 """Whether a capitalised run is the industry's words ("REITs", "Rank REITs"), not a name that holds
@@ -620,6 +641,7 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
             found.found = [h for h in found.found if f" {normalize(h.text)} " not in inside]
             found.unresolved = [u for u in found.unresolved if not only_industry(u)]
             found.ambiguous = [(w, c) for w, c in found.ambiguous if f" {normalize(w)} " not in inside]
+        _inside_longer_names(question, found)
         plan.companies = [(h.cik, h.name) for h in found.found]
         plan.ambiguous = found.ambiguous
         plan.unresolved = [u for u in found.unresolved if not find_measures(u)]  # "SG&A" is a measure
@@ -642,8 +664,8 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
     if found is not None:
         _registrant_for_period(graph, plan, found, question)
     said = [h.text for h in found.found] if found is not None else []
-    # a name that matched no company ("Darden Restaurants", "Selective Insurance Group") holds no industry group
-    unnamed = [u for u in (found.unresolved if found is not None else []) if industry_named(u) is not None]
+    # a name that matched no company ("Darden Restaurants", "Intelligent Hotel Group") holds no industry group
+    unnamed = list(found.unresolved) if found is not None else []
     group = None if company else find_peer_group(question, plan.companies, sic, index.names, [*said, *unnamed])
     if group is not None:
         said.append(group.words)  # "oil companies", "its peers": not measure words

@@ -208,7 +208,7 @@ MEASURES: tuple[Measure, ...] = (
         "gross margin",
         "%",
         tuple(f"({f}) / Revenues" for f in _GROSS),
-        ("gross margin", "gross profit margin", "gross margin percentage", "gross margin %"),
+        ("gross margin", "gross profit margin", "gross margin percentage", "gross margin %", "gross profit percentage"),
         "gross profit / revenue",
     ),
     _m(
@@ -339,7 +339,7 @@ MEASURES: tuple[Measure, ...] = (
         "effective tax rate",
         "%",
         ("IncomeTax / PretaxIncome",),
-        ("effective tax rate", "tax rate", "etr", "effective rate"),
+        ("effective tax rate", "tax rate", "etr", "effective rate", "effective income tax rate"),
         "income tax expense / income before income taxes",
     ),
     _m(
@@ -523,7 +523,7 @@ MEASURES: tuple[Measure, ...] = (
         "return on assets",
         "%",
         ("NetIncomeLoss / Assets",),
-        ("return on assets", "roa"),
+        ("return on assets", "roa", "returns on assets", "return on total assets"),
         "net income / total assets at the period end (not annualised)",
     ),
     _m(
@@ -531,7 +531,13 @@ MEASURES: tuple[Measure, ...] = (
         "return on equity",
         "%",
         ("NetIncomeLoss / StockholdersEquity",),
-        ("return on equity", "roe"),
+        (
+            "return on equity",
+            "roe",
+            "returns on equity",
+            "return on shareholders equity",
+            "return on stockholders equity",
+        ),
         "net income / stockholders' equity at the period end (not annualised)",
     ),
     _m(
