@@ -578,3 +578,16 @@ def test_a_twelve_month_period_is_trailing_and_a_span_no_filing_reports_is_refus
     for q in ("revenue for the 18 months ended June 30, 2009", "revenue in the two months ended May 31, 2009"):
         with pytest.raises(ValueError, match="unread period"):
             find_periods(q)
+
+
+@pytest.mark.parametrize(
+    ("question", "ddate", "fiscal"),
+    [
+        ("revenue during the second quarter of calendar 2009", "20090630", None),  # was calendar 2009, a year
+        ("revenue in the second calendar quarter of 2009", "20090630", None),  # was fiscal 2009, a year
+        ("revenue in Q2 of calendar 2009", "20090630", None),
+        ("revenue for fiscal 2010's first quarter", "20100331", (2010, "Q1")),  # was fiscal 2010, a year
+    ],
+)
+def test_a_quarter_said_with_calendar_or_a_possessive_year_is_that_quarter_never_the_year(question, ddate, fiscal):
+    assert [(p.ddate, p.qtrs, p.fiscal) for p in find_periods(question)] == [(ddate, 1, fiscal)]

@@ -224,10 +224,13 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "quarter",
         re.compile(
-            r"\b(?:(?P<fisc1>fiscal\s+|fy\s*)?q(?P<q1>[1-4])\s*(?:of\s+)?(?P<fisc2>fiscal\s+|fy\s*)?'?(?P<y1>(?:19|20)?\d\d)\b"
+            r"\b(?:(?P<fisc1>fiscal\s+|fy\s*)?q(?P<q1>[1-4])\s*(?:of\s+)?(?:(?P<fisc2>fiscal\s+|fy\s*)|calendar\s+)?'?"
+            r"(?P<y1>(?:19|20)?\d\d)\b"
             r"|(?P<q2>[1-4])q\s*(?P<fisc3>fy\s*)?'?(?P<y2>(?:19|20)?\d\d)\b"
-            rf"|(?P<fisc4>fiscal\s+(?:year\s+)?)?(?P<y3>(?:19|20)\d\d)\s+(?P<o1>{_ORDS})[\s-]+(?:fiscal\s+)?quarter\b"
-            rf"|(?P<o2>{_ORDS})[\s-]+(?P<fisc5>fiscal\s+)?quarter,?\s+(?:of\s+|in\s+)?(?P<fisc6>fiscal\s+(?:year\s+)?|fy\s*)?(?P<y4>(?:19|20)\d\d)\b"
+            rf"|(?P<fisc4>fiscal\s+(?:year\s+)?)?(?P<y3>(?:19|20)\d\d)(?:['’]s)?\s+(?P<o1>{_ORDS})[\s-]+"
+            r"(?:fiscal\s+|calendar\s+)?quarter\b"
+            rf"|(?P<o2>{_ORDS})[\s-]+(?:(?P<fisc5>fiscal\s+)|calendar\s+)?quarter,?\s+(?:of\s+|in\s+)?"
+            r"(?:(?P<fisc6>fiscal\s+(?:year\s+)?|fy\s*)|calendar\s+(?:year\s+)?)?(?P<y4>(?:19|20)\d\d)\b"
             r"|(?P<fisc7>fiscal\s+|fy\s*)?(?P<y5>(?:19|20)\d\d)\s*[-/ ]?\s*q(?P<q3>[1-4])\b)",
             re.I,
         ),
