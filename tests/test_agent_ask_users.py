@@ -1025,3 +1025,17 @@ def test_a_longer_name_the_graph_does_not_hold_is_never_read_as_its_first_words_
     assert_refused(loaded, absent, "not in graph", "no company found")
     got = answer_sec_question(loaded, "Rank REITs by debt to equity at June 30, 2009")  # a first word that ranks
     assert got.status == "answered" and got.plan is not None and got.plan.peers is not None
+
+
+def test_a_total_or_a_share_of_several_companies_figures_is_never_a_list_or_the_sum(loaded):
+    """ "What share of IBM's and 3M's combined revenue was IBM's?" was answered with the sum, USD 28,969,000,000, gate
+    passed; "the total revenue of IBM and 3M" listed each one's revenue (a total asked, or the line item?)."""
+    assert_refused(
+        loaded, ("What share of IBM's and 3M's combined revenue was IBM's in Q2 2009?",), "not understood", "a share"
+    )
+    assert_refused(loaded, ("What was the total revenue of IBM and 3M in Q2 2009?",), "not understood", "'total'")
+    got = answer_sec_question(loaded, "How much revenue did IBM and 3M have together in Q2 2009?")
+    want = gold(IBM, "Revenues", "20090630", 1) + gold(MMM, "SalesRevenueNet", "20090630", 1)
+    assert got.status == "answered" and close(got, want)
+    got = answer_sec_question(loaded, "What were the total assets of IBM and 3M at June 30, 2009?")  # the line item
+    assert got.status == "answered" and got.value is None and "3M CO" in (got.answer or "")

@@ -255,6 +255,10 @@ _SUM = re.compile(
 )
 """Words that ask for the sum of several companies' (or measures') amounts ("the combined revenue of Chevron and
 ConocoPhillips")."""
+_TOTAL = re.compile(r"\b(?:total|overall|aggregate)\b(?!\s+(?:assets|liabilities)\b)", re.I)
+"""A word that may ask several companies' figures summed ("the total revenue of IBM and 3M"), or name the line item
+("total revenue"): with several companies, asked which. "Total assets" and "total liabilities" are the line items'
+names, as everyone says them."""
 _SHARE_OF_WHAT = re.compile(
     r"\b(?:what|which)\s+(?:percentage|percent|share|proportion|fraction|portion|part)\s+of\b", re.I
 )
@@ -762,6 +766,18 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         plan.kind = "one of two"  # a comparison that found one company: never answered with its value alone
     if plan.kind in ("value", "change") and n < 2 and k < 2 and _SUM.search(question):
         plan.kind = "one of two"  # "the combined revenue of xyzzy and Ametek": a sum of one figure is not answered
+    if plan.kind == "sum" and (_SHARE_OF_WHAT.search(question) or _RATIO_OF.search(question)):
+        plan.kind, plan.refusal = (  # "What share of IBM's and 3M's combined revenue was IBM's?" was the sum
+            "unknown",
+            "a share of a sum: finkg answers the sum, or one company's figure as a share of its own total",
+        )
+    total = _TOTAL.search(question)
+    if plan.kind == "value" and n >= 2 and total is not None:
+        plan.kind, plan.refusal = (  # "the total revenue of IBM and 3M" listed each company's revenue
+            "unknown",
+            f'{total.group()!r} of several companies: ask for their combined figure ("the combined revenue of '
+            "...\") or for each one's",
+        )
     if n >= 2 and k >= 2 and plan.kind in ("compare", "difference", "rank", "sum", "change"):
         # "the difference between Amgen's revenue and IBM's net income" was Amgen's revenue less IBM's revenue
         plan.kind, plan.refusal = (
@@ -1850,7 +1866,7 @@ def plan_checks(plan: Plan, question: str, out: SecAnswer) -> list[str]:
     asks_ratio = bool(_ASKS_RATIO.search(asked))
     if (
         asks_ratio
-        and plan.kind in ("value", "difference", "compare", "rank", "standing", "group average")
+        and plan.kind in ("value", "difference", "compare", "rank", "standing", "group average", "sum")
         and out.unit == "USD"
     ):
         labels = ", ".join(m.label for m in plan.measures)
