@@ -1039,3 +1039,14 @@ def test_a_total_or_a_share_of_several_companies_figures_is_never_a_list_or_the_
     assert got.status == "answered" and close(got, want)
     got = answer_sec_question(loaded, "What were the total assets of IBM and 3M at June 30, 2009?")  # the line item
     assert got.status == "answered" and got.value is None and "3M CO" in (got.answer or "")
+
+
+def test_a_comparison_asked_yes_or_no_says_yes_or_no(loaded):
+    """ "Is IBM's revenue higher than 3M's?" was answered with a name alone; it says yes or no, the company and both
+    figures."""
+    ibm, mmm = gold(IBM, "Revenues", "20090630", 1), gold(MMM, "SalesRevenueNet", "20090630", 1)
+    assert ibm > mmm
+    got = answer_sec_question(loaded, "Is IBM's revenue higher than 3M's in Q2 2009?")
+    assert got.status == "answered" and (got.answer or "").startswith("yes: INTERNATIONAL BUSINESS MACHINES CORP")
+    got = answer_sec_question(loaded, "Was IBM's revenue lower than 3M's in Q2 2009?")
+    assert got.status == "answered" and (got.answer or "").startswith("no: 3M CO") and f"{mmm:,.0f}" in got.answer

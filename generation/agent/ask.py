@@ -255,6 +255,9 @@ _SUM = re.compile(
 )
 """Words that ask for the sum of several companies' (or measures') amounts ("the combined revenue of Chevron and
 ConocoPhillips")."""
+_YES_NO = re.compile(r"\s*(?:is|was|were|are|did|does|do|has|had|have)\b", re.I)
+"""A question that opens with an auxiliary verb asks yes or no ("Is IBM's current ratio higher than 3M's?")."""
+_THAN = re.compile(r"\bthan\b", re.I)
 _TOTAL = re.compile(r"\b(?:total|overall|aggregate)\b(?!\s+(?:assets|liabilities)\b)", re.I)
 """A word that may ask several companies' figures summed ("the total revenue of IBM and 3M"), or name the line item
 ("total revenue"): with several companies, asked which. "Total assets" and "total liabilities" are the line items'
@@ -315,7 +318,9 @@ class Plan:
         answer's unit. smaller: a comparison asks for the lower. by_how_much: a comparison asks for the gap too.
         relative: the gap of two figures asked relative to the second: ``percent`` (the gap over it, in %) or
         ``times`` (the one over the other, a multiple), else "". change: a comparison, ranking or difference of the
-        companies' changes ("which company's revenue fell more"), each as a one-company ``change`` is.
+        companies' changes ("which company's revenue fell more"), each as a one-company ``change`` is. yes_no: a
+        comparison of two companies asked as a yes/no question ("Is IBM's current ratio higher than 3M's?"): the
+        answer says yes or no before the company it picks.
         searched: what was searched (for a "not in the graph" answer). ambiguous: ``(words, [(cik, name)])`` to ask
         back. unresolved: capitalised words that matched no company. sic: CIK -> SIC code. elements: the elements
         tied for the words of an ``ambiguous measure`` (``(tag, label)``). refusal: why the catalog measures the
@@ -347,6 +352,7 @@ class Plan:
     limit: int | None = None
     relative: str = ""
     change: bool = False
+    yes_no: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """The plan as JSON-able data: ``{companies, measures (id, formula, unit), periods, operation, unit}``."""
@@ -788,6 +794,9 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         )
     _relative_plan(plan, question)
     _direction_plan(plan, question)
+    plan.yes_no = (
+        plan.kind == "compare" and n == 2 and bool(_YES_NO.match(question)) and _THAN.search(question) is not None
+    )
     if (
         plan.kind == "change"
         and k == 1
@@ -1532,6 +1541,9 @@ def _set_against(
         return f"{labels[top]}, by {format_value(out.value, out.unit)}", "span", derivation
     if plan.change:  # the changes compared: say them, so the pick is read as growth, not as the larger company
         out.notes.append("; ".join(f"{labels[i]}: {format_value(values[i], unit)}" for i in order))
+    if plan.yes_no:  # "Is IBM's current ratio higher than 3M's?": yes when the first named is the one picked
+        shown = "; ".join(f"{labels[i]}: {format_value(values[i], unit)}" for i in range(len(values)))
+        return f"{'yes' if top == 0 else 'no'}: {labels[top]} ({shown})", "span", derivation
     return labels[top], "span", derivation
 
 
