@@ -1050,3 +1050,25 @@ def test_a_comparison_asked_yes_or_no_says_yes_or_no(loaded):
     assert got.status == "answered" and (got.answer or "").startswith("yes: INTERNATIONAL BUSINESS MACHINES CORP")
     got = answer_sec_question(loaded, "Was IBM's revenue lower than 3M's in Q2 2009?")
     assert got.status == "answered" and (got.answer or "").startswith("no: 3M CO") and f"{mmm:,.0f}" in got.answer
+
+
+def test_total_equity_consolidated_net_income_and_debt_said_without_long_term(loaded):
+    """ "Chevron's total equity" was the parent's stockholders' equity and "net income including noncontrolling
+    interests" the parent's net income (gate passed); "How much debt did Chevron have?" was its long-term debt
+    alone, short-term borrowings left out."""
+    cvx = "0000950123-09-030860"  # Chevron Corp, 10-Q for the quarter ended 2009-06-30
+    got = answer_sec_question(loaded, "What was Chevron's total equity at June 30, 2009?")
+    want = gold(cvx, "StockholdersEquityIncludingPortionAttributableToNoncontrollingInterest", "20090630", 0)
+    assert want != gold(cvx, "StockholdersEquity", "20090630", 0) and got.status == "answered" and close(got, want)
+    for q in (
+        "What was Chevron's net income including noncontrolling interests in Q2 2009?",
+        "What was Chevron's consolidated net income in Q2 2009?",
+    ):
+        got = answer_sec_question(loaded, q)
+        assert got.status == "answered" and close(got, gold(cvx, "ProfitLoss", "20090630", 1)), q
+    got = answer_sec_question(loaded, "What was Chevron's net income in Q2 2009?")  # the parent's, as before
+    assert got.status == "answered" and close(got, gold(cvx, "NetIncomeLoss", "20090630", 1))
+    bare = ("How much debt did Chevron have at June 30, 2009?", "What was 3M's debt-to-assets at June 30, 2009?")
+    assert_refused(loaded, bare, "not understood", "long-term debt")
+    got = answer_sec_question(loaded, "What was Chevron's long-term debt at June 30, 2009?")
+    assert got.status == "answered" and close(got, gold(cvx, "LongTermDebtNoncurrent", "20090630", 0))

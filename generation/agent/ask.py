@@ -157,6 +157,11 @@ _YEAR_AGO = re.compile(
 _ALL_DEBT = re.compile(r"\b(?:total|gross|all|overall|entire|combined)\s+(?:debt|borrowings)\b", re.I)
 """Debt said as all of it ("total debt"): short-term borrowings and current maturities too, which the catalog's debt
 (long-term debt, noncurrent) leaves out, so such a question is refused rather than answered with part of it."""
+_LONG_TERM = re.compile(r"\blong[\s-]*term\b|\bnon-?current\b|\bLTD?\b", re.I)
+_BARE_DEBT = re.compile(r"\b(?:debt|borrowings)\b", re.I)
+"""Debt said without "long-term" ("How much debt did Chevron have?", "debt-to-assets"): all of it, which the catalog's
+long-term debt (noncurrent) is not; refused as "total debt" is. Debt to equity is the catalog's named ratio (long-term
+debt over equity, as documented)."""
 _OTHER_CURRENCY = re.compile(
     r"\b(?:EUR|GBP|JPY|CNY|RMB|CHF|CAD|AUD|HKD|INR|euros?|yen|yuan|renminbi|sterling|pounds?|(?:swiss )?francs?|"
     r"rupees?|(?:canadian|australian|hong kong|singapore|new zealand) dollars?)\b|[€£¥]",
@@ -838,7 +843,10 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
             "period at a time, or for the change between two",
         )
     all_debt = _ALL_DEBT.search(question)
-    if all_debt is not None and any("LongTermDebt" in f for m in plan.measures for f in m.formulas):
+    debt = [m for m in plan.measures if m.id != "debt_to_equity" and any("LongTermDebt" in f for f in m.formulas)]
+    if all_debt is None and debt and term is None and _LONG_TERM.search(question) is None:  # "debt ratio": asked back
+        all_debt = _BARE_DEBT.search(question)  # "How much debt did Chevron have?": all of it, not the long-term part
+    if all_debt is not None and (debt or any(m.id == "debt_to_equity" for m in plan.measures)):
         plan.kind, plan.refusal = (
             "unknown",
             f"{all_debt.group()!r} includes short-term borrowings and current maturities; finkg's debt measure is "

@@ -108,6 +108,21 @@ EXTRA_CONCEPTS: tuple[CanonicalConcept, ...] = (
     CanonicalConcept(
         "BankNetRevenue", ("Revenues",), True, "net revenue", "A bank's total net revenue, where it reports one"
     ),
+    CanonicalConcept(
+        "TotalEquity",
+        (cc.EQUITY_INCLUDING_NCI, cc.EQUITY_PARENT),
+        False,
+        "total equity",
+        "Equity including noncontrolling interests (ASC 810); a filer that reports no such total has none outside the "
+        "parent's stockholders' equity",
+    ),
+    CanonicalConcept(
+        "ConsolidatedNetIncome",
+        ("ProfitLoss",),
+        True,
+        "net income including noncontrolling interests",
+        "Consolidated net income, the parent's and the noncontrolling interests' (ASC 810)",
+    ),
 )
 """Concepts beyond the memo's eight: synonyms from edgartools' groups (extended where a 2009 filer's tag is
 missing from the group: ``ResearchAndDevelopmentExpenseExcludingAcquiredInProcessCost``, the pre-2010 pretax
@@ -234,6 +249,20 @@ MEASURES: tuple[Measure, ...] = (
         ("NetIncomeLoss",),
         ("net income", "net earnings", "net profit", "net loss", "profit", "earnings", "bottom line", "earn", "earns"),
         "net income attributable to the parent",
+    ),
+    _m(
+        "net_income_including_nci",
+        "net income including noncontrolling interests",
+        "USD",
+        ("ConsolidatedNetIncome",),
+        (
+            "net income including noncontrolling interests",
+            "net income including noncontrolling interest",
+            "net income including minority interests",
+            "net income including minority interest",
+            "consolidated net income",
+        ),
+        "consolidated net income, the parent's and the noncontrolling interests' (us-gaap ProfitLoss)",
     ),
     _m(
         "net_margin",
@@ -436,6 +465,25 @@ MEASURES: tuple[Measure, ...] = (
             "net worth",
         ),
         "total stockholders' equity attributable to the parent",
+    ),
+    _m(
+        "total_equity",
+        "total equity",
+        "USD",
+        ("TotalEquity",),
+        (
+            "total equity",
+            "equity including noncontrolling interests",
+            "equity including noncontrolling interest",
+            "equity including minority interests",
+            "equity including minority interest",
+            "stockholders equity including noncontrolling interests",
+            "stockholders equity including noncontrolling interest",
+            "shareholders equity including noncontrolling interests",
+            "shareholders equity including noncontrolling interest",
+        ),
+        "stockholders' equity including noncontrolling interests (the balance sheet's total equity); the parent's "
+        "where the filer reports no such total",
     ),
     _m(
         "long_term_debt",
