@@ -1072,3 +1072,17 @@ def test_total_equity_consolidated_net_income_and_debt_said_without_long_term(lo
     assert_refused(loaded, bare, "not understood", "long-term debt")
     got = answer_sec_question(loaded, "What was Chevron's long-term debt at June 30, 2009?")
     assert got.status == "answered" and close(got, gold(cvx, "LongTermDebtNoncurrent", "20090630", 0))
+
+
+def test_a_change_against_one_named_period_is_refused_never_measured_at_that_period(loaded):
+    """ "Amgen's revenue growth versus Q2 2008" was read as Q2 2008's growth over Q2 2007 (refused here only because
+    the shipped quarter has no Q2 2007; with more history it was answered)."""
+    against = (
+        "What was Amgen's revenue growth versus Q2 2008?",
+        "How much did Amgen's revenue change from Q2 2008?",
+        "What was Amgen's revenue growth compared with Q2 2008 for the company?",
+    )
+    assert_refused(loaded, against, "not understood", "names the period to compare with")
+    got = answer_sec_question(loaded, "What was Amgen's revenue growth in Q2 2009 versus Q2 2008?")
+    want = (gold(AMGN, "Revenues", "20090630", 1) / gold(AMGN, "Revenues", "20080630", 1) - 1) * 100
+    assert got.status == "answered" and close(got, want, 1e-6)

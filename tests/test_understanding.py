@@ -591,3 +591,9 @@ def test_a_twelve_month_period_is_trailing_and_a_span_no_filing_reports_is_refus
 )
 def test_a_quarter_said_with_calendar_or_a_possessive_year_is_that_quarter_never_the_year(question, ddate, fiscal):
     assert [(p.ddate, p.qtrs, p.fiscal) for p in find_periods(question)] == [(ddate, 1, fiscal)]
+
+
+def test_the_same_quarter_of_a_named_year_is_refused_never_read_as_the_year():
+    """ "Amgen's revenue in the same quarter of 2008" was read as fiscal 2008, the whole year."""
+    with pytest.raises(ValueError, match="unread period"):
+        find_periods("What was Amgen's revenue in the same quarter of 2008?")

@@ -157,6 +157,12 @@ _YEAR_AGO = re.compile(
 _ALL_DEBT = re.compile(r"\b(?:total|gross|all|overall|entire|combined)\s+(?:debt|borrowings)\b", re.I)
 """Debt said as all of it ("total debt"): short-term borrowings and current maturities too, which the catalog's debt
 (long-term debt, noncurrent) leaves out, so such a question is refused rather than answered with part of it."""
+_AGAINST_ONE = re.compile(
+    r"\b(?:versus|vs\.?|compared\s+(?:to|with)|relative\s+to|against|from|since)\s+(?:the\s+)?(?P<p>.+?)(?=[?.,;]|$)",
+    re.I,
+)
+"""A change set against one named period ("revenue growth versus Q2 2008"): the period named is the base, not the
+period to measure."""
 _LONG_TERM = re.compile(r"\blong[\s-]*term\b|\bnon-?current\b|\bLTD?\b", re.I)
 _BARE_DEBT = re.compile(r"\b(?:debt|borrowings)\b", re.I)
 """Debt said without "long-term" ("How much debt did Chevron have?", "debt-to-assets"): all of it, which the catalog's
@@ -897,6 +903,13 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         if plan.change:  # several companies' changes: growth in %, points for a ratio in %, dollars where asked
             dollars = m.unit == "USD" and _IN_DOLLARS.search(question) and not _PERCENT.search(question)
             plan.unit = "USD" if dollars else "pp" if m.unit == "%" else "%"
+        against = _AGAINST_ONE.search(question) if len(plan.periods) == 1 else None
+        if plan.kind == "change" and against is not None and against.group("p").startswith(plan.periods[0].text):
+            plan.kind, plan.refusal = (  # "revenue growth versus Q2 2008" was Q2 2008 against Q2 2007
+                "unknown",
+                f'{against.group()!r} names the period to compare with but not the one to compare: name both ("Q2 '
+                '2009 versus Q2 2008")',
+            )
         sequential = _SEQUENTIAL.search(question)
         if plan.kind == "change" and sequential is not None and not plan.over_span and len(plan.periods) < 2:
             plan.kind, plan.refusal = (

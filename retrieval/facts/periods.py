@@ -168,6 +168,13 @@ class PeriodAsk:
         return f"{back}the period ended {iso}" + (f" (stated {self.stated})" if self.stated else "")
 
 
+_SAME_OF_YEAR = re.compile(
+    r"\b(?:same|corresponding|comparable|equivalent)\s+(?:quarter|period|months?|half)\s+(?:of|in|a year earlier in)\s+"
+    r"(?:fiscal\s+|calendar\s+)?(?:19|20)\d\d\b",
+    re.I,
+)
+"""A period said as another's in a named year ("the same quarter of 2008"): the year alone was read (fiscal 2008, the
+whole year), so it is refused."""
 _WEEKS = re.compile(r"\b(?P<n>\d{1,2})[\s-]+weeks?\b", re.I)
 """A span in weeks, as 52/53-week filers state it ("the 26 weeks ended June 27, 2009")."""
 
@@ -295,6 +302,12 @@ def find_periods(question: str) -> list[PeriodAsk]:
             year that no period phrase reads ("Abbott's 2009 revenue", the message starts "unread period"), which
             the latest period would silently answer.
     """
+    same = _SAME_OF_YEAR.search(question)
+    if same:
+        raise ValueError(
+            f'unread period: {same.group()!r} is relative to a quarter the question does not name; name it ("Q2 '
+            '2008", "the quarter ended June 30, 2008")'
+        )
     several = SEVERAL_PERIODS.search(question)
     if several:
         raise ValueError(
