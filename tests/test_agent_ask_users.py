@@ -1086,3 +1086,13 @@ def test_a_change_against_one_named_period_is_refused_never_measured_at_that_per
     got = answer_sec_question(loaded, "What was Amgen's revenue growth in Q2 2009 versus Q2 2008?")
     want = (gold(AMGN, "Revenues", "20090630", 1) / gold(AMGN, "Revenues", "20080630", 1) - 1) * 100
     assert got.status == "answered" and close(got, want, 1e-6)
+
+
+def test_an_exchange_before_a_ticker_names_no_company_and_polite_words_are_read_past(loaded):
+    """ "NYSE:CVX net income Q2 2009" was answered with NYSE Euronext's net income beside Chevron's, gate passed."""
+    cvx = gold("0000950123-09-030860", "NetIncomeLoss", "20090630", 1)
+    got = answer_sec_question(loaded, "NYSE:CVX net income Q2 2009")
+    assert got.status == "answered" and close(got, cvx) and [n for _, n in got.plan.companies] == ["CHEVRON CORP"]  # type: ignore[union-attr]
+    got = answer_sec_question(loaded, "Could you tell me what Amgen's net margin was in the second quarter of 2009?")
+    want = gold(AMGN, "NetIncomeLoss", "20090630", 1) / gold(AMGN, "Revenues", "20090630", 1) * 100
+    assert got.status == "answered" and close(got, want, 1e-6)

@@ -157,6 +157,9 @@ _YEAR_AGO = re.compile(
 _ALL_DEBT = re.compile(r"\b(?:total|gross|all|overall|entire|combined)\s+(?:debt|borrowings)\b", re.I)
 """Debt said as all of it ("total debt"): short-term borrowings and current maturities too, which the catalog's debt
 (long-term debt, noncurrent) leaves out, so such a question is refused rather than answered with part of it."""
+_EXCHANGE = re.compile(r"\b(?:NYSE|NASDAQ|Nasdaq|AMEX|NYSE\s*American|NYSE\s*Arca|OTC|OTCBB)\s*:\s*(?=[A-Z])")
+"""A stock exchange written before a ticker ("NYSE:CVX", "NASDAQ: AMGN"): the ticker names the company, the exchange
+none (NYSE Euronext was read beside Chevron)."""
 _AGAINST_ONE = re.compile(
     r"\b(?:versus|vs\.?|compared\s+(?:to|with)|relative\s+to|against|from|since)\s+(?:the\s+)?(?P<p>.+?)(?=[?.,;]|$)",
     re.I,
@@ -636,6 +639,7 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
     """
     index, sic = company_index(graph)
     plan = Plan("value", sic=sic)
+    question = _EXCHANGE.sub("", question)  # "NYSE:CVX" is Chevron's ticker, not NYSE Euronext and Chevron
     if company:
         plan.companies = _named_company(graph, company)
         plan.searched.append(f"the companies whose CIK, ticker or name matches {company!r}")

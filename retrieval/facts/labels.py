@@ -63,7 +63,7 @@ _FUNCTION_WORD_TEXT = """a an the of in on at for to by from as and or with its 
     rise rose fall fell percent percentage point points over against which one two both each
     january february march april may june july august september october november december jan feb mar apr
     jun jul aug sep sept oct nov dec three four six nine twelve usd dollars dollar million millions billion
-    billions thousand"""
+    billions thousand could would can you want know like looking look interested"""
 _FUNCTION_WORDS = frozenset(_FUNCTION_WORD_TEXT.split())
 """Words a question uses around the element it names (question words, period words, units): never label words."""
 
