@@ -185,7 +185,7 @@ _COUNTED = re.compile(
 )
 """A span counted in months or quarters, as filings state it ("the six-month period ended", "the 6-month period",
 "the two quarters ended")."""
-_NUMBER_WORDS = dict(
+_NUMBER_WORDS: dict[str, int] = dict(
     zip(
         ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"),
         range(1, 13),
