@@ -1068,7 +1068,11 @@ def test_total_equity_consolidated_net_income_and_debt_said_without_long_term(lo
         assert got.status == "answered" and close(got, gold(cvx, "ProfitLoss", "20090630", 1)), q
     got = answer_sec_question(loaded, "What was Chevron's net income in Q2 2009?")  # the parent's, as before
     assert got.status == "answered" and close(got, gold(cvx, "NetIncomeLoss", "20090630", 1))
-    bare = ("How much debt did Chevron have at June 30, 2009?", "What was 3M's debt-to-assets at June 30, 2009?")
+    bare = (
+        "How much debt did Chevron have at June 30, 2009?",
+        "What was 3M's debt-to-assets at June 30, 2009?",
+        "How much debt did Transocean Ltd have at June 30, 2009?",  # "Ltd" is no "LT debt"
+    )
     assert_refused(loaded, bare, "not understood", "long-term debt")
     got = answer_sec_question(loaded, "What was Chevron's long-term debt at June 30, 2009?")
     assert got.status == "answered" and close(got, gold(cvx, "LongTermDebtNoncurrent", "20090630", 0))

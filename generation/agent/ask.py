@@ -166,7 +166,7 @@ _AGAINST_ONE = re.compile(
 )
 """A change set against one named period ("revenue growth versus Q2 2008"): the period named is the base, not the
 period to measure."""
-_LONG_TERM = re.compile(r"\blong[\s-]*term\b|\bnon-?current\b|\bLTD?\b", re.I)
+_LONG_TERM = re.compile(r"\blong[\s-]*term\b|\bnon-?current\b|\bLT\s+debt\b", re.I)
 _BARE_DEBT = re.compile(r"\b(?:debt|borrowings)\b", re.I)
 """Debt said without "long-term" ("How much debt did Chevron have?", "debt-to-assets"): all of it, which the catalog's
 long-term debt (noncurrent) is not; refused as "total debt" is. Debt to equity is the catalog's named ratio (long-term
