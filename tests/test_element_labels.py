@@ -415,3 +415,16 @@ def test_r_and_d_and_sga_are_spelled_as_labels_spell_them():
     """ "revenue less R&D" read only "revenue" (one-letter words are dropped) and was answered with revenue."""
     assert content_words(label_terms("revenue less R&D")) == {"revenue", "research", "development"}
     assert content_words(label_terms("SG&A")) == {"selling", "general", "administrative"}
+
+
+def test_a_label_ending_in_and_other_is_not_a_remainder():
+    """Cabot Oil & Gas's "Stock-Based Compensation Expense and Other" is the compensation and more: found (the first
+    remainder rule left it unread)."""
+    sbc = ElementLabels(
+        "ShareBasedCompensation",
+        ("Share-based Payment Arrangement, Noncash Expense",),
+        ("Stock-Based Compensation Expense and Other",),
+        True,
+    )
+    words = content_words("What was Cabot Oil & Gas' stock-based compensation?", ["Cabot Oil & Gas"])
+    assert match_label(words, [sbc], True).found == sbc

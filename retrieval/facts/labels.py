@@ -27,8 +27,8 @@ question is never answered with a near miss:
    not hold the words), an element whose standard label holds them with one word more is asked back beside it
    ("deferred income taxes": Helmerich & Payne's "Deferred income taxes" change in other deferred liabilities, or
    its "Deferred income tax expense"?).
-6. A label with "other" is a remainder ("Other (income) and expense"): alone it is never the answer to a question
-   that does not say "other"; tied with another element, both are asked back.
+6. A label that opens with "Other" is a remainder ("Other (income) and expense"): alone it is never the answer to a
+   question that does not say "other"; tied with another element, both are asked back.
    A label that puts a word the question did not say directly before one of its words names a narrower quantity
    and does not match (:func:`narrows`: "Restricted cash", "Redeemable noncontrolling interests", "Preferred
    dividends"); a flow asked where only a balance's label holds the words, and not its whole standard label, matches
@@ -179,11 +179,13 @@ question names is read, before the statement of equity (``EQ``) or comprehensive
 restate the same words for a movement ("Stock-based compensation" adjusting paid-in capital, "Dividends declared")."""
 
 
-def _whole(label: set[str], spoken: set[str]) -> bool:
-    """Whether a label's words name the quantity asked rather than a remainder of it: a label with "other" ("Other
-    (income) and expense", "Other Comprehensive Income") names the quantity only where the question says "other"
-    (IBM's "total expenses" was answered with its other (income) and expense, USD -28,000,000)."""
-    return "other" not in label or "other" in spoken
+def _remainder(label: str, spoken: set[str]) -> bool:
+    """Whether a label names a remainder the question did not ask: it opens with "Other" ("Other (income) and
+    expense", "Other Comprehensive Income") and the question does not say "other" (IBM's "total expenses" was
+    answered with its other (income) and expense, USD -28,000,000). "Stock-Based Compensation Expense and Other" is
+    the compensation and more, not a remainder."""
+    first = next((read for _, read in _tokens(label.lower())), "")
+    return first == "other" and "other" not in spoken
 
 
 def label_words(text: str) -> set[str]:
@@ -338,7 +340,7 @@ def match_label(
             for std, t, ws in read
             if words <= ws and words & _headline_words(t) and not narrows(t, words, spoken)
         ]
-        if fits and all(not _whole(ws, spoken) for _, t, ws in read if words <= ws and words & _headline_words(t)):
+        if fits and all(_remainder(t, spoken) for _, t, ws in read if words <= ws and words & _headline_words(t)):
             remainders.add(e.tag)
         if fits and min(n for _, n in fits) <= MAX_EXTRA_WORDS:
             standard = min((n for std, n in fits if std), default=MAX_EXTRA_WORDS + 1)
