@@ -33,7 +33,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
@@ -202,6 +202,11 @@ _AMBIGUOUS_TERMS: tuple[tuple[re.Pattern[str], str], ...] = (
 profit margin), "leverage" or "debt ratio", "gearing", "liquidity ratio"."""
 _SINCE = re.compile(r"\b(?:compare|compared|comparison|versus|vs|than|from|since|relative to|against)\b", re.I)
 """Words that set a period against another ("versus a year ago"): a change, not the value a year ago."""
+
+
+def _asks_change(question: str) -> bool:
+    """Whether the question asks a change (:data:`_GROWTH`), not a value one year back (:func:`_year_ago_value`)."""
+    return _GROWTH.search(question) is not None and not _year_ago_value(question)
 
 
 def _year_ago_value(question: str) -> bool:
@@ -770,7 +775,7 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         plan.kind = "compare"
     elif n == 1 and k >= 2 and _DIFFERENCE.search(question):
         plan.kind = "difference"
-    elif _GROWTH.search(question) and not _year_ago_value(question):
+    elif _asks_change(question):
         plan.kind = "change"
     elif (
         n == 1
@@ -853,10 +858,11 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
             "period at a time, or for the change between two",
         )
     all_debt = _ALL_DEBT.search(question)
-    debt = [m for m in plan.measures if m.id != "debt_to_equity" and any("LongTermDebt" in f for f in m.formulas)]
-    if all_debt is None and debt and term is None and _LONG_TERM.search(question) is None:  # "debt ratio": asked back
+    debt = [m for m in plan.measures if any("LongTermDebt" in f for f in m.formulas)]
+    bare = any(m.id != "debt_to_equity" for m in debt)  # debt to equity is long-term debt by its definition
+    if all_debt is None and bare and term is None and _LONG_TERM.search(question) is None:  # "debt ratio": asked back
         all_debt = _BARE_DEBT.search(question)  # "How much debt did Chevron have?": all of it, not the long-term part
-    if all_debt is not None and (debt or any(m.id == "debt_to_equity" for m in plan.measures)):
+    if all_debt is not None and debt:
         plan.kind, plan.refusal = (
             "unknown",
             f"{all_debt.group()!r} includes short-term borrowings and current maturities; finkg's debt measure is "
@@ -965,7 +971,7 @@ def _direction_plan(plan: Plan, question: str) -> None:
     n = len(plan.companies)
     if plan.kind not in ("compare", "rank", "difference", "sum") or not plan.measures:
         return
-    growth = n >= 2 and _GROWTH.search(question) is not None and not _year_ago_value(question)
+    growth = n >= 2 and _asks_change(question)
     if growth and plan.kind == "sum":
         plan.kind, plan.refusal = "unknown", "a sum of changes: ask for each company's change"
         return
@@ -1006,7 +1012,7 @@ def _peer_direction(plan: Plan, question: str) -> None:
     """A group's ranking, top or standing judged ("the best debt to equity": the lowest, :func:`_judged`); a group's
     changes ("Which oil company had the highest revenue growth?", ranked by revenue before) are refused: members
     are measured at one period."""
-    if _GROWTH.search(question) and not _year_ago_value(question):
+    if _asks_change(question):
         plan.kind, plan.refusal = (
             "unknown",
             "a group ranked by its members' changes: finkg ranks a group by each member's figure at one period; ask "
@@ -1565,11 +1571,17 @@ def _set_against(
         derivation.update(expression=cmp.detail["expression"], result=cmp.value, pick=labels[top])
         return f"{labels[top]}, by {format_value(out.value, out.unit)}", "span", derivation
     if plan.change:  # the changes compared: say them, so the pick is read as growth, not as the larger company
-        out.notes.append("; ".join(f"{labels[i]}: {format_value(values[i], unit)}" for i in order))
+        out.notes.append(_figures(labels, values, unit, order))
     if plan.yes_no:  # "Is IBM's current ratio higher than 3M's?": yes when the first named is the one picked
-        shown = "; ".join(f"{labels[i]}: {format_value(values[i], unit)}" for i in range(len(values)))
+        shown = _figures(labels, values, unit, range(len(values)))
         return f"{'yes' if top == 0 else 'no'}: {labels[top]} ({shown})", "span", derivation
     return labels[top], "span", derivation
+
+
+def _figures(labels: Sequence[str], values: Sequence[float], unit: str, order: Iterable[int]) -> str:
+    """The figures at ``order``'s positions, each with its label: ``"AMGEN INC: 34.18%; INTERNATIONAL BUSINESS
+    MACHINES CORP: 13.35%"``."""
+    return "; ".join(f"{labels[i]}: {format_value(values[i], unit)}" for i in order)
 
 
 def _change(
@@ -1621,9 +1633,9 @@ def _relative_gap(
         ToolError: the figure set against is zero or negative (a gap relative to it has no meaning).
     """
     plan, out = run.plan, run.out
-    first, base = (
-        (0, 1) if plan.kind == "difference" else (0, 1) if (values[0] >= values[1]) != plan.smaller else (1, 0)
-    )
+    first, base = 0, 1  # a difference: in the order named
+    if plan.kind == "compare" and (values[0] >= values[1]) == plan.smaller:
+        first, base = 1, 0  # the second named is the one picked
     if values[base] <= 0:
         raise ToolError(
             f"could not answer: {labels[base]}: {format_value(values[base], unit)}; a gap relative to a figure at or "
@@ -1638,9 +1650,7 @@ def _relative_gap(
         text = f"{format_value(out.value, 'x')} times {labels[base]}{whose}"
     else:
         text = f"{format_value(abs(out.value), '%')} {'more' if out.value >= 0 else 'less'} than {labels[base]}{whose}"
-    out.notes.append(
-        f"{labels[first]}: {format_value(values[first], unit)}; {labels[base]}: {format_value(values[base], unit)}"
-    )
+    out.notes.append(_figures(labels, values, unit, (first, base)))
     if plan.kind == "difference":
         return f"{labels[first]}: {text}", "arithmetic", derivation
     if values[0] == values[1]:

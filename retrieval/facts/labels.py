@@ -335,12 +335,11 @@ def match_label(
         if paid and e.statements and e.statements <= EQUITY_STATEMENT:
             continue  # "dividends paid": the equity statement's dividends are declared, not paid
         read = [(i < len(e.labels) and not e.custom, t, label_words(t)) for i, t in enumerate((*e.labels, *e.plabels))]
+        holding_words = [(std, t, ws) for std, t, ws in read if words <= ws and words & _headline_words(t)]
         fits = [
-            (std, len(ws - spoken - _basis_words(t)))
-            for std, t, ws in read
-            if words <= ws and words & _headline_words(t) and not narrows(t, words, spoken)
+            (std, len(ws - spoken - _basis_words(t))) for std, t, ws in holding_words if not narrows(t, words, spoken)
         ]
-        if fits and all(_remainder(t, spoken) for _, t, ws in read if words <= ws and words & _headline_words(t)):
+        if fits and all(_remainder(t, spoken) for _, t, _ in holding_words):
             remainders.add(e.tag)
         if fits and min(n for _, n in fits) <= MAX_EXTRA_WORDS:
             standard = min((n for std, n in fits if std), default=MAX_EXTRA_WORDS + 1)
