@@ -1100,3 +1100,79 @@ def test_an_exchange_before_a_ticker_names_no_company_and_polite_words_are_read_
     got = answer_sec_question(loaded, "Could you tell me what Amgen's net margin was in the second quarter of 2009?")
     want = gold(AMGN, "NetIncomeLoss", "20090630", 1) / gold(AMGN, "Revenues", "20090630", 1) * 100
     assert got.status == "answered" and close(got, want, 1e-6)
+
+
+def test_a_fourth_quarter_a_10k_does_not_report_is_refused_never_its_year(loaded):
+    """AES's 8-K restates fiscal 2008 (FY, 12 months only): "AES's net income in Q4 2008" was its year's net income
+    (a note said "12 months"); "in the fourth quarter of the year ended December 31, 2008" the same with no note."""
+    aes = "0001193125-09-191566"
+    quarter = (
+        "What was AES's net income in the fourth quarter of the year ended December 31, 2008?",
+        "What was AES's net income in Q4 2008?",
+        "What was AES's net income in the three months ended December 31, 2008?",
+    )
+    assert_refused(loaded, quarter, "not in graph", "no 1-quarter fact")
+    got = answer_sec_question(loaded, "What was AES's net income in 2008?")
+    assert got.status == "answered" and close(got, gold(aes, "NetIncomeLoss", "20081231", 4))
+
+
+def test_a_gap_in_points_and_a_shortfall_are_answered_the_way_they_are_asked(loaded):
+    """ "By how many points?" was not read as asking the gap (the name alone), "by how many percentage points" was
+    refused as a percent of a percent, "How much less did Amgen spend on R&D than IBM?" was -741,000,000 (the first
+    less the second), and "fall short" was read as a fall (the difference of the two revenue changes, 1.82 points)."""
+    amgn_nm = gold(AMGN, "NetIncomeLoss", "20090630", 1) / gold(AMGN, "Revenues", "20090630", 1) * 100
+    ibm_nm = gold(IBM, "ProfitLoss", "20090630", 1) / gold(IBM, "Revenues", "20090630", 1) * 100  # IBM tags ProfitLoss
+    for q in (
+        "Which had the higher net margin in Q2 2009, IBM or Amgen? By how many points?",
+        "Which had the higher net margin in Q2 2009, IBM or Amgen, and by how many percentage points?",
+    ):
+        got = answer_sec_question(loaded, q)
+        assert (
+            got.status == "answered" and got.answer.startswith("AMGEN INC, by") and close(got, amgn_nm - ibm_nm, 1e-6)
+        )
+    got = answer_sec_question(loaded, "By how many percentage points did IBM's net margin trail Amgen's in Q2 2009?")
+    assert got.status == "answered" and close(got, amgn_nm - ibm_nm, 1e-6)
+    amgn_rd = gold(AMGN, "ResearchAndDevelopmentExpenseExcludingAcquiredInProcessCost", "20090630", 1)
+    ibm_rd = gold(IBM, "ResearchAndDevelopmentExpense", "20090630", 1)
+    got = answer_sec_question(loaded, "How much less did Amgen spend on R&D than IBM in Q2 2009?")
+    assert got.status == "answered" and close(got, ibm_rd - amgn_rd) and ibm_rd > amgn_rd
+    got = answer_sec_question(loaded, "How much more did Amgen spend on R&D than IBM in Q2 2009?")
+    assert got.status == "answered" and close(got, amgn_rd - ibm_rd)  # signed: Amgen spent less
+    assert any("AMGEN INC: USD" in n for n in got.notes)  # both figures said, so the sign reads against them
+    got = answer_sec_question(loaded, "By how much did 3M's revenue fall short of IBM's in Q2 2009?")
+    want = gold(IBM, "Revenues", "20090630", 1) - gold(MMM, "SalesRevenueNet", "20090630", 1)
+    assert got.status == "answered" and got.unit == "USD" and close(got, want)
+
+
+def test_a_quarter_of_a_fiscal_year_said_with_its_is_that_quarter(loaded):
+    """ "The third quarter of its fiscal 2009" was read as fiscal 2009 (refused only because no 10-K is shipped), "the
+    fourth quarter of its 2008 fiscal year" as AES's fiscal 2008: USD 1,234,000,000 with the gate passed."""
+    varian = "0001193125-09-171667"  # Varian Medical Systems, 10-Q for its fiscal third quarter (FSDS 2009-06-30)
+    got = answer_sec_question(loaded, "What was Varian Medical's revenue in the third quarter of its fiscal 2009?")
+    assert got.status == "answered" and close(got, gold(varian, "Revenues", "20090630", 1))
+    quarter = (
+        "What was AES's net income in the fourth quarter of its 2008 fiscal year?",
+        "What was AES's net income in the last quarter of fiscal year 2008?",
+    )
+    assert_refused(loaded, quarter, "not in graph", "no 1-quarter fact")
+
+
+def test_an_element_found_by_its_label_is_read_alone_never_through_its_concepts_synonyms(loaded):
+    """ "IBM's cost of services" found the element CostOfServices by its label, then read it as the canonical cost of
+    revenue, whose first synonym is CostOfRevenue: IBM's total cost, USD 12,669,000,000, with the gate passed."""
+    got = answer_sec_question(loaded, "What was IBM's cost of services in Q2 2009?")
+    want = gold(IBM, "CostOfServices", "20090630", 1)
+    assert got.status == "answered" and close(got, want) and want != gold(IBM, "CostOfRevenue", "20090630", 1)
+    assert [o["fact_key"].split(":")[1] for o in got.derivation["operands"].values()] == ["CostOfServices"]
+    got = answer_sec_question(loaded, "What was IBM's cost of revenue in Q2 2009?")  # the catalog measure: the total
+    assert got.status == "answered" and close(got, gold(IBM, "CostOfRevenue", "20090630", 1))
+
+
+def test_a_line_measured_at_fair_value_is_not_the_whole_line(loaded):
+    """ "JPMorgan's loans" was its "Loans, at fair value", USD 3,073,000,000 (its loans are 680,601,000,000), with the
+    gate passed: "value" is a question's word, so the label had one other word only."""
+    jpm = "0000950123-09-032832"  # JPMorgan Chase, 10-Q for the quarter ended 2009-06-30
+    got = answer_sec_question(loaded, "What were JPMorgan's loans at June 30, 2009?")
+    assert got.value is None and got.status in ("not in graph", "not understood", "ask back")
+    got = answer_sec_question(loaded, "What were JPMorgan's loans at fair value at June 30, 2009?")
+    assert got.status == "answered" and close(got, gold(jpm, "LoansAtFairValue", "20090630", 0))

@@ -597,3 +597,50 @@ def test_the_same_quarter_of_a_named_year_is_refused_never_read_as_the_year():
     """ "Amgen's revenue in the same quarter of 2008" was read as fiscal 2008, the whole year."""
     with pytest.raises(ValueError, match="unread period"):
         find_periods("What was Amgen's revenue in the same quarter of 2008?")
+
+
+@pytest.mark.parametrize(
+    ("question", "ddate", "qtrs"),
+    [
+        ("Domo's revenue in the fourth quarter of the year ended January 31, 2025", "20250131", 1),
+        ("revenue in Q4 of the fiscal year ended January 31, 2025", "20250131", 1),
+        ("revenue in Q1 of fiscal year ended March 31, 2010", "20090630", 1),
+        ("revenue in the third quarter of the year ending 2009-12-31", "20090930", 1),
+        ("revenue in the first half of the year ended January 31, 2025", "20240731", 2),
+        ("revenue in the second half of its fiscal year ended January 31, 2025", "20250131", 2),
+        ("revenue in the first nine months of the year ended December 31, 2009", "20090930", 3),
+    ],
+)
+def test_a_part_of_a_year_named_by_its_end_is_that_part_never_the_year(question, ddate, qtrs):
+    """ "The fourth quarter of the year ended January 31, 2025" was read as the year (the date alone), and Domo's
+    fiscal-year revenue answered for its fourth quarter with the gate passed."""
+    (ask,) = find_periods(question)
+    assert (ask.ddate, ask.qtrs) == (ddate, qtrs)
+
+
+@pytest.mark.parametrize(
+    ("question", "ddate", "qtrs", "fiscal"),
+    [
+        ("revenue in the third quarter of its fiscal 2009", "20090930", 1, (2009, "Q3")),
+        ("net income in the fourth quarter of its 2008 fiscal year", "20081231", 1, (2008, "Q4")),
+        ("net income in the last quarter of fiscal year 2008", "20081231", 1, (2008, "Q4")),
+        ("revenue in Q2 of fiscal year 2010", "20100630", 1, (2010, "Q2")),
+        ("revenue in H1 fiscal 2010", "20100630", 2, (2010, "H1")),
+        ("revenue in the second half of its fiscal 2009", "20091231", 2, (2009, "H2")),
+        ("revenue in the first half of 2009", "20090630", 2, None),
+    ],
+)
+def test_a_fiscal_quarter_or_half_is_that_part_never_the_year(question, ddate, qtrs, fiscal):
+    """ "The fourth quarter of its 2008 fiscal year" was the fiscal year (span words "fiscal year" outside the
+    quarter's own), "the third quarter of its fiscal 2009" the whole fiscal 2009 ("its" broke the quarter's phrase),
+    and a fiscal half was read as the calendar half."""
+    (ask,) = find_periods(question)
+    assert (ask.ddate, ask.qtrs, ask.fiscal) == (ddate, qtrs, fiscal)
+
+
+@pytest.mark.parametrize(
+    "question", ["net income in Q4, fiscal 2008", "net income for fiscal 2008 (the fourth quarter)"]
+)
+def test_a_quarter_beside_a_year_read_whole_is_refused(question):
+    with pytest.raises(ValueError, match="is part of a year"):
+        find_periods(question)

@@ -103,7 +103,7 @@ _BETTER_WORSE = re.compile(r"\b(?:better|best|worse|worst)\b", re.I)
 """Words that judge a figure: "better" is the higher of a margin or return but the lower of a debt ratio
 (:data:`LOWER_IS_BETTER`)."""
 _DECLINE = re.compile(
-    r"\b(?:fell|fall|falls|fallen|falling|decline|declined|declines|declining|drop|dropped|drops|shrank|shrink|shrinks|"
+    r"\b(?:(?:fell|fall|falls|fallen|falling)(?! short)|decline|declined|declines|declining|drop|dropped|drops|shrank|shrink|shrinks|"
     r"shrunk|decrease|decreased|decreases|contracted|contraction|slump|slumped|slide|slid|worsen|worsened|deteriorate|"
     r"deteriorated|deterioration)\b",
     re.I,
@@ -123,11 +123,14 @@ LOWER_IS_BETTER = frozenset({"debt_to_equity", "liabilities_to_equity", "liabili
 a tax rate, R&D intensity, cash) has no better side, so "better" or "worse" about it is refused."""
 _BY_HOW_MUCH = re.compile(
     r"\bby how much\b|\bhow much (?:higher|more|larger|bigger|greater|lower|less|smaller)\b|\bby what (?:margin|amount)\b"
-    r"|\b(?:and|what(?:'s| is| was)) the (?:difference|gap)\b|\bhow (?:big|large|wide) (?:is|was) the (?:difference|gap)\b",
+    r"|\b(?:and|what(?:'s| is| was)) the (?:difference|gap)\b|\bhow (?:big|large|wide) (?:is|was) the (?:difference|gap)\b"
+    r"|\b(?:by )?how many (?:percentage |percent )?points\b",
     re.I,
 )
 _RELATIVE_PERCENT = re.compile(
-    r"\bby (?:what|how many|how much|which) (?:percent(?:age)?|per cent|%)|\bhow many percent\b|\bhow much percent\b|"
+    r"\bby (?:what|how many|how much|which) (?:percent(?:age)?\b|per cent\b|%)(?!\s*points?\b)|"
+    r"\bhow many (?:percent(?:age)?\b|per cent\b)(?!\s*points?\b)|"
+    r"\bhow much percent\b|"
     r"\bwhat (?:percent(?:age)?|per cent|%) (?:higher|more|larger|bigger|greater|lower|less|smaller)\b|"
     r"\bin (?:percent(?:age)?|relative) terms\b",
     re.I,
@@ -141,9 +144,17 @@ _DIFFERENCE = re.compile(
     r"\b(?:difference|gap|how much more|how much less|exceed|exceeded|exceeds|minus|net of|less than|more than|less)\b",
     re.I,
 )
+_SHORTFALL = re.compile(
+    r"\bhow much (?:less|lower|smaller|fewer)\b|\btrail(?:s|ed|ing)?\b|\blag(?:s|ged|ging)?\b|"
+    r"\b(?:fall|falls|fell|falling) short\b|\bbehind\b",
+    re.I,
+)
+"""A difference asked as the first figure's shortfall ("How much less did Amgen spend on R&D than IBM?", "by how many
+points did IBM's margin trail Amgen's"): the second less the first (it was the first less the second, -741,000,000
+for a shortfall of 741,000,000)."""
 _GROWTH = re.compile(
     r"\b(?:growth|grow|grew|grown|year[- ](?:over|on)[- ]year|yoy|y/y|change|changed|increase|increased|decrease|"
-    r"decreased|decline|declined|rise|rose|fall|fell|drop|dropped|year[- ]ago|a year (?:earlier|ago|before)|prior[- ]year|"
+    r"decreased|decline|declined|rise|rose|fall(?! short)|fell(?! short)|drop|dropped|year[- ]ago|a year (?:earlier|ago|before)|prior[- ]year|"
     r"previous year|same (?:quarter|period) (?:of |in )?(?:the )?(?:last|previous|prior) year|last year's|"
     r"improve|improved|improvement|worsen|worsened|deteriorate|deteriorated|expand|expanded|shrink|shrank|shrunk)\b",
     re.I,
@@ -339,7 +350,8 @@ class Plan:
         ``times`` (the one over the other, a multiple), else "". change: a comparison, ranking or difference of the
         companies' changes ("which company's revenue fell more"), each as a one-company ``change`` is. yes_no: a
         comparison of two companies asked as a yes/no question ("Is IBM's current ratio higher than 3M's?"): the
-        answer says yes or no before the company it picks.
+        answer says yes or no before the company it picks. shortfall: a ``difference`` of two companies asked as the
+        first one's shortfall (:data:`_SHORTFALL`): the second less the first.
         searched: what was searched (for a "not in the graph" answer). ambiguous: ``(words, [(cik, name)])`` to ask
         back. unresolved: capitalised words that matched no company. sic: CIK -> SIC code. elements: the elements
         tied for the words of an ``ambiguous measure`` (``(tag, label)``). refusal: why the catalog measures the
@@ -372,6 +384,7 @@ class Plan:
     relative: str = ""
     change: bool = False
     yes_no: bool = False
+    shortfall: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """The plan as JSON-able data: ``{companies, measures (id, formula, unit), periods, operation, unit}``."""
@@ -769,8 +782,9 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         and not (_DIFFERENCE.search(question) and not _WHICH.search(question))
     ):
         plan.kind = "compare"
-    elif n >= 2 and (_DIFFERENCE.search(question) or plan.by_how_much):
+    elif n >= 2 and (_DIFFERENCE.search(question) or plan.by_how_much or _SHORTFALL.search(question)):
         plan.kind = "difference"
+        plan.shortfall = bool(_SHORTFALL.search(question))
     elif n == 1 and k >= 2 and _WHICH.search(question):
         plan.kind = "compare"
     elif n == 1 and k >= 2 and _DIFFERENCE.search(question):
@@ -1108,7 +1122,7 @@ def _peer_plan(plan: Plan, group: PeerGroup, names: dict[int, str], question: st
 
 _OPERATION_WORDS = (
     _RANK, _WHICH, _COMPARATIVE, _BY_HOW_MUCH, _DIFFERENCE, _GROWTH, _TWO_WAY, _DESCENDING, _ASCENDING, _SUM,
-    _THRESHOLD, _RELATIVE_PERCENT, _RELATIVE_TIMES,
+    _THRESHOLD, _RELATIVE_PERCENT, _RELATIVE_TIMES, _SHORTFALL,
 )  # fmt: skip
 """The operation's words ("exceed", "outpace", "rank"): read as the operation, never as words of a measure."""
 
@@ -1230,7 +1244,9 @@ def _same_period(a: str, b: str) -> bool:
     return abs((dt.date.fromisoformat(a) - dt.date.fromisoformat(b)).days) <= SAME_PERIOD_DAYS
 
 
-def latest_period(graph: Graph, cik: int, concept: str, as_of: AsOf | None = None, uom: str = "USD") -> str | None:
+def latest_period(
+    graph: Graph, cik: int, concept: str | cc.CanonicalConcept, as_of: AsOf | None = None, uom: str = "USD"
+) -> str | None:
     """The latest period end (ISO) at which company ``cik`` reports ``concept`` in a filing public by ``as_of``
     (any filing when None); None when there is none."""
     _, tags, _ = agent_facts.resolve_concept(concept)
@@ -1251,7 +1267,9 @@ def latest_measure_period(
     """The latest period end (``YYYYMMDD``) at which company ``cik`` reports the first operand of one of the
     measure's formulas (a bank's first, :meth:`~retrieval.facts.measures.Measure.formulas_for`) in a filing public
     by ``as_of``; None when none does."""
-    ends = [latest_period(graph, cik, measure.operands(f)[0], as_of) for f in measure.formulas_for(sic)]
+    ends = [
+        latest_period(graph, cik, measure.concept(measure.operands(f)[0]), as_of) for f in measure.formulas_for(sic)
+    ]
     found = [p for p in ends if p is not None]
     return max(found).replace("-", "") if found else None
 
@@ -1549,8 +1567,9 @@ def _set_against(
     if plan.relative:
         return _relative_gap(run, values, labels, unit, derivation)
     if kind == "difference":
-        calc = run.call(calculate("a - b", {"a": values[0], "b": values[1]}))
+        calc = run.call(calculate("b - a" if plan.shortfall else "a - b", {"a": values[0], "b": values[1]}))
         out.value, out.unit = float(calc.value), ("pp" if unit == "%" else unit)
+        out.notes.append(_figures(labels, values, unit, range(len(values))))  # the sign read against the figures
         derivation.update(expression=calc.detail["expression"], result=calc.value)
         return format_value(out.value, out.unit), "arithmetic", derivation
     order = sorted(range(len(values)), key=lambda i: values[i], reverse=not plan.smaller)

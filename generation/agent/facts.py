@@ -31,18 +31,23 @@ RATIO_NAMES: tuple[str, ...] = ("growth", *RATIO_BY_NAME)
 ``ocf_margin``)."""
 
 
-def resolve_concept(concept: str) -> tuple[str, tuple[str, ...], bool | None]:
+def resolve_concept(concept: str | cc.CanonicalConcept) -> tuple[str, tuple[str, ...], bool | None]:
     """The tags that report ``concept``, in priority order.
 
     Args:
         concept: a canonical concept (``CurrentAssets``, or one of the measure catalog's further concepts:
             :data:`retrieval.facts.measures.EXTRA_CONCEPTS`), its label (``current assets``, case-insensitive) or a
-            us-gaap tag (``AssetsCurrent``; a synonym of a canonical concept resolves to that concept).
+            us-gaap tag (``AssetsCurrent``; a synonym of a canonical concept resolves to that concept); or a
+            measure's own :class:`~retrieval.facts.concepts.CanonicalConcept`, read as it is (an element found by
+            its label is that element alone: IBM's ``CostOfServices`` is not its total cost, ``CostOfRevenue``,
+            the first synonym of the concept ``CostOfServices`` belongs to).
 
     Returns:
         ``(name, tags, duration)``: the canonical name (or the tag itself when it belongs to no canonical
         concept), its synonyms, and whether it is a flow (None when unknown: a tag outside the canonical list).
     """
+    if isinstance(concept, cc.CanonicalConcept):
+        return concept.name, concept.synonyms, concept.duration
     text = str(concept).strip()
     low = text.lower()
     for c in ALL_CONCEPTS.values():
@@ -98,7 +103,7 @@ def _fact(row: dict[str, Any], concept: str) -> dict[str, Any]:
 def find_fact(
     graph: Graph,
     company: str,
-    concept: str,
+    concept: str | cc.CanonicalConcept,
     period: str,
     qtrs: int | None = None,
     as_of: AsOf | None = None,
@@ -178,7 +183,7 @@ def find_fact(
 
 
 def trailing_year_fact(
-    graph: Graph, company: str, concept: str, period: str, as_of: AsOf | None = None
+    graph: Graph, company: str, concept: str | cc.CanonicalConcept, period: str, as_of: AsOf | None = None
 ) -> dict[str, Any]:
     """The trailing twelve months (TTM, LTM) of flow ``concept`` ended at ``period``, derived from three facts where
     no filing reports a twelve-month span ending there: the last fiscal year + this year to date - the same span a

@@ -45,13 +45,14 @@ def _facts_at(
     its trailing twelve months (:func:`~generation.agent.facts.trailing_year_fact`)."""
     out: dict[str, dict[str, Any]] = {}
     for c in concepts:
-        flow = bool(m.concept(c).duration)
+        concept = m.concept(c)  # the measure's own: an element found by its label is read alone, not its synonyms
+        flow = bool(concept.duration)
         try:
-            out[c] = find_fact(graph, company, c, iso(ddate), span if flow else None, as_of)
+            out[c] = find_fact(graph, company, concept, iso(ddate), span if flow else None, as_of)
         except ToolError:
             if not (trailing and flow):
                 raise
-            out[c] = trailing_year_fact(graph, company, c, iso(ddate), as_of)
+            out[c] = trailing_year_fact(graph, company, concept, iso(ddate), as_of)
     return out
 
 
@@ -71,7 +72,8 @@ def measure_value(
         graph: the Neo4j graph. company: a CIK (digits) or a part of the company's name. measure: a
             :class:`~retrieval.facts.measures.Measure` or its id (``gross_margin``). ddate: the FSDS period end
             (``YYYYMMDD``). qtrs: the span the question names for flows (2, 3, 4 are required exactly; None or 1
-            prefer the shortest span and fall back to a longer one, saying so). as_of: only filings public by then
+            prefer the shortest span and fall back to a longer one, saying so: 1, a quarter asked, never to the
+            whole year, which a 10-K reports for its fourth quarter). as_of: only filings public by then
             count. sic: the company's SIC code (banks get the bank formulas first). trailing: with ``qtrs`` 4, a flow
             no filing reports over the twelve months ended ``ddate`` is its trailing twelve months (the question
             said "TTM", "trailing twelve months", "the twelve months ended"; never for a fiscal year).
@@ -106,8 +108,8 @@ def measure_value(
                 spans: list[int | None] = [None]
             elif qtrs is not None and qtrs > 1:
                 spans = [qtrs]
-            else:
-                spans = [1, 2, 3, 4]
+            else:  # a quarter asked: its fiscal year to date, never the whole year of a 10-K's fourth quarter
+                spans = [1, 2, 3] if qtrs == 1 else [1, 2, 3, 4]
             for span in spans:
                 try:
                     facts = _facts_at(graph, m, company, concepts, ddate, span, as_of, trailing=trailing and qtrs == 4)
@@ -139,7 +141,7 @@ def _evaluate(
         months = 3 * span
         notes.append(
             f"the {months} months ended {iso(ddate)} (year to date): the filing reports no "
-            f"{3 * preferred}-month figure for {', '.join(c for c in facts if m.concept(c).duration)}"
+            f"{3 * preferred}-month figure for {_one_of([c for c in facts if m.concept(c).duration])}"
         )
     builds = [
         f"{f['concept']} = {f['formula']} = " + " ".join(f"{sign * c['value']:+,.0f}" for sign, c in f["components"])
@@ -173,6 +175,11 @@ def _evaluate(
         "note": note,
     }
     return ToolResult("measure", {"measure": m.id, "period": iso(ddate)}, value, numbers, detail)
+
+
+def _one_of(concepts: list[str]) -> str:
+    """``X``, or ``at least one of X, Y`` (the note cannot tell which operand lacks the shorter span)."""
+    return concepts[0] if len(concepts) == 1 else "at least one of " + ", ".join(concepts)
 
 
 def _words(expression: str) -> list[str]:

@@ -199,11 +199,18 @@ _SAME_QUANTITY_MODIFIERS = frozenset({"total", "net"})
 """Words before a question's word that leave the quantity as it is ("Total accumulated other comprehensive loss")."""
 
 
+_FAIR_VALUE = re.compile(r"\bfair[\s-]+value\b", re.I)
+
+
 def narrows(label: str, words: set[str], spoken: set[str]) -> bool:
     """Whether ``label`` puts a word the question did not say directly before one of the question's ``words``, with
     no grammar word between: a narrower quantity ("Restricted cash", "Redeemable noncontrolling interests",
     "Preferred dividends"), not the one asked. "Stockholders' Equity Attributable to Noncontrolling Interest" does
-    not narrow "noncontrolling interest" ("to" stands between); "Total" and "Net" do not narrow."""
+    not narrow "noncontrolling interest" ("to" stands between); "Total" and "Net" do not narrow. A label measured "at
+    fair value" narrows a question that does not say "fair" (JPMorgan's "loans" was its "Loans, at fair value", USD
+    3,073,000,000 of 680,601,000,000)."""
+    if "fair" not in spoken and _FAIR_VALUE.search(label):
+        return True  # "Loans, at fair value": the part of loans measured at fair value ("value" is a question's word)
     tokens = [read for _, read in _tokens(_ALTERNATIVE.sub(" ", label).lower().replace("’", "'"), marks=True)]
     return any(
         word in words

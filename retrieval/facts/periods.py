@@ -218,7 +218,44 @@ def _span(text: str) -> int | None:
     return max(q for _, q in hits) if any(q > 1 for _, q in hits) else 1
 
 
+_PART_OF_YEAR = re.compile(
+    rf"\b(?:(?P<o>{_ORDS})[\s-]+(?:fiscal\s+)?quarter|q(?P<q>[1-4])|(?P<h>first|second)\s+half|h(?P<hn>[12])|"
+    r"(?:first\s+)?(?P<n>three|3|six|6|nine|9)[\s-]+months?)\s+(?:of|in)\s+(?:the\s+|its\s+|that\s+)?(?:fiscal\s+)?"
+    rf"year\s+end(?:ed|ing)\s+(?:on\s+)?(?:{_MONTH}\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?,?\s+{_YEAR}|"
+    r"(?P<iy>(?:19|20)\d\d)-(?P<im>\d\d)-(?P<id>\d\d))\b",
+    re.I,
+)
+"""A quarter, half or months of a fiscal year named by the year's end ("the fourth quarter of the year ended January
+31, 2025", "Q1 of fiscal year ended March 31, 2010", "the first nine months of the year ended ..."): that part of the
+year (the date alone was read, and the year answered for its quarter)."""
+
+
+def _part_of_year(m: re.Match[str]) -> PeriodAsk:
+    """The :class:`PeriodAsk` of a :data:`_PART_OF_YEAR` match: the quarter ``n`` ends ``3 (4 - n)`` months before
+    the year's end (FSDS month ends), a half 6 or 0, "the first n months" ``12 - n``.
+
+    Raises:
+        ValueError: the stated year end is not a date.
+    """
+    g = m.groupdict()
+    month = int(g["im"]) if g["im"] else MONTHS[g["month"].lower().rstrip(".")]
+    try:
+        day = dt.date(int(g["iy"] or g["year"]), month, int(g["id"] or g["d"]))
+    except ValueError:
+        raise ValueError(f"{m.group()!r} is not a date") from None
+    if g["o"] or g["q"]:
+        quarter = _ORD[g["o"].lower()] if g["o"] else int(g["q"])
+        back, qtrs = 3 * (4 - quarter), 1
+    elif g["h"] or g["hn"]:
+        back, qtrs = (6, 2) if (g["h"] or "").lower() == "first" or g["hn"] == "1" else (0, 2)
+    else:
+        months = {"three": 3, "six": 6, "nine": 9}.get(g["n"].lower()) or int(g["n"])
+        back, qtrs = 12 - months, months // 3
+    return PeriodAsk(months_before(fsds_ddate(day), back), qtrs, m.group())
+
+
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("part", _PART_OF_YEAR),
     # 2009-06-28, 20090628
     ("iso", re.compile(r"\b(?P<year>(?:19|20)\d\d)-(?P<m>\d\d)-(?P<d>\d\d)\b")),
     # June 28, 2009 / June 28 2009
@@ -231,12 +268,12 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "quarter",
         re.compile(
-            r"\b(?:(?P<fisc1>fiscal\s+|fy\s*)?q(?P<q1>[1-4])\s*(?:of\s+)?(?:(?P<fisc2>fiscal\s+|fy\s*)|calendar\s+)?'?"
+            r"\b(?:(?P<fisc1>fiscal\s+|fy\s*)?q(?P<q1>[1-4])\s*(?:of\s+)?(?:(?P<fisc2>fiscal\s+(?:year\s+)?|fy\s*)|calendar\s+)?'?"
             r"(?P<y1>(?:19|20)?\d\d)\b"
             r"|(?P<q2>[1-4])q\s*(?P<fisc3>fy\s*)?'?(?P<y2>(?:19|20)?\d\d)\b"
             rf"|(?P<fisc4>fiscal\s+(?:year\s+)?)?(?P<y3>(?:19|20)\d\d)(?:['’]s)?\s+(?P<o1>{_ORDS})[\s-]+"
             r"(?:fiscal\s+|calendar\s+)?quarter\b"
-            rf"|(?P<o2>{_ORDS})[\s-]+(?:(?P<fisc5>fiscal\s+)|calendar\s+)?quarter,?\s+(?:of\s+|in\s+)?"
+            rf"|(?P<o2>{_ORDS})[\s-]+(?:(?P<fisc5>fiscal\s+)|calendar\s+)?quarter,?\s+(?:of\s+|in\s+)?(?:its\s+|the\s+)?"
             r"(?:(?P<fisc6>fiscal\s+(?:year\s+)?|fy\s*)|calendar\s+(?:year\s+)?)?(?P<y4>(?:19|20)\d\d)\b"
             r"|(?P<fisc7>fiscal\s+|fy\s*)?(?P<y5>(?:19|20)\d\d)\s*[-/ ]?\s*q(?P<q3>[1-4])\b)",
             re.I,
@@ -248,7 +285,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "half",
         re.compile(
-            rf"\b(?:(?:(?P<h>first|second)\s+half|h(?P<hn>[12]))\s+(?:of\s+)?(?:fiscal\s+|fy\s*)?{_YEAR}"
+            rf"\b(?:(?:(?P<h>first|second)\s+half|h(?P<hn>[12]))\s+(?:of\s+)?(?:its\s+|the\s+)?(?P<fisc>fiscal\s+(?:year\s+)?|fy\s*)?"
+            rf"{_YEAR}"
             r"|(?:(?P<hn2>[12])h|h(?P<hn3>[12]))\s*'?(?P<y2>(?:19|20)?\d\d))\b",
             re.I,
         ),
@@ -328,7 +366,9 @@ def find_periods(question: str) -> list[PeriodAsk]:
                 continue
             g = m.groupdict()
             ask: PeriodAsk | None = None
-            if kind in ("iso", "mdy", "dmy", "slash"):
+            if kind == "part":
+                ask = _part_of_year(m)
+            elif kind in ("iso", "mdy", "dmy", "slash"):
                 month = int(g["m"]) if g.get("m") else MONTHS[g["month"].lower().rstrip(".")]
                 try:
                     day = dt.date(int(g["year"]), month, int(g["d"]))
@@ -340,8 +380,11 @@ def find_periods(question: str) -> list[PeriodAsk]:
                 q = int(g["q1"] or g["q2"] or g["q3"] or _ORD[(g["o1"] or g["o2"]).lower()])
                 year = _year4(g["y1"] or g["y2"] or g["y3"] or g["y4"] or g["y5"])
                 fiscal = any(g.get(f"fisc{i}") for i in range(1, 8)) or bool(re.search(r"\bfiscal\b", question, re.I))
+                # the span words outside the quarter's own ("the fourth quarter of its 2008 fiscal year" is a quarter)
+                after = re.sub(r"^\s*(?:fiscal\s+)?year\b", "", question[m.end() :], flags=re.I)
+                around = _span(question[: m.start()] + " " + after)
                 ask = PeriodAsk(
-                    month_end(year, 3 * q).strftime("%Y%m%d"), 1 if span in (None, 1) else span, m.group(),
+                    month_end(year, 3 * q).strftime("%Y%m%d"), around if around in (2, 3) else 1, m.group(),
                     fiscal=(year, f"Q{q}") if fiscal else None,
                 )  # fmt: skip
             elif kind == "calendar":
@@ -349,7 +392,13 @@ def find_periods(question: str) -> list[PeriodAsk]:
             elif kind == "half":
                 half = 1 if (g["h"] or "").lower() == "first" or "1" in (g["hn"], g["hn2"], g["hn3"]) else 2
                 year = _year4(g["year"] or g["y2"])
-                ask = PeriodAsk(month_end(year, 6 * half).strftime("%Y%m%d"), 2, m.group())
+                fiscal = bool(g["fisc"] or re.search(r"\bfiscal\b", question, re.I))
+                ask = PeriodAsk(
+                    month_end(year, 6 * half).strftime("%Y%m%d"),
+                    2,
+                    m.group(),
+                    fiscal=(year, f"H{half}") if fiscal else None,
+                )
             elif kind == "months":
                 n = {"three": 3, "six": 6, "nine": 9, "twelve": 12}.get(g["n"].lower()) or int(g["n"])
                 year = int(g["year"])
@@ -381,6 +430,12 @@ def find_periods(question: str) -> list[PeriodAsk]:
                 f"unread period: the question names {', '.join(repr(y) for y in unread)} but no period finkg reads "
                 '("in 2009", "Q2 2009", "the quarter ended June 30, 2009"); never answered with the latest period'
             )
+    part = next((m for m in _PART_WORDS.finditer(question) if free(m)), None)
+    if part is not None and any(a.qtrs == 4 or (a.fiscal and a.fiscal[1] == "FY") for _, a in found):
+        raise ValueError(  # "the third quarter of its fiscal 2009" was read as the year
+            f"unread period: {part.group()!r} is part of a year, and finkg read the whole year: name the part with its "
+            'year ("Q3 fiscal 2009", "the quarter ended June 30, 2009"); never answered with the year'
+        )
     ytd = YTD_WORDS.search(question)
     yearless = _YEARLESS.search(question)
     if not found and yearless is not None and ytd is None and TRAILING_WORDS.search(question) is None:
@@ -406,6 +461,13 @@ _YEARLESS = re.compile(
 )
 """A quarter, half, span or month named without its year ("the third quarter", "Q3", "the September quarter", "the
 nine months", "the end of December"): refused where no period is read, never answered with the latest period."""
+
+
+_PART_WORDS = re.compile(
+    rf"\b(?:q[1-4]|[1-4]q|h[12]|(?:{_ORDS})[\s-]+(?:fiscal\s+|calendar\s+)?(?:quarter|half))\b", re.I
+)
+"""A named quarter or half ("the third quarter", "Q3", "H1"): beside a year that a period phrase read whole, the part
+was not read."""
 
 
 def relative_period(question: str) -> str | None:
