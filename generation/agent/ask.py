@@ -1597,6 +1597,10 @@ def _set_against(
     return labels[top], "span", derivation
 
 
+_SPANS_REPORTED = re.compile(r"spans reported: \[([\d, ]+)\]")
+"""The spans a "no 1-quarter fact" error says the company reports (:func:`~generation.agent.facts.find_fact`)."""
+
+
 def _figures(labels: Sequence[str], values: Sequence[float], unit: str, order: Iterable[int]) -> str:
     """The figures at ``order``'s positions, each with its label: ``"AMGEN INC: 34.18%; INTERNATIONAL BUSINESS
     MACHINES CORP: 13.35%"``."""
@@ -1718,8 +1722,10 @@ def _run_peers(run: _Runner, group: PeerGroup) -> tuple[list[str] | str, str, di
         try:
             ddate, qtrs = fixed or run.period(cik, m)
             res = run.measure(cik, m, ddate, qtrs)
-        except ToolError:
-            left.append(name)
+        except ToolError as exc:
+            other = _SPANS_REPORTED.search(str(exc))  # a 10-K filer's year where a quarter is asked: said so
+            months = " or ".join(str(3 * int(q)) for q in other.group(1).split(",")) if other else ""
+            left.append(f"{name} (reports {m.label} over {months} months only)" if months else name)
             continue
         span = int(res.detail["qtrs"] or 0)
         if span and span != want:  # a 10-K filer's year beside the others' quarter: not comparable
