@@ -1176,3 +1176,32 @@ def test_a_line_measured_at_fair_value_is_not_the_whole_line(loaded):
     assert got.value is None and got.status in ("not in graph", "not understood", "ask back")
     got = answer_sec_question(loaded, "What were JPMorgan's loans at fair value at June 30, 2009?")
     assert got.status == "answered" and close(got, gold(jpm, "LoansAtFairValue", "20090630", 0))
+
+
+CUMMINS_10K = ALPHA_2010.parent / "2010q1-cummins-10k.zip"  # CUMMINS INC's 10-K for 2009 (data/NOTICE.md)
+CUMMINS_FILING = "0001047469-10-001435"
+
+
+@pytest.fixture
+def cummins_year(loaded, settings):
+    """The shipped quarter with Cummins' 10-K for 2009 (a sample), removed after: its latest period is a year."""
+    pipelines.ingest_sec(loaded, settings, [CUMMINS_10K])
+    yield loaded
+    loaded.run_autocommit(cypher.DELETE_FACTS_OF_FILINGS, {"adshs": [CUMMINS_FILING]})
+    loaded.write(
+        "MATCH (f:Filing) WHERE f.adsh IN $adshs OPTIONAL MATCH (r:IngestRun)-[:LOADED]-(f) DETACH DELETE f, r",
+        {"adshs": [CUMMINS_FILING]},
+    )
+
+
+def test_the_latest_quarter_asked_of_a_10k_filer_is_refused_never_its_year(cummins_year):
+    """Cummins' latest filing is its 10-K for 2009 (12 months only): "Cummins' revenue last quarter" was its year's
+    revenue (a note said "12 months"); asked without a quarter, the latest is the year, said so."""
+    year = _sample_fact(CUMMINS_10K, "SalesRevenueNet", "20091231", 4)
+    for q in ("What was Cummins' revenue last quarter?", "What was Cummins' revenue in the most recent quarter?"):
+        got = answer_sec_question(cummins_year, q)
+        assert got.status == "not in graph" and got.value is None and "no 1-quarter fact" in got.reasons[0], q
+    got = answer_sec_question(cummins_year, "What is Cummins' latest revenue?")
+    assert got.status == "answered" and close(got, year) and "12 months ended 2009-12-31" in " ".join(got.notes)
+    got = answer_sec_question(cummins_year, "What was Cummins' revenue in the fourth quarter of 2009?")
+    assert got.status == "not in graph" and got.value is None

@@ -148,6 +148,15 @@ def test_words_no_catalog_phrase_reads_are_reported():
     assert uncovered_words("Merck's R&D as a percentage of sales, second quarter of 2009", ["merck"]) == set()
 
 
+def test_a_word_of_a_measures_label_is_read_next_to_its_phrase_only():
+    """ "Exxon's equity income as a percentage of net income" was read as stockholders' equity over net income
+    (2,698.53 %, gate passed): "income" counted as read because net income's label holds it, far from that phrase."""
+    q = "What was Exxon's equity income as a percentage of net income in Q2 2009?"
+    assert uncovered_words(q, ["exxon"]) == {"income"}
+    for q in ("What was Amgen's R&D expense in Q2 2009?", "What was Amgen's expense for R&D in Q2 2009?"):
+        assert uncovered_words(q, ["amgen"]) == set()
+
+
 def test_a_flow_asked_where_only_a_balance_matches_closely_is_asked_back():
     """DTE's "dividends paid in the six months ended": "Dividends payable" (a balance, one other word) or the cash
     flow line "Dividends on common stock" (two): asked back, never the balance silently."""

@@ -644,3 +644,12 @@ def test_a_fiscal_quarter_or_half_is_that_part_never_the_year(question, ddate, q
 def test_a_quarter_beside_a_year_read_whole_is_refused(question):
     with pytest.raises(ValueError, match="is part of a year"):
         find_periods(question)
+
+
+def test_a_fuzzy_company_match_keeps_each_words_first_letter():
+    """ "Public Service's net income" was Republic Services' (rapidfuzz ratio 88.9), with the gate passed; a typo
+    keeps its words' first letters ("Republc Services")."""
+    ix = CompanyIndex([(1, "REPUBLIC SERVICES, INC."), (2, "HONEYWELL INTERNATIONAL INC")])
+    assert [h.cik for h in ix.find("What was Public Service's net income in Q2 2009?").found] == []
+    assert [h.cik for h in ix.find("What was Republc Services' net income in Q2 2009?").found] == [1]
+    assert [h.cik for h in ix.find("What was Honeywel International's revenue in Q2 2009?").found] == [2]

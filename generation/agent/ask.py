@@ -71,6 +71,7 @@ from retrieval.facts.names import (
 )
 from retrieval.facts.peers import PeerGroup, find_peer_group, industry_named, peer_words
 from retrieval.facts.periods import (
+    LATEST_QUARTER_WORDS,
     RELATIVE_WORDS,
     YEAR_AGO_WORDS,
     PeriodAsk,
@@ -351,7 +352,9 @@ class Plan:
         companies' changes ("which company's revenue fell more"), each as a one-company ``change`` is. yes_no: a
         comparison of two companies asked as a yes/no question ("Is IBM's current ratio higher than 3M's?"): the
         answer says yes or no before the company it picks. shortfall: a ``difference`` of two companies asked as the
-        first one's shortfall (:data:`_SHORTFALL`): the second less the first.
+        first one's shortfall (:data:`_SHORTFALL`): the second less the first. latest_quarter: no period named and
+        the question asks the latest quarter itself (:data:`~retrieval.facts.periods.LATEST_QUARTER_WORDS`): a
+        flow over one quarter, never a 10-K's year.
         searched: what was searched (for a "not in the graph" answer). ambiguous: ``(words, [(cik, name)])`` to ask
         back. unresolved: capitalised words that matched no company. sic: CIK -> SIC code. elements: the elements
         tied for the words of an ``ambiguous measure`` (``(tag, label)``). refusal: why the catalog measures the
@@ -385,6 +388,7 @@ class Plan:
     change: bool = False
     yes_no: bool = False
     shortfall: bool = False
+    latest_quarter: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """The plan as JSON-able data: ``{companies, measures (id, formula, unit), periods, operation, unit}``."""
@@ -698,6 +702,7 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         )
     try:
         plan.periods = find_periods(question)
+        plan.latest_quarter = not plan.periods and LATEST_QUARTER_WORDS.search(question) is not None
     except ValueError as exc:
         plan.kind = "unknown"
         plan.searched.append(str(exc))
@@ -1366,8 +1371,8 @@ class _Runner:
             when = f" in filings public by {self.as_of}" if self.as_of is not None else ""
             first = measure.operands(measure.formulas_for(sic)[0])[0]
             raise ToolError(f"not in the graph: no {first} fact for CIK {cik}{when}")
-        if ask is None:
-            return latest, None
+        if ask is None:  # "revenue last quarter": one quarter, never a 10-K's year
+            return latest, 1 if self.plan.latest_quarter else None
         end = self._back(ask, latest)
         return end, self._ytd(cik, end) if ask.ytd else ask.qtrs  # "TTM revenue": the twelve months ended the latest
 

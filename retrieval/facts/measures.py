@@ -722,11 +722,24 @@ def uncovered_words(question: str, names: Sequence[str] = ()) -> set[str]:
     (:func:`find_measures`) accounts for: ``{"retained"}`` in "Abbott's retained earnings", ``{"repayment"}`` in
     "repayments of long-term debt"; a word of the measure's own label is read, as "expense" in "R&D expense". Non-empty
     means the catalog reading leaves words of the question unread."""
-    text, spans, shares = _measure_spans(question, names)
+    read, spans, shares = _measure_spans(question, names)
+    text = read
     for a, b in [(a, b) for a, b, _ in spans] + shares:
         text = text[:a] + " " * (b - a) + text[b:]
     own = content_words(" ".join(m.label for _, _, m in spans))  # "R&D expense": the measure's own word
+    for a, b, m in spans:  # ... unless it sits right beside another measure's phrase, whose name it extends
+        label = content_words(m.label)
+        after = _NEXT_WORD.match(read, b)
+        before = _PREVIOUS_WORD.search(read[:a])
+        own -= content_words(" ".join(w.group("word") for w in (after, before) if w)) - label
     return content_words(text.replace("#", " "), names) - own
+
+
+_NEXT_WORD = re.compile(r" (?P<word>[a-z][^\s#/]*)")
+_PREVIOUS_WORD = re.compile(r"(?P<word>[a-z][^\s#/]*) $")
+"""The word right beside a measure's phrase: one of another measure's label words there extends this phrase, so it is
+not read as that other measure's ("equity income as a percentage of net income" was read as stockholders' equity over
+net income, "income" taken as net income's own word: 2,698.53 % for Exxon, with the gate passed)."""
 
 
 def _measure_spans(

@@ -38,7 +38,8 @@ income", "Free cash flow at Dover"). An upper-case word that is no ticker but th
 ("TI": TEXAS INSTRUMENTS, TYCO INTERNATIONAL) is asked back with them, never read as one of them.
 Other words of the question that look like a name (capitalised) but match no alias are matched fuzzily (rapidfuzz
 ``ratio``, a normalized edit distance, against the aliases, at least :data:`FUZZY_MIN`; a word of three letters or
-fewer is no typo: the alias holds it as written, "KE Holdings" is not "HE HOLDINGS"); when the best two candidates of different companies
+fewer is no typo: the alias holds it as written, "KE Holdings" is not "HE HOLDINGS"; a typo keeps each word's first
+letter: "Public Service" is not "REPUBLIC SERVICES"); when the best two candidates of different companies
 are within :data:`FUZZY_MARGIN` points, the question is ambiguous and the caller asks back with both.
 """
 
@@ -710,7 +711,7 @@ class CompanyIndex:
                 continue
             best = process.extract(phrase, self._choices, scorer=fuzz.ratio, limit=8)
             short = {w for w in phrase.split() if len(w) <= 3}  # "KE Holdings" is no typo of "HE HOLDINGS"
-            best = [(a, s) for a, s, _ in best if s >= FUZZY_MIN and short <= _words_said(a)]
+            best = [(a, s) for a, s, _ in best if s >= FUZZY_MIN and short <= _words_said(a) and _same_heads(phrase, a)]
             at = pos + 1 if pos >= 0 else len(normalize(question[: m.start()])) + 1
             if not best:
                 if not self._short_in_run(m.group(), at, text, out, free, taken, skip | months):
@@ -761,6 +762,14 @@ class CompanyIndex:
                 out.ambiguous.append((word, self._label(short)))
             return True
         return False
+
+
+def _same_heads(phrase: str, alias: str) -> bool:
+    """Whether a phrase and an alias of as many words begin each word with the same letter (a typo keeps them:
+    "Amgn" is AMGEN, "Public Service" is not REPUBLIC SERVICES, 88.9 by ``ratio``); of other lengths, the first."""
+    a, b = phrase.split(), alias.split()
+    pairs = zip(a, b, strict=False) if len(a) == len(b) else [(a[0], b[0])] if a and b else []
+    return all(x[0] == y[0] for x, y in pairs)
 
 
 def mentions_company(text: str, companies: Iterable[str]) -> bool:

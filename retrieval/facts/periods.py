@@ -96,6 +96,11 @@ RELATIVE_WORDS = re.compile(
 """Periods said relative to a date the question does not give ("last year", "this fiscal year", "year-end",
 "annual revenue", "the prior quarter"): a question that names no other period and says one of these is
 refused, never answered with the latest quarter (:func:`relative_period`)."""
+LATEST_QUARTER_WORDS = re.compile(
+    r"\b(?:last|latest|most\s+recent|recent|this|current|past)\s+(?:reported\s+)?(?:fiscal\s+)?quarter\b(?!s)", re.I
+)
+"""Words that ask the latest quarter itself ("revenue last quarter", "this quarter's net margin"): a flow over one
+quarter, never a 10-K filer's whole year (which the latest period alone would give, with a note)."""
 LATEST_WORDS = re.compile(
     r"\b(?:latest|most recent|last (?:reported )?quarter|last period|current quarter|recent quarter|"
     r"this quarter|lately|right now|currently|now)\b",
