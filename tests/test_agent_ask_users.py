@@ -1205,3 +1205,31 @@ def test_the_latest_quarter_asked_of_a_10k_filer_is_refused_never_its_year(cummi
     assert got.status == "answered" and close(got, year) and "12 months ended 2009-12-31" in " ".join(got.notes)
     got = answer_sec_question(cummins_year, "What was Cummins' revenue in the fourth quarter of 2009?")
     assert got.status == "not in graph" and got.value is None
+
+
+def test_an_estimate_or_forecast_is_refused_never_answered_with_the_reported_figure(loaded):
+    """ "What is IBM's revenue estimate?" was IBM's reported revenue ("estimate" is read past as the verb that opens
+    "Estimate IBM's revenue ..."), with the gate passed."""
+    asks = ("What is IBM's revenue estimate?", "What is the estimate of IBM's revenue for Q2 2009?")
+    assert_refused(loaded, asks, "not understood", "not estimates or forecasts")
+    got = answer_sec_question(loaded, "Estimate IBM's revenue for Q2 2009")
+    assert got.status == "answered" and close(got, gold(IBM, "Revenues", "20090630", 1))
+
+
+def test_a_count_of_companies_asked_is_that_many_ranked(loaded):
+    """ "Which two of IBM, 3M, Amgen and Chevron had the highest revenue?" named Chevron alone ("Which 2 oil companies
+    had the highest net margin?" one company too); "bottom two of ..." was not read."""
+    cvx = "0000950123-09-030860"
+    revenue = {
+        "CHEVRON CORP": gold(cvx, "Revenues", "20090630", 1),
+        "INTERNATIONAL BUSINESS MACHINES CORP": gold(IBM, "Revenues", "20090630", 1),
+        "3M CO": gold(MMM, "SalesRevenueNet", "20090630", 1),
+        "AMGEN INC": gold(AMGN, "Revenues", "20090630", 1),
+    }
+    order = sorted(revenue, key=revenue.get, reverse=True)  # type: ignore[arg-type]
+    got = answer_sec_question(loaded, "Which two of IBM, 3M, Amgen and Chevron had the highest revenue in Q2 2009?")
+    assert got.status == "answered" and got.pick == order[:2]
+    got = answer_sec_question(loaded, "Bottom two of IBM, 3M, Amgen and Chevron by revenue in Q2 2009")
+    assert got.status == "answered" and got.pick == order[::-1][:2]
+    got = answer_sec_question(loaded, "Which of the two had higher revenue in Q2 2009, IBM or Chevron?")
+    assert got.status == "answered" and got.pick == ["CHEVRON CORP"]

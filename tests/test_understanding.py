@@ -377,6 +377,8 @@ def test_a_short_name_or_initials_another_company_owns_are_asked_back_with_it():
         ("Avon revenue for the twelve months ended March 27, 2010?", "20100331"),
         ("How much did Avon earn over the trailing 12 months ended 3/31/2010?", "20100331"),
         ("What is Avon's trailing-twelve-month revenue?", None),  # no date: the latest period end
+        ("What was IBM's trailing ROE at June 30, 2009?", "20090630"),  # "trailing" alone was not read
+        ("Avon's revenue over the rolling 12 months ended March 31, 2010", "20100331"),
     ],
 )
 def test_trailing_twelve_months_words_ask_the_twelve_months_ended_a_date(question, ddate):
@@ -405,6 +407,8 @@ def test_several_periods_at_once_are_refused_and_four_quarters_are_the_trailing_
         "revenue for the last two quarters",
         "net income over the past 3 years",
         "revenue in each quarter of 2009",
+        "What was IBM's revenue each quarter?",
+        "IBM revenue by quarter",
     ):
         with pytest.raises(ValueError, match="several periods"):
             find_periods(q)

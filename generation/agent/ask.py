@@ -145,6 +145,21 @@ _DIFFERENCE = re.compile(
     r"\b(?:difference|gap|how much more|how much less|exceed|exceeded|exceeds|minus|net of|less than|more than|less)\b",
     re.I,
 )
+_NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+_COUNT = re.compile(
+    r"\b(?:top|bottom|which|what|name|list|the|first|show)\s+(?:are\s+the\s+)?(?P<n>two|three|four|five|six|seven|eight|"
+    r"nine|ten|[2-9]|1[0-9])\b(?!\s*(?:months?|quarters?|years?|weeks?|days?|%|percent))",
+    re.I,
+)
+"""A count of companies asked ("Which 2 oil companies had the highest ...", "the three largest utilities", "top 5",
+"bottom two", "which two of IBM, 3M and Amgen"): that many, ranked, where more companies are named; not a span ("the 3
+months ended")."""
+_FORECAST = re.compile(
+    r"(?<!^)\b(?:estimates?|estimated|consensus|forecasts?|forecasted|guidance|projected(?! benefit)|projections?|outlook)\b",
+    re.I,
+)
+"""Words that ask a figure no filing reports yet ("IBM's revenue estimate", "the consensus"); the imperative
+"Estimate X's revenue" opening a question asks the reported figure."""
 _SHORTFALL = re.compile(
     r"\bhow much (?:less|lower|smaller|fewer)\b|\btrail(?:s|ed|ing)?\b|\blag(?:s|ged|ging)?\b|"
     r"\b(?:fall|falls|fell|falling) short\b|\bbehind\b",
@@ -858,8 +873,21 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         n = len(plan.companies)
         if plan.peers is not None:
             _peer_direction(plan, question)
+    count = _COUNT.search(question)
+    top_bottom = count is not None and count.group().lower().startswith(("top", "bottom"))
+    if count is not None and (plan.kind in ("compare", "rank") or (plan.kind == "value" and top_bottom)):
+        many = _NUMBER_WORDS.get(count.group("n").lower()) or int(count.group("n"))
+        if many < n:  # "Which 2 oil companies had the highest net margin?" was answered with one company
+            plan.kind, plan.limit = "rank", many
+            plan.smaller = plan.smaller or count.group().lower().startswith("bottom")
     if n == 1 and k == 1 and plan.kind in ("value", "one of two", "difference", "compare") and not plan.peers:
         _threshold_plan(plan, question)
+    forecast = _FORECAST.search(question)
+    if forecast is not None and plan.kind not in _NO_ANSWER:  # "IBM's revenue estimate" was its reported revenue
+        plan.kind, plan.refusal = (
+            "unknown",
+            f"{forecast.group()!r}: finkg answers the figures filings report, not estimates or forecasts",
+        )
     number = _threshold(question)
     if number is not None and plan.threshold is None and plan.kind not in _NO_ANSWER:
         # "above $7 billion" was read as the operation's words: never answered as if the question had not said it
@@ -1108,9 +1136,6 @@ def _peer_plan(plan: Plan, group: PeerGroup, names: dict[int, str], question: st
     plan.peers = group
     plan.companies = [(c, names[c]) for c in group.ciks]
     plan.average = bool(re.search(r"\b(?:average|mean)\b", question, re.I))
-    top = re.search(r"\btop\s+(\d+|three|five|ten)\b", question, re.I)
-    if top:
-        plan.limit = {"three": 3, "five": 5, "ten": 10}.get(top.group(1).lower()) or int(top.group(1))
     if len(group.ciks) < 2:
         plan.kind = "no peers"
     elif group.anchor is None and re.search(r"\b(?:average|mean|median)\b", question, re.I):
@@ -1127,7 +1152,7 @@ def _peer_plan(plan: Plan, group: PeerGroup, names: dict[int, str], question: st
 
 _OPERATION_WORDS = (
     _RANK, _WHICH, _COMPARATIVE, _BY_HOW_MUCH, _DIFFERENCE, _GROWTH, _TWO_WAY, _DESCENDING, _ASCENDING, _SUM,
-    _THRESHOLD, _RELATIVE_PERCENT, _RELATIVE_TIMES, _SHORTFALL,
+    _THRESHOLD, _RELATIVE_PERCENT, _RELATIVE_TIMES, _SHORTFALL, _COUNT,
 )  # fmt: skip
 """The operation's words ("exceed", "outpace", "rank"): read as the operation, never as words of a measure."""
 
@@ -1580,10 +1605,13 @@ def _set_against(
     order = sorted(range(len(values)), key=lambda i: values[i], reverse=not plan.smaller)
     derivation.update(expression=("min" if plan.smaller else "max") + f"({', '.join(names)})", result=values[order[0]])
     if kind == "rank":
-        out.pick = [labels[i] for i in order]
-        derivation["result"] = out.pick
+        shown = order[: plan.limit] if plan.limit else order  # "which two of IBM, 3M and Amgen": the first two
+        if plan.limit and plan.limit < len(order):
+            out.notes.append(f"the first {plan.limit} of {len(order)} shown: " + _figures(labels, values, unit, order))
+        out.pick = [labels[i] for i in shown]
+        derivation["result"] = [labels[i] for i in order]
         run.call(calculate(f"{'min' if plan.smaller else 'max'}({', '.join(names)})", names))
-        return [f"{labels[i]} ({format_value(values[i], unit)})" for i in order], "multi-span", derivation
+        return [f"{labels[i]} ({format_value(values[i], unit)})" for i in shown], "multi-span", derivation
     top, second = order[0], order[1]
     cmp = run.call(calculate("abs(top - second)", {"top": values[top], "second": values[second]}))
     out.pick = [labels[top]]

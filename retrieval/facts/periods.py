@@ -62,15 +62,17 @@ _SPAN_WORDS = {
     "trailing twelve months": 4,
 }
 TRAILING_WORDS = re.compile(
-    r"\b(?:ttm|ltm|trailing[\s-]+(?:twelve|12)[\s-]+months?|(?:trailing|last|past|previous)[\s-]+(?:four|4)[\s-]+quarters|"
+    r"\b(?:ttm|ltm|trailing(?![\s-]+(?:three|six|nine|3|6|9|two|three|2|3)\b)(?:[\s-]+(?:twelve|12)[\s-]+months?)?|"
+    r"rolling[\s-]+(?:twelve|12)[\s-]+months?|(?:trailing|last|past|previous|rolling)[\s-]+(?:four|4)[\s-]+quarters|"
     r"(?:last|past|previous)[\s-]+(?:twelve|12)[\s-]+months|(?:twelve|12)[\s-]+months?[\s-]+(?:period[\s-]+)?end(?:ed|ing))\b",
     re.I,
 )
 """Words that ask for the twelve months ended a date (the trailing twelve months where no filing reports that span),
-not a fiscal year."""
+not a fiscal year; "trailing" alone ("IBM's trailing ROE") too: it was not read, and the quarter's ROE answered."""
 SEVERAL_PERIODS = re.compile(
     r"\b(?:last|past|previous|prior|recent)[\s-]+(?:two|three|five|six|several|few|2|3|5|6|\d\d)[\s-]+"
-    r"(?:quarters|years|fiscal years|periods)\b|\beach (?:quarter|year) (?:of|in|since)\b|\bquarter by quarter\b",
+    r"(?:quarters|years|fiscal years|periods)\b|\b(?:each|every) (?:fiscal )?(?:quarter|year|period)\b|"
+    r"\b(?:quarter by quarter|year by year|by quarter|by year)\b",
     re.I,
 )
 """Words that ask for several periods at once ("the last two quarters", "the past three years"): not the latest one
