@@ -1233,3 +1233,38 @@ def test_a_count_of_companies_asked_is_that_many_ranked(loaded):
     assert got.status == "answered" and got.pick == order[::-1][:2]
     got = answer_sec_question(loaded, "Which of the two had higher revenue in Q2 2009, IBM or Chevron?")
     assert got.status == "answered" and got.pick == ["CHEVRON CORP"]
+
+
+def test_a_place_asked_among_companies_is_the_company_at_that_place(loaded):
+    """ "Which had the second highest revenue: IBM, 3M or Amgen?" and "Who came last by revenue?" were answered with
+    the highest (IBM), with the gate passed; "among" was an unread word."""
+    revenue = {
+        "INTERNATIONAL BUSINESS MACHINES CORP": gold(IBM, "Revenues", "20090630", 1),
+        "3M CO": gold(MMM, "SalesRevenueNet", "20090630", 1),
+        "AMGEN INC": gold(AMGN, "Revenues", "20090630", 1),
+    }
+    order = sorted(revenue, key=revenue.get, reverse=True)  # type: ignore[arg-type]
+    got = answer_sec_question(loaded, "Which company had the second highest revenue in Q2 2009: IBM, 3M or Amgen?")
+    assert got.status == "answered" and got.pick == [order[1]]
+    got = answer_sec_question(loaded, "Who came last by revenue in Q2 2009: IBM, 3M or Amgen?")
+    assert got.status == "answered" and got.pick == [order[2]]
+    got = answer_sec_question(loaded, "Which had the highest revenue among IBM, 3M and Amgen in Q2 2009?")
+    assert got.status == "answered" and got.pick == [order[0]]
+    got = answer_sec_question(loaded, "Which company had the fourth highest revenue in Q2 2009: IBM, 3M or Amgen?")
+    assert got.value is None and got.status == "not understood"
+
+
+def test_a_difference_of_more_than_two_figures_is_refused_never_the_first_two(loaded):
+    """ "IBM's revenue minus cost of revenue minus SG&A" was revenue less cost of revenue (SG&A dropped), "the
+    difference between IBM's, 3M's and Amgen's revenue" IBM's less 3M's: each with the gate passed."""
+    assert_refused(
+        loaded, ("What was IBM's revenue minus cost of revenue minus SG&A in Q2 2009?",), "not understood", "3 measures"
+    )
+    three = (
+        "What was the difference between IBM's, 3M's and Amgen's revenue in Q2 2009?",
+        "How much more revenue did IBM have than 3M and Amgen in Q2 2009?",
+    )
+    assert_refused(loaded, three, "not understood", "a difference of 3 companies")
+    got = answer_sec_question(loaded, "How much more revenue did IBM have than 3M in Q2 2009?")
+    want = gold(IBM, "Revenues", "20090630", 1) - gold(MMM, "SalesRevenueNet", "20090630", 1)
+    assert got.status == "answered" and close(got, want)

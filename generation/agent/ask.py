@@ -154,6 +154,15 @@ _COUNT = re.compile(
 """A count of companies asked ("Which 2 oil companies had the highest ...", "the three largest utilities", "top 5",
 "bottom two", "which two of IBM, 3M and Amgen"): that many, ranked, where more companies are named; not a span ("the 3
 months ended")."""
+_PLACE = re.compile(
+    r"\b(?P<o>second|third|fourth|fifth|2nd|3rd|4th|5th)[\s-]+(?:highest|largest|biggest|greatest|most|lowest|"
+    r"smallest|least|best|worst|strongest|weakest)\b|\b(?:ranked|ranks|rank|came|comes|placed|finished)\s+(?:in\s+)?"
+    r"(?P<r>second|third|fourth|fifth|2nd|3rd|4th|5th|last)\b|\b(?P<l>last)\s+place\b",
+    re.I,
+)
+"""A place asked among the companies ("the second highest revenue", "which railroad ranked second", "who came
+last"): the company at that place, not the top (all three were answered with the highest)."""
+_ORDINAL_PLACES = {"second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "fifth": 5, "5th": 5}
 _FORECAST = re.compile(
     r"(?<!^)\b(?:estimates?|estimated|consensus|forecasts?|forecasted|guidance|projected(?! benefit)|projections?|outlook)\b",
     re.I,
@@ -369,7 +378,8 @@ class Plan:
         answer says yes or no before the company it picks. shortfall: a ``difference`` of two companies asked as the
         first one's shortfall (:data:`_SHORTFALL`): the second less the first. latest_quarter: no period named and
         the question asks the latest quarter itself (:data:`~retrieval.facts.periods.LATEST_QUARTER_WORDS`): a
-        flow over one quarter, never a 10-K's year.
+        flow over one quarter, never a 10-K's year. place: the place a comparison asks for (:data:`_PLACE`: 2 for
+        "the second highest"), 1 the top.
         searched: what was searched (for a "not in the graph" answer). ambiguous: ``(words, [(cik, name)])`` to ask
         back. unresolved: capitalised words that matched no company. sic: CIK -> SIC code. elements: the elements
         tied for the words of an ``ambiguous measure`` (``(tag, label)``). refusal: why the catalog measures the
@@ -404,6 +414,7 @@ class Plan:
     yes_no: bool = False
     shortfall: bool = False
     latest_quarter: bool = False
+    place: int = 1
 
     def as_dict(self) -> dict[str, Any]:
         """The plan as JSON-able data: ``{companies, measures (id, formula, unit), periods, operation, unit}``."""
@@ -802,13 +813,25 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         and not (_DIFFERENCE.search(question) and not _WHICH.search(question))
     ):
         plan.kind = "compare"
-    elif n >= 2 and (_DIFFERENCE.search(question) or plan.by_how_much or _SHORTFALL.search(question)):
+    elif n == 2 and (_DIFFERENCE.search(question) or plan.by_how_much or _SHORTFALL.search(question)):
         plan.kind = "difference"
         plan.shortfall = bool(_SHORTFALL.search(question))
+    elif n > 2 and (_DIFFERENCE.search(question) or plan.by_how_much or _SHORTFALL.search(question)):
+        plan.kind, plan.refusal = (  # "the difference between IBM's, 3M's and Amgen's revenue" was IBM's less 3M's
+            "unknown",
+            f"a difference of {n} companies' figures: finkg answers the difference of two (or, asked which, the "
+            "highest and by how much): ask for two at a time",
+        )
     elif n == 1 and k >= 2 and _WHICH.search(question):
         plan.kind = "compare"
-    elif n == 1 and k >= 2 and _DIFFERENCE.search(question):
+    elif n == 1 and k == 2 and _DIFFERENCE.search(question):
         plan.kind = "difference"
+    elif n == 1 and k > 2 and _DIFFERENCE.search(question):  # "revenue minus cost of revenue minus SG&A" was the
+        plan.kind, plan.refusal = (  # first two alone, SG&A dropped
+            "unknown",
+            f"the question sets {k} measures against each other ({', '.join(m.label for m in plan.measures)}); finkg "
+            "answers the difference of two: ask for them two at a time",
+        )
     elif _asks_change(question):
         plan.kind = "change"
     elif (
@@ -880,6 +903,15 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         if many < n:  # "Which 2 oil companies had the highest net margin?" was answered with one company
             plan.kind, plan.limit = "rank", many
             plan.smaller = plan.smaller or count.group().lower().startswith("bottom")
+    place = _PLACE.search(question)
+    if place is not None and plan.kind in ("compare", "rank") and n >= 2:
+        word = (place.group("o") or place.group("r") or place.group("l")).lower()
+        if word == "last":  # "who came last": the lowest
+            plan.kind, plan.smaller, plan.limit = "compare", not plan.smaller, None
+        else:
+            plan.kind, plan.place, plan.limit, plan.by_how_much = "compare", _ORDINAL_PLACES[word], None, False
+            if plan.place > n:
+                plan.kind, plan.refusal = "unknown", f"{place.group()!r}: the question names {n} companies"
     if n == 1 and k == 1 and plan.kind in ("value", "one of two", "difference", "compare") and not plan.peers:
         _threshold_plan(plan, question)
     forecast = _FORECAST.search(question)
@@ -1152,7 +1184,7 @@ def _peer_plan(plan: Plan, group: PeerGroup, names: dict[int, str], question: st
 
 _OPERATION_WORDS = (
     _RANK, _WHICH, _COMPARATIVE, _BY_HOW_MUCH, _DIFFERENCE, _GROWTH, _TWO_WAY, _DESCENDING, _ASCENDING, _SUM,
-    _THRESHOLD, _RELATIVE_PERCENT, _RELATIVE_TIMES, _SHORTFALL, _COUNT,
+    _THRESHOLD, _RELATIVE_PERCENT, _RELATIVE_TIMES, _SHORTFALL, _COUNT, _PLACE,
 )  # fmt: skip
 """The operation's words ("exceed", "outpace", "rank"): read as the operation, never as words of a measure."""
 
@@ -1612,7 +1644,14 @@ def _set_against(
         derivation["result"] = [labels[i] for i in order]
         run.call(calculate(f"{'min' if plan.smaller else 'max'}({', '.join(names)})", names))
         return [f"{labels[i]} ({format_value(values[i], unit)})" for i in shown], "multi-span", derivation
-    top, second = order[0], order[1]
+    if plan.place > len(order):
+        raise ToolError(f"not in the graph: {len(order)} companies report {plan.measures[0].label}, fewer than the "
+                        f"place asked ({plan.place})")  # fmt: skip
+    top, second = order[plan.place - 1], order[plan.place if plan.place < len(order) else plan.place - 2]
+    if plan.place > 1:  # "the second highest": the company at that place, every figure said
+        way = "ascending" if plan.smaller else "descending"
+        derivation.update(expression=f"sorted({', '.join(names)}, {way})[{plan.place - 1}]", result=values[top])
+        out.notes.append(f"place {plan.place} of {len(order)}: " + _figures(labels, values, unit, order))
     cmp = run.call(calculate("abs(top - second)", {"top": values[top], "second": values[second]}))
     out.pick = [labels[top]]
     if values[top] == values[second]:
@@ -1825,7 +1864,12 @@ def _run_peers(run: _Runner, group: PeerGroup) -> tuple[list[str] | str, str, di
         out.pick = [labels[i] for i in shown]
         derivation["result"] = [labels[i] for i in order]
         return [f"{labels[i]} ({format_value(values[i], unit)})" for i in shown], "multi-span", derivation
-    top, second = order[0], order[1]
+    if plan.place > len(order):
+        raise ToolError(f"not in the graph: {len(order)} companies report {m.label}, fewer than the place asked "
+                        f"({plan.place})")  # fmt: skip
+    top, second = order[plan.place - 1], order[plan.place if plan.place < len(order) else plan.place - 2]
+    if plan.place > 1:
+        out.notes.append(f"place {plan.place} of {len(order)}: " + _figures(labels, values, unit, order))
     out.pick = [labels[top]]
     if plan.by_how_much:
         cmp = run.call(calculate("abs(top - second)", {"top": values[top], "second": values[second]}))

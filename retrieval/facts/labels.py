@@ -57,7 +57,7 @@ _FUNCTION_WORD_TEXT = """a an the of in on at for to by from as and or with its 
     most first second third fourth half q1 q2 q3 q4 fy h1 h2 ytd ttm ltm trailing through thru date dated during spend spent paid pay
     carry carried
     compare compared comparison versus vs higher lower larger smaller bigger more less greater difference
-    between than rank ranked order per ratio earn earned make made generate generated post posted record recorded
+    between among amongst than rank ranked order per ratio earn earned make made generate generated post posted record recorded
     book booked bring brought deliver delivered log logged achieve achieved run ran calculate
     compute estimate find get provide list now right sheet spending stand stood come came out same them all change changed grow grew growth increase increased decrease decreased
     rise rose fall fell percent percentage point points over against which one two both each
