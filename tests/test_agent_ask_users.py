@@ -1268,3 +1268,14 @@ def test_a_difference_of_more_than_two_figures_is_refused_never_the_first_two(lo
     got = answer_sec_question(loaded, "How much more revenue did IBM have than 3M in Q2 2009?")
     want = gold(IBM, "Revenues", "20090630", 1) - gold(MMM, "SalesRevenueNet", "20090630", 1)
     assert got.status == "answered" and close(got, want)
+
+
+def test_a_list_of_companies_one_of_which_is_not_in_the_graph_is_refused(loaded):
+    """ "What was the revenue of IBM and Accenture in Q2 2009?" was IBM's revenue alone (Accenture is not in the
+    shipped quarter), with the gate passed."""
+    listed = (
+        "What was the revenue of IBM and Accenture in Q2 2009?",
+        "What was Accenture's and IBM's revenue in Q2 2009?",
+        "IBM, Accenture revenue Q2 2009",
+    )
+    assert_refused(loaded, listed, "not in graph", "but only INTERNATIONAL BUSINESS MACHINES CORP found")

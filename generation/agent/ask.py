@@ -240,6 +240,17 @@ _SINCE = re.compile(r"\b(?:compare|compared|comparison|versus|vs|than|from|since
 """Words that set a period against another ("versus a year ago"): a change, not the value a year ago."""
 
 
+def _listed(question: str, name: str) -> bool:
+    """Whether the unresolved ``name`` stands in a list of companies ("IBM and Accenture", "Accenture, IBM", "IBM or
+    Accenture", "IBM vs. Accenture")."""
+    at = question.find(name)
+    if at < 0:
+        return False
+    before, after = question[:at].rstrip(), question[at + len(name) :].lstrip()
+    joins = r"(?:and|or|&|vs\.?|versus|,)"
+    return bool(re.search(rf"(?:^|\W){joins}$", before, re.I) or re.match(rf"{joins}(?:\W|$)", after, re.I))
+
+
 def _asks_change(question: str) -> bool:
     """Whether the question asks a change (:data:`_GROWTH`), not a value one year back (:func:`_year_ago_value`)."""
     return _GROWTH.search(question) is not None and not _year_ago_value(question)
@@ -849,6 +860,8 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         plan.kind = "one of two"  # a comparison that found one company: never answered with its value alone
     if plan.kind in ("value", "change") and n < 2 and k < 2 and _SUM.search(question):
         plan.kind = "one of two"  # "the combined revenue of xyzzy and Ametek": a sum of one figure is not answered
+    if plan.kind in ("value", "change") and n == 1 and any(_listed(question, u) for u in plan.unresolved):
+        plan.kind = "one of two"  # "the revenue of IBM and Accenture" was IBM's revenue alone
     if plan.kind == "sum" and (_SHARE_OF_WHAT.search(question) or _RATIO_OF.search(question)):
         plan.kind, plan.refusal = (  # "What share of IBM's and 3M's combined revenue was IBM's?" was the sum
             "unknown",
