@@ -657,3 +657,25 @@ def test_a_fuzzy_company_match_keeps_each_words_first_letter():
     assert [h.cik for h in ix.find("What was Public Service's net income in Q2 2009?").found] == []
     assert [h.cik for h in ix.find("What was Republc Services' net income in Q2 2009?").found] == [1]
     assert [h.cik for h in ix.find("What was Honeywel International's revenue in Q2 2009?").found] == [2]
+
+
+@pytest.mark.parametrize(
+    ("question", "ddate", "qtrs"),
+    [
+        ("revenue in the 1st half of 2009", "20090630", 2),  # was refused beside the year read whole (was the year)
+        ("revenue in the 2nd half of 2009", "20091231", 2),
+        ("cash on 30-Jun-2009", "20090630", None),
+    ],
+)
+def test_more_period_forms_users_write(question, ddate, qtrs):
+    (ask,) = find_periods(question)
+    assert (ask.ddate, ask.qtrs) == (ddate, qtrs)
+
+
+@pytest.mark.parametrize(
+    "question", ["revenue during the second three months of 2009", "revenue in the last six months of 2009"]
+)
+def test_a_later_span_of_a_year_is_never_its_first_span_or_the_year(question):
+    """ "The second three months of 2009" was read as the first three ("three months of 2009"), then as the year."""
+    with pytest.raises(ValueError, match="unread period"):
+        find_periods(question)

@@ -267,8 +267,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("iso", re.compile(r"\b(?P<year>(?:19|20)\d\d)-(?P<m>\d\d)-(?P<d>\d\d)\b")),
     # June 28, 2009 / June 28 2009
     ("mdy", re.compile(rf"\b{_MONTH}\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?,?\s+{_YEAR}\b", re.I)),
-    # 28 June 2009
-    ("dmy", re.compile(rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH}\s*,?\s+{_YEAR}\b", re.I)),
+    # 28 June 2009, 30-Jun-2009
+    ("dmy", re.compile(rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?:\s+|-){_MONTH}\s*(?:,?\s+|-){_YEAR}\b", re.I)),
     # 6/28/2009
     ("slash", re.compile(r"\b(?P<m>\d{1,2})/(?P<d>\d{1,2})/(?P<year>(?:19|20)\d\d)\b")),
     # Q2 2009, Q2 FY2010, Q2'09, 2Q09, 2Q 2009, second quarter of 2009, fiscal 2010 second quarter
@@ -292,7 +292,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "half",
         re.compile(
-            rf"\b(?:(?:(?P<h>first|second)\s+half|h(?P<hn>[12]))\s+(?:of\s+)?(?:its\s+|the\s+)?(?P<fisc>fiscal\s+(?:year\s+)?|fy\s*)?"
+            rf"\b(?:(?:(?P<h>first|second|1st|2nd)\s+half|h(?P<hn>[12]))\s+(?:of\s+)?(?:its\s+|the\s+)?(?P<fisc>fiscal\s+(?:year\s+)?|fy\s*)?"
             rf"{_YEAR}"
             r"|(?:(?P<hn2>[12])h|h(?P<hn3>[12]))\s*'?(?P<y2>(?:19|20)?\d\d))\b",
             re.I,
@@ -302,6 +302,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "months",
         re.compile(
+            rf"(?<!second )(?<!third )(?<!fourth )(?<!last )(?<!final )(?<!later )"
             rf"\b(?:first\s+)?(?P<n>three|3|six|6|nine|9|twelve|12)\s+months\s+(?:of|in)\s+(?:fiscal\s+|fy\s*)?{_YEAR}\b",
             re.I,
         ),
@@ -397,7 +398,7 @@ def find_periods(question: str) -> list[PeriodAsk]:
             elif kind == "calendar":
                 ask = PeriodAsk(f"{g['year']}1231", 4, m.group())
             elif kind == "half":
-                half = 1 if (g["h"] or "").lower() == "first" or "1" in (g["hn"], g["hn2"], g["hn3"]) else 2
+                half = 1 if (g["h"] or "").lower() in ("first", "1st") or "1" in (g["hn"], g["hn2"], g["hn3"]) else 2
                 year = _year4(g["year"] or g["y2"])
                 fiscal = bool(g["fisc"] or re.search(r"\bfiscal\b", question, re.I))
                 ask = PeriodAsk(
@@ -426,7 +427,7 @@ def find_periods(question: str) -> list[PeriodAsk]:
         for m in re.finditer(
             r"\b(?:in|for|during|of|over|throughout|across)\s+(?:all\s+of\s+)?(?P<year>(?:19|20)\d\d)\b", question, re.I
         ):
-            if free(m):
+            if free(m) and span in (None, 4):  # "the second three months of 2009" is no year
                 year = int(m.group("year"))
                 found.append((m.start(), PeriodAsk(f"{year}1231", 4, m.group(), fiscal=(year, "FY"))))
     found.sort(key=lambda f: f[0])
