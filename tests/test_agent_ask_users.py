@@ -1279,3 +1279,14 @@ def test_a_list_of_companies_one_of_which_is_not_in_the_graph_is_refused(loaded)
         "IBM, Accenture revenue Q2 2009",
     )
     assert_refused(loaded, listed, "not in graph", "but only INTERNATIONAL BUSINESS MACHINES CORP found")
+
+
+def test_a_value_set_against_last_year_is_the_change(loaded):
+    """ "How did Amgen's revenue do in Q2 2009 compared to last year?" was the quarter's revenue alone."""
+    want = (gold(AMGN, "Revenues", "20090630", 1) / gold(AMGN, "Revenues", "20080630", 1) - 1) * 100
+    for q in (
+        "How did Amgen's revenue do in Q2 2009 compared to last year?",
+        "Amgen revenue Q2 2009 vs last year",
+    ):
+        got = answer_sec_question(loaded, q)
+        assert got.status == "answered" and got.unit == "%" and close(got, want, 1e-6), q

@@ -181,9 +181,13 @@ _GROWTH = re.compile(
     r"\b(?:growth|grow|grew|grown|year[- ](?:over|on)[- ]year|yoy|y/y|change|changed|increase|increased|decrease|"
     r"decreased|decline|declined|rise|rose|fall(?! short)|fell(?! short)|drop|dropped|year[- ]ago|a year (?:earlier|ago|before)|prior[- ]year|"
     r"previous year|same (?:quarter|period) (?:of |in )?(?:the )?(?:last|previous|prior) year|last year's|"
-    r"improve|improved|improvement|worsen|worsened|deteriorate|deteriorated|expand|expanded|shrink|shrank|shrunk)\b",
+    r"improve|improved|improvement|worsen|worsened|deteriorate|deteriorated|expand|expanded|shrink|shrank|shrunk|"
+    r"(?:compared?|comparing|versus|vs\.?|against|relative)\s+(?:to\s+|with\s+)?(?:the\s+)?"
+    r"(?:last year|(?:prior|previous) year|year before|year earlier))\b",
     re.I,
 )
+"""Words of a change ("growth", "fell", "compared to last year": "How did Amgen's revenue do in Q2 2009 compared to
+last year?" was answered with the quarter's revenue alone)."""
 _YEAR_AGO = re.compile(
     r"\b(?:year[- ](?:over|on)[- ]year|yoy|y/y|year[- ]ago|a year (?:earlier|ago|before)|prior[- ]year|previous year|"
     r"same (?:quarter|period|month)|last year's|(?:a|the) year (?:earlier|before))\b",
