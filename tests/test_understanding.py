@@ -111,6 +111,8 @@ def test_no_period_means_the_latest_and_an_impossible_date_is_named():
         ("return on equity", ["roe"]),
         ("current assets and current liabilities", ["current_assets", "current_liabilities"]),
         ("How profitable is it? net profit margin", ["net_margin"]),
+        ("Amgen's op margin", ["operating_margin"]),  # analysts' short form
+        ("op income", ["operating_income"]),
     ],
 )
 def test_measures_by_their_names_longest_first(question, ids):

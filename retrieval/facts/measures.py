@@ -231,7 +231,7 @@ MEASURES: tuple[Measure, ...] = (
         "operating income",
         "USD",
         ("OperatingIncomeLoss",),
-        ("operating income", "operating profit", "income from operations", "operating earnings", "ebit"),
+        ("operating income", "operating profit", "income from operations", "operating earnings", "ebit", "op income"),
         "operating income (loss)",
     ),
     _m(
@@ -239,7 +239,7 @@ MEASURES: tuple[Measure, ...] = (
         "operating margin",
         "%",
         ("OperatingIncomeLoss / Revenues",),
-        ("operating margin", "operating profit margin", "ebit margin", "operating income margin"),
+        ("operating margin", "operating profit margin", "ebit margin", "operating income margin", "op margin"),
         "operating income / revenue",
     ),
     _m(
