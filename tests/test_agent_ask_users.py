@@ -1290,3 +1290,18 @@ def test_a_value_set_against_last_year_is_the_change(loaded):
     ):
         got = answer_sec_question(loaded, q)
         assert got.status == "answered" and got.unit == "%" and close(got, want, 1e-6), q
+
+
+def test_a_ranking_that_opens_with_a_fuzzy_name_is_a_ranking(loaded):
+    """A generated development question: "Sort ExxonMobil, Murphy Oil and Chevron by current ratio, highest first" was
+    answered with Murphy Oil alone (the ranking's "Sort" was taken as part of ExxonMobil's name)."""
+    filings = {"EXXON MOBIL CORP": "0001193125-09-165196", "MURPHY OIL CORP /DE": "0001193125-09-168802",
+               "CHEVRON CORP": "0000950123-09-030860"}  # fmt: skip
+    ratio = {
+        n: gold(a, "AssetsCurrent", "20090630", 0) / gold(a, "LiabilitiesCurrent", "20090630", 0)
+        for n, a in filings.items()
+    }
+    got = answer_sec_question(
+        loaded, "Sort ExxonMobil, Murphy Oil and Chevron by current ratio, highest first, as of June 30, 2009."
+    )
+    assert got.status == "answered" and got.pick == sorted(ratio, key=ratio.get, reverse=True)  # type: ignore[arg-type]

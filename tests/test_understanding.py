@@ -681,3 +681,11 @@ def test_a_later_span_of_a_year_is_never_its_first_span_or_the_year(question):
     """ "The second three months of 2009" was read as the first three ("three months of 2009"), then as the year."""
     with pytest.raises(ValueError, match="unread period"):
         find_periods(question)
+
+
+def test_a_fuzzy_name_after_an_operation_word_leaves_the_word_to_the_operation():
+    """ "Sort ExxonMobil, Murphy Oil and Chevron by current ratio, highest first" named "Sort ExxonMobil" (the
+    capitalised run), so "Sort" was blanked with the name: a comparison, answered with one company."""
+    ix = CompanyIndex([(1, "EXXON MOBIL CORP"), (2, "MURPHY OIL CORP /DE"), (3, "CHEVRON CORP")])
+    got = ix.find("Sort ExxonMobil, Murphy Oil and Chevron by current ratio, highest first, as of June 30, 2009.")
+    assert [(h.cik, h.text) for h in got.found][:1] == [(1, "ExxonMobil")]

@@ -724,7 +724,10 @@ class CompanyIndex:
                 ciks = [top_cik, *dict.fromkeys(self.aliases[a] for a, _ in rivals)]
                 out.ambiguous.append((m.group(), self._label(ciks)))
                 continue
-            out.found.append(CompanyHit(top_cik, self.names[top_cik], m.group(), "fuzzy", at))
+            named = m.group().split()
+            while len(named) > 1 and normalize(named[0]) in skip | months:
+                named.pop(0)  # "Sort ExxonMobil": the name is "ExxonMobil", "Sort" stays the operation's word
+            out.found.append(CompanyHit(top_cik, self.names[top_cik], " ".join(named), "fuzzy", at))
             taken.append((at, at + len(phrase)))
         if opening.found and not out.found and not out.ambiguous:
             out.found.extend(opening.found)
