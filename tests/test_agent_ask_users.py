@@ -1305,3 +1305,17 @@ def test_a_ranking_that_opens_with_a_fuzzy_name_is_a_ranking(loaded):
         loaded, "Sort ExxonMobil, Murphy Oil and Chevron by current ratio, highest first, as of June 30, 2009."
     )
     assert got.status == "answered" and got.pick == sorted(ratio, key=ratio.get, reverse=True)  # type: ignore[arg-type]
+
+
+def test_companies_set_against_each_other_over_one_span(loaded):
+    """McDonald's reports a 3-month operating cash flow, Amgen only its six months: "Which had higher operating cash
+    flow in Q2 2009, McDonald's or Amgen?" set McDonald's quarter (1,420,100,000) against Amgen's six months
+    (2,538,000,000) and picked Amgen, with the gate passed. Both are set against each other over six months now."""
+    mcd = "0001193125-09-166658"
+    ocf = "NetCashProvidedByUsedInOperatingActivities"
+    mcd6, amgn6 = gold(mcd, ocf, "20090630", 2), gold(AMGN, ocf, "20090630", 2)
+    got = answer_sec_question(loaded, "Which had higher operating cash flow in Q2 2009, McDonald's or Amgen?")
+    assert got.status == "answered" and got.pick == ["MCDONALDS CORP" if mcd6 > amgn6 else "AMGEN INC"]
+    assert any("over 6 months" in n for n in got.notes)
+    got = answer_sec_question(loaded, "How much more operating cash flow did McDonald's have than Amgen in Q2 2009?")
+    assert got.status == "answered" and close(got, mcd6 - amgn6)

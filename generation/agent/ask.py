@@ -1489,6 +1489,33 @@ class _Runner:
         return res
 
 
+def _one_span(run: _Runner, pairs: Sequence[tuple[int, str, Measure]], results: list[ToolResult]) -> list[ToolResult]:
+    """The figures set against each other over one span: where some are over a longer one (a company whose filing
+    reports no 3-month figure, answered over its year to date), all are measured again over that span, and the notes
+    say so (McDonald's quarter's operating cash flow was set against Amgen's six months, and Amgen picked).
+
+    Raises:
+        ToolError: a company does not report the figure over that span (not comparable; the message names the
+            spans).
+    """
+    spans = [int(r.detail["qtrs"] or 0) for r in results]
+    if len({q for q in spans if q}) < 2:
+        return results
+    longest = max(spans)
+    shown = ", ".join(f"{n}: {3 * q} months" for (_, n, _), q in zip(pairs, spans, strict=True) if q)
+    run.out.notes[:] = [n for n in run.out.notes if "(year to date)" not in n]
+    again = []
+    for i, (cik, name, x) in enumerate(pairs):
+        ddate, _ = run.period(cik, x, i if len(run.plan.companies) < 2 else 0)
+        try:
+            again.append(run.measure(cik, x, ddate, longest))
+        except ToolError as exc:
+            raise ToolError(f"not comparable: the figures are reported over different spans ({shown}), and {name} "
+                            f"reports none over {3 * longest} months: {exc}") from exc  # fmt: skip
+    run.out.notes.append(f"set against each other over {3 * longest} months: the spans reported differ ({shown})")
+    return again
+
+
 def _operands(results: Sequence[ToolResult], prefix: Callable[[int], str]) -> dict[str, dict[str, Any]]:
     ops: dict[str, dict[str, Any]] = {}
     for i, r in enumerate(results):
@@ -1608,6 +1635,7 @@ def _run(run: _Runner) -> tuple[list[str] | str, str, dict[str, Any]]:
     for i, (cik, _, x) in enumerate(pairs):
         ddate, qtrs = run.period(cik, x, i if len(plan.companies) < 2 else 0)
         results.append(run.measure(cik, x, ddate, qtrs))
+    results = _one_span(run, pairs, results)
     periods = {r.detail["period"] for r in results}
     if len(periods) > 1 and not plan.periods:
         out.notes.append(
