@@ -113,6 +113,8 @@ def test_no_period_means_the_latest_and_an_impossible_date_is_named():
         ("How profitable is it? net profit margin", ["net_margin"]),
         ("Amgen's op margin", ["operating_margin"]),  # analysts' short form
         ("op income", ["operating_income"]),
+        ("income tax as a share of revenue", ["income_tax_to_revenue"]),  # "income tax" alone was not read
+        ("IBM's income tax rate", ["effective_tax_rate"]),
     ],
 )
 def test_measures_by_their_names_longest_first(question, ids):

@@ -352,6 +352,7 @@ MEASURES: tuple[Measure, ...] = (
         (
             "income tax expense",
             "income taxes",
+            "income tax",
             "tax expense",
             "provision for income taxes",
             "income tax provision",
@@ -368,7 +369,7 @@ MEASURES: tuple[Measure, ...] = (
         "effective tax rate",
         "%",
         ("IncomeTax / PretaxIncome",),
-        ("effective tax rate", "tax rate", "etr", "effective rate", "effective income tax rate"),
+        ("effective tax rate", "tax rate", "etr", "effective rate", "effective income tax rate", "income tax rate"),
         "income tax expense / income before income taxes",
     ),
     _m(
