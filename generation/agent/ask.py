@@ -148,7 +148,7 @@ _DIFFERENCE = re.compile(
 _NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
 _COUNT = re.compile(
     r"\b(?:top|bottom|which|what|name|list|the|first|show)\s+(?:are\s+the\s+)?(?P<n>two|three|four|five|six|seven|eight|"
-    r"nine|ten|[2-9]|1[0-9])\b(?!\s*(?:months?|quarters?|years?|weeks?|days?|%|percent))",
+    r"nine|ten|[2-9]|1[0-9])\b(?![-/.,]\d|-[a-z]|\s*(?:months?|quarters?|years?|weeks?|days?|%|percent))",
     re.I,
 )
 """A count of companies asked ("Which 2 oil companies had the highest ...", "the three largest utilities", "top 5",
