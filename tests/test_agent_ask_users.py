@@ -1319,3 +1319,15 @@ def test_companies_set_against_each_other_over_one_span(loaded):
     assert any("over 6 months" in n for n in got.notes)
     got = answer_sec_question(loaded, "How much more operating cash flow did McDonald's have than Amgen in Q2 2009?")
     assert got.status == "answered" and close(got, mcd6 - amgn6)
+
+
+def test_companies_whose_latest_periods_are_far_apart_are_not_compared(cummins_year):
+    """No period named: each company at its latest. Cummins' latest is its 10-K's December 31, 2009, Amgen's June 30,
+    2009: set against each other they were (a note said "latest periods differ"); Dell's July 31 and Symantec's June
+    30 quarters still are."""
+    got = answer_sec_question(cummins_year, "Which has more cash, Cummins or Amgen?")
+    assert (
+        got.status == "could not answer" and got.value is None and "latest periods are 184 days apart" in got.reasons[0]
+    )
+    got = answer_sec_question(cummins_year, "Which has more cash, Dell or Symantec?")
+    assert got.status == "answered" and any("latest periods differ" in n for n in got.notes)

@@ -1489,6 +1489,11 @@ class _Runner:
         return res
 
 
+LATEST_APART_DAYS = 183
+"""Companies compared at their latest periods (no period named) whose latest periods are further apart than this (half
+a year) are not compared: their latest quarters differ by a fiscal calendar's offset, not by years."""
+
+
 def _one_span(run: _Runner, pairs: Sequence[tuple[int, str, Measure]], results: list[ToolResult]) -> list[ToolResult]:
     """The figures set against each other over one span: where some are over a longer one (a company whose filing
     reports no 3-month figure, answered over its year to date), all are measured again over that span, and the notes
@@ -1638,10 +1643,12 @@ def _run(run: _Runner) -> tuple[list[str] | str, str, dict[str, Any]]:
     results = _one_span(run, pairs, results)
     periods = {r.detail["period"] for r in results}
     if len(periods) > 1 and not plan.periods:
-        out.notes.append(
-            "latest periods differ: "
-            + ", ".join(f"{n} {r.detail['period']}" for (_, n, _), r in zip(pairs, results, strict=True))
-        )
+        latest = ", ".join(f"{n} {r.detail['period']}" for (_, n, _), r in zip(pairs, results, strict=True))
+        days = (dt.date.fromisoformat(max(periods)) - dt.date.fromisoformat(min(periods))).days
+        if days > LATEST_APART_DAYS:  # Domo's cash at January 31, 2025 was set against Amgen's at June 30, 2009
+            raise ToolError(f"not comparable: the companies' latest periods are {days} days apart ({latest}): name "
+                            "the period to compare")  # fmt: skip
+        out.notes.append("latest periods differ: " + latest)
     values = [float(r.value) for r in results]
     derivation: dict[str, Any] = {
         "operands": _operands(results, lambda i: "abcdefghij"[i] + "_"),
