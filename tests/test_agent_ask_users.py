@@ -1331,3 +1331,13 @@ def test_companies_whose_latest_periods_are_far_apart_are_not_compared(cummins_y
     )
     got = answer_sec_question(cummins_year, "Which has more cash, Dell or Symantec?")
     assert got.status == "answered" and any("latest periods differ" in n for n in got.notes)
+
+
+def test_delta_and_spread_between_ask_a_difference(loaded):
+    want = gold(IBM, "Revenues", "20090630", 1) - gold(MMM, "SalesRevenueNet", "20090630", 1)
+    got = answer_sec_question(loaded, "What is the delta between IBM's and 3M's revenue in Q2 2009?")
+    assert got.status == "answered" and close(got, want)
+    amgn = gold(AMGN, "NetIncomeLoss", "20090630", 1) / gold(AMGN, "Revenues", "20090630", 1) * 100
+    ibm = gold(IBM, "ProfitLoss", "20090630", 1) / gold(IBM, "Revenues", "20090630", 1) * 100
+    got = answer_sec_question(loaded, "What was the spread between Amgen's and IBM's net margins in Q2 2009?")
+    assert got.status == "answered" and got.unit == "pp" and close(got, amgn - ibm, 1e-6)

@@ -142,7 +142,8 @@ _RELATIVE_TIMES = re.compile(r"\bhow many times\b|\b(?:what|which) multiple of\b
 """Two figures asked as a multiple ("How many times bigger was IBM's revenue than Amgen's?", "the ratio of IBM's
 revenue to Amgen's"): the one over the other."""
 _DIFFERENCE = re.compile(
-    r"\b(?:difference|gap|how much more|how much less|exceed|exceeded|exceeds|minus|net of|less than|more than|less)\b",
+    r"\b(?:difference|gap|delta|spread between|how much more|how much less|exceed|exceeded|exceeds|minus|net of|"
+    r"less than|more than|less)\b",
     re.I,
 )
 _NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
