@@ -1341,3 +1341,11 @@ def test_delta_and_spread_between_ask_a_difference(loaded):
     ibm = gold(IBM, "ProfitLoss", "20090630", 1) / gold(IBM, "Revenues", "20090630", 1) * 100
     got = answer_sec_question(loaded, "What was the spread between Amgen's and IBM's net margins in Q2 2009?")
     assert got.status == "answered" and got.unit == "pp" and close(got, amgn - ibm, 1e-6)
+
+
+def test_a_fiscal_year_end_asked_is_the_companys_fiscal_year_end(loaded):
+    """General Mills' fiscal year ends May 31: "cash at fiscal year-end 2009" is May 31, 2009 (the 10-Q's comparative
+    balance sheet), not December 31, 2009 (refused here only because no such balance is shipped)."""
+    gis = "0000950123-09-045366"  # General Mills, 10-Q for the quarter ended 2009-08-30 (FSDS 2009-08-31)
+    got = answer_sec_question(loaded, "What was General Mills' cash at fiscal year-end 2009?")
+    assert got.status == "answered" and close(got, gold(gis, "CashAndCashEquivalentsAtCarryingValue", "20090531", 0))

@@ -691,3 +691,11 @@ def test_a_fuzzy_name_after_an_operation_word_leaves_the_word_to_the_operation()
     ix = CompanyIndex([(1, "EXXON MOBIL CORP"), (2, "MURPHY OIL CORP /DE"), (3, "CHEVRON CORP")])
     got = ix.find("Sort ExxonMobil, Murphy Oil and Chevron by current ratio, highest first, as of June 30, 2009.")
     assert [(h.cik, h.text) for h in got.found][:1] == [(1, "ExxonMobil")]
+
+
+def test_a_fiscal_year_end_is_the_companys_not_december():
+    """ "General Mills' cash at fiscal year-end 2009" was read as December 31, 2009 (its fiscal year ends in May)."""
+    (ask,) = find_periods("General Mills' cash at fiscal year-end 2009")
+    assert ask.fiscal == (2009, "FY")
+    (ask,) = find_periods("Amgen's cash at year-end 2008")
+    assert (ask.ddate, ask.fiscal) == ("20081231", None)

@@ -416,7 +416,11 @@ def find_periods(question: str) -> list[PeriodAsk]:
                 ask = PeriodAsk(month_end(year, 12).strftime("%Y%m%d"), 4, m.group(), fiscal=(year, "FY"))
             elif kind == "yearend":
                 year = int(g["year"])
-                ask = PeriodAsk(month_end(year, 12).strftime("%Y%m%d"), span if span and span > 1 else None, m.group())
+                fiscal = "fiscal" in m.group().lower() or question[: m.start()].lower().rstrip().endswith("fiscal")
+                ask = PeriodAsk(  # "fiscal year-end 2009": the company's fiscal year end (General Mills' May 31)
+                    month_end(year, 12).strftime("%Y%m%d"), span if span and span > 1 else None, m.group(),
+                    fiscal=(year, "FY") if fiscal else None,
+                )  # fmt: skip
             elif kind == "month":
                 year, month = int(g["year"]), MONTHS[g["month"].lower().rstrip(".")]
                 ask = PeriodAsk(month_end(year, month).strftime("%Y%m%d"), span, m.group())
