@@ -1349,3 +1349,12 @@ def test_a_fiscal_year_end_asked_is_the_companys_fiscal_year_end(loaded):
     gis = "0000950123-09-045366"  # General Mills, 10-Q for the quarter ended 2009-08-30 (FSDS 2009-08-31)
     got = answer_sec_question(loaded, "What was General Mills' cash at fiscal year-end 2009?")
     assert got.status == "answered" and close(got, gold(gis, "CashAndCashEquivalentsAtCarryingValue", "20090531", 0))
+
+
+def test_taxes_paid_are_not_the_income_tax_expense(loaded):
+    """ "3M's income taxes paid in H1 2009" was its income tax expense (580,000,000, the provision), with the gate
+    passed: 3M's 10-Q reports no taxes paid in cash."""
+    paid = ("What were 3M's income taxes paid in H1 2009?", "How much did IBM pay in taxes in H1 2009?")
+    assert_refused(loaded, paid, "not understood", "taxes paid in cash are not the income tax expense")
+    got = answer_sec_question(loaded, "What was 3M's income tax expense in H1 2009?")
+    assert got.status == "answered" and close(got, gold(MMM, "IncomeTaxExpenseBenefit", "20090630", 2))

@@ -164,6 +164,8 @@ _PLACE = re.compile(
 """A place asked among the companies ("the second highest revenue", "which railroad ranked second", "who came
 last"): the company at that place, not the top (all three were answered with the highest)."""
 _ORDINAL_PLACES = {"second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "fifth": 5, "5th": 5}
+_PAID = re.compile(r"\b(?:paid|pay|pays|paying|payments?)\b", re.I)
+"""Words of cash paid: taxes paid are not the income tax expense."""
 _FORECAST = re.compile(
     r"(?<!^)\b(?:estimates?|estimated|consensus|forecasts?|forecasted|guidance|projected(?! benefit)|projections?|outlook)\b",
     re.I,
@@ -964,6 +966,13 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
             "unknown",
             f"{all_debt.group()!r} includes short-term borrowings and current maturities; finkg's debt measure is "
             "long-term debt (noncurrent): ask for long-term debt",
+        )
+    paid = _PAID.search(question)
+    if paid is not None and any(m.id == "income_tax" for m in plan.measures) and plan.kind not in _NO_ANSWER:
+        plan.kind, plan.refusal = (  # "3M's income taxes paid in H1 2009" was its tax expense, 580,000,000
+            "unknown",
+            f"{paid.group()!r}: taxes paid in cash are not the income tax expense (the provision) finkg's catalog "
+            "reads: ask for the income tax expense",
         )
     currency = _OTHER_CURRENCY.search(question)
     if currency is not None and any(m.unit == "USD" for m in plan.measures) and plan.kind not in _NO_ANSWER:
