@@ -1358,3 +1358,21 @@ def test_taxes_paid_are_not_the_income_tax_expense(loaded):
     assert_refused(loaded, paid, "not understood", "taxes paid in cash are not the income tax expense")
     got = answer_sec_question(loaded, "What was 3M's income tax expense in H1 2009?")
     assert got.status == "answered" and close(got, gold(MMM, "IncomeTaxExpenseBenefit", "20090630", 2))
+
+
+def test_a_bigger_loss_is_a_lower_income(loaded):
+    """ "Which had the bigger net loss, Sprint Nextel or AK Steel?" picked AK Steel (-47,200,000 is the higher net
+    income), "the smaller loss" Sprint (-384,000,000), "the larger operating loss" AK Steel: each with the gate passed."""
+    aks, sprint = "0000918160-09-000029", "0001193125-09-163726"
+    for q, tag in (
+        ("Which had the bigger net loss in Q2 2009, Sprint Nextel or AK Steel?", "NetIncomeLoss"),
+        ("Which had the larger operating loss in Q2 2009, Sprint Nextel or AK Steel?", "OperatingIncomeLoss"),
+    ):
+        values = {
+            "SPRINT NEXTEL CORP": gold(sprint, tag, "20090630", 1),
+            "AK STEEL HOLDING CORP": gold(aks, tag, "20090630", 1),
+        }
+        got = answer_sec_question(loaded, q)
+        assert got.status == "answered" and got.pick == [min(values, key=values.get)], q  # type: ignore[arg-type]
+    got = answer_sec_question(loaded, "Which had the smaller loss in Q2 2009, Sprint Nextel or AK Steel?")
+    assert got.status == "answered" and got.pick == ["AK STEEL HOLDING CORP"]

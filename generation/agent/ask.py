@@ -52,6 +52,7 @@ from retrieval.facts import concepts as cc
 from retrieval.facts.fact_map import filing_available_at
 from retrieval.facts.labels import content_words, element_rows, label_terms, match_label, question_words
 from retrieval.facts.measures import (
+    CONCEPT_MEASURE_PREFIX,
     MEASURES,
     Measure,
     concept_measure,
@@ -1086,10 +1087,27 @@ def _direction_plan(plan: Plan, question: str) -> None:
         return
     if growth:
         plan.change = True
+    said_loss = _LOSS.search(_INCOME_OR_LOSS.sub(" ", question))  # "net income (loss)" names the line, not a loss
+    if not growth and plan.kind in ("compare", "rank") and said_loss and _income(plan.measures[0]):
+        plan.smaller = not plan.smaller  # "the bigger net loss" is the lower net income (was the higher: AK Steel's)
     if plan.kind in ("compare", "rank") and _judged(plan, question):
         return
     if plan.change and _DECLINE.search(question):
         plan.smaller = not plan.smaller  # "fell more": the lower growth; "the smaller drop": the higher
+
+
+_LOSS = re.compile(r"\blos(?:s|ses)\b", re.I)
+_INCOME_OR_LOSS = re.compile(r"\(\s*loss(?:es)?\s*\)|\b(?:income|profit|earnings)\s*(?:/|or|and)\s*loss(?:es)?\b", re.I)
+_INCOME = frozenset({"net_income", "operating_income", "pretax_income", "net_income_including_nci", "gross_profit"})
+"""Income measures a question may name by their loss ("net loss", "operating loss"): a bigger loss is a lower
+income, so comparisons and rankings by a loss run the other way."""
+
+
+def _income(m: Measure) -> bool:
+    """Whether ``m`` is an income (a loss is its negative): a catalog income measure (:data:`_INCOME`) or an element
+    found by its label whose tag is an income or loss (``NetIncomeLoss``, ``OperatingIncomeLoss``, ``ProfitLoss``)."""
+    tag = m.formulas[0] if m.id.startswith(CONCEPT_MEASURE_PREFIX) else ""
+    return m.id in _INCOME or re.search(r"IncomeLoss|ProfitLoss|GrossProfit", tag) is not None
 
 
 def _judged(plan: Plan, question: str) -> bool:
