@@ -917,6 +917,15 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         n = len(plan.companies)
         if plan.peers is not None:
             _peer_direction(plan, question)
+    said_loss = _LOSS.search(_INCOME_OR_LOSS.sub(" ", question))  # "net income (loss)" names the line, not a loss
+    if (
+        plan.kind in ("compare", "rank", "standing")
+        and said_loss
+        and not plan.change
+        and _BETTER_WORSE.search(question) is None
+        and _income(plan.measures[0])
+    ):
+        plan.smaller = not plan.smaller  # "the bigger net loss" is the lower net income (was the higher: AK Steel's)
     count = _COUNT.search(question)
     top_bottom = count is not None and count.group().lower().startswith(("top", "bottom"))
     if count is not None and (plan.kind in ("compare", "rank") or (plan.kind == "value" and top_bottom)):
@@ -1087,9 +1096,6 @@ def _direction_plan(plan: Plan, question: str) -> None:
         return
     if growth:
         plan.change = True
-    said_loss = _LOSS.search(_INCOME_OR_LOSS.sub(" ", question))  # "net income (loss)" names the line, not a loss
-    if not growth and plan.kind in ("compare", "rank") and said_loss and _income(plan.measures[0]):
-        plan.smaller = not plan.smaller  # "the bigger net loss" is the lower net income (was the higher: AK Steel's)
     if plan.kind in ("compare", "rank") and _judged(plan, question):
         return
     if plan.change and _DECLINE.search(question):
