@@ -1376,3 +1376,14 @@ def test_a_bigger_loss_is_a_lower_income(loaded):
         assert got.status == "answered" and got.pick == [min(values, key=values.get)], q  # type: ignore[arg-type]
     got = answer_sec_question(loaded, "Which had the smaller loss in Q2 2009, Sprint Nextel or AK Steel?")
     assert got.status == "answered" and got.pick == ["AK STEEL HOLDING CORP"]
+
+
+def test_companies_whose_ratio_divides_by_a_negative_figure_are_not_compared(loaded):
+    """Qwest's equity was negative at June 30, 2009: "Which had the higher ROE, Qwest or Verizon?" picked Verizon, a
+    positive net income over negative equity read as a low return (a group named by its industry already left such a
+    member out)."""
+    asks = (
+        "Which had the higher ROE in Q2 2009, Qwest or Verizon?",
+        "Rank Qwest, Verizon and AT&T by ROE in Q2 2009",
+    )
+    assert_refused(loaded, asks, "could not answer", "a figure at or below zero")

@@ -1675,6 +1675,12 @@ def _run(run: _Runner) -> tuple[list[str] | str, str, dict[str, Any]]:
         ddate, qtrs = run.period(cik, x, i if len(plan.companies) < 2 else 0)
         results.append(run.measure(cik, x, ddate, qtrs))
     results = _one_span(run, pairs, results)
+    if plan.kind in ("compare", "rank"):  # a return over negative equity is no high or low return among others
+        for (_, name, _), r in zip(pairs, results, strict=True):
+            negative = _non_positive_denominator(r)
+            if negative:
+                raise ToolError(f"not comparable: {name}'s {r.detail['label']} divides by {negative}, a figure at or "
+                                "below zero")  # fmt: skip
     periods = {r.detail["period"] for r in results}
     if len(periods) > 1 and not plan.periods:
         latest = ", ".join(f"{n} {r.detail['period']}" for (_, n, _), r in zip(pairs, results, strict=True))
