@@ -1387,3 +1387,13 @@ def test_companies_whose_ratio_divides_by_a_negative_figure_are_not_compared(loa
         "Rank Qwest, Verizon and AT&T by ROE in Q2 2009",
     )
     assert_refused(loaded, asks, "could not answer", "a figure at or below zero")
+
+
+def test_what_percent_of_revenue_written_with_a_sign_or_per_cent(loaded):
+    want = gold(AMGN, "ResearchAndDevelopmentExpenseExcludingAcquiredInProcessCost", "20090630", 1)
+    want = want / gold(AMGN, "Revenues", "20090630", 1) * 100
+    got = answer_sec_question(loaded, "What % of Amgen's revenue was R&D in Q2 2009?")
+    assert got.status == "answered" and got.unit == "%" and close(got, want, 1e-6)
+    net = gold(IBM, "ProfitLoss", "20090630", 1) / gold(IBM, "Revenues", "20090630", 1) * 100
+    got = answer_sec_question(loaded, "What per cent of IBM's revenue was net income in Q2 2009?")
+    assert got.status == "answered" and close(got, net, 1e-6)

@@ -337,7 +337,7 @@ _TOTAL = re.compile(r"\b(?:total|overall|aggregate)\b(?!\s+(?:assets|liabilities
 ("total revenue"): with several companies, asked which. "Total assets" and "total liabilities" are the line items'
 names, as everyone says them."""
 _SHARE_OF_WHAT = re.compile(
-    r"\b(?:what|which)\s+(?:percentage|percent|share|proportion|fraction|portion|part)\s+of\b", re.I
+    r"\b(?:what|which)\s+(?:percentage|percent|per\s+cent|%|share|proportion|fraction|portion|part)\s+of\b", re.I
 )
 """A ratio asked with its denominator first: "What percentage of Humana's assets is cash?" (cash / assets)."""
 

@@ -60,7 +60,7 @@ _FUNCTION_WORD_TEXT = """a an the of in on at for to by from as and or with its 
     between among amongst than rank ranked order per ratio earn earned make made generate generated post posted record recorded
     book booked bring brought deliver delivered log logged achieve achieved run ran calculate
     compute estimate find get provide list now right sheet spending stand stood come came out same them all change changed grow grew growth increase increased decrease decreased
-    rise rose fall fell percent percentage point points over against which one two both each
+    rise rose fall fell percent percentage cent point points over against which one two both each
     january february march april may june july august september october november december jan feb mar apr
     jun jul aug sep sept oct nov dec three four six nine twelve usd dollars dollar million millions billion
     billions thousand could would can you want know like looking look interested"""
