@@ -62,7 +62,7 @@ _SPAN_WORDS = {
     "trailing twelve months": 4,
 }
 TRAILING_WORDS = re.compile(
-    r"\b(?:ttm|ltm|trailing(?![\s-]+(?:three|six|nine|3|6|9|two|three|2|3)\b)(?:[\s-]+(?:twelve|12)[\s-]+months?)?|"
+    r"\b(?:ttm|ltm|trailing(?![\s-]+(?:two|three|six|nine|2|3|6|9)\b)(?:[\s-]+(?:twelve|12)[\s-]+months?)?|"
     r"rolling[\s-]+(?:twelve|12)[\s-]+months?|(?:trailing|last|past|previous|rolling)[\s-]+(?:four|4)[\s-]+quarters|"
     r"(?:last|past|previous)[\s-]+(?:twelve|12)[\s-]+months|(?:twelve|12)[\s-]+months?[\s-]+(?:period[\s-]+)?end(?:ed|ing))\b",
     re.I,
