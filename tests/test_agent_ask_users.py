@@ -1397,3 +1397,10 @@ def test_what_percent_of_revenue_written_with_a_sign_or_per_cent(loaded):
     net = gold(IBM, "ProfitLoss", "20090630", 1) / gold(IBM, "Revenues", "20090630", 1) * 100
     got = answer_sec_question(loaded, "What per cent of IBM's revenue was net income in Q2 2009?")
     assert got.status == "answered" and close(got, net, 1e-6)
+
+
+def test_a_span_said_by_its_months_is_that_span(loaded):
+    """ "Chevron's revenue from January through June 2009" was its second quarter's (USD 40,205,000,000)."""
+    cvx = "0000950123-09-030860"
+    got = answer_sec_question(loaded, "What was Chevron's revenue from January through June 2009?")
+    assert got.status == "answered" and close(got, gold(cvx, "Revenues", "20090630", 2))

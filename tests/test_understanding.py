@@ -699,3 +699,25 @@ def test_a_fiscal_year_end_is_the_companys_not_december():
     assert ask.fiscal == (2009, "FY")
     (ask,) = find_periods("Amgen's cash at year-end 2008")
     assert (ask.ddate, ask.fiscal) == ("20081231", None)
+
+
+@pytest.mark.parametrize(
+    ("question", "ddate", "qtrs"),
+    [
+        ("Chevron's revenue from January through June 2009", "20090630", 2),  # was the June quarter
+        ("Amgen's revenue for January-June 2009", "20090630", 2),
+        ("revenue Jan-Jun 2009", "20090630", 2),
+        ("revenue for the period April 1 to June 30, 2009", "20090630", 1),
+        ("revenue July 2008 to June 2009", "20090630", 4),
+    ],
+)
+def test_a_span_said_by_its_first_and_last_months(question, ddate, qtrs):
+    (ask,) = find_periods(question)
+    assert (ask.ddate, ask.qtrs) == (ddate, qtrs)
+
+
+def test_two_period_ends_are_not_a_span_and_an_odd_span_is_refused():
+    ends = find_periods("the change in cash from December 31, 2008 to June 30, 2009")
+    assert [(p.ddate, p.qtrs) for p in ends] == [("20081231", None), ("20090630", None)]
+    with pytest.raises(ValueError, match="spans 5 months"):
+        find_periods("revenue from January to May 2009")

@@ -261,8 +261,45 @@ def _part_of_year(m: re.Match[str]) -> PeriodAsk:
     return PeriodAsk(months_before(fsds_ddate(day), back), qtrs, m.group())
 
 
+_MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
+_MONTH_RANGE = re.compile(
+    rf"\b(?:from\s+|between\s+)?(?P<m1>{_MONTH_NAMES})\.?(?:\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?)?,?(?:\s+(?P<y1>(?:19|20)\d\d))?"
+    rf"\s*(?:-|–|to|through|thru|until|and)\s*(?P<m2>{_MONTH_NAMES})\.?(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?,?\s+{_YEAR}\b",
+    re.I,
+)
+"""A span said by its first and last months ("January through June 2009", "Jan-Jun 2009", "from April 1 to June 30,
+2009", "July 2008 to June 2009"): the months between, inclusive (it was the last month's quarter: Chevron's revenue
+"from January through June 2009" was its second quarter's)."""
+
+
+def _month_range(m: re.Match[str]) -> PeriodAsk | None:
+    """The :class:`PeriodAsk` of a :data:`_MONTH_RANGE` match: ``qtrs`` the months between over three; None where the
+    words are two period ends, not a span ("from December 31, 2008 to June 30, 2009": two balance dates; "from
+    December 2008 to June 2009": seven months, no span a filing reports), left to the other patterns.
+
+    Raises:
+        ValueError: two months of one year, no days, that no filing's span joins ("from January to May 2009"); the
+            message starts "unread period".
+    """
+    g = m.groupdict()
+    if g["d1"] and int(g["d1"]) != 1:
+        return None
+    first, last = MONTHS[g["m1"].lower().rstrip(".")], MONTHS[g["m2"].lower().rstrip(".")]
+    end_year = int(g["year"])
+    start_year = int(g["y1"]) if g["y1"] else (end_year if first <= last else end_year - 1)
+    months = (end_year * 12 + last) - (start_year * 12 + first) + 1
+    if months not in (3, 6, 9, 12):
+        if g["y1"] or first > last or g["d1"] or re.search(r"\d{1,2}(?:st|nd|rd|th)?,?\s+(?:19|20)\d\d$", m.group()):
+            return None
+        raise ValueError(  # "from January to May 2009": five months, never read as the May quarter
+            f"unread period: {m.group()!r} spans {months} months, no span a filing reports (3, 6, 9 or 12 months)"
+        )
+    return PeriodAsk(month_end(end_year, last).strftime("%Y%m%d"), months // 3, m.group())
+
+
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("part", _PART_OF_YEAR),
+    ("range", _MONTH_RANGE),
     # 2009-06-28, 20090628
     ("iso", re.compile(r"\b(?P<year>(?:19|20)\d\d)-(?P<m>\d\d)-(?P<d>\d\d)\b")),
     # June 28, 2009 / June 28 2009
@@ -376,6 +413,8 @@ def find_periods(question: str) -> list[PeriodAsk]:
             ask: PeriodAsk | None = None
             if kind == "part":
                 ask = _part_of_year(m)
+            elif kind == "range":
+                ask = _month_range(m)
             elif kind in ("iso", "mdy", "dmy", "slash"):
                 month = int(g["m"]) if g.get("m") else MONTHS[g["month"].lower().rstrip(".")]
                 try:
@@ -465,7 +504,7 @@ def find_periods(question: str) -> list[PeriodAsk]:
     return [replace(a, qtrs=4, trailing=True) for _, a in found]
 
 
-_MONTH_WORDS = "|".join(sorted(MONTHS, key=len, reverse=True))
+_MONTH_WORDS = _MONTH_NAMES
 _YEARLESS = re.compile(
     rf"\b(?:q[1-4]|[1-4]q|h[12]|(?:first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?(?:quarter|half)|"
     rf"(?:three|six|nine|3|6|9)[\s-]+months?|(?:{_MONTH_WORDS})\.?\s+quarter|end\s+of\s+(?:{_MONTH_WORDS})\b\.?)\b",
