@@ -806,6 +806,8 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
     if _DESCENDING.search(question) or _ASCENDING.search(question):
         plan.smaller = bool(_ASCENDING.search(question))
     plan.by_how_much = bool(_BY_HOW_MUCH.search(question))
+    shortfall = _SHORTFALL.search(question)
+    gap = bool(_DIFFERENCE.search(question) or plan.by_how_much or shortfall)  # two figures set against each other
     n, k = len(plan.companies), len(plan.measures)
     if plan.ambiguous:  # one name that fits several companies is asked back, even beside other named companies
         plan.kind = "ambiguous"
@@ -832,10 +834,10 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
         and not (_DIFFERENCE.search(question) and not _WHICH.search(question))
     ):
         plan.kind = "compare"
-    elif n == 2 and (_DIFFERENCE.search(question) or plan.by_how_much or _SHORTFALL.search(question)):
+    elif n == 2 and gap:
         plan.kind = "difference"
-        plan.shortfall = bool(_SHORTFALL.search(question))
-    elif n > 2 and (_DIFFERENCE.search(question) or plan.by_how_much or _SHORTFALL.search(question)):
+        plan.shortfall = shortfall is not None
+    elif n > 2 and gap:
         plan.kind, plan.refusal = (  # "the difference between IBM's, 3M's and Amgen's revenue" was IBM's less 3M's
             "unknown",
             f"a difference of {n} companies' figures: finkg answers the difference of two (or, asked which, the "
@@ -1528,10 +1530,13 @@ LATEST_APART_DAYS = 183
 a year) are not compared: their latest quarters differ by a fiscal calendar's offset, not by years."""
 
 
-def _one_span(run: _Runner, pairs: Sequence[tuple[int, str, Measure]], results: list[ToolResult]) -> list[ToolResult]:
+def _one_span(
+    run: _Runner, pairs: Sequence[tuple[int, str, Measure]], ends: Sequence[str], results: list[ToolResult]
+) -> list[ToolResult]:
     """The figures set against each other over one span: where some are over a longer one (a company whose filing
-    reports no 3-month figure, answered over its year to date), all are measured again over that span, and the notes
-    say so (McDonald's quarter's operating cash flow was set against Amgen's six months, and Amgen picked).
+    reports no 3-month figure, answered over its year to date), all are measured again over that span at the same
+    period ends ``ends`` (``YYYYMMDD``, one per pair), and the notes say so (McDonald's quarter's operating cash flow
+    was set against Amgen's six months, and Amgen picked).
 
     Raises:
         ToolError: a company does not report the figure over that span (not comparable; the message names the
@@ -1544,8 +1549,7 @@ def _one_span(run: _Runner, pairs: Sequence[tuple[int, str, Measure]], results: 
     shown = ", ".join(f"{n}: {3 * q} months" for (_, n, _), q in zip(pairs, spans, strict=True) if q)
     run.out.notes[:] = [n for n in run.out.notes if "(year to date)" not in n]
     again = []
-    for i, (cik, name, x) in enumerate(pairs):
-        ddate, _ = run.period(cik, x, i if len(run.plan.companies) < 2 else 0)
+    for (cik, name, x), ddate in zip(pairs, ends, strict=True):
         try:
             again.append(run.measure(cik, x, ddate, longest))
         except ToolError as exc:
@@ -1670,11 +1674,12 @@ def _run(run: _Runner) -> tuple[list[str] | str, str, dict[str, Any]]:
         pairs = [(c, n, m) for c, n in plan.companies]
     else:
         pairs = [(plan.companies[0][0], plan.companies[0][1], x) for x in plan.measures]
-    results = []
+    results, ends = [], []
     for i, (cik, _, x) in enumerate(pairs):
         ddate, qtrs = run.period(cik, x, i if len(plan.companies) < 2 else 0)
         results.append(run.measure(cik, x, ddate, qtrs))
-    results = _one_span(run, pairs, results)
+        ends.append(ddate)
+    results = _one_span(run, pairs, ends, results)
     if plan.kind in ("compare", "rank"):  # a return over negative equity is no high or low return among others
         for (_, name, _), r in zip(pairs, results, strict=True):
             negative = _non_positive_denominator(r)
@@ -1736,14 +1741,10 @@ def _set_against(
         derivation["result"] = [labels[i] for i in order]
         run.call(calculate(f"{'min' if plan.smaller else 'max'}({', '.join(names)})", names))
         return [f"{labels[i]} ({format_value(values[i], unit)})" for i in shown], "multi-span", derivation
-    if plan.place > len(order):
-        raise ToolError(f"not in the graph: {len(order)} companies report {plan.measures[0].label}, fewer than the "
-                        f"place asked ({plan.place})")  # fmt: skip
-    top, second = order[plan.place - 1], order[plan.place if plan.place < len(order) else plan.place - 2]
-    if plan.place > 1:  # "the second highest": the company at that place, every figure said
+    top, second = _at_place(run, labels, values, unit, order)
+    if plan.place > 1:  # "the second highest": the company at that place
         way = "ascending" if plan.smaller else "descending"
         derivation.update(expression=f"sorted({', '.join(names)}, {way})[{plan.place - 1}]", result=values[top])
-        out.notes.append(f"place {plan.place} of {len(order)}: " + _figures(labels, values, unit, order))
     cmp = run.call(calculate("abs(top - second)", {"top": values[top], "second": values[second]}))
     out.pick = [labels[top]]
     if values[top] == values[second]:
@@ -1759,6 +1760,25 @@ def _set_against(
         shown = _figures(labels, values, unit, range(len(values)))
         return f"{'yes' if top == 0 else 'no'}: {labels[top]} ({shown})", "span", derivation
     return labels[top], "span", derivation
+
+
+def _at_place(
+    run: _Runner, labels: Sequence[str], values: Sequence[float], unit: str, order: Sequence[int]
+) -> tuple[int, int]:
+    """``(picked, next)``: the positions of the company at the place the plan asks (:attr:`Plan.place`, 1 the top)
+    in ``order`` and of the one it is set against (the next place, or the one before at the last); a place below
+    the top says every figure in the notes.
+
+    Raises:
+        ToolError: fewer companies report the measure than the place asked.
+    """
+    place = run.plan.place
+    if place > len(order):
+        raise ToolError(f"not in the graph: {len(order)} companies report {run.plan.measures[0].label}, fewer than "
+                        f"the place asked ({place})")  # fmt: skip
+    if place > 1:
+        run.out.notes.append(f"place {place} of {len(order)}: " + _figures(labels, values, unit, order))
+    return order[place - 1], order[place if place < len(order) else place - 2]
 
 
 _SPANS_REPORTED = re.compile(r"spans reported: \[([\d, ]+)\]")
@@ -1956,12 +1976,7 @@ def _run_peers(run: _Runner, group: PeerGroup) -> tuple[list[str] | str, str, di
         out.pick = [labels[i] for i in shown]
         derivation["result"] = [labels[i] for i in order]
         return [f"{labels[i]} ({format_value(values[i], unit)})" for i in shown], "multi-span", derivation
-    if plan.place > len(order):
-        raise ToolError(f"not in the graph: {len(order)} companies report {m.label}, fewer than the place asked "
-                        f"({plan.place})")  # fmt: skip
-    top, second = order[plan.place - 1], order[plan.place if plan.place < len(order) else plan.place - 2]
-    if plan.place > 1:
-        out.notes.append(f"place {plan.place} of {len(order)}: " + _figures(labels, values, unit, order))
+    top, second = _at_place(run, labels, values, unit, order)
     out.pick = [labels[top]]
     if plan.by_how_much:
         cmp = run.call(calculate("abs(top - second)", {"top": values[top], "second": values[second]}))

@@ -36,7 +36,9 @@ MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m} | {
     m.lower(): i for i, m in enumerate(calendar.month_abbr) if m
 }
 MONTHS["sept"] = 9
-_MONTH = r"(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+_MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
+"""Every month's name and abbreviation, longest first (a regex alternation)."""
+_MONTH = rf"(?P<month>{_MONTH_NAMES})\.?"
 _ORD = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "last": 4}
 _ORDS = "|".join(_ORD)
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
@@ -261,10 +263,9 @@ def _part_of_year(m: re.Match[str]) -> PeriodAsk:
     return PeriodAsk(months_before(fsds_ddate(day), back), qtrs, m.group())
 
 
-_MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
 _MONTH_RANGE = re.compile(
     rf"\b(?:from\s+|between\s+)?(?P<m1>{_MONTH_NAMES})\.?(?:\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?)?,?(?:\s+(?P<y1>(?:19|20)\d\d))?"
-    rf"\s*(?:-|–|to|through|thru|until|and)\s*(?P<m2>{_MONTH_NAMES})\.?(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?,?\s+{_YEAR}\b",
+    rf"\s*(?:-|–|to|through|thru|until|and)\s*(?P<m2>{_MONTH_NAMES})\.?(?:\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?)?,?\s+{_YEAR}\b",
     re.I,
 )
 """A span said by its first and last months ("January through June 2009", "Jan-Jun 2009", "from April 1 to June 30,
@@ -289,7 +290,7 @@ def _month_range(m: re.Match[str]) -> PeriodAsk | None:
     start_year = int(g["y1"]) if g["y1"] else (end_year if first <= last else end_year - 1)
     months = (end_year * 12 + last) - (start_year * 12 + first) + 1
     if months not in (3, 6, 9, 12):
-        if g["y1"] or first > last or g["d1"] or re.search(r"\d{1,2}(?:st|nd|rd|th)?,?\s+(?:19|20)\d\d$", m.group()):
+        if g["y1"] or first > last or g["d1"] or g["d2"]:
             return None
         raise ValueError(  # "from January to May 2009": five months, never read as the May quarter
             f"unread period: {m.group()!r} spans {months} months, no span a filing reports (3, 6, 9 or 12 months)"
@@ -504,10 +505,9 @@ def find_periods(question: str) -> list[PeriodAsk]:
     return [replace(a, qtrs=4, trailing=True) for _, a in found]
 
 
-_MONTH_WORDS = _MONTH_NAMES
 _YEARLESS = re.compile(
     rf"\b(?:q[1-4]|[1-4]q|h[12]|(?:first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?(?:quarter|half)|"
-    rf"(?:three|six|nine|3|6|9)[\s-]+months?|(?:{_MONTH_WORDS})\.?\s+quarter|end\s+of\s+(?:{_MONTH_WORDS})\b\.?)\b",
+    rf"(?:three|six|nine|3|6|9)[\s-]+months?|(?:{_MONTH_NAMES})\.?\s+quarter|end\s+of\s+(?:{_MONTH_NAMES})\b\.?)\b",
     re.I,
 )
 """A quarter, half, span or month named without its year ("the third quarter", "Q3", "the September quarter", "the
