@@ -43,6 +43,7 @@ FILES = {  # the saved companyfacts responses (data/NOTICE.md)
     MRVL: ROOT / "tests" / "data" / "edgar" / "companyfacts" / "CIK0001835632.json",  # Marvell, served 2026-06-08
 }
 TICKERS = ("TSLA", "SNOW", "MRVL")
+MRVL_10K, MRVL_Q3 = "0001835632-26-000011", "0001835632-25-000197"  # its 10-K for fiscal 2026, its third quarter's 10-Q
 MRVL_10Q = "0001835632-26-000019"  # Marvell's 10-Q for the quarter ended 2026-05-02, filed 2026-05-28: its latest
 QUESTIONS = [
     {
@@ -256,6 +257,33 @@ def test_three_tickers_from_an_empty_graph_to_answers_memos_and_reports_offline(
     )
     assert got["status"] == "answered" and got["verdict"]["passed"], got
     assert got["derivation"]["result"] == want["mrvl-revenue"] == answer_gold(got["derivation"], facts[MRVL])
+    # a fourth quarter, which no 10-K reports: the fiscal year less its nine months, both facts cited (gold: the json's
+    # year and nine months, the filings' figures; Tesla reported 17,719 and Snowflake 986.8 million for these quarters)
+    fourth = {
+        "What was Tesla's revenue in the fourth quarter of 2021?": (
+            TSLA,
+            "Revenues",
+            "20211231",
+            "20210930",
+            17_719_000_000,
+        ),
+        "What was Snowflake's revenue for the quarter ended January 31, 2025?": (
+            SNOW,
+            "RevenueFromContractWithCustomerExcludingAssessedTax",
+            "20250131",
+            "20241031",
+            986_770_000,
+        ),
+    }
+    for question, (cik, tag, year_end, nine_end, reported) in fourth.items():
+        got = json.loads(run("ask", question, "--format", "json", env=offline))
+        assert got["status"] == "answered" and got["verdict"]["passed"], got
+        [operand] = got["derivation"]["operands"].values()
+        (plus, year), (minus, nine) = ((c["sign"], c["fact_key"]) for c in operand["components"])
+        assert (plus, minus) == (1, -1)
+        assert year.split(":")[1:5] == [tag, "us-gaap", year_end, "4"]
+        assert nine.split(":")[1:5] == [tag, "us-gaap", nine_end, "3"]
+        assert got["derivation"]["result"] == facts[cik][year] - facts[cik][nine] == reported
 
     memos = tmp_path / "memos"
     [summary] = table(run("memo", "--all", "-o", str(memos), env=offline))
@@ -330,7 +358,20 @@ def test_an_added_filing_redoes_only_what_depends_on_it(graph_env, tmp_path):
     memo_files, report_files = files(memos / "structured"), files(reports)
     facts_before = {cik: company_facts(graph, cik) for cik in FILES}
     old_answer = json.loads((reports / "mrvl-revenue.none.agent.json").read_text(encoding="utf-8"))
-    assert old_answer["derivation"]["result"] == answer_gold(old_answer["derivation"], json_facts(earlier))
+    # the last quarter then: the fourth of the fiscal year ended 2026-01-31, which the 10-K does not report: the year
+    # (its 10-K) less its nine months (the third quarter's 10-Q, ended Saturday 2025-11-01)
+    revenue = "RevenueFromContractWithCustomerExcludingAssessedTax:us-gaap"
+    year, nine = (
+        json_facts(earlier)[f"{MRVL_10K}:{revenue}:20260131:4:USD::"],
+        json_facts(earlier)[f"{MRVL_Q3}:{revenue}:20251101:3:USD::"],
+    )
+    assert old_answer["derivation"]["result"] == year - nine
+    assert old_answer["gate"]["passed"]
+    [operand] = old_answer["derivation"]["operands"].values()
+    assert [(c["sign"], c["fact_key"]) for c in operand["components"]] == [
+        (1, f"{MRVL_10K}:{revenue}:20260131:4:USD::"),
+        (-1, f"{MRVL_Q3}:{revenue}:20251101:3:USD::"),
+    ]  # what it walks back to
 
     # a later day: EDGAR serves Marvell's companyfacts with the new 10-Q. edgartools' HTTP cache (``_tcache``, 30 s for
     # companyfacts) has long expired by then: emptied here, so its answer never stands in for the request (another

@@ -1424,7 +1424,8 @@ def format_value(value: float, unit: str) -> str:
 
 
 def fact_operand(result: ToolResult) -> dict[str, Any]:
-    """A ``fact_lookup`` result as a derivation's operand: ``{value, fact_key, company, concept, period, filing}``."""
+    """A ``fact_lookup`` result as a derivation's operand: ``{value, fact_key, company, concept, period, filing}``; a
+    derived fact's adds its ``formula`` and ``components`` (each a reported fact's operand with its ``sign``)."""
     return _fact_operand(result.detail)
 
 
@@ -1435,7 +1436,7 @@ def ratio_operands(facts: Sequence[dict[str, Any]], name: Callable[[str], str] =
 
 
 def _fact_operand(f: dict[str, Any]) -> dict[str, Any]:
-    return {
+    operand = {
         "value": f["value"],
         "fact_key": f["key"],
         "company": f["company"],
@@ -1443,6 +1444,10 @@ def _fact_operand(f: dict[str, Any]) -> dict[str, Any]:
         "period": f["period"],
         "filing": f"{f['form']} {f['adsh']} filed {f['filed']}",
     }
+    if f.get("components"):  # a derived fact (a fourth quarter, a TTM): its formula and the reported facts it adds up
+        operand["formula"] = f["formula"]
+        operand["components"] = [{"sign": sign, **_fact_operand(c)} for sign, c in f["components"]]
+    return operand
 
 
 def _slug(text: str) -> str:

@@ -14,6 +14,7 @@ reported wins; total liabilities, when not reported, derived from its components
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from generation.agent.arithmetic import parse_date
@@ -22,6 +23,7 @@ from kg import Graph, cypher
 from retrieval.contract import AsOf, as_of_cutoff, available
 from retrieval.facts import concepts as cc
 from retrieval.facts.fact_map import derive_liabilities, filing_available_at
+from retrieval.facts.history import END_SLACK_DAYS
 from retrieval.facts.measures import ALL_CONCEPTS
 from retrieval.facts.periods import iso, months_before, year_earlier
 from retrieval.facts.ratios import RATIO_BY_NAME
@@ -182,6 +184,77 @@ def find_fact(
     raise ToolError(f"not in the graph: no fact for {searched}")
 
 
+def fact_near(
+    graph: Graph,
+    company: str,
+    concept: str | cc.CanonicalConcept,
+    ddate: str,
+    qtrs: int,
+    as_of: AsOf | None = None,
+) -> dict[str, Any]:
+    """:func:`find_fact` over ``qtrs`` quarters at ``ddate`` (``YYYYMMDD``, a month end "three months" or "a year"
+    from another period), else at the company's reported period end closest to it within
+    :data:`~retrieval.facts.history.END_SLACK_DAYS` days: a 52/53-week fiscal year's quarters end on a Saturday
+    (Marvell's nine months ended 2025-11-01, its year 2026-01-31), and SEC companyfacts keeps the exact dates.
+
+    Raises:
+        ToolError: no such fact within the slack (the error of the month end's search), or the name is ambiguous.
+        GraphError: Neo4j is unavailable.
+    """
+    try:
+        return find_fact(graph, company, concept, iso(ddate), qtrs, as_of)
+    except ToolError as exc:
+        first_error = exc
+    _, tags, _ = resolve_concept(concept)
+    day = parse_date(iso(ddate))
+    cik = int(company) if str(company).strip().isdigit() else None
+    params = {"cik": cik, "name": None if cik is not None else str(company).strip(), "tags": list(tags), "uom": "USD"}
+    first, last = ((day + timedelta(days=d)).strftime("%Y%m%d") for d in (-END_SLACK_DAYS, END_SLACK_DAYS))
+    rows = graph.read(cypher.COMPANY_CONCEPT_PERIODS, params)
+    ends = {r["ddate"] for r in rows if int(r["qtrs"] or 0) == qtrs and first <= r["ddate"] <= last} - {ddate}
+    for end in sorted(ends, key=lambda e: abs((parse_date(iso(e)) - day).days)):
+        try:
+            return find_fact(graph, company, concept, iso(end), qtrs, as_of)
+        except ToolError:
+            continue  # reported there, but not public by ``as_of``
+    raise first_error
+
+
+def fourth_quarter_fact(
+    graph: Graph, company: str, concept: str | cc.CanonicalConcept, period: str, as_of: AsOf | None = None
+) -> dict[str, Any]:
+    """The fourth quarter of flow ``concept``'s fiscal year ended ``period``, which a 10-K does not report: the year
+    less its first nine months (``Q4 = FY - 9M``, the year to date of the third quarter's 10-Q, ending about three
+    months earlier), the derivation :mod:`retrieval.facts.history` uses for its quarterly series.
+
+    Returns:
+        a derived fact (see :func:`find_fact`): ``tag`` ``"derived"``, ``qtrs`` 1, ``value`` in USD, ``formula``
+        (``FY <end> - 9M <end>``), ``components`` (``(sign, fact)``: the fiscal year's fact and the nine months'), ``key``
+        ``q4:<adsh>:<concept>:<ddate>``; the filing fields are the fiscal year's (its 10-K).
+
+    Raises:
+        ToolError: ``concept`` is not a flow, or the year's or the nine months' fact is not in the graph (naming what
+            was searched).
+        GraphError: Neo4j is unavailable.
+    """
+    name, _, duration = resolve_concept(concept)
+    if duration is False:
+        raise ToolError(f"{name} is a balance, not a flow: it has no fourth quarter")
+    ddate = period_key(period)
+    year = find_fact(graph, company, concept, period, 4, as_of)
+    nine = fact_near(graph, company, concept, months_before(ddate, 3), 3, as_of)
+    return {
+        **year,
+        "tag": "derived",
+        "value": year["value"] - nine["value"],
+        "qtrs": 1,
+        "key": f"q4:{year['adsh']}:{name}:{ddate}",
+        "citation": f"{year['adsh']}:{year['cik']}:{name}(Q4):{ddate}:1:{year['uom']}",
+        "formula": f"FY {iso(ddate)} - 9M {nine['period']} (the fourth quarter, which the 10-K does not report)",
+        "components": [(1, year), (-1, nine)],
+    }
+
+
 def trailing_year_fact(
     graph: Graph, company: str, concept: str | cc.CanonicalConcept, period: str, as_of: AsOf | None = None
 ) -> dict[str, Any]:
@@ -215,13 +288,13 @@ def trailing_year_fact(
             continue  # no such span at ``period``
         year_end, before_end = months_before(ddate, 3 * k), year_earlier(ddate)
         try:
-            year = find_fact(graph, company, concept, iso(year_end), 4, as_of)
-            before = find_fact(graph, company, concept, iso(before_end), k, as_of)
+            year = fact_near(graph, company, concept, year_end, 4, as_of)
+            before = fact_near(graph, company, concept, before_end, k, as_of)
         except ToolError as exc:
             tried.append(str(exc))
             continue
         value = year["value"] + ytd["value"] - before["value"]
-        formula = f"FY {iso(year_end)} + YTD {iso(ddate)} - YTD {iso(before_end)} ({3 * k} months each)"
+        formula = f"FY {year['period']} + YTD {iso(ddate)} - YTD {before['period']} ({3 * k} months each)"
         return {
             **ytd,
             "tag": "derived",

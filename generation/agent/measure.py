@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from generation.agent.arithmetic import calculate
-from generation.agent.facts import fact_numbers, find_fact, trailing_year_fact
+from generation.agent.facts import fact_numbers, find_fact, fourth_quarter_fact, trailing_year_fact
 from generation.agent.results import ToolError, ToolResult, tool_call
 from kg import Graph
 from retrieval.contract import AsOf
@@ -40,19 +40,28 @@ def _facts_at(
     span: int | None,
     as_of: AsOf | None,
     trailing: bool = False,
+    quarter: bool = False,
 ) -> dict[str, dict[str, Any]]:
     """Each concept's fact at ``ddate`` (flows over ``span``); ``trailing``: a flow with no twelve-month fact there is
-    its trailing twelve months (:func:`~generation.agent.facts.trailing_year_fact`)."""
+    its trailing twelve months (:func:`~generation.agent.facts.trailing_year_fact`); ``quarter`` (a quarter asked,
+    ``span`` 1): a flow no filing reports over the quarter ended at a fiscal year's end is the year less its nine months
+    (:func:`~generation.agent.facts.fourth_quarter_fact`)."""
     out: dict[str, dict[str, Any]] = {}
     for c in concepts:
         concept = m.concept(c)  # the measure's own: an element found by its label is read alone, not its synonyms
         flow = bool(concept.duration)
         try:
             out[c] = find_fact(graph, company, concept, iso(ddate), span if flow else None, as_of)
-        except ToolError:
-            if not (trailing and flow):
+        except ToolError as exc:
+            if not flow or not (trailing or (quarter and span == 1)):
                 raise
-            out[c] = trailing_year_fact(graph, company, concept, iso(ddate), as_of)
+            if trailing:
+                out[c] = trailing_year_fact(graph, company, concept, iso(ddate), as_of)
+                continue
+            try:
+                out[c] = fourth_quarter_fact(graph, company, concept, iso(ddate), as_of)
+            except ToolError:
+                raise exc from None  # no fiscal year ends here: the quarter's own search says what is missing
     return out
 
 
@@ -73,7 +82,7 @@ def measure_value(
             :class:`~retrieval.facts.measures.Measure` or its id (``gross_margin``). ddate: the FSDS period end
             (``YYYYMMDD``). qtrs: the span the question names for flows (2, 3, 4 are required exactly; None or 1
             prefer the shortest span and fall back to a longer one, saying so: 1, a quarter asked, never to the
-            whole year, which a 10-K reports for its fourth quarter). as_of: only filings public by then
+            whole year, which a 10-K reports for its fourth quarter: that quarter is the year less its nine months). as_of: only filings public by then
             count. sic: the company's SIC code (banks get the bank formulas first). trailing: with ``qtrs`` 4, a flow
             no filing reports over the twelve months ended ``ddate`` is its trailing twelve months (the question
             said "TTM", "trailing twelve months", "the twelve months ended"; never for a fiscal year).
@@ -112,7 +121,17 @@ def measure_value(
                 spans = [1, 2, 3] if qtrs == 1 else [1, 2, 3, 4]
             for span in spans:
                 try:
-                    facts = _facts_at(graph, m, company, concepts, ddate, span, as_of, trailing=trailing and qtrs == 4)
+                    facts = _facts_at(
+                        graph,
+                        m,
+                        company,
+                        concepts,
+                        ddate,
+                        span,
+                        as_of,
+                        trailing=trailing and qtrs == 4,
+                        quarter=qtrs == 1,
+                    )
                 except ToolError as exc:
                     errors.append(str(exc))
                     continue
@@ -143,14 +162,20 @@ def _evaluate(
             f"the {months} months ended {iso(ddate)} (year to date): the filing reports no "
             f"{3 * preferred}-month figure for {_one_of([c for c in facts if m.concept(c).duration])}"
         )
-    builds = [
-        f"{f['concept']} = {f['formula']} = " + " ".join(f"{sign * c['value']:+,.0f}" for sign, c in f["components"])
-        for f in facts.values()
-        if str(f.get("key", "")).startswith("ttm:")
-    ]
-    if builds:
+
+    def builds(kind: str) -> str:
+        return "; ".join(
+            f"{f['concept']} = {f['formula']} = "
+            + " ".join(f"{sign * c['value']:+,.0f}" for sign, c in f["components"])
+            for f in facts.values()
+            if str(f.get("key", "")).startswith(f"{kind}:")
+        )
+
+    if ttm := builds("ttm"):
+        notes.append(f"the twelve months ended {iso(ddate)} (trailing twelve months, which no filing reports: {ttm})")
+    if q4 := builds("q4"):
         notes.append(
-            f"the twelve months ended {iso(ddate)} (trailing twelve months, which no filing reports: {'; '.join(builds)})"
+            f"the three months ended {iso(ddate)} (the fiscal year's fourth quarter, which no filing reports: {q4})"
         )
     entities = sorted({(f["entity"], f["adsh"], f["company"]) for f in facts.values() if f.get("entity")})
     notes += [
