@@ -1404,3 +1404,21 @@ def test_a_span_said_by_its_months_is_that_span(loaded):
     cvx = "0000950123-09-030860"
     got = answer_sec_question(loaded, "What was Chevron's revenue from January through June 2009?")
     assert got.status == "answered" and close(got, gold(cvx, "Revenues", "20090630", 2))
+
+
+def test_a_change_asked_one_way_that_went_the_other_says_so(loaded):
+    """ "How much did IBM's net income fall in Q2 2009?" was answered "12.22%", read as a 12 % fall: IBM's net income
+    rose. A change against the direction asked says which way it went ("(an increase)"), and the gate checks that
+    word against the change computed; a change the way asked is answered as before."""
+    now, before = gold(IBM, "ProfitLoss", "20090630", 1), gold(IBM, "ProfitLoss", "20080630", 1)
+    assert now > before
+    got = answer_sec_question(loaded, "How much did IBM's net income fall in Q2 2009 from a year earlier?")
+    assert got.status == "answered" and close(got, (now - before) / before * 100, 1e-6)
+    assert got.answer is not None and got.answer.endswith("(an increase)")
+    now, before = gold(IBM, "Revenues", "20090630", 1), gold(IBM, "Revenues", "20080630", 1)
+    got = answer_sec_question(loaded, "By how much did IBM's revenue increase in Q2 2009 year over year?")
+    assert got.status == "answered" and close(got, (now - before) / before * 100, 1e-6) and now < before
+    assert got.answer is not None and got.answer.endswith("(a decrease)")
+    got = answer_sec_question(loaded, "By how much did IBM's revenue decline in Q2 2009 year over year?")
+    assert got.status == "answered" and close(got, (now - before) / before * 100, 1e-6)
+    assert got.answer is not None and "increase" not in got.answer and "decrease" not in got.answer

@@ -111,6 +111,12 @@ _DECLINE = re.compile(
     re.I,
 )
 """Words of a change downwards: "which revenue fell more" picks the lower growth."""
+_RISE = re.compile(
+    r"\b(?:rise|rises|rose|risen|rising|grow|grows|grew|grown|increase|increased|increases|gain|gained|climb|climbed|"
+    r"jump|jumped|soar|soared|improve|improved|expand|expanded)\b",
+    re.I,
+)
+"""Words of a change upwards ("how much did IBM's revenue increase"): a one-company change that went down says so."""
 HIGHER_IS_BETTER = frozenset(
     {
         "revenue", "gross_profit", "gross_margin", "operating_income", "operating_margin", "net_income", "net_margin",
@@ -398,7 +404,9 @@ class Plan:
         first one's shortfall (:data:`_SHORTFALL`): the second less the first. latest_quarter: no period named and
         the question asks the latest quarter itself (:data:`~retrieval.facts.periods.LATEST_QUARTER_WORDS`): a
         flow over one quarter, never a 10-K's year. place: the place a comparison asks for (:data:`_PLACE`: 2 for
-        "the second highest"), 1 the top.
+        "the second highest"), 1 the top. direction: the way a one-company ``change`` is asked to have gone (``up``:
+        "how much did revenue increase", ``down``: "how much did net income fall"; :data:`_RISE`, :data:`_DECLINE`),
+        else "": an answer the other way says so ("12.22% (an increase)"), never read as the drop asked.
         searched: what was searched (for a "not in the graph" answer). ambiguous: ``(words, [(cik, name)])`` to ask
         back. unresolved: capitalised words that matched no company. sic: CIK -> SIC code. elements: the elements
         tied for the words of an ``ambiguous measure`` (``(tag, label)``). refusal: why the catalog measures the
@@ -434,6 +442,7 @@ class Plan:
     shortfall: bool = False
     latest_quarter: bool = False
     place: int = 1
+    direction: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         """The plan as JSON-able data: ``{companies, measures (id, formula, unit), periods, operation, unit}``."""
@@ -1087,6 +1096,9 @@ def _direction_plan(plan: Plan, question: str) -> None:
     with no better side they are refused. A sum of changes is refused. Each was answered by the companies' levels
     before ("Which had higher sales growth, IBM or Amgen?": IBM, whose revenue fell 13 %, against Amgen's 1 %)."""
     n = len(plan.companies)
+    if plan.kind == "change":
+        down, up = _DECLINE.search(question), _RISE.search(question)
+        plan.direction = "down" if down and not up else "up" if up and not down else ""
     if plan.kind not in ("compare", "rank", "difference", "sum") or not plan.measures:
         return
     growth = n >= 2 and _asks_change(question)
@@ -1660,7 +1672,10 @@ def _run(run: _Runner) -> tuple[list[str] | str, str, dict[str, Any]]:
             "expression": calc.detail["expression"],
             "result": calc.value,
         }
-        return format_value(out.value, out.unit), "arithmetic", derivation
+        text = format_value(out.value, out.unit)
+        if plan.direction and out.value and (out.value > 0) != (plan.direction == "up"):
+            text += f" ({'an increase' if out.value > 0 else 'a decrease'})"  # "how much did IBM's net income fall"
+        return text, "arithmetic", derivation
     if plan.change:  # "which company's revenue fell more": each company's change, set against each other
         changes = [_change(run, cik, m) for cik, _ in plan.companies]
         values = [float(c[2].value) for c in changes]
@@ -2254,7 +2269,8 @@ def answer_sec_question(
     if isinstance(answer, str) and out.value is not None:
         answer += _loss_words(question, plan, out.value)
     quoted = [question] if plan.kind == "threshold" else []  # a threshold's number is the question's own
-    verdict = check_answer(_without_names(answer, plan), qtype, out.tool_results, quoted)
+    change = out.value if plan.kind == "change" else None  # a direction word must agree with the change computed
+    verdict = check_answer(_without_names(answer, plan), qtype, out.tool_results, quoted, change=change)
     extra = plan_checks(plan, question, out) + scale_checks(graph, out)
     if extra:
         checks = {**verdict.checks, "answers_the_question": False}
