@@ -9,7 +9,9 @@ holds ``ABBOTT LABORATORIES``, ``JOHNSON & JOHNSON``, ``PFIZER INC``, ``COLGATE 
 2. that name without a generic last word (``abbott laboratories`` -> ``abbott``; :data:`GENERIC_TAIL`), and its
    first word when that word is distinctive (at least 4 letters, not a common word, the first word of no other
    company in the graph);
-3. the initials of an ``X & Y`` name (``j&j``, ``p&g``);
+3. the initials of an ``X & Y`` name (``j&j``, ``p&g``); a name's own initials as people write them: run together
+   or apart, before the surname where EDGAR puts them after it (``J P MORGAN CHASE``: "JP Morgan", "J.P. Morgan";
+   ``HEINZ H J``: "HJ Heinz"; ``RR DONNELLEY``: "R.R. Donnelley"; ``US BANCORP``: "U.S. Bancorp");
 4. its tickers in the SEC's ticker table (``data/company_tickers.csv``, see ``data/NOTICE.md``), matched as an
    upper-case word of the question (never a finance abbreviation such as ``ROE`` or ``EPS``: :data:`NOT_TICKERS`);
    and the tickers the graph's own data gives (:func:`instance_ticker`: the prefix of a filing's XBRL instance
@@ -210,10 +212,16 @@ def aliases_of(name: str) -> set[str]:
     lead = 0
     while lead < len(words) and len(words[lead]) == 1 and words[lead].isalpha():
         lead += 1
-    if 2 <= lead < len(words):  # J P MORGAN CHASE -> jpmorgan chase, jp morgan chase, jpmorgan
+    if 2 <= lead < len(words):  # J P MORGAN CHASE -> jpmorgan chase, jp morgan chase, jpmorgan, jp morgan, j p morgan
         joined = "".join(words[:lead])
         out |= {" ".join([joined + words[lead], *words[lead + 1 :]]), " ".join([joined, *words[lead:]])}
-        out.add(joined + words[lead])
+        out |= {joined + words[lead], f"{joined} {words[lead]}", " ".join(words[: lead + 1])}
+    trail = 0
+    while trail < len(words) - 1 and len(words[-1 - trail]) == 1 and words[-1 - trail].isalpha():
+        trail += 1
+    if trail >= 2:  # HEINZ H J, GRAINGER W W: the initials said first (hj heinz, h j heinz)
+        initials, surname = words[len(words) - trail :], " ".join(words[: len(words) - trail])
+        out |= {f"{''.join(initials)} {surname}", f"{' '.join(initials)} {surname}"}
     head = " ".join(words[:-1])
     if len(words) > 1 and words[-1] in GENERIC_TAIL and head not in COMMON_WORDS and len(head) >= 4:
         out.add(head)
@@ -227,7 +235,18 @@ def aliases_of(name: str) -> set[str]:
         out.add(last)  # walt disney -> disney
     if len(words) == 1 and core.endswith("s") and len(core) >= 6:
         out.add(core[:-1])  # mcdonalds -> mcdonald (the question's "McDonald's" loses its 's as a possessive)
+    if len(words) >= 2 and len(words[0]) == 2 and words[0].isalpha() and words[1] not in ("&", "and"):
+        # RR DONNELLEY & SONS -> r r donnelley ("R.R. Donnelley"), as its first word's letters are said one by one
+        out |= {f"{words[0][0]} {a[1:]}" for a in list(out) if a.startswith(f"{words[0]} ")}
     return {a for a in out if len(a.replace(" ", "")) >= 3 or "&" in a or (len(a) == 2 and a.isalpha())}
+
+
+def _text_at(question: str, start: int) -> int:
+    """Where the word at ``question[start:]`` begins in the question's matching text (``f" {normalize(question)} "``):
+    after the normalized words before it and the space that follows them ("C" of "What was C H Robinson's" is at 10,
+    not at the space before it, where a one-letter ticker's span missed the name found there)."""
+    before = normalize(question[:start])
+    return len(before) + 2 if before else 1
 
 
 def instance_ticker(instance: str | None) -> str | None:
@@ -620,7 +639,7 @@ class CompanyIndex:
                 out.ambiguous.append((alias, self._label(self.shared[alias])))
         for m in re.finditer(r"(?<![\w&])\$?([A-Z][A-Z.]{0,5})(?![\w&])", question):
             t = m.group(1).rstrip(".")
-            pos = len(normalize(question[: m.start()])) + 1
+            pos = _text_at(question, m.start())
             if not free(pos, pos + len(t)) or t in NOT_TICKERS or t in LEGAL_WORDS:
                 continue  # a word of a name already found ("CNX" in "CNX Gas"), or not a ticker
             if "/" in question[max(0, m.start() - 1) : m.end() + 1]:
@@ -694,13 +713,13 @@ class CompanyIndex:
             if " " not in phrase and not camel and first and len(phrase) >= 5:
                 # the question's first word ("Estimate", "Conoco"): too weak for a fuzzy match; a short form only
                 # when it names exactly one company and the question names no other (kept for the end)
-                at = len(normalize(question[: m.start()])) + 1
+                at = _text_at(question, m.start())
                 self._short_in_run(m.group(), at, text, opening, free, [], skip | months, only_sure=True)
                 continue
             if " " not in phrase and not camel and len(phrase) < 5:
                 # one short word: too weak for a fuzzy match; inside the question (not its capitalised first word,
                 # "Free cash flow at ..."), the head of a name's first word ("Citi") or nothing
-                at = len(normalize(question[: m.start()])) + 1
+                at = _text_at(question, m.start())
                 if not first and len(phrase) >= SHORT_HEAD and phrase not in self.aliases and phrase not in self.shared:
                     self._short_in_run(m.group(), at, text, out, free, taken, skip | months)
                 continue
@@ -712,7 +731,7 @@ class CompanyIndex:
             best = process.extract(phrase, self._choices, scorer=fuzz.ratio, limit=8)
             short = {w for w in phrase.split() if len(w) <= 3}  # "KE Holdings" is no typo of "HE HOLDINGS"
             best = [(a, s) for a, s, _ in best if s >= FUZZY_MIN and short <= _words_said(a) and _same_heads(phrase, a)]
-            at = pos + 1 if pos >= 0 else len(normalize(question[: m.start()])) + 1
+            at = pos + 1 if pos >= 0 else _text_at(question, m.start())
             if not best:
                 if not self._short_in_run(m.group(), at, text, out, free, taken, skip | months):
                     out.unresolved.append(m.group())
