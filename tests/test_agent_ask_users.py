@@ -1422,3 +1422,22 @@ def test_a_change_asked_one_way_that_went_the_other_says_so(loaded):
     got = answer_sec_question(loaded, "By how much did IBM's revenue decline in Q2 2009 year over year?")
     assert got.status == "answered" and close(got, (now - before) / before * 100, 1e-6)
     assert got.answer is not None and "increase" not in got.answer and "decrease" not in got.answer
+
+
+def test_a_flow_over_a_month_is_refused_and_a_balance_at_its_end_answered(loaded):
+    """ "What was Amgen's revenue in June 2009?" was the quarter ended June 30 (USD 3,713,000,000), with the gate
+    passed: no filing reports a month's revenue. A balance in that month is its end's; the June quarter is answered."""
+    assert_refused(
+        loaded,
+        (
+            "What was Amgen's revenue in June 2009?",
+            "Which had more revenue in June 2009, IBM or Amgen?",
+            "Which oil company had the highest revenue in June 2009?",
+        ),
+        "could not answer",
+        "names a month",
+    )
+    got = answer_sec_question(loaded, "What was Amgen's cash in June 2009?")
+    assert got.status == "answered" and close(got, gold(AMGN, "CashAndCashEquivalentsAtCarryingValue", "20090630", 0))
+    got = answer_sec_question(loaded, "What was Amgen's revenue in the June 2009 quarter?")
+    assert got.status == "answered" and close(got, gold(AMGN, "Revenues", "20090630", 1))

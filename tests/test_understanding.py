@@ -744,3 +744,25 @@ def test_two_period_ends_are_not_a_span_and_an_odd_span_is_refused():
     assert [(p.ddate, p.qtrs) for p in ends] == [("20081231", None), ("20090630", None)]
     with pytest.raises(ValueError, match="spans 5 months"):
         find_periods("revenue from January to May 2009")
+
+
+@pytest.mark.parametrize(
+    ("question", "month"),
+    [
+        ("What was Amgen's revenue in June 2009?", True),
+        ("What was Amgen's revenue for the month of June 2009?", True),
+        ("What was Amgen's cash in June 2009?", True),  # a balance: its end (the caller reads it so)
+        ("What was Amgen's revenue in the June 2009 quarter?", False),
+        ("What was Amgen's revenue in the quarter ending June 2009?", False),
+        ("Domo R&D as a % of revenue, FY ended Jan 2025", False),
+        ("What was Amgen's cash as of June 2009?", False),
+        ("What was Amgen's LTM revenue as of June 2009?", False),
+        ("What was Amgen's revenue for the six months to June 2009?", False),
+        ("What was Amgen's revenue YTD June 2009?", False),
+    ],
+)
+def test_a_month_named_alone_is_marked_so_a_flow_over_it_is_refused(question, month):
+    """ "Amgen's revenue in June 2009" was answered with the quarter's revenue: a month alone is a month, and no
+    filing reports a flow over one; a month that ends a named period ("the year ended Jan 2025") is that period's end."""
+    [ask] = find_periods(question)
+    assert ask.month is month and ask.ddate is not None and ask.ddate.endswith(("0630", "0131")), question

@@ -1621,6 +1621,13 @@ def _run(run: _Runner) -> tuple[list[str] | str, str, dict[str, Any]]:
     plan, out = run.plan, run.out
     m = plan.measures[0]
     kind = plan.kind
+    month = next((p for p in plan.periods if p.month), None)
+    flow = next((x for x in plan.measures if not x.balance), None)
+    if month is not None and flow is not None:  # "Amgen's revenue in June 2009" was the quarter's
+        raise ToolError(
+            f"could not answer: {month.text!r} names a month, and filings report {flow.label} over quarters and "
+            f'years, not months: ask for the quarter ("the quarter ended {iso(month.ddate or "")}") or the year to date'
+        )
     if plan.peers is not None:
         return _run_peers(run, plan.peers)
     if kind == "value":

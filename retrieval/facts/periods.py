@@ -148,6 +148,8 @@ class PeriodAsk:
             "a year ago", "the year-ago quarter" (:data:`YEAR_AGO_WORDS`; :meth:`end`).
         ytd: the fiscal year to date ended ``ddate`` (or the latest period): ``qtrs`` is the company's fiscal quarter
             there, as its filing for that period states it (:data:`YTD_WORDS`).
+        month: a month named alone, with no span or quarter word ("revenue in June 2009"): a balance at its end,
+            but a flow over that month, which no filing reports (the caller refuses it, never answers the quarter).
     """
 
     ddate: str | None
@@ -158,6 +160,7 @@ class PeriodAsk:
     trailing: bool = False
     years_back: int = 0
     ytd: bool = False
+    month: bool = False
 
     def end(self, latest: str | None = None) -> str | None:
         """The period end asked (``YYYYMMDD``): ``ddate``, else ``latest``, moved back :attr:`years_back` years."""
@@ -463,7 +466,10 @@ def find_periods(question: str) -> list[PeriodAsk]:
                 )  # fmt: skip
             elif kind == "month":
                 year, month = int(g["year"]), MONTHS[g["month"].lower().rstrip(".")]
-                ask = PeriodAsk(month_end(year, month).strftime("%Y%m%d"), span, m.group())
+                alone = (
+                    span is None and _MONTH_END_WORDS.search(question[: m.start()]) is None
+                )  # not "FY ended Jan 2025"
+                ask = PeriodAsk(month_end(year, month).strftime("%Y%m%d"), span, m.group(), month=alone)
             if ask is not None:
                 taken.append((m.start(), m.end()))
                 found.append((m.start(), ask))
@@ -496,13 +502,26 @@ def find_periods(question: str) -> list[PeriodAsk]:
             'September 30, 2009"); never answered with the latest period'
         )
     if ytd is not None:  # "revenue YTD", "year to date through June 30, 2009": the company's fiscal year to date
-        return [replace(a, ytd=True) for _, a in found] if found else [PeriodAsk(None, text=ytd.group(), ytd=True)]
+        return (
+            [replace(a, ytd=True, month=False) for _, a in found]
+            if found
+            else [PeriodAsk(None, text=ytd.group(), ytd=True)]
+        )
     trailing = TRAILING_WORDS.search(question)
     if trailing is None:
         return [a for _, a in found]
     if not found:  # "What is X's TTM revenue?": the twelve months ended the latest period end
         return [PeriodAsk(None, 4, trailing.group(), trailing=True)]
-    return [replace(a, qtrs=4, trailing=True) for _, a in found]
+    return [replace(a, qtrs=4, trailing=True, month=False) for _, a in found]
+
+
+_MONTH_END_WORDS = re.compile(
+    r"\b(?:ended|ending|ends|end(?:\s+of)?|to|through|thru|until|fy|fiscal(?:\s+year)?|year|quarter|as\s+(?:of|at)|at|by)"
+    r"\s*$",
+    re.I,
+)
+"""Words before a month that make it the end of a period ("the year ended Jan 2025", "as of June 2009"), not the month
+itself ("revenue in June 2009")."""
 
 
 _YEARLESS = re.compile(
