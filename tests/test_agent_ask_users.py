@@ -1441,3 +1441,48 @@ def test_a_flow_over_a_month_is_refused_and_a_balance_at_its_end_answered(loaded
     assert got.status == "answered" and close(got, gold(AMGN, "CashAndCashEquivalentsAtCarryingValue", "20090630", 0))
     got = answer_sec_question(loaded, "What was Amgen's revenue in the June 2009 quarter?")
     assert got.status == "answered" and close(got, gold(AMGN, "Revenues", "20090630", 1))
+
+
+def test_a_change_or_gap_between_percents_in_basis_points(loaded):
+    """ "By how many basis points did Amgen's operating margin change?" was refused ("basis" read as a measure word):
+    now the points times 100, traced by the gate; basis points of an amount, or of a margin itself, are refused."""
+    margin = {
+        end: gold(AMGN, "OperatingIncomeLoss", end, 1) / gold(AMGN, "Revenues", end, 1) * 100
+        for end in ("20090630", "20080630")
+    }
+    got = answer_sec_question(
+        loaded, "By how many basis points did Amgen's operating margin change year over year in Q2 2009?"
+    )
+    want = (margin["20090630"] - margin["20080630"]) * 100
+    assert got.status == "answered" and got.unit == "bp" and close(got, want, 1e-6)
+    assert got.answer == f"{want:.2f} basis points"
+    ibm = gold(IBM, "ProfitLoss", "20090630", 1) / gold(IBM, "Revenues", "20090630", 1) * 100
+    amgen = gold(AMGN, "NetIncomeLoss", "20090630", 1) / gold(AMGN, "Revenues", "20090630", 1) * 100
+    got = answer_sec_question(
+        loaded, "Which had the higher net margin in Q2 2009, IBM or Amgen, and by how many basis points?"
+    )
+    assert got.status == "answered" and got.pick == ["AMGEN INC"] and close(got, (amgen - ibm) * 100, 1e-6)
+    assert_refused(
+        loaded,
+        (
+            "By how many basis points did Amgen's revenue change in Q2 2009?",
+            "What was Amgen's operating margin in basis points in Q2 2009?",
+        ),
+        "could not answer",
+        "basis points measure",
+    )
+
+
+def test_a_balance_changed_since_a_date_is_from_that_date_to_the_latest(loaded):
+    """ "How much has Amgen's cash changed since December 31, 2008?" was refused ("since" an unread word): a balance's
+    change from the date named to the latest period; "since" a quarter for a flow is refused (which span is not
+    said), and a change the other way than asked says so."""
+    cash = {end: gold(AMGN, "CashAndCashEquivalentsAtCarryingValue", end, 0) for end in ("20081231", "20090630")}
+    got = answer_sec_question(loaded, "How much has Amgen's cash changed since December 31, 2008?")
+    assert got.status == "answered" and got.unit == "USD" and close(got, cash["20090630"] - cash["20081231"])
+    got = answer_sec_question(loaded, "By what percent did Amgen's cash change since the end of 2008?")
+    assert got.status == "answered" and close(got, (cash["20090630"] / cash["20081231"] - 1) * 100, 1e-6)
+    got = answer_sec_question(loaded, "How much has Amgen's cash fallen since December 31, 2008?")
+    assert got.status == "answered" and got.answer is not None
+    assert got.answer.endswith("(an increase)") == (cash["20090630"] > cash["20081231"])
+    assert_refused(loaded, ("How much has Amgen's revenue grown since Q2 2008?",), "not understood", "a flow")

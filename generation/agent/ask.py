@@ -132,7 +132,7 @@ a tax rate, R&D intensity, cash) has no better side, so "better" or "worse" abou
 _BY_HOW_MUCH = re.compile(
     r"\bby how much\b|\bhow much (?:higher|more|larger|bigger|greater|lower|less|smaller)\b|\bby what (?:margin|amount)\b"
     r"|\b(?:and|what(?:'s| is| was)) the (?:difference|gap)\b|\bhow (?:big|large|wide) (?:is|was) the (?:difference|gap)\b"
-    r"|\b(?:by )?how many (?:percentage |percent )?points\b",
+    r"|\b(?:by )?how many (?:percentage |percent |basis )?points\b|\b(?:by )?how many bps\b",
     re.I,
 )
 _RELATIVE_PERCENT = re.compile(
@@ -189,7 +189,8 @@ points did IBM's margin trail Amgen's"): the second less the first (it was the f
 for a shortfall of 741,000,000)."""
 _GROWTH = re.compile(
     r"\b(?:growth|grow|grew|grown|year[- ](?:over|on)[- ]year|yoy|y/y|change|changed|increase|increased|decrease|"
-    r"decreased|decline|declined|rise|rose|fall(?! short)|fell(?! short)|drop|dropped|year[- ]ago|a year (?:earlier|ago|before)|prior[- ]year|"
+    r"decreased|decline|declined|rise|rose|risen|fall(?! short)|fallen|fell(?! short)|drop|dropped|year[- ]ago|"
+    r"a year (?:earlier|ago|before)|prior[- ]year|"
     r"previous year|same (?:quarter|period) (?:of |in )?(?:the )?(?:last|previous|prior) year|last year's|"
     r"improve|improved|improvement|worsen|worsened|deteriorate|deteriorated|expand|expanded|shrink|shrank|shrunk|"
     r"(?:compared?|comparing|versus|vs\.?|against|relative)\s+(?:to\s+|with\s+)?(?:the\s+)?"
@@ -406,7 +407,9 @@ class Plan:
         flow over one quarter, never a 10-K's year. place: the place a comparison asks for (:data:`_PLACE`: 2 for
         "the second highest"), 1 the top. direction: the way a one-company ``change`` is asked to have gone (``up``:
         "how much did revenue increase", ``down``: "how much did net income fall"; :data:`_RISE`, :data:`_DECLINE`),
-        else "": an answer the other way says so ("12.22% (an increase)"), never read as the drop asked.
+        else "": an answer the other way says so ("12.22% (an increase)"), never read as the drop asked. since: a
+        balance's ``change`` since the one period the question names ("since December 31, 2008"): from it to the
+        latest period (``periods`` is then the latest, unnamed, and that period).
         searched: what was searched (for a "not in the graph" answer). ambiguous: ``(words, [(cik, name)])`` to ask
         back. unresolved: capitalised words that matched no company. sic: CIK -> SIC code. elements: the elements
         tied for the words of an ``ambiguous measure`` (``(tag, label)``). refusal: why the catalog measures the
@@ -443,6 +446,7 @@ class Plan:
     latest_quarter: bool = False
     place: int = 1
     direction: str = ""
+    since: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """The plan as JSON-able data: ``{companies, measures (id, formula, unit), periods, operation, unit}``."""
@@ -475,7 +479,8 @@ class SecAnswer:
         ask back). verdict: the gate's (None when it did not run). derivation: ``operands`` (name -> ``{value,
         fact_key, company, concept, period, filing}``), ``formula``, ``expression``, ``result``. tool_results: every
         tool call in order. plan: the question's :class:`Plan`. value: the answer's number in ``unit`` (a percent
-        as its number), None for a name. unit: ``USD``, ``%``, ``x``, ``days``, ``pp`` (percentage points) or None.
+        as its number), None for a name. unit: ``USD``, ``%``, ``x``, ``days``, ``pp`` (percentage points), ``bp`` (basis
+        points) or None.
         pick: the companies a comparison or ranking chose, in order. notes: what the answer used that the question
         did not say (a year-to-date span, each company's latest period).
     """
@@ -1022,6 +1027,7 @@ def plan_question(graph: Graph, question: str, company: str | None = None) -> Pl
                 f"{relative!r} names a period relative to a date the question does not give; name the period "
                 '("fiscal 2008", "the year ended December 31, 2008", "the six months ended June 30, 2009")',
             )
+    _since_plan(plan, question)
     if plan.measures:
         m = plan.measures[0]
         plan.unit = "%" if plan.kind == "change" and m.unit != "%" else "pp" if plan.kind == "change" else m.unit
@@ -1084,6 +1090,28 @@ def _threshold(question: str) -> re.Match[str] | None:
     if bare and (re.fullmatch(r"(?:19|20)\d\d", m.group("num")) or m.group("op").lower().startswith("top")):
         return None  # "revenue over 2009": a year; "the top 5 oil companies": a count
     return m
+
+
+def _since_plan(plan: Plan, question: str) -> None:
+    """A change since a date (:data:`_SINCE_DATE`): a balance from the one period named to the latest period
+    (:attr:`Plan.since`); a flow since a date, or "since" beside no single period, is refused (which span of the flow
+    to set against which is not said). "Since" was an unread word: such questions were refused as not understood."""
+    if _SINCE_DATE.search(question) is None or plan.kind in _NO_ANSWER:
+        return
+    asked = plan.periods[0] if len(plan.periods) == 1 else None
+    said = asked is not None and re.search(rf"\bsince\s+(?:the\s+)?{re.escape(asked.text)}", question, re.I)
+    if plan.kind != "change" or not said or asked is None or asked.ddate is None:
+        plan.kind, plan.refusal = "unknown", "'since': finkg computes a balance's change since one date named"
+        return
+    if any(not m.balance for m in plan.measures):
+        plan.kind, plan.refusal = (
+            "unknown",
+            f"'since {asked.text}' for {plan.measures[0].label}, a flow: name both periods to compare (\"Q2 2009 versus "
+            'Q2 2008")',
+        )
+        return
+    plan.since = True
+    plan.periods = [PeriodAsk(None, text="the latest period"), replace(asked, qtrs=None)]
 
 
 def _direction_plan(plan: Plan, question: str) -> None:
@@ -1247,9 +1275,16 @@ def _peer_plan(plan: Plan, group: PeerGroup, names: dict[int, str], question: st
         plan.kind = "rank"
 
 
+_BASIS_POINTS = re.compile(r"\b(?:(?:by\s+)?how\s+many\s+)?(?:basis[\s-]+points?|bps|bp)\b", re.I)
+"""A gap or change in percentage points asked in basis points ("By how many basis points did Amgen's operating margin
+change?"): the points times 100."""
+
+_SINCE_DATE = re.compile(r"\bsince\b", re.I)
+"""A change since a date ("How much has IBM's cash changed since December 31, 2008?"): from that date to the latest."""
+
 _OPERATION_WORDS = (
     _RANK, _WHICH, _COMPARATIVE, _BY_HOW_MUCH, _DIFFERENCE, _GROWTH, _TWO_WAY, _DESCENDING, _ASCENDING, _SUM,
-    _THRESHOLD, _RELATIVE_PERCENT, _RELATIVE_TIMES, _SHORTFALL, _COUNT, _PLACE,
+    _THRESHOLD, _RELATIVE_PERCENT, _RELATIVE_TIMES, _SHORTFALL, _COUNT, _PLACE, _BASIS_POINTS, _SINCE_DATE,
 )  # fmt: skip
 """The operation's words ("exceed", "outpace", "rank"): read as the operation, never as words of a measure."""
 
@@ -1430,6 +1465,8 @@ def format_value(value: float, unit: str) -> str:
         return f"{_figure(value)} days"
     if unit == "pp":
         return f"{_figure(value)} percentage points"
+    if unit == "bp":
+        return f"{_figure(value)} basis points"
     if unit == "x":
         return _figure(value) if value and abs(value) < SMALL_FIGURE else f"{value:,.2f}"
     return format_result(value)
@@ -1833,6 +1870,10 @@ def _change(
     if single and len(plan.periods) >= 2:
         ddate, qtrs = run.period(cik, m, 0)
         before_ddate, _ = run.period(cik, m, 1)
+        if plan.since and before_ddate >= ddate:
+            raise ToolError(
+                f"could not answer: the latest period the graph holds, {iso(ddate)}, is not after {iso(before_ddate)}"
+            )
         if before_ddate > ddate:
             ddate, before_ddate = before_ddate, ddate
     else:
@@ -1893,6 +1934,32 @@ def _relative_gap(
     out.pick = [labels[first]]
     derivation["pick"] = labels[first]
     return f"{labels[first]}, {text}", "span", derivation
+
+
+def _in_basis_points(run: _Runner, answer: list[str] | str, derivation: dict[str, Any]) -> list[str] | str:
+    """A gap or change in percentage points said in basis points, as the question asked (:data:`_BASIS_POINTS`): the
+    points times 100 (a ``calculate`` call, so the gate traces the figure), in the answer's text, value and
+    derivation.
+
+    Raises:
+        ToolError: the answer is no figure in percentage points (basis points measure a percent's gap or change: "the
+            revenue in basis points" has none).
+    """
+    out = run.out
+    pp = out.value if out.unit == "pp" else None
+    shown = [format_value(v, "pp") for v in (pp, abs(pp))] if pp is not None else []
+    if not isinstance(answer, str) or pp is None or not any(t in answer for t in shown):
+        raise ToolError(
+            "could not answer: basis points measure a gap or change between two percents (a margin's change, two "
+            "companies' margins); this answer is no such figure"
+        )
+    calc = run.call(calculate("pp * 100", {"pp": pp}))
+    value = float(calc.value)
+    for old, new in ((shown[0], format_value(value, "bp")), (shown[1], format_value(abs(value), "bp"))):
+        answer = answer.replace(old, new)
+    out.value, out.unit = value, "bp"
+    derivation["basis_points"] = {"expression": calc.detail["expression"], "result": calc.value}
+    return answer
 
 
 def _common_latest(run: _Runner, m: Measure) -> str:
@@ -2177,6 +2244,8 @@ def plan_checks(plan: Plan, question: str, out: SecAnswer) -> list[str]:
             if end := p.end():  # the period asked, "a year ago" moved back
                 before = months_before(end, 3 * (p.qtrs or 0)) if plan.over_span else year_earlier(end)
                 asked |= {iso(end), iso(before)} if plan.kind == "change" or plan.change else {iso(end)}
+        if plan.since:  # "since December 31, 2008": to the latest period, whichever it is
+            asked |= {w for w in wanted if w > min(asked)}
         fiscal = any(p.fiscal for p in plan.periods)
         if not fiscal and not all(any(_same_period(w, a) for a in asked) for w in wanted):
             reasons.append(
@@ -2267,7 +2336,10 @@ def answer_sec_question(
         ]
         return out
     try:
-        answer, qtype, derivation = _run(_Runner(graph, plan, as_of, out))
+        runner = _Runner(graph, plan, as_of, out)
+        answer, qtype, derivation = _run(runner)
+        if _BASIS_POINTS.search(question):
+            answer = _in_basis_points(runner, answer, derivation)
     except ToolError as exc:
         out.reasons = [str(exc)]
         out.status = "not in graph" if str(exc).startswith(("not in the graph", "no ")) else "could not answer"
