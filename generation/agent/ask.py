@@ -1275,9 +1275,9 @@ def _peer_plan(plan: Plan, group: PeerGroup, names: dict[int, str], question: st
         plan.kind = "rank"
 
 
-_BASIS_POINTS = re.compile(r"\b(?:(?:by\s+)?how\s+many\s+)?(?:basis[\s-]+points?|bps|bp)\b", re.I)
+_BASIS_POINTS = re.compile(r"\b(?:(?:by\s+)?how\s+many\s+)?(?:basis[\s-]+points?|bps)\b", re.I)
 """A gap or change in percentage points asked in basis points ("By how many basis points did Amgen's operating margin
-change?"): the points times 100."""
+change?", "bps"; never "BP", a company): the points times 100."""
 
 _SINCE_DATE = re.compile(r"\bsince\b", re.I)
 """A change since a date ("How much has IBM's cash changed since December 31, 2008?"): from that date to the latest."""
