@@ -1099,8 +1099,12 @@ def _since_plan(plan: Plan, question: str) -> None:
     if _SINCE_DATE.search(question) is None or plan.kind in _NO_ANSWER:
         return
     asked = plan.periods[0] if len(plan.periods) == 1 else None
-    said = asked is not None and re.search(rf"\bsince\s+(?:the\s+)?{re.escape(asked.text)}", question, re.I)
-    if plan.kind != "change" or not said or asked is None or asked.ddate is None:
+    if (
+        plan.kind != "change"
+        or asked is None
+        or asked.ddate is None
+        or not re.search(rf"\bsince\s+(?:the\s+)?{re.escape(asked.text)}", question, re.I)
+    ):
         plan.kind, plan.refusal = "unknown", "'since': finkg computes a balance's change since one date named"
         return
     if any(not m.balance for m in plan.measures):

@@ -83,9 +83,10 @@ def measure_value(
             (``YYYYMMDD``). qtrs: the span the question names for flows (2, 3, 4 are required exactly; None or 1
             prefer the shortest span and fall back to a longer one, saying so: 1, a quarter asked, never to the
             whole year, which a 10-K reports for its fourth quarter: that quarter is the year less its nine months).
-            as_of: only filings public by then count. sic: the company's SIC code (banks get the bank formulas first). trailing: with ``qtrs`` 4, a flow
-            no filing reports over the twelve months ended ``ddate`` is its trailing twelve months (the question
-            said "TTM", "trailing twelve months", "the twelve months ended"; never for a fiscal year).
+            as_of: only filings public by then count. sic: the company's SIC code (banks get the bank formulas
+            first). trailing: with ``qtrs`` 4, a flow no filing reports over the twelve months ended ``ddate`` is its
+            trailing twelve months (the question said "TTM", "trailing twelve months", "the twelve months ended";
+            never for a fiscal year).
 
     Returns:
         ``value``: the measure in its unit (a percent as its number: 23.4 for 23.4 %); ``numbers``: the value and
